@@ -1,0 +1,56 @@
+// swift-tools-version: 6.1
+// Aulos: a real-time MIDI synthesizer and instrument host for Linux, built on Core Audio's audio-unit model.
+//
+// One target per layer; the folders under Sources/ are the architecture (see docs/architecture.md).
+// Only the C shim targets touch system headers; only AulosAudioFile imports libsndfile.
+import PackageDescription
+
+let package = Package(
+    name: "Aulos",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "aulos", targets: ["aulos"]),
+        .library(name: "AulosHost", targets: ["AulosHost"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // The render ABI as C declarations (Core Audio's CoreAudioTypes.h analogue): C-convention
+        // callbacks can only carry C-representable types, so the time stamp, buffer list and flags live here.
+        .target(name: "CAulosRender", path: "Sources/CAulosRender"),
+        .systemLibrary(
+            name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
+
+        .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
+        .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
+        .target(name: "AulosGraph", dependencies: ["AulosCore"], path: "Sources/AulosGraph"),
+        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph"], path: "Sources/AulosUnits"),
+        .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
+        .target(
+            name: "AulosHost",
+            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile"],
+            path: "Sources/AulosHost"),
+        .executableTarget(
+            name: "aulos",
+            dependencies: ["AulosHost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/aulos"),
+
+        // Test support: a malloc/free interposer that counts allocations made by the calling thread only,
+        // so the zero-allocation tests measure the render thread and nothing else.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .testTarget(
+            name: "AulosCoreTests", dependencies: ["AulosCore", "AulosRealtime", "CAllocationCounter"],
+            path: "Tests/AulosCoreTests"),
+        .testTarget(
+            name: "AulosGraphTests",
+            dependencies: ["AulosGraph", "AulosUnits", "AulosCore", "CAllocationCounter"],
+            path: "Tests/AulosGraphTests"),
+        .testTarget(
+            name: "AulosHostTests",
+            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "CAllocationCounter"],
+            path: "Tests/AulosHostTests"),
+        .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
+    ]
+)

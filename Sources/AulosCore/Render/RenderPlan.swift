@@ -1,0 +1,308 @@
+import CAulosRender
+import AulosRealtime
+import Synchronization
+
+/// Where one input bus of a plan node gets its audio.
+public enum PlanInputSource: BitwiseCopyable {
+    /// Nothing attached: the bus renders silence and reports `noConnection`.
+    case silence
+    /// A host render callback (Core Audio's AURenderCallbackStruct).
+    case callback(RenderCallback, UnsafeMutableRawPointer?)
+    /// Output bus `bus` of the node at `index` in the plan.
+    case node(index: Int32, bus: UInt32)
+}
+
+/// One output bus of a plan node. When more than one input pulls it (fan-out) it renders once per cycle
+/// into `cache` and every consumer copies from there; with a single consumer it renders straight into
+/// the consumer's buffers and `cache` is nil.
+public struct PlanOutput {
+    var cache: UnsafeMutablePointer<AudioBufferList>?
+    var bytesPerFrame: UInt32
+    var renderedCycle: UInt64
+    var status: AulosStatus
+    var flags: RenderActionFlags
+}
+
+/// One unit in a render plan: its render entry, where each input bus comes from, its output caches.
+/// The kernel receives a pointer to its own `PlanNode` as the opaque `inputs` handle of the render ABI.
+public struct PlanNode {
+    var plan: UnsafeMutablePointer<RenderPlan>
+    var render: KernelRenderFunction
+    var kernel: UnsafeMutableRawPointer
+    var inputs: UnsafeMutablePointer<PlanInputSource>
+    var inputCount: Int
+    var outputs: UnsafeMutablePointer<PlanOutput>
+    var outputCount: Int
+    var maximumFrames: UInt32
+    var lastRenderError: UnsafeMutablePointer<Atomic<Int32>>
+}
+
+/// A render notification (Core Audio's AUGraphAddRenderNotify): called before and after every cycle.
+public struct RenderNotify {
+    var callback: RenderCallback
+    var refCon: UnsafeMutableRawPointer?
+}
+
+/// An immutable description of who pulls whom, laid out in unmanaged memory so the render thread can
+/// walk it without ARC, locks or allocation. Built by `RenderPlanStorage` on the control thread and
+/// replaced whole (never edited) when the graph changes.
+///
+/// Threads: the render thread reads it and writes only the per-cycle caches; the control thread builds
+/// it, publishes it, and frees it after the render thread has let go.
+public struct RenderPlan {
+    var nodes: UnsafeMutablePointer<PlanNode>
+    var nodeCount: Int
+    var head: Int
+    var notifies: UnsafeMutablePointer<RenderNotify>
+    var notifyCount: Int
+    var cycle: UInt64
+
+    /// One render cycle pulled from the head (the I/O unit): pre-render notifications, the pull, then
+    /// post-render notifications. Render thread.
+    @_noAllocation @_noLocks
+    public static func renderCycle(
+        _ plan: UnsafeMutablePointer<RenderPlan>, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, bus: UInt32, frameCount: UInt32,
+        ioData: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        plan.pointee.cycle &+= 1
+        notify(plan, phase: .preRender, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
+        let status = renderNode(plan, index: plan.pointee.head, bus: bus, flags: flags, timeStamp: timeStamp,
+                                frameCount: frameCount, ioData: ioData)
+        var phase = RenderActionFlags.postRender
+        if status != 0 { phase.insert(.postRenderError) }
+        notify(plan, phase: phase, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
+        return status
+    }
+
+    @_noAllocation @_noLocks
+    static func notify(
+        _ plan: UnsafeMutablePointer<RenderPlan>, phase: RenderActionFlags, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, bus: UInt32, frameCount: UInt32, ioData: UnsafeMutablePointer<AudioBufferList>
+    ) {
+        for index in 0..<plan.pointee.notifyCount {
+            let entry = plan.pointee.notifies[index]
+            var notifyFlags = flags.pointee.union(phase)
+            // The one unchecked hop: a host callback is code the compiler cannot see. Callbacks are held to
+            // the same real-time rules by contract (and by the zero-allocation tests).
+            _ = _unsafePerformance { entry.callback(entry.refCon, &notifyFlags, timeStamp, bus, frameCount, ioData) }
+        }
+    }
+
+    /// Renders output `bus` of one node into `ioData`, enforcing the node's maximum frames per slice.
+    @_noAllocation @_noLocks
+    static func renderNode(
+        _ plan: UnsafeMutablePointer<RenderPlan>, index: Int, bus: UInt32, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: UInt32, ioData: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        let node = plan.pointee.nodes + index
+        var status: AulosStatus
+        if frameCount > node.pointee.maximumFrames {
+            ioData.pointee.zeroFill()
+            status = RenderStatus.tooManyFramesToProcess
+        } else {
+            let render = node.pointee.render
+            let kernel = node.pointee.kernel
+            // Unchecked hop into the unit's kernel; every kernel's own render method carries
+            // @_noAllocation/@_noLocks, so the compiler checks it where it is defined.
+            status = _unsafePerformance {
+                render(kernel, UnsafeRawPointer(node), flags, timeStamp, bus, frameCount, ioData)
+            }
+        }
+        if status != 0 { node.pointee.lastRenderError.pointee.store(status, ordering: .relaxed) }
+        return status
+    }
+}
+
+/// What a kernel uses to pull its input buses. Render thread.
+public enum RenderInputs {
+    /// Pulls input `bus` of the node whose opaque `inputs` handle is given, into `ioData` (whose buffers the
+    /// caller owns and whose byte sizes it has set for `frameCount` frames in the bus's format).
+    /// An unconnected bus is zeroed, flagged silent, and returns `noConnection`.
+    @_noAllocation @_noLocks
+    public static func pull(
+        _ inputs: UnsafeRawPointer, bus: UInt32, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: UInt32, into ioData: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        let node = UnsafeMutablePointer(mutating: inputs.assumingMemoryBound(to: PlanNode.self))
+        guard Int(bus) < node.pointee.inputCount else { return RenderStatus.invalidElement }
+        switch node.pointee.inputs[Int(bus)] {
+        case .silence:
+            ioData.pointee.zeroFill()
+            flags.pointee.insert(.outputIsSilence)
+            return RenderStatus.noConnection
+        case .callback(let callback, let refCon):
+            return _unsafePerformance { callback(refCon, flags, timeStamp, bus, frameCount, ioData) }
+        case .node(let index, let outputBus):
+            let plan = node.pointee.plan
+            let output = plan.pointee.nodes[Int(index)].outputs + Int(outputBus)
+            guard let cache = output.pointee.cache else {
+                return RenderPlan.renderNode(plan, index: Int(index), bus: outputBus, flags: flags, timeStamp: timeStamp,
+                                             frameCount: frameCount, ioData: ioData)
+            }
+            if output.pointee.renderedCycle != plan.pointee.cycle {
+                cache.pointee.setFrameCount(frameCount, bytesPerFrame: output.pointee.bytesPerFrame)
+                var cachedFlags = RenderActionFlags(rawValue: 0)
+                output.pointee.status = RenderPlan.renderNode(
+                    plan, index: Int(index), bus: outputBus, flags: &cachedFlags, timeStamp: timeStamp,
+                    frameCount: frameCount, ioData: cache)
+                output.pointee.flags = cachedFlags
+                output.pointee.renderedCycle = plan.pointee.cycle
+            }
+            ioData.pointee.copyContents(from: cache)
+            flags.pointee.formUnion(output.pointee.flags)
+            return output.pointee.status
+        }
+    }
+}
+
+/// Builds a `RenderPlan` and owns every allocation it points into, plus strong references to the units
+/// whose kernels it calls, so nothing it names can go away while it lives.
+///
+/// Threads: control thread. Free it only after the render thread has let go (see `HazardExchange`).
+public final class RenderPlanStorage: @unchecked Sendable {
+    /// Where a node's input bus gets its audio, in terms of node indices of the same plan.
+    public enum InputSpec {
+        case silence
+        case callback(RenderCallbackStruct)
+        case node(Int, bus: Element)
+    }
+
+    public struct NodeSpec {
+        public var unit: AudioUnit
+        public var inputs: [InputSpec]
+        public init(unit: AudioUnit, inputs: [InputSpec]) {
+            self.unit = unit
+            self.inputs = inputs
+        }
+    }
+
+    public let plan: UnsafeMutablePointer<RenderPlan>
+    public let units: [AudioUnit]
+    private let caches: [AudioBufferListStorage]
+    private var allocations: [UnsafeMutableRawPointer] = []
+
+    /// Builds the plan. Every unit must be initialized; the inputs must not form a cycle.
+    public init(nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct]) throws(AudioUnitError) {
+        guard specs.indices.contains(head) else {
+            throw AudioUnitError(.outputNodeError, "render plan has no head node")
+        }
+        // Count consumers of every (node, output bus) so single-consumer outputs render in place.
+        var consumers: [Int: [Int]] = [:]
+        for (index, spec) in specs.enumerated() {
+            consumers[index] = Array(repeating: 0, count: spec.unit.outputBusCount)
+            guard spec.unit.isInitialized, spec.unit.kernel != nil else {
+                throw AudioUnitError(.uninitialized, "\(spec.unit.name) is not initialized")
+            }
+        }
+        for spec in specs {
+            for case .node(let source, let bus) in spec.inputs {
+                guard specs.indices.contains(source), Int(bus) < specs[source].unit.outputBusCount else {
+                    throw AudioUnitError(.invalidConnection, "connection from a missing node or output bus \(bus)")
+                }
+                consumers[source]![Int(bus)] += 1
+            }
+        }
+        try Self.rejectCycles(specs)
+
+        let plan = UnsafeMutablePointer<RenderPlan>.allocate(capacity: 1)
+        let nodes = UnsafeMutablePointer<PlanNode>.allocate(capacity: max(1, specs.count))
+        let notifyStorage = UnsafeMutablePointer<RenderNotify>.allocate(capacity: max(1, notifies.count))
+        allocations = [UnsafeMutableRawPointer(plan), UnsafeMutableRawPointer(nodes), UnsafeMutableRawPointer(notifyStorage)]
+        var caches: [AudioBufferListStorage] = []
+        for (index, spec) in specs.enumerated() {
+            let unit = spec.unit
+            let inputs = UnsafeMutablePointer<PlanInputSource>.allocate(capacity: max(1, spec.inputs.count))
+            for (bus, input) in spec.inputs.enumerated() {
+                switch input {
+                case .silence: inputs[bus] = .silence
+                case .callback(let c): inputs[bus] = .callback(c.callback, c.refCon)
+                case .node(let source, let sourceBus): inputs[bus] = .node(index: Int32(source), bus: sourceBus)
+                }
+            }
+            let outputs = UnsafeMutablePointer<PlanOutput>.allocate(capacity: max(1, unit.outputBusCount))
+            for bus in 0..<unit.outputBusCount {
+                let format = unit.outputFormat(bus)
+                var cache: UnsafeMutablePointer<AudioBufferList>?
+                if consumers[index]![bus] > 1 {
+                    let storage = AudioBufferListStorage(format: format, maximumFrames: unit.maximumFramesPerSlice)
+                    caches.append(storage)
+                    cache = storage.list
+                }
+                outputs[bus] = PlanOutput(cache: cache, bytesPerFrame: format.bytesPerFrame, renderedCycle: 0, status: 0, flags: [])
+            }
+            allocations += [UnsafeMutableRawPointer(inputs), UnsafeMutableRawPointer(outputs)]
+            let kernel = unit.kernel!
+            nodes[index] = PlanNode(
+                plan: plan, render: kernel.render, kernel: kernel.state, inputs: inputs, inputCount: spec.inputs.count,
+                outputs: outputs, outputCount: unit.outputBusCount, maximumFrames: unit.maximumFramesPerSlice,
+                lastRenderError: unit.lastRenderErrorCell)
+        }
+        for (index, notify) in notifies.enumerated() {
+            notifyStorage[index] = RenderNotify(callback: notify.callback, refCon: notify.refCon)
+        }
+        plan.initialize(to: RenderPlan(
+            nodes: nodes, nodeCount: specs.count, head: head, notifies: notifyStorage, notifyCount: notifies.count, cycle: 0))
+        self.plan = plan
+        self.units = specs.map(\.unit)
+        self.caches = caches
+    }
+
+    deinit {
+        for pointer in allocations { pointer.deallocate() }
+    }
+
+    private static func rejectCycles(_ specs: [NodeSpec]) throws(AudioUnitError) {
+        // 0 = unvisited, 1 = on the current path, 2 = done.
+        var mark = Array(repeating: 0, count: specs.count)
+        func visit(_ index: Int) -> Bool {
+            if mark[index] == 1 { return false }
+            if mark[index] == 2 { return true }
+            mark[index] = 1
+            for case .node(let source, _) in specs[index].inputs where !visit(source) { return false }
+            mark[index] = 2
+            return true
+        }
+        for index in specs.indices where !visit(index) {
+            throw AudioUnitError(.invalidConnection, "connections form a cycle through \(specs[index].unit.name)")
+        }
+    }
+}
+
+/// The render thread's way into a graph: pulls one cycle from the currently published plan.
+/// A trivial value (no class references), so a real-time driver can hold it.
+///
+/// Threads: render thread (exactly one at a time), while the graph is initialized.
+public struct RenderEntry: @unchecked Sendable {
+    public let exchange: HazardExchange
+
+    public init(exchange: HazardExchange) { self.exchange = exchange }
+
+    @_noAllocation @_noLocks
+    public func render(
+        flags: UnsafeMutablePointer<RenderActionFlags>, timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: UInt32,
+        ioData: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        guard let raw = exchange.acquire() else {
+            exchange.release()
+            ioData.pointee.zeroFill()
+            return RenderStatus.uninitialized
+        }
+        let status = RenderPlan.renderCycle(
+            raw.assumingMemoryBound(to: RenderPlan.self), flags: flags, timeStamp: timeStamp, bus: 0,
+            frameCount: frameCount, ioData: ioData)
+        exchange.release()
+        return status
+    }
+}
+
+/// Render-side status codes (kept in this file: in non-WMO builds the checker sees bodies only from the
+/// same file or from annotated functions): the same numbers as `AudioUnitError.Code`, as plain constants the render
+/// thread can return without touching the enum (a test pins them to the enum).
+public enum RenderStatus {
+    @inlinable public static var noErr: AulosStatus { 0 }
+    @inlinable public static var invalidElement: AulosStatus { -10877 }
+    @inlinable public static var noConnection: AulosStatus { -10876 }
+    @inlinable public static var tooManyFramesToProcess: AulosStatus { -10874 }
+    @inlinable public static var uninitialized: AulosStatus { -10867 }
+}

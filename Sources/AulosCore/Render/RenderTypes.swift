@@ -1,0 +1,136 @@
+import CAulosRender
+
+/// Core Audio names for the render ABI declared in C (see `AulosRender.h` for why it is C).
+public typealias AudioTimeStamp = AulosTimeStamp
+public typealias RenderActionFlags = AulosRenderActionFlags
+public typealias AudioBuffer = AulosBuffer
+public typealias AudioBufferList = AulosBufferList
+/// Core Audio's AURenderCallback. Write it as a closure that captures nothing, inside a function (a
+/// closure at the top level of main.swift is main-actor isolated and traps on the render thread).
+public typealias RenderCallback = AulosRenderCallback
+/// A unit's render entry; see `UnitKernel`.
+public typealias KernelRenderFunction = AulosKernelRenderFunction
+
+extension AulosTimeStamp {
+    /// A time stamp with a valid sample time (and host time when given).
+    public init(sampleTime: Int64, hostTime: UInt64? = nil) {
+        var flags: AulosTimeStampFlags = [.sampleTimeValid]
+        if hostTime != nil { flags.insert(.hostTimeValid) }
+        self.init(sampleTime: sampleTime, hostTime: hostTime ?? 0, flags: flags)
+    }
+}
+
+/// Core Audio's AURenderCallbackStruct: a callback and the context pointer it is called with.
+public struct RenderCallbackStruct: @unchecked Sendable {
+    public var callback: RenderCallback
+    public var refCon: UnsafeMutableRawPointer?
+
+    public init(_ callback: RenderCallback, refCon: UnsafeMutableRawPointer? = nil) {
+        self.callback = callback
+        self.refCon = refCon
+    }
+}
+
+extension AulosBufferList {
+    /// Channel `index` of a canonical (Float32, non-interleaved) list.
+    @inlinable @_noAllocation @_noLocks
+    public func floatChannel(_ index: Int) -> UnsafeMutablePointer<Float> {
+        buffers[index].data.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+    }
+
+    /// Sets every buffer's byte size to `frameCount` frames (Core Audio's mDataByteSize convention:
+    /// the caller states how much it asks for).
+    @inlinable @_noAllocation @_noLocks
+    public func setFrameCount(_ frameCount: UInt32, bytesPerFrame: UInt32) {
+        for index in 0..<Int(bufferCount) {
+            buffers[index].byteSize = frameCount &* bytesPerFrame
+        }
+    }
+
+    /// Zeroes `byteSize` bytes of every buffer: what a callback does when it has nothing to play.
+    @inlinable @_noAllocation @_noLocks
+    public func zeroFill() {
+        for index in 0..<Int(bufferCount) {
+            if let data = buffers[index].data {
+                data.initializeMemory(as: UInt8.self, repeating: 0, count: Int(buffers[index].byteSize))
+            }
+        }
+    }
+
+    /// Copies `byteSize` bytes of each buffer of `source` into the matching buffer of `self`
+    /// (same format, same frame count).
+    @inlinable @_noAllocation @_noLocks
+    public func copyContents(from source: UnsafePointer<AulosBufferList>) {
+        let count = min(Int(bufferCount), Int(source.pointee.bufferCount))
+        for index in 0..<count {
+            let bytes = min(buffers[index].byteSize, source.pointee.buffers[index].byteSize)
+            if let destination = buffers[index].data, let origin = source.pointee.buffers[index].data {
+                destination.copyMemory(from: origin, byteCount: Int(bytes))
+            }
+        }
+    }
+}
+
+/// Owns an `AudioBufferList` and its sample memory, sized for `maximumFrames` frames of `format`.
+///
+/// Threads: created and destroyed on the control thread (it allocates); the render thread uses `list`,
+/// which stays valid for the storage's lifetime.
+public final class AudioBufferListStorage: @unchecked Sendable {
+    public let format: StreamFormat
+    public let maximumFrames: UInt32
+    public let list: UnsafeMutablePointer<AudioBufferList>
+    private let buffers: UnsafeMutablePointer<AudioBuffer>
+    private let memory: UnsafeMutableRawPointer
+    private let bytesPerBuffer: Int
+
+    /// Sample memory is 64-byte aligned per buffer (cache line, and room for SIMD loads).
+    public init(format: StreamFormat, maximumFrames: UInt32) {
+        self.format = format
+        self.maximumFrames = maximumFrames
+        let count = Int(format.bufferCount)
+        let raw = Int(maximumFrames) * Int(format.bytesPerFrame)
+        bytesPerBuffer = (raw + 63) & ~63
+        memory = UnsafeMutableRawPointer.allocate(byteCount: max(64, bytesPerBuffer * count), alignment: 64)
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: max(64, bytesPerBuffer * count))
+        buffers = .allocate(capacity: max(1, count))
+        for index in 0..<count {
+            buffers[index] = AudioBuffer(
+                channelCount: format.channelsPerBuffer, byteSize: UInt32(raw),
+                data: memory + index * bytesPerBuffer)
+        }
+        list = .allocate(capacity: 1)
+        list.initialize(to: AudioBufferList(bufferCount: UInt32(count), buffers: buffers))
+    }
+
+    deinit {
+        list.deallocate()
+        buffers.deallocate()
+        memory.deallocate()
+    }
+
+}
+
+/// The parts of a stream format the render thread needs, as a trivial value (no strings, no classes).
+public struct StreamFormatLayout: Sendable {
+    public var sample: SampleFormat
+    public var channels: UInt32
+    public var interleaved: Bool
+    public var bytesPerFrame: UInt32
+    public var bytesPerSample: Int
+
+    public init(_ format: StreamFormat) {
+        sample = format.sampleFormat ?? .float32
+        channels = format.channelsPerFrame
+        interleaved = format.isInterleaved
+        bytesPerFrame = format.bytesPerFrame
+        bytesPerSample = Int(sample.bytesPerSample)
+    }
+
+    /// Field by field, so the render thread compares without a protocol witness.
+    @inline(__always) @_noAllocation @_noLocks
+    public func sameLayout(as other: StreamFormatLayout) -> Bool {
+        sample.isSameCase(as: other.sample) && channels == other.channels && interleaved == other.interleaved
+            && bytesPerFrame == other.bytesPerFrame
+    }
+}
+
