@@ -10,6 +10,8 @@ import CAulosRender
 public struct FormatConversion: Sendable {
     public let source: StreamFormatLayout
     public let destination: StreamFormatLayout
+    /// Same layout on both sides: conversion is a copy (or, for a caller that can, nothing at all).
+    public let isIdentity: Bool
 
     public init(from source: StreamFormat, to destination: StreamFormat) throws(AudioUnitError) {
         try source.validate()
@@ -26,9 +28,9 @@ public struct FormatConversion: Sendable {
         }
         self.source = StreamFormatLayout(source)
         self.destination = StreamFormatLayout(destination)
+        isIdentity = self.source.sameLayout(as: self.destination)
     }
 
-    public var isIdentity: Bool { source.sameLayout(as: destination) }
 
     /// Converts `frameCount` frames. `scratch` must hold `frameCount` floats; it is used only when neither
     /// side is Float32 non-interleaved.

@@ -1,0 +1,32 @@
+import AulosCore
+
+/// Core Audio's AUConverter (`aufc/conv/appl`): converts between linear-PCM layouts (sample type and
+/// interleaving) with the same channel count and sample rate. With identical formats on both sides it is a
+/// zero-copy pass-through, which makes it the graph-overhead benchmark's unit of choice.
+///
+/// Threads: control side as for every unit; the render side is `ConvertingPullKernel`.
+public final class FormatConverterUnit: AudioUnit, @unchecked Sendable {
+    public static let componentDescription = ComponentDescription(type: .formatConverter, subtype: .auConverter, manufacturer: .apple)
+
+    public init() {
+        super.init(description: Self.componentDescription, name: "Apple: AUConverter", inputs: 1, outputs: 1)
+    }
+
+    /// Any supported linear-PCM format on either side; the pair is checked at initialize.
+    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
+        try format.validate()
+    }
+
+    public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
+        let input = inputFormat(0)
+        let conversion = try FormatConversion(from: input, to: outputFormat(0))
+        let storage = AudioBufferListStorage(format: input, maximumFrames: maximumFramesPerSlice)
+        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: maximumFramesPerSlice)
+        retainForKernel(storage)
+        retainForKernel(scratch)
+        let kernel = ConvertingPullKernel(
+            conversion: conversion, inputBuffers: storage.list, inputBytesPerFrame: input.bytesPerFrame,
+            scratch: scratch.list.pointee.floatChannel(0))
+        return UnitKernel.make(kernel, render: ConvertingPullKernel.render)
+    }
+}

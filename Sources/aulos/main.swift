@@ -1,0 +1,36 @@
+import ArgumentParser
+import AulosCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Entry point. Help and version print in full; every error is one line on stderr and a non-zero exit
+/// (64 for bad usage, 1 for a failure while running), never a crash or a usage dump.
+func runAulos() -> Never {
+    do {
+        var command = try Aulos.parseAsRoot()
+        try command.run()
+        exit(0)
+    } catch let error as AudioUnitError {
+        printError("aulos: error: \(error)")
+        exit(1)
+    } catch {
+        let code = Aulos.exitCode(for: error)
+        if code == .success {
+            print(Aulos.fullMessage(for: error))
+            exit(0)
+        }
+        let message = Aulos.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        printError("aulos: error: \(message)")
+        exit(code.rawValue)
+    }
+}
+
+/// One line on standard error (unbuffered write(2): no shared C stream state to race on).
+func printError(_ line: String) {
+    let text = line + "\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+}
+
+runAulos()
