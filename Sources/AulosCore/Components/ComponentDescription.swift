@@ -43,7 +43,7 @@ public struct ComponentDescription: Hashable, Sendable, CustomStringConvertible 
         for part in parts {
             if part == "*" || part == "0" || part.isEmpty {
                 codes.append(.any)
-            } else if let code = FourCharCode(part) {
+            } else if let code = FourCharCode(string: part) {
                 codes.append(code)
             } else {
                 return nil

@@ -9,14 +9,14 @@ public struct FourCharCode: RawRepresentable, Hashable, Comparable, Sendable, Ex
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Parses exactly four printable ASCII characters; returns nil otherwise.
-    public init?(_ text: String) {
+    public init?(string text: String) {
         let bytes = Array(text.utf8)
         guard bytes.count == 4, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         rawValue = bytes.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     public init(stringLiteral value: String) {
-        guard let code = FourCharCode(value) else {
+        guard let code = FourCharCode(string: value) else {
             preconditionFailure("'\(value)' is not a four-character ASCII code")
         }
         self = code

@@ -9,6 +9,10 @@ import AulosCore
 public final class GenericOutputUnit: IOUnit, @unchecked Sendable {
     public static let componentDescription = ComponentDescription(type: .output, subtype: .genericOutput, manufacturer: .apple)
 
+    /// Until the host sets the output-scope format, it follows the input (the graph's format): a graph
+    /// whose format propagates in as mono 44.1 kHz renders mono 44.1 kHz without further configuration.
+    private var clientFormatIsSet = false
+
     public init() {
         super.init(description: Self.componentDescription, name: "Apple: AUGenericOutput", hasInputElement: false)
     }
@@ -23,8 +27,17 @@ public final class GenericOutputUnit: IOUnit, @unchecked Sendable {
         }
     }
 
+    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+        if scope == .output && (id == .streamFormat || id == .sampleRate) { clientFormatIsSet = true }
+        return try super.customSetProperty(id, scope: scope, element: element, value: value)
+    }
+
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = inputFormat(0)
+        if !clientFormatIsSet && outputFormat(0) != input {
+            try set(.streamFormat, input, scope: .output)
+            clientFormatIsSet = false
+        }
         let output = outputFormat(0)
         let conversion = try FormatConversion(from: input, to: output)
         let storage = AudioBufferListStorage(format: input, maximumFrames: maximumFramesPerSlice)

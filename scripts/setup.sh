@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the system packages Aulos builds and runs against, if any are missing, and says what it does.
+# Works as root or through sudo on Debian 12 / Raspberry Pi OS (bookworm). Safe to run again: with
+# everything present it only checks and exits.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libasound2-dev       # ALSA PCM and sequencer (alsa-lib)
+  libfluidsynth-dev    # the SoundFont sampler
+  libsndfile1-dev      # WAV/FLAC reading and writing
+)
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: no 'swift' on PATH. Aulos needs Swift 6.1 or newer (swift.org toolchain for Debian 12 / aarch64)." >&2
+  exit 1
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: system packages present (${packages[*]})"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "setup: missing ${missing[*]}; run as root or install sudo" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]} with apt-get"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
