@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+/// Runs the built `aulos` binary as a user would and captures what it prints.
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func runAulos(_ arguments: [String]) throws -> CommandResult {
+    let binary = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent(".build/debug/aulos")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                         stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+@Suite struct CLITests {
+    @Test func versionAndHelp() throws {
+        let version = try runAulos(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
+        for command in [[], ["units"], ["graph"], ["render"]] {
+            let help = try runAulos(command + ["--help"])
+            #expect(help.status == 0, "\(command)")
+            #expect(help.stdout.contains("USAGE"), "\(command)")
+        }
+    }
+
+    @Test func unitsListsEveryBuiltInUnitAndFilters() throws {
+        let all = try runAulos(["units"])
+        #expect(all.status == 0)
+        #expect(all.stdout.contains("auou genr appl"))
+        #expect(all.stdout.contains("aufc conv appl"))
+        #expect(all.stdout.contains("augn tone Auls"))
+        let outputs = try runAulos(["units", "--matching", "auou"])
+        #expect(outputs.stdout.split(separator: "\n").count == 2)
+        let bad = try runAulos(["units", "--matching", "toolong/x"])
+        #expect(bad.status == 64)
+    }
+
+    @Test func graphPrintsTheDefaultRig() throws {
+        let result = try runAulos(["graph", "--slice", "128"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("'auou' 'genr' 'appl'"))
+        #expect(result.stdout.contains("node 2 output 0 => node 3 input 0"))
+        #expect(result.stdout.contains("128 max frames"))
+    }
+
+    @Test func renderWritesAFile() throws {
+        let path = NSTemporaryDirectory() + "aulos-cli-\(UUID().uuidString).flac"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try runAulos(["render", "-o", path, "--seconds", "0.5", "--sample-format", "int24"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("24000 frames"))
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    /// Bad input: one clear line on stderr, a non-zero exit, nothing on stdout, no file left behind.
+    static let badInvocations: [BadInvocation] = [
+        BadInvocation(["render", "--slice", "0"], 64),
+        BadInvocation(["render", "--slice", "99999"], 64),
+        BadInvocation(["render", "--sample-rate", "abc"], 64),
+        BadInvocation(["render", "--sample-format", "int8"], 64),
+        BadInvocation(["render", "-o", "out.mp3"], 64),
+        BadInvocation(["render", "--seconds", "-1"], 64),
+        BadInvocation(["render", "--bogus"], 64),
+        BadInvocation(["nonsense"], 64),
+        BadInvocation(["render", "-o", "/nonexistent-dir/demo.wav"], 1),
+        BadInvocation(["render", "-o", "x.flac", "--sample-format", "float32"], 1),
+    ]
+
+    @Test(arguments: badInvocations)
+    func badInputGetsOneLineAndANonZeroExit(invocation: BadInvocation) throws {
+        let (arguments, status) = (invocation.arguments, invocation.status)
+        let result = try runAulos(arguments)
+        #expect(result.status == status, "\(arguments): \(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("aulos: error: "))
+        #expect(result.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: "x.flac"))
+    }
+}
+
+struct BadInvocation: Sendable, CustomTestStringConvertible {
+    let arguments: [String]
+    let status: Int32
+    init(_ arguments: [String], _ status: Int32) {
+        self.arguments = arguments
+        self.status = status
+    }
+    var testDescription: String { arguments.joined(separator: " ") }
+}
