@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "aulos", targets: ["aulos"]),
         .library(name: "AulosHost", targets: ["AulosHost"]),
+        // The engine layers, for the benchmark package and for hosts embedding Aulos.
+        .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosUnits"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -1,0 +1,26 @@
+// swift-tools-version: 6.1
+// Benchmarks live in their own package so `make test` never builds the benchmark framework (~4 minutes).
+// Run with `make bench` from the repository root.
+import PackageDescription
+
+let package = Package(
+    name: "AulosBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The peer: the same pull chain written in plain C with function pointers, no framework.
+        .target(name: "CReferenceGraph", path: "Sources/CReferenceGraph", cSettings: [.unsafeFlags(["-O2"])]),
+        .executableTarget(
+            name: "GraphOverhead",
+            dependencies: [
+                "CReferenceGraph",
+                .product(name: "AulosEngine", package: "main"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/GraphOverhead",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+    ]
+)
