@@ -7,7 +7,7 @@ let package = Package(
     name: "AulosBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        .package(name: "Aulos", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -17,7 +17,7 @@ let package = Package(
             name: "GraphOverhead",
             dependencies: [
                 "CReferenceGraph",
-                .product(name: "AulosEngine", package: "main"),
+                .product(name: "AulosEngine", package: "Aulos"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/GraphOverhead",
