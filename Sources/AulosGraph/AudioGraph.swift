@@ -71,7 +71,11 @@ public final class AudioGraph: @unchecked Sendable {
     }
 
     deinit {
-        if isInitialized { try? uninitialize() }
+        // Stop first: uninitialize refuses a running graph, and the exchange must outlive the last cycle.
+        if isInitialized {
+            try? stop()
+            try? uninitialize()
+        }
         exchange.deallocate()
     }
 

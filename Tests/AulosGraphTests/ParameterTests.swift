@@ -115,3 +115,34 @@ import Glibc
         #expect(abs(out[37] - expected) < 1e-6)
     }
 }
+
+@Suite struct PresetTests {
+    @Test func factoryPresetsAreListedAndSelectableWhileRendering() throws {
+        let tone = ToneGeneratorUnit()
+        let presets = try tone.get(.factoryPresets)
+        #expect(presets.map(\.number) == [0, 1, 2])
+        #expect(presets[1].name.contains("1 kHz"))
+        expectError(.propertyNotInUse) { _ = try tone.get(.presentPreset) }
+        #expect(try tone.propertyInfo(.presentPreset).isWritableWhileInitialized)
+        var heard = 0
+        tone.addPropertyListener(.presentPreset) { _, _, _, _ in heard += 1 }
+        try tone.initialize()
+        let buffers = RenderBuffers()
+        _ = try renderUnit(tone, frames: 256, buffers: buffers)
+        // The seeds' exception: PresentPreset may be set while the unit is initialized and rendering.
+        try tone.set(.presentPreset, presets[1])
+        #expect(try tone.get(.presentPreset) == presets[1])
+        #expect(try tone.getParameter(ToneGeneratorUnit.Parameter.frequency) == 1000)
+        #expect(try tone.getParameter(ToneGeneratorUnit.Parameter.level) == 0.25)
+        #expect(heard == 1)
+        // Other properties stay locked while initialized.
+        expectError(.initialized) { try tone.set(.maximumFramesPerSlice, 64) }
+        expectError(.invalidPropertyValue) { try tone.set(.presentPreset, Preset(number: 9, name: "none")) }
+        expectError(.propertyNotWritable) { try tone.set(.factoryPresets, presets) }
+        // After the 5 ms glide the output is the 1 kHz tone at 0.25.
+        var out: [Float] = []
+        for slice in 1..<8 { out += try renderUnit(tone, frames: 256, at: Int64(slice * 256), buffers: buffers) }
+        let settled = out[300...]
+        #expect(abs(settled.map(abs).max()! - 0.25) < 1e-3)
+    }
+}

@@ -307,7 +307,7 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         case .makeConnection:
             return inputs[Int(element)].connection
                 ?? AudioUnitConnection(source: nil, sourceOutput: 0, destinationInput: element)
-        case .setRenderCallback: return inputs[Int(element)].callback as RenderCallbackStruct?
+        case .setRenderCallback: return inputs[Int(element)].callback as Any
         case .parameterList: return parameters.definitions.filter { $0.scope == scope }.map(\.id)
         case .factoryPresets: return factoryPresets
         case .presentPreset:

@@ -24,6 +24,28 @@ public final class ToneGeneratorUnit: AudioUnit, @unchecked Sendable {
                    parameters: Self.parameterInfos)
     }
 
+    /// Standard test signals. Choosing one while rendering is allowed (Core Audio's PresentPreset
+    /// exception): it sets the parameters, which glide to the new values.
+    public static let presets: [(preset: Preset, frequency: Float, level: Float)] = [
+        (Preset(number: 0, name: "A440 reference, -6 dBFS"), 440, 0.5),
+        (Preset(number: 1, name: "1 kHz test tone, -12 dBFS"), 1000, 0.25),
+        (Preset(number: 2, name: "Middle C, -12 dBFS"), 261.625_58, 0.25),
+    ]
+
+    private var selectedPreset: Preset?
+
+    public override var factoryPresets: [Preset] { Self.presets.map(\.preset) }
+    public override var currentPreset: Preset? { selectedPreset }
+
+    public override func applyPreset(_ preset: Preset) throws(AudioUnitError) {
+        guard let entry = Self.presets.first(where: { $0.preset.number == preset.number }) else {
+            throw AudioUnitError(.invalidPropertyValue, "\(name) has no preset number \(preset.number)")
+        }
+        try setParameter(Parameter.frequency, value: entry.frequency)
+        try setParameter(Parameter.level, value: entry.level)
+        selectedPreset = entry.preset
+    }
+
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let format = outputFormat(0)
         let phase = UnsafeMutablePointer<Double>.allocate(capacity: 1)
