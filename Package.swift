@@ -42,12 +42,13 @@ let package = Package(
         // Test support: a malloc/free interposer that counts allocations made by the calling thread only,
         // so the zero-allocation tests measure the render thread and nothing else.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .target(name: "AulosTestSupport", path: "Tests/AulosTestSupport"),
         .testTarget(
-            name: "AulosCoreTests", dependencies: ["AulosCore", "AulosRealtime", "CAllocationCounter"],
+            name: "AulosCoreTests", dependencies: ["AulosCore", "AulosRealtime", "CAllocationCounter", "AulosTestSupport"],
             path: "Tests/AulosCoreTests"),
         .testTarget(
             name: "AulosGraphTests",
-            dependencies: ["AulosGraph", "AulosUnits", "AulosCore", "CAllocationCounter"],
+            dependencies: ["AulosGraph", "AulosUnits", "AulosCore", "CAllocationCounter", "AulosTestSupport"],
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",

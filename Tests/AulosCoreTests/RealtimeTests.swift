@@ -1,5 +1,6 @@
 import AulosCore
 import AulosRealtime
+import AulosTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -23,7 +24,7 @@ import Glibc
         let ring = SPSCRing<UInt64>(minimumCapacity: 256)
         defer { ring.deallocate() }
         let total: UInt64 = 1_000_000
-        let producer = Thread {
+        let producer = TestThread {
             var next: UInt64 = 0
             while next < total { if ring.push(next) { next += 1 } }
         }
@@ -61,22 +62,4 @@ import Glibc
         #expect(RenderStatus.tooManyFramesToProcess == AudioUnitError.Code.tooManyFramesToProcess.rawValue)
         #expect(RenderStatus.uninitialized == AudioUnitError.Code.uninitialized.rawValue)
     }
-}
-
-/// A POSIX thread running a closure, joinable: the tests' second thread (a render or producer thread).
-final class Thread: @unchecked Sendable {
-    private var handle = pthread_t()
-    private let body: () -> Void
-
-    init(_ body: @escaping () -> Void) {
-        self.body = body
-        let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&handle, nil, { raw in
-            let thread = Unmanaged<Thread>.fromOpaque(raw!).takeRetainedValue()
-            thread.body()
-            return nil
-        }, context)
-    }
-
-    func join() { pthread_join(handle, nil) }
 }

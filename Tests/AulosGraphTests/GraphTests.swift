@@ -189,13 +189,7 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
     }
 
     @Test func tooManyFramesFailsTheCycleAndIsRecorded() throws {
-        let graph = AudioGraph(registry: registry)
-        let output = try graph.addNode(GenericOutputUnit.componentDescription)
-        let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
-        graph.open()
-        try graph.unit(for: output).set(.maximumFramesPerSlice, 256)
-        try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
-        try graph.initialize()
+        let (graph, output, _) = try makeToneGraph(maximumFrames: 256)
         let buffers = RenderBuffers()
         #expect(renderCycle(graph, frames: 512, at: 0, into: buffers) == -10874)
         #expect(try graph.unit(for: output).get(.lastRenderError) == -10874)
@@ -204,12 +198,7 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
     }
 
     @Test func unitsInTheFlowCannotBeReconfiguredDirectly() throws {
-        let graph = AudioGraph(registry: registry)
-        let output = try graph.addNode(GenericOutputUnit.componentDescription)
-        let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
-        graph.open()
-        try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
-        try graph.initialize()
+        let (graph, _, tone) = try makeToneGraph()
         expectError(.cannotDoInCurrentContext) { try graph.unit(for: tone).uninitialize() }
         expectError(.cannotDoInCurrentContext) { try graph.unit(for: tone).dispose() }
     }
@@ -217,12 +206,7 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
     /// The seeds' live-insertion recipe (disconnect, add, configure, initialize, connect, update), with a
     /// converter standing in for the EQ: queued changes do nothing until update, then take effect at once.
     @Test func liveInsertionFollowsTheSeedsRecipe() throws {
-        let graph = AudioGraph(registry: registry)
-        let output = try graph.addNode(GenericOutputUnit.componentDescription)
-        let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
-        graph.open()
-        try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
-        try graph.initialize()
+        let (graph, output, tone) = try makeToneGraph()
         try graph.start()
         let buffers = RenderBuffers()
         var time: Int64 = 0
@@ -266,14 +250,10 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
     }
 
     @Test func aFailedUpdateChangesNothing() throws {
-        let graph = AudioGraph(registry: registry)
-        let output = try graph.addNode(GenericOutputUnit.componentDescription)
-        let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
+        let (graph, output, _) = try makeToneGraph()
+        // A node added to an initialized graph is instantiated at once and can be configured before wiring.
         let mono = try graph.addNode(ToneGeneratorUnit.componentDescription)
-        graph.open()
         try graph.unit(for: mono).set(.streamFormat, .canonical(channels: 1, sampleRate: 48_000), scope: .output)
-        try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
-        try graph.initialize()
         try graph.disconnectNodeInput(output, destinationInput: 0)
         try graph.connectNodeInput(mono, sourceOutput: 0, output, destinationInput: 0)
         // The mono tone does not match the initialized output's stereo input.

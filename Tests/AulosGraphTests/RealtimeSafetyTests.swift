@@ -1,5 +1,6 @@
 import AulosCore
 import AulosGraph
+import AulosTestSupport
 import AulosUnits
 import CAllocationCounter
 import Synchronization
@@ -9,26 +10,10 @@ import Testing
 import Glibc
 #endif
 
-/// A POSIX thread running a closure, joinable: the tests' render thread.
-final class RenderThread: @unchecked Sendable {
-    private var handle = pthread_t()
-    private let body: () -> Void
-
-    init(_ body: @escaping () -> Void) {
-        self.body = body
-        let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&handle, nil, { raw in
-            Unmanaged<RenderThread>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, context)
-    }
-
-    func join() { pthread_join(handle, nil) }
-}
-
 /// What the render thread saw, written only by it and read after join.
 final class RenderReport: @unchecked Sendable {
-    var cycles = 0
+    /// Read by the control thread while the render thread runs, so atomic.
+    let cycles = Atomic<Int>(0)
     var failedCycles = 0
     var largestStep: Float = 0
     var allocations: Int64 = 0
@@ -41,13 +26,7 @@ final class RenderReport: @unchecked Sendable {
     /// sine must stay continuous across every swap (the inserted converter is transparent), and the render
     /// thread must never touch the allocator.
     @Test func liveInsertAndRemoveWhileAnotherThreadRenders() throws {
-        let graph = AudioGraph(registry: testRegistry())
-        let output = try graph.addNode(GenericOutputUnit.componentDescription)
-        let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
-        graph.open()
-        for node in [output, tone] { try graph.unit(for: node).set(.maximumFramesPerSlice, 64) }
-        try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
-        try graph.initialize()
+        let (graph, output, tone) = try makeToneGraph(maximumFrames: 64)
         try graph.start()
         let entry = graph.renderEntry!
         let format = try graph.unit(for: output).get(.streamFormat, scope: .input)
@@ -55,7 +34,7 @@ final class RenderReport: @unchecked Sendable {
         let stop = Atomic<Bool>(false)
         let buffers = AudioBufferListStorage(format: format, maximumFrames: 64)
         let report = RenderReport()
-        let thread = RenderThread {
+        let thread = TestThread {
             var time: Int64 = 0
             var previous: Float = 0
             allocation_counter_begin()
@@ -73,7 +52,7 @@ final class RenderReport: @unchecked Sendable {
                     previous = samples[index]
                 }
                 time += 64
-                report.cycles += 1
+                report.cycles.add(1, ordering: .relaxed)
             }
             let counted = allocation_counter_end()
             report.allocations = counted.allocations
@@ -98,12 +77,12 @@ final class RenderReport: @unchecked Sendable {
             try graph.update()
         }
         // Let the render thread run a little on the final plan, then stop it.
-        let target = report.cycles + 100
-        while report.cycles < target { usleep(100) }
+        let target = report.cycles.load(ordering: .relaxed) + 100
+        while report.cycles.load(ordering: .relaxed) < target { usleep(100) }
         stop.store(true, ordering: .relaxed)
         thread.join()
 
-        #expect(report.cycles > 600)
+        #expect(report.cycles.load(ordering: .relaxed) > 600)
         #expect(report.failedCycles == 0)
         // 440 Hz at level 0.25: the steepest step of the sine itself is 0.25·2π·440/48000 ≈ 0.0144.
         #expect(report.largestStep < 0.0150)

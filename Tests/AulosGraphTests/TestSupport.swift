@@ -171,3 +171,17 @@ func renderUnit(_ unit: AudioUnit, frames: UInt32, at sampleTime: Int64 = 0, buf
     try unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), frameCount: frames, ioData: buffers.list)
     return buffers.channel(0, frames: Int(frames))
 }
+
+/// Generic Output ← tone generator, opened, wired and initialized (not started): the smallest real graph.
+func makeToneGraph(maximumFrames: UInt32? = nil) throws -> (graph: AudioGraph, output: NodeID, tone: NodeID) {
+    let graph = AudioGraph(registry: testRegistry())
+    let output = try graph.addNode(GenericOutputUnit.componentDescription)
+    let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
+    graph.open()
+    if let maximumFrames {
+        for node in [output, tone] { try graph.unit(for: node).set(.maximumFramesPerSlice, maximumFrames) }
+    }
+    try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
+    try graph.initialize()
+    return (graph, output, tone)
+}

@@ -18,15 +18,6 @@ public final class FormatConverterUnit: AudioUnit, @unchecked Sendable {
     }
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
-        let input = inputFormat(0)
-        let conversion = try FormatConversion(from: input, to: outputFormat(0))
-        let storage = AudioBufferListStorage(format: input, maximumFrames: maximumFramesPerSlice)
-        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: maximumFramesPerSlice)
-        retainForKernel(storage)
-        retainForKernel(scratch)
-        let kernel = ConvertingPullKernel(
-            conversion: conversion, inputBuffers: storage.list, inputBytesPerFrame: input.bytesPerFrame,
-            scratch: scratch.list.pointee.floatChannel(0))
-        return UnitKernel.make(kernel, render: ConvertingPullKernel.render)
+        try ConvertingPullKernel.make(for: self)
     }
 }

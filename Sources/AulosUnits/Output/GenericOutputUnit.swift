@@ -38,16 +38,7 @@ public final class GenericOutputUnit: IOUnit, @unchecked Sendable {
             try set(.streamFormat, input, scope: .output)
             clientFormatIsSet = false
         }
-        let output = outputFormat(0)
-        let conversion = try FormatConversion(from: input, to: output)
-        let storage = AudioBufferListStorage(format: input, maximumFrames: maximumFramesPerSlice)
-        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: maximumFramesPerSlice)
-        retainForKernel(storage)
-        retainForKernel(scratch)
-        let kernel = ConvertingPullKernel(
-            conversion: conversion, inputBuffers: storage.list, inputBytesPerFrame: input.bytesPerFrame,
-            scratch: scratch.list.pointee.floatChannel(0))
-        return UnitKernel.make(kernel, render: ConvertingPullKernel.render)
+        return try ConvertingPullKernel.make(for: self)
     }
 }
 
@@ -60,6 +51,21 @@ struct ConvertingPullKernel {
     let inputBuffers: UnsafeMutablePointer<AudioBufferList>
     let inputBytesPerFrame: UInt32
     let scratch: UnsafeMutablePointer<Float>
+
+    /// Builds the kernel for `unit`'s input 0 → output 0 formats, its buffers kept alive by the unit.
+    static func make(for unit: AudioUnit) throws(AudioUnitError) -> UnitKernel {
+        let input = unit.inputFormat(0)
+        let conversion = try FormatConversion(from: input, to: unit.outputFormat(0))
+        let frames = unit.maximumFramesPerSlice
+        let storage = AudioBufferListStorage(format: input, maximumFrames: frames)
+        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: frames)
+        unit.retainForKernel(storage)
+        unit.retainForKernel(scratch)
+        let kernel = ConvertingPullKernel(
+            conversion: conversion, inputBuffers: storage.list, inputBytesPerFrame: input.bytesPerFrame,
+            scratch: scratch.list.pointee.floatChannel(0))
+        return UnitKernel.make(kernel, render: render)
+    }
 
     static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, bus, frameCount, ioData in
         state.assumingMemoryBound(to: ConvertingPullKernel.self).pointee
