@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_FILE ?= demo.wav
 
-.PHONY: all setup build test demo bench clean
+.PHONY: all setup build test tsan demo bench clean
 
 all: build
 
@@ -18,6 +18,12 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+## The threaded tests (live graph updates under a render thread, the SPSC ring) under ThreadSanitizer.
+## The allocation-counting tests skip themselves here: the sanitizer owns malloc.
+tsan: setup
+	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
+	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests'
+
 ## Renders the built-in demo rig offline to $(DEMO_FILE) and prints its graph.
 demo: setup
 	$(SWIFT) build -c release --product aulos
@@ -29,4 +35,4 @@ bench: setup
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown
 
 clean:
-	rm -rf .build Benchmarks/.build $(DEMO_FILE)
+	rm -rf .build .build-tsan Benchmarks/.build $(DEMO_FILE)

@@ -2,6 +2,14 @@
 #include <errno.h>
 #include <stddef.h>
 
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZER_BUILD 1
+#endif
+#endif
+
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *pointer, size_t size);
@@ -27,6 +35,12 @@ AllocationCount allocation_counter_end(void) {
     return result;
 }
 
+#ifdef SANITIZER_BUILD
+int allocation_counter_is_compiled_in(void) { return 0; }
+#else
+int allocation_counter_is_compiled_in(void) { return 1; }
+#endif
+
 int allocation_counter_is_active(void) {
     interposed = 0;
     void *probe = __builtin_malloc(16);  // goes through the PLT, so through ours if we are the malloc
@@ -34,6 +48,7 @@ int allocation_counter_is_active(void) {
     return interposed;
 }
 
+#ifndef SANITIZER_BUILD
 #define COUNT_ALLOCATION() do { interposed = 1; if (counting) allocations++; } while (0)
 
 void *malloc(size_t size) { COUNT_ALLOCATION(); return __libc_malloc(size); }
@@ -56,3 +71,4 @@ void free(void *pointer) {
     if (pointer != NULL && counting) frees++;
     __libc_free(pointer);
 }
+#endif

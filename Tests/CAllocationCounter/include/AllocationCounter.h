@@ -19,5 +19,9 @@ void allocation_counter_begin(void);
 AllocationCount allocation_counter_end(void);
 /// Whether this process's malloc is the counting one (false would make every count meaningless).
 int allocation_counter_is_active(void);
+/// Whether this build defines the counting malloc at all. Sanitizer builds (TSan, ASan) bring their own
+/// allocator, so there the interposer is left out and the allocation tests are skipped; everywhere else
+/// it is compiled in and must be active.
+int allocation_counter_is_compiled_in(void);
 
 #endif
