@@ -12,7 +12,7 @@ let package = Package(
         .executable(name: "aulos", targets: ["aulos"]),
         .library(name: "AulosHost", targets: ["AulosHost"]),
         // The engine layers, for the benchmark package and for hosts embedding Aulos.
-        .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosUnits"]),
+        .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,7 +28,8 @@ let package = Package(
         .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
         .target(name: "AulosGraph", dependencies: ["AulosCore"], path: "Sources/AulosGraph"),
-        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph"], path: "Sources/AulosUnits"),
+        .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
+        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI"], path: "Sources/AulosUnits"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
@@ -54,6 +55,10 @@ let package = Package(
             name: "AulosHostTests",
             dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "CAllocationCounter"],
             path: "Tests/AulosHostTests"),
+        .testTarget(
+            name: "AulosMIDITests",
+            dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter"],
+            path: "Tests/AulosMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]
 )
