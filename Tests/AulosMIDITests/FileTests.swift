@@ -1,0 +1,167 @@
+import AulosMIDI
+import Testing
+
+@Suite struct StandardMIDIFileTests {
+    typealias E = StandardMIDIFile.Event
+
+    @Test func formatOneWithATempoMapBecomesSampleTimes() throws {
+        // 480 ticks per quarter; 120 BPM, then 60 BPM from tick 960 (beat 2) on track 0; notes on track 1.
+        let bytes = StandardMIDIFile.encode(tracks: [
+            [(0, E.tempo(microsecondsPerQuarter: 500_000)), (960, E.tempo(microsecondsPerQuarter: 1_000_000))],
+            [(0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))), (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
+             (960, E.midi(.noteOn(channel: 1, note: 64, velocity: 90))), (1440, E.midi(.noteOff(channel: 1, note: 64, velocity: 0)))],
+        ], ticksPerQuarterNote: 480)
+        let file = try StandardMIDIFile(bytes: bytes)
+        #expect(file.format == 1 && file.division == .ticksPerQuarterNote(480) && file.tracks.count == 2)
+        let events = file.scheduledMessages(sampleRate: 48_000)
+        #expect(events.map(\.sampleTime) == [0, 24_000, 48_000, 96_000])
+        #expect(events[2].message == .noteOn(channel: 1, note: 64, velocity: 90))
+    }
+
+    @Test func runningStatusAndFormatZero() throws {
+        // Format 0, 96 ticks/quarter, one track using running status for three notes.
+        let track: [UInt8] = [0x00, 0x90, 60, 100, 0x60, 62, 100, 0x60, 60, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        let file = try StandardMIDIFile(bytes: bytes)
+        let events = file.scheduledMessages(sampleRate: 1000)
+        #expect(events.map(\.sampleTime) == [0, 500, 1000])
+        #expect(events.map(\.message) == [
+            .noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 62, velocity: 100),
+            .noteOn(channel: 0, note: 60, velocity: 0),
+        ])
+    }
+
+    @Test func sysExAndUnknownChunksAreHandled() throws {
+        var bytes = StandardMIDIFile.encode(tracks: [[(0, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
+                                                      (10, E.meta(type: 0x03, data: Array("Piano".utf8)))]],
+                                            ticksPerQuarterNote: 96)
+        bytes += Array("XFIH".utf8) + [0, 0, 0, 2, 1, 2]  // an unknown chunk after the tracks
+        let file = try StandardMIDIFile(bytes: bytes)
+        #expect(file.scheduledMessages(sampleRate: 48_000).map(\.message) == [.systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
+        #expect(file.tracks[0].contains { $0.event == .meta(type: 0x03, data: Array("Piano".utf8)) })
+    }
+
+    @Test func smpteDivision() throws {
+        // 25 fps × 40 ticks = 1000 ticks per second.
+        let track: [UInt8] = [0x00, 0x90, 60, 100, 0x87, 0x68, 0x80, 60, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0xE7, 40] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        let events = try StandardMIDIFile(bytes: bytes).scheduledMessages(sampleRate: 48_000)
+        #expect(events.map(\.sampleTime) == [0, 48_000])
+    }
+
+    static let validHeader: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96]
+
+    @Test(arguments: [
+        ("empty", [UInt8]()),
+        ("not MIDI", Array("RIFF....WAVEfmt ".utf8)),
+        ("format 2", Array("MThd".utf8) + [0, 0, 0, 6, 0, 2, 0, 1, 0, 96]),
+        ("zero division", Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 0]),
+        ("missing track", validHeader),
+        ("track length past the end", validHeader + Array("MTrk".utf8) + [0, 0, 1, 0, 0x00, 0x90]),
+        ("running status with no status", validHeader + Array("MTrk".utf8) + [0, 0, 0, 3, 0x00, 60, 100]),
+        ("truncated note", validHeader + Array("MTrk".utf8) + [0, 0, 0, 3, 0x00, 0x90, 60]),
+        ("overlong delta", validHeader + Array("MTrk".utf8) + [0, 0, 0, 6, 0x81, 0x81, 0x81, 0x81, 0x01, 0x90]),
+        ("truncated meta", validHeader + Array("MTrk".utf8) + [0, 0, 0, 4, 0x00, 0xFF, 0x51, 0x03]),
+        ("bad tempo length", validHeader + Array("MTrk".utf8) + [0, 0, 0, 5, 0x00, 0xFF, 0x51, 0x01, 0x07]),
+        ("real-time byte in a track", validHeader + Array("MTrk".utf8) + [0, 0, 0, 2, 0x00, 0xF8]),
+        ("data byte above 127", validHeader + Array("MTrk".utf8) + [0, 0, 0, 4, 0x00, 0x90, 60, 0xC8 & 0x7F | 0x80]),
+    ] as [(String, [UInt8])])
+    func malformedFilesAreClearErrors(label: String, bytes: [UInt8]) {
+        do {
+            _ = try StandardMIDIFile(bytes: bytes)
+            Issue.record("\(label): expected an error")
+        } catch {
+            #expect(!error.message.isEmpty, "\(label)")
+            #expect(!error.message.contains("\n"), "\(label)")
+        }
+    }
+
+    @Test func randomGarbageNeverCrashes() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var bytes = Self.validHeader + Array("MTrk".utf8)
+            let length = Int.random(in: 0...40, using: &generator)
+            bytes += [0, 0, 0, UInt8(length)]
+            bytes += (0..<Int.random(in: 0...48, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? StandardMIDIFile(bytes: bytes).scheduledMessages(sampleRate: 48_000)
+        }
+    }
+}
+
+@Suite struct ScoreTests {
+    @Test func theDocumentedExampleParses() throws {
+        let text = """
+            # A bar of 4/4 at 100 BPM, then a slower close.
+            0b    tempo 100
+            0b    program 0 bank=0 ch=1
+            0b    note C4 1b vel=90
+            1b    note E4 1b
+            2b    note G4 1b
+            3b    cc 64 127                # sustain on
+            3b    note C5 1b vel=110
+            4b    tempo 60
+            4b    cc 64 0                  # sustain off
+            4b    note C4 2b
+            4b    bend -2048
+            6b    end
+            """
+        let score = try Score(text: text, name: "example.score")
+        let (messages, end) = score.scheduledMessages(sampleRate: 48_000)
+        // 4 beats at 100 BPM = 2.4 s, then 2 beats at 60 BPM = 2 s.
+        #expect(end == 211_200)
+        #expect(messages.first == ScheduledMessage(sampleTime: 0, message: .controlChange(channel: 0, controller: 0, value: 0)))
+        #expect(messages[1].message == .programChange(channel: 0, program: 0))
+        #expect(messages.contains(ScheduledMessage(sampleTime: 28_800, message: .noteOn(channel: 0, note: 64, velocity: 100))))
+        #expect(messages.contains(ScheduledMessage(sampleTime: 211_200, message: .noteOff(channel: 0, note: 60, velocity: 64))))
+        #expect(messages.contains(ScheduledMessage(sampleTime: 115_200, message: .pitchBend(channel: 0, value: 8192 - 2048))))
+        #expect(messages.map(\.sampleTime) == messages.map(\.sampleTime).sorted())
+    }
+
+    @Test func timesInFramesSecondsAndBeats() throws {
+        let score = try Score(text: "412f on 60\n0.5s off C4\n250ms cc 7 100 ch=16\n1b note 61 100f\n")
+        let (messages, end) = score.scheduledMessages(sampleRate: 48_000)
+        #expect(messages.map(\.sampleTime) == [412, 12_000, 24_000, 24_000, 24_100])
+        #expect(messages[1] == ScheduledMessage(sampleTime: 12_000, message: .controlChange(channel: 15, controller: 7, value: 100)))
+        #expect(end == 24_100)
+    }
+
+    @Test func noteNames() throws {
+        #expect(try Score.parseNote("C4") == 60)
+        #expect(try Score.parseNote("A4") == 69)
+        #expect(try Score.parseNote("C#4") == 61)
+        #expect(try Score.parseNote("Db4") == 61)
+        #expect(try Score.parseNote("C-1") == 0)
+        #expect(try Score.parseNote("G9") == 127)
+        #expect((try? Score.parseNote("Cb-1")) == nil)
+        #expect((try? Score.parseNote("G#9")) == nil)
+    }
+
+    @Test(arguments: [
+        ("0b note C4", "usage: TIME note"),
+        ("0b nite C4 1b", "unknown command 'nite'"),
+        ("x note C4 1b", "'x' is not a time"),
+        ("0b note H4 1b", "'H4' is not a note"),
+        ("0b note C10 1b", "no octave"),
+        ("0b note 128 1b", "outside 0…127"),
+        ("0b note C4 1b vel=0", "velocity '0'"),
+        ("0b note C4 1b ch=17", "channel '17'"),
+        ("0b cc 128 0", "controller '128'"),
+        ("0b bend 9000", "bend '9000'"),
+        ("1s tempo 90", "placed in beats"),
+        ("0b tempo fast", "beats per minute"),
+        ("1s note C4 1b", "a duration in beats needs a start in beats"),
+        ("0b cc 7 100 bank=1", "bank= goes with program"),
+        ("0b cc 7 100 vel=1", "vel= goes with note"),
+        ("0b note C4 1b colour=red", "unknown option 'colour='"),
+        ("-1f on 60", "'-1f' is not a time"),
+    ])
+    func badLinesNameTheFileAndLine(line: String, expected: String) {
+        do {
+            _ = try Score(text: "# header\n\n0b tempo 120\n" + line + "\n", name: "bad.score")
+            Issue.record("expected an error for '\(line)'")
+        } catch {
+            #expect(error.message.hasPrefix("bad.score:4: "), "\(error.message)")
+            #expect(error.message.contains(expected), "\(error.message)")
+        }
+    }
+}
