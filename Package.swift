@@ -26,10 +26,11 @@ let package = Package(
             providers: [.apt(["libsndfile1-dev"])]),
 
         .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
+        .target(name: "AulosDSP", path: "Sources/AulosDSP"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
         .target(name: "AulosGraph", dependencies: ["AulosCore"], path: "Sources/AulosGraph"),
         .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
-        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI"], path: "Sources/AulosUnits"),
+        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosDSP"], path: "Sources/AulosUnits"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
@@ -59,6 +60,7 @@ let package = Package(
             name: "AulosMIDITests",
             dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter"],
             path: "Tests/AulosMIDITests"),
+        .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]
 )

@@ -1,0 +1,61 @@
+/// Math for the render thread. libm calls are C functions the real-time checker cannot see into, and the
+/// render path needs only a few functions at control rate, so they are written here, with their accuracy
+/// stated and tested (Tests/AulosDSPTests).
+public enum FastMath {
+    /// 2^x to about 2e-8 relative error (0.00004 cent as a pitch): exact powers of two scaled by a
+    /// polynomial for 2^f, f in [0, 1).
+    @inline(__always) @_noAllocation @_noLocks
+    public static func exp2(_ x: Double) -> Double {
+        let clamped = max(-1000, min(1000, x))
+        var whole = Double(Int(clamped))  // truncates toward zero…
+        if whole > clamped { whole -= 1 }  // …so step down for negative non-integers: floor
+        let f = clamped - whole
+        // Taylor series of e^(f ln2) to degree 9: |error| < 1.5e-9 on [0, 1).
+        let y = f * 0.693_147_180_559_945_3
+        let p = 1 + y * (1 + y * (0.5 + y * (1.0 / 6 + y * (1.0 / 24 + y * (1.0 / 120 + y * (1.0 / 720
+            + y * (1.0 / 5040 + y * (1.0 / 40320 + y * (1.0 / 362_880)))))))))
+        return p * Double(sign: .plus, exponent: Int(whole), significand: 1)
+    }
+
+    /// e^x.
+    @inline(__always) @_noAllocation @_noLocks
+    public static func exp(_ x: Double) -> Double { exp2(x * 1.442_695_040_888_963_4) }
+
+    /// tan(x) for 0 ≤ x < π/2 via the sine and cosine polynomials (relative error < 1e-7 up to 1.5).
+    @inline(__always) @_noAllocation @_noLocks
+    public static func tan(_ x: Double) -> Double {
+        let turns = x / (2 * Double.pi)
+        return sine(turns) / sine(turns + 0.25)
+    }
+
+    /// sin(2π·phase) for any phase, to within 1e-9: fold into a quarter wave, odd Taylor polynomial.
+    @inline(__always) @_noAllocation @_noLocks
+    public static func sine(_ phase: Double) -> Double {
+        var x = phase - Double(Int(phase))
+        if x < 0 { x += 1 }
+        if x > 0.75 { x -= 1 } else if x > 0.25 { x = 0.5 - x }
+        let t = x * 2 * Double.pi
+        let t2 = t * t
+        return t * (1 + t2 * (-1.0 / 6 + t2 * (1.0 / 120 + t2 * (-1.0 / 5040 + t2 * (1.0 / 362_880
+            + t2 * (-1.0 / 39_916_800 + t2 * (1.0 / 6_227_020_800)))))))
+    }
+
+    /// Frequency of a (fractional) MIDI note, A4 = note 69 = 440 Hz, equal temperament.
+    @inline(__always) @_noAllocation @_noLocks
+    public static func frequency(ofNote note: Double) -> Double { 440 * exp2((note - 69) / 12) }
+}
+
+/// A 32-bit xorshift generator for noise: deterministic (same seed, same noise), no allocation.
+public struct NoiseGenerator: BitwiseCopyable, Sendable {
+    public var state: UInt32
+    public init(seed: UInt32) { state = seed == 0 ? 0x9E37_79B9 : seed }
+
+    /// Uniform white noise in [-1, 1).
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func next() -> Float {
+        state ^= state << 13
+        state ^= state >> 17
+        state ^= state << 5
+        return Float(Int32(bitPattern: state)) * (1 / 2_147_483_648)
+    }
+}

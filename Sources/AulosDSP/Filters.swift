@@ -1,0 +1,130 @@
+/// A topology-preserving-transform state-variable filter (Zavalishin): stable under fast modulation,
+/// resonant, with low-, high-, band-pass and notch outputs from one structure.
+///
+/// Threads: render thread (a plain value inside a voice). Coefficients are set at control rate.
+public struct StateVariableFilter: BitwiseCopyable, Sendable {
+    public enum Mode: Int, Sendable { case lowPass = 0, highPass, bandPass, notch }
+
+    var g: Float = 0
+    var k: Float = 2
+    var a1: Float = 1
+    var a2: Float = 0
+    var a3: Float = 0
+    var ic1: Float = 0
+    var ic2: Float = 0
+
+    public init() {}
+
+    /// `cutoff` in Hz (clamped to 10 Hz…0.45·rate), `resonance` 0…1 (1 is close to self-oscillation).
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func setCoefficients(cutoff: Double, resonance: Float, sampleRate: Double) {
+        let clamped = max(10, min(0.45 * sampleRate, cutoff))
+        g = Float(FastMath.tan(Double.pi * clamped / sampleRate))
+        k = 2 - 1.96 * max(0, min(1, resonance))
+        a1 = 1 / (1 + g * (g + k))
+        a2 = g * a1
+        a3 = g * a2
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func process(_ input: Float, mode: Int) -> Float {
+        let v3 = input - ic2
+        let v1 = a1 * ic1 + a2 * v3
+        let v2 = ic2 + a2 * ic1 + a3 * v3
+        ic1 = 2 * v1 - ic1
+        ic2 = 2 * v2 - ic2
+        switch mode {
+        case 1: return input - k * v1 - v2
+        case 2: return v1
+        case 3: return input - k * v1
+        default: return v2
+        }
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func reset() {
+        ic1 = 0
+        ic2 = 0
+    }
+}
+
+/// The timing of an ADSR envelope as per-sample coefficients: computed once (it needs `exp`) and shared by
+/// every voice that uses it. Linear attack; exponential decay and release, with times meaning "to within
+/// −40 dB of the target".
+public struct EnvelopeShape: BitwiseCopyable, Sendable, Equatable {
+    public var attackStep: Float
+    public var decayCoefficient: Float
+    public var releaseCoefficient: Float
+    public var sustainLevel: Float
+
+    /// Times in seconds; a zero attack reaches full level on the first sample.
+    @_noAllocation @_noLocks
+    public init(attack: Double, decay: Double, sustain: Float, release: Double, sampleRate: Double) {
+        attackStep = attack <= 0 ? 1 : Float(1 / (attack * sampleRate))
+        decayCoefficient = Self.coefficient(decay, sampleRate)
+        releaseCoefficient = Self.coefficient(release, sampleRate)
+        sustainLevel = max(0, min(1, sustain))
+    }
+
+    /// Per-sample multiplier that falls by 40 dB over `seconds`.
+    @inline(__always) @_noAllocation @_noLocks
+    static func coefficient(_ seconds: Double, _ sampleRate: Double) -> Float {
+        seconds <= 0 ? 0 : Float(FastMath.exp(-4.605_170_185_988_091 / (seconds * sampleRate)))
+    }
+}
+
+/// One voice's ADSR state, advanced per sample with a shared `EnvelopeShape`. A restart begins the attack
+/// from the current level, so a retriggered note never clicks.
+///
+/// Threads: render thread (a plain value inside a voice).
+public struct Envelope: BitwiseCopyable, Sendable {
+    public enum Stage: UInt8, Sendable, BitwiseCopyable { case idle, attack, decay, sustain, release }
+
+    public private(set) var stage: Stage = .idle
+    public private(set) var level: Float = 0
+
+    public init() {}
+
+    public var isActive: Bool { stage != .idle }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func start() { stage = .attack }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func release() { if stage != .idle { stage = .release } }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func reset() {
+        stage = .idle
+        level = 0
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func next(_ shape: EnvelopeShape) -> Float {
+        switch stage {
+        case .idle:
+            return 0
+        case .attack:
+            level += shape.attackStep
+            if level >= 1 {
+                level = 1
+                stage = .decay
+            }
+        case .decay:
+            level = shape.sustainLevel + (level - shape.sustainLevel) * shape.decayCoefficient
+            if level - shape.sustainLevel < 1e-4 {
+                level = shape.sustainLevel
+                stage = .sustain
+            }
+        case .sustain:
+            level = shape.sustainLevel
+        case .release:
+            level *= shape.releaseCoefficient
+            if level < 1e-5 {
+                level = 0
+                stage = .idle
+            }
+        }
+        return level
+    }
+}

@@ -1,0 +1,130 @@
+/// Band-limited single-cycle waveforms, one table per half octave of fundamental frequency, each holding
+/// only the harmonics that stay below Nyquist for every pitch that uses it. Aliasing is therefore absent by
+/// construction (what remains is linear-interpolation error, far below −90 dB at high pitches where
+/// aliasing matters). Tables are built once per sample rate on the control thread by inverse FFT.
+///
+/// Threads: built on the control thread; `Wavetable` views are read by the render thread.
+public final class WavetableSet: @unchecked Sendable {
+    public static let length = 2048
+    /// Half-octave bands from 8 Hz up: band b serves fundamentals up to 8·2^((b+1)/2) Hz.
+    public static let bandCount = 24
+
+    public enum Shape: Sendable { case saw, triangle }
+
+    public let sampleRate: Double
+    public let saw: Wavetable
+    public let triangle: Wavetable
+    private let memory: UnsafeMutablePointer<Float>
+
+    public init(sampleRate: Double) {
+        self.sampleRate = sampleRate
+        let stride = Self.length + 1
+        memory = .allocate(capacity: 2 * Self.bandCount * stride)
+        saw = Wavetable(samples: memory, stride: stride)
+        triangle = Wavetable(samples: memory + Self.bandCount * stride, stride: stride)
+        for band in 0..<Self.bandCount {
+            let top = 8 * FastMath.exp2(Double(band + 1) / 2)
+            let harmonics = max(1, min(Self.length / 2 - 1, Int((sampleRate / 2) / top)))
+            Self.fill(memory + band * stride, shape: .saw, harmonics: harmonics)
+            Self.fill(memory + (Self.bandCount + band) * stride, shape: .triangle, harmonics: harmonics)
+        }
+    }
+
+    deinit { memory.deallocate() }
+
+
+    /// One period of the shape from its harmonics (inverse DFT by FFT), plus the wrap-around guard sample.
+    private static func fill(_ table: UnsafeMutablePointer<Float>, shape: Shape, harmonics: Int) {
+        var real = [Double](repeating: 0, count: length)
+        var imaginary = [Double](repeating: 0, count: length)
+        for k in 1...harmonics {
+            let amplitude: Double
+            switch shape {
+            case .saw:
+                // Rising saw 2φ−1 = −(2/π) Σ sin(2πkφ)/k.
+                amplitude = -2 / (Double.pi * Double(k))
+            case .triangle:
+                // (8/π²) Σ over odd k of (−1)^((k−1)/2) sin(2πkφ)/k².
+                amplitude = k % 2 == 0 ? 0 : (8 / (Double.pi * Double.pi)) * ((k / 2) % 2 == 0 ? 1 : -1) / Double(k * k)
+            }
+            // A·sin(2πkn/N) = (A/2i)(e^{iθ} − e^{−iθ}): −i·A·N/2 at +k and +i·A·N/2 at −k, since the
+            // inverse transform divides by N.
+            imaginary[k] = -amplitude * Double(length) / 2
+            imaginary[length - k] = amplitude * Double(length) / 2
+        }
+        FFT.inverse(real: &real, imaginary: &imaginary)
+        for n in 0..<length { table[n] = Float(real[n]) }
+        table[length] = table[0]
+    }
+}
+
+/// A render-side view of one mip-mapped waveform.
+public struct Wavetable: @unchecked Sendable {
+    public let samples: UnsafeMutablePointer<Float>
+    public let stride: Int
+
+    /// The band for a fundamental given as a MIDI note number (fractional allowed).
+    @inline(__always) @_noAllocation @_noLocks
+    public static func band(forNote note: Double) -> Int {
+        // log2(f/8) = (note − 69)/12 + log2(440/8); two bands per octave.
+        let position = 2 * ((note - 69) / 12 + 5.781_359_713_524_660)
+        let band = position <= 0 ? 0 : Int(position)
+        return min(WavetableSet.bandCount - 1, band)
+    }
+
+    /// The sample at `phase` in [0, 1), linearly interpolated.
+    @inline(__always) @_noAllocation @_noLocks
+    public func sample(band: Int, phase: Double) -> Float {
+        let position = phase * Double(WavetableSet.length)
+        let index = Int(position)
+        let fraction = Float(position - Double(index))
+        let table = samples + band * stride
+        let a = table[index]
+        return a + (table[index + 1] - a) * fraction
+    }
+}
+
+/// A radix-2 complex FFT for building tables (control side; not real-time).
+enum FFT {
+    /// In-place inverse transform, scaled by 1/N. The count must be a power of two.
+    static func inverse(real: inout [Double], imaginary: inout [Double]) {
+        let n = real.count
+        precondition(n > 0 && n & (n - 1) == 0, "FFT size must be a power of two")
+        var j = 0
+        for i in 1..<n {
+            var bit = n >> 1
+            while j & bit != 0 {
+                j ^= bit
+                bit >>= 1
+            }
+            j |= bit
+            if i < j {
+                real.swapAt(i, j)
+                imaginary.swapAt(i, j)
+            }
+        }
+        var size = 2
+        while size <= n {
+            for start in Swift.stride(from: 0, to: n, by: size) {
+                for k in 0..<(size / 2) {
+                    let wr = FastMath.sine(Double(k) / Double(size) + 0.25)
+                    let wi = FastMath.sine(Double(k) / Double(size))
+                    let a = start + k
+                    let b = a + size / 2
+                    let tr = real[b] * wr - imaginary[b] * wi
+                    let ti = real[b] * wi + imaginary[b] * wr
+                    real[b] = real[a] - tr
+                    imaginary[b] = imaginary[a] - ti
+                    real[a] += tr
+                    imaginary[a] += ti
+                }
+            }
+            size <<= 1
+        }
+        let scale = 1 / Double(n)
+        for i in 0..<n {
+            real[i] *= scale
+            imaginary[i] *= scale
+        }
+    }
+}
