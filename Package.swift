@@ -61,6 +61,10 @@ let package = Package(
             dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter"],
             path: "Tests/AulosMIDITests"),
         .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
+        .testTarget(
+            name: "AulosInstrumentTests",
+            dependencies: ["AulosUnits", "AulosMIDI", "AulosGraph", "AulosCore", "AulosDSP", "CAllocationCounter"],
+            path: "Tests/AulosInstrumentTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]
 )

@@ -48,6 +48,7 @@ public enum FastMath {
 /// A 32-bit xorshift generator for noise: deterministic (same seed, same noise), no allocation.
 public struct NoiseGenerator: BitwiseCopyable, Sendable {
     public var state: UInt32
+    @_noAllocation @_noLocks
     public init(seed: UInt32) { state = seed == 0 ? 0x9E37_79B9 : seed }
 
     /// Uniform white noise in [-1, 1).

@@ -13,6 +13,7 @@ public struct StateVariableFilter: BitwiseCopyable, Sendable {
     var ic1: Float = 0
     var ic2: Float = 0
 
+    @_noAllocation @_noLocks
     public init() {}
 
     /// `cutoff` in Hz (clamped to 10 Hz…0.45·rate), `resonance` 0…1 (1 is close to self-oscillation).
@@ -83,9 +84,14 @@ public struct Envelope: BitwiseCopyable, Sendable {
     public private(set) var stage: Stage = .idle
     public private(set) var level: Float = 0
 
+    @_noAllocation @_noLocks
     public init() {}
 
-    public var isActive: Bool { stage != .idle }
+    @inlinable
+    public var isActive: Bool {
+        if case .idle = stage { return false }
+        return true
+    }
 
     @inline(__always) @_noAllocation @_noLocks
     public mutating func start() { stage = .attack }

@@ -5,9 +5,8 @@
 ///
 /// Threads: built on the control thread; `Wavetable` views are read by the render thread.
 public final class WavetableSet: @unchecked Sendable {
-    public static let length = 2048
-    /// Half-octave bands from 8 Hz up: band b serves fundamentals up to 8·2^((b+1)/2) Hz.
-    public static let bandCount = 24
+    public static var length: Int { WavetableLayout.length }
+    public static var bandCount: Int { WavetableLayout.bandCount }
 
     public enum Shape: Sendable { case saw, triangle }
 
@@ -58,6 +57,14 @@ public final class WavetableSet: @unchecked Sendable {
     }
 }
 
+/// The tables' dimensions, where the render thread can read them (a class's statics would need metadata).
+public enum WavetableLayout {
+    /// Samples per period (plus one guard sample for interpolation).
+    @inlinable public static var length: Int { 2048 }
+    /// Half-octave bands from 8 Hz up: band b serves fundamentals up to 8·2^((b+1)/2) Hz.
+    @inlinable public static var bandCount: Int { 24 }
+}
+
 /// A render-side view of one mip-mapped waveform.
 public struct Wavetable: @unchecked Sendable {
     public let samples: UnsafeMutablePointer<Float>
@@ -69,13 +76,13 @@ public struct Wavetable: @unchecked Sendable {
         // log2(f/8) = (note − 69)/12 + log2(440/8); two bands per octave.
         let position = 2 * ((note - 69) / 12 + 5.781_359_713_524_660)
         let band = position <= 0 ? 0 : Int(position)
-        return min(WavetableSet.bandCount - 1, band)
+        return min(WavetableLayout.bandCount - 1, band)
     }
 
     /// The sample at `phase` in [0, 1), linearly interpolated.
     @inline(__always) @_noAllocation @_noLocks
     public func sample(band: Int, phase: Double) -> Float {
-        let position = phase * Double(WavetableSet.length)
+        let position = phase * Double(WavetableLayout.length)
         let index = Int(position)
         let fraction = Float(position - Double(index))
         let table = samples + band * stride
@@ -84,10 +91,22 @@ public struct Wavetable: @unchecked Sendable {
     }
 }
 
-/// A radix-2 complex FFT for building tables (control side; not real-time).
-enum FFT {
+/// A radix-2 complex FFT for building tables and for analysis in tests and tools (control side; not
+/// real-time).
+public enum FFT {
+    /// In-place forward transform (unscaled). The count must be a power of two.
+    public static func forward(real: inout [Double], imaginary: inout [Double]) {
+        for i in imaginary.indices { imaginary[i] = -imaginary[i] }
+        inverse(real: &real, imaginary: &imaginary)
+        let n = Double(real.count)
+        for i in real.indices {
+            real[i] *= n
+            imaginary[i] = -imaginary[i] * n
+        }
+    }
+
     /// In-place inverse transform, scaled by 1/N. The count must be a power of two.
-    static func inverse(real: inout [Double], imaginary: inout [Double]) {
+    public static func inverse(real: inout [Double], imaginary: inout [Double]) {
         let n = real.count
         precondition(n > 0 && n & (n - 1) == 0, "FFT size must be a power of two")
         var j = 0

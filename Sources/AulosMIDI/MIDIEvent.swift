@@ -172,6 +172,7 @@ public struct ParameterNumberTracker: BitwiseCopyable, Sendable {
     private var valueMSB: UInt8 = 0
     private var valueLSB: UInt8 = 0
 
+    @_noAllocation @_noLocks
     public init() {}
 
     public var parameter: UInt16 { UInt16(parameterMSB) << 7 | UInt16(parameterLSB) }

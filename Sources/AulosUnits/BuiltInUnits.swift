@@ -6,6 +6,7 @@ public enum BuiltInUnits {
         Component(GenericOutputUnit.componentDescription, name: "Apple: AUGenericOutput") { GenericOutputUnit() },
         Component(FormatConverterUnit.componentDescription, name: "Apple: AUConverter") { FormatConverterUnit() },
         Component(ToneGeneratorUnit.componentDescription, name: "Aulos: Tone Generator") { ToneGeneratorUnit() },
+        Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") { OscillatorSynthUnit() },
     ]
 
     /// A registry holding every built-in unit.

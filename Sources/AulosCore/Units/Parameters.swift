@@ -27,10 +27,12 @@ public struct ParameterInfo: Sendable, Equatable {
     /// Changes made with `setParameter` at offset 0 glide over a few milliseconds instead of jumping,
     /// so a knob turned during a note does not click ("zipper noise"). Off for switches and indices.
     public var isSmoothed: Bool
+    /// Names of the values of an indexed parameter (Core Audio's ParameterValueStrings), e.g. waveforms.
+    public var valueNames: [String]
 
     public init(
         id: ParameterID, name: String, unit: ParameterUnit, range: ClosedRange<Float>, defaultValue: Float,
-        scope: Scope = .global, isSmoothed: Bool = true
+        scope: Scope = .global, isSmoothed: Bool = true, valueNames: [String] = []
     ) {
         precondition(range.contains(defaultValue), "default of \(name) outside its range")
         self.id = id
@@ -41,6 +43,7 @@ public struct ParameterInfo: Sendable, Equatable {
         self.defaultValue = defaultValue
         self.scope = scope
         self.isSmoothed = isSmoothed && unit != .boolean && unit != .indexed
+        self.valueNames = valueNames
     }
 }
 
@@ -196,6 +199,30 @@ public struct ParameterKernel: @unchecked Sendable {
             states[slot].current = states[slot].remaining == 0 ? states[slot].target : value + states[slot].step
         }
         return value
+    }
+
+    /// Advances every gliding parameter by `frames` frames, one frame at a time, so the result does not
+    /// depend on how a render was split into blocks (what makes output independent of slice size).
+    @_noAllocation @_noLocks
+    public func advanceAll(by frames: Int) {
+        for slot in 0..<slotCount where states[slot].remaining > 0 {
+            for _ in 0..<frames {
+                if states[slot].remaining == 0 { break }
+                _ = next(slot)
+            }
+        }
+    }
+
+    /// Sets a value from the render thread itself (an instrument applying a program change): takes effect
+    /// at once and is published so the control thread reads it back.
+    @_noAllocation @_noLocks
+    public func setFromRender(_ slot: Int, _ value: Float) {
+        states[slot].current = value
+        states[slot].target = value
+        states[slot].remaining = 0
+        let bits = value.bitPattern
+        values[slot].store(bits, ordering: .relaxed)
+        states[slot].lastSeenBits = bits
     }
 
     /// Call once at the end of every render cycle: events still pending move one slice closer.

@@ -1,0 +1,561 @@
+import AulosCore
+import AulosDSP
+import AulosMIDI
+import Synchronization
+
+/// One synth voice: oscillators, filter, envelopes and the gains it was last given. Plain value.
+struct SynthVoice: BitwiseCopyable {
+    var active = false
+    /// Fading out over a few milliseconds (stolen, or all-sound-off): ignores note events.
+    var fading = false
+    var released = false
+    /// Key released while the sustain pedal was down.
+    var sustained = false
+    var note: UInt8 = 0
+    var channel: UInt8 = 0
+    var velocity: UInt8 = 0
+    var age: UInt64 = 0
+    /// The pitch the voice plays (changes on legato), as a note number.
+    var pitch: Double = 0
+    var phase1: Double = 0
+    var phase2: Double = 0
+    var increment1: Double = 0
+    var increment2: Double = 0
+    var band1 = 0
+    var band2 = 0
+    var filter = StateVariableFilter()
+    var amp = Envelope()
+    var filterEnvelope = Envelope()
+    var velocityGain: Float = 1
+    var noise = NoiseGenerator(seed: 1)
+    var gainLeft: Float = 0
+    var gainRight: Float = 0
+    var gainLeftStep: Float = 0
+    var gainRightStep: Float = 0
+    var fadeGain: Float = 1
+    var fadeStep: Float = 0
+}
+
+/// Controller state of one MIDI channel.
+struct SynthChannel: BitwiseCopyable {
+    var bend: Int = 0  // −8192…8191
+    var bendRange: Double = 2  // semitones (RPN 0)
+    var modulation: UInt8 = 0
+    var sustain = false
+    var volume: UInt8 = 100
+    var expression: UInt8 = 127
+    var pan: UInt8 = 64
+    var numbers = ParameterNumberTracker()
+}
+
+/// Values of the synth's parameters at the current control tick.
+struct SynthControls: BitwiseCopyable {
+    var wave1 = 0
+    var wave2 = 0
+    var osc2Offset = 0.0
+    var mix: Float = 0.5
+    var pulseWidth = 0.5
+    var filterMode = 0
+    var cutoff = 5000.0
+    var resonance: Float = 0.1
+    var filterEnvAmount = 0.0
+    var keyTracking = 0.0
+    var ampShape = EnvelopeShape(attack: 0, decay: 0.3, sustain: 0.8, release: 0.3, sampleRate: 48_000)
+    var filterShape = EnvelopeShape(attack: 0, decay: 0.3, sustain: 0.8, release: 0.3, sampleRate: 48_000)
+    var velocitySensitivity: Float = 0.7
+    var lfoRate = 5.0
+    var lfoToPitch = 0.0
+    var lfoToFilter = 0.0
+    var lfoToAmp: Float = 0
+    var voiceMode = 0
+    var volume: Float = 0.5
+}
+
+/// Render side of the oscillator synth. Everything lives in memory allocated at initialize; the render
+/// path only reads and writes it.
+///
+/// Threads: render thread only. Holds no class references.
+struct OscillatorSynthKernel {
+    static var controlInterval: Int { 16 }
+    static var fadeSlots: Int { 16 }
+    static var fadeFrames: Float { 128 }
+    /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
+    static var parameterCount: Int { 26 }
+
+    let parameters: ParameterKernel
+    let events: MIDIEventList
+    let saw: Wavetable
+    let triangle: Wavetable
+    let sampleRate: Double
+    let polyphony: Int
+    let presetValues: UnsafeMutablePointer<Float>
+    let activeVoices: UnsafeMutablePointer<Atomic<Int>>
+
+    let voices: UnsafeMutablePointer<SynthVoice>
+    let channels: UnsafeMutablePointer<SynthChannel>
+    let controls: UnsafeMutablePointer<SynthControls>
+    /// [sample time, LFO phase, next age, LFO value] kept across slices.
+    let time: UnsafeMutablePointer<Int64>
+    let lfoPhase: UnsafeMutablePointer<Double>
+    let lfoValue: UnsafeMutablePointer<Double>
+    let ageCounter: UnsafeMutablePointer<UInt64>
+    /// Held notes in mono/legato modes, most recent last.
+    let noteStack: UnsafeMutablePointer<UInt8>
+    let noteStackCount: UnsafeMutablePointer<Int>
+
+    init(parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
+         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, activeVoices: UnsafeMutablePointer<Atomic<Int>>) {
+        self.parameters = parameters
+        self.events = events
+        self.saw = saw
+        self.triangle = triangle
+        self.sampleRate = sampleRate
+        self.polyphony = polyphony
+        self.presetValues = presetValues
+        self.activeVoices = activeVoices
+        voices = .allocate(capacity: polyphony + Self.fadeSlots)
+        voices.initialize(repeating: SynthVoice(), count: polyphony + Self.fadeSlots)
+        channels = .allocate(capacity: 16)
+        channels.initialize(repeating: SynthChannel(), count: 16)
+        controls = .allocate(capacity: 1)
+        controls.initialize(to: SynthControls())
+        time = .allocate(capacity: 1)
+        time.initialize(to: 0)
+        lfoPhase = .allocate(capacity: 1)
+        lfoPhase.initialize(to: 0)
+        lfoValue = .allocate(capacity: 1)
+        lfoValue.initialize(to: 0)
+        ageCounter = .allocate(capacity: 1)
+        ageCounter.initialize(to: 0)
+        noteStack = .allocate(capacity: 128)
+        noteStackCount = .allocate(capacity: 1)
+        noteStackCount.initialize(to: 0)
+        readControls()
+    }
+
+    func release() {
+        for pointer in [UnsafeMutableRawPointer(voices), UnsafeMutableRawPointer(channels), UnsafeMutableRawPointer(controls),
+                        UnsafeMutableRawPointer(time), UnsafeMutableRawPointer(lfoPhase), UnsafeMutableRawPointer(lfoValue),
+                        UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
+                        UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues)] {
+            pointer.deallocate()
+        }
+    }
+
+    static let render: KernelRenderFunction = { state, _, flags, timeStamp, _, frameCount, io in
+        state.assumingMemoryBound(to: OscillatorSynthKernel.self).pointee
+            .render(flags: flags, sampleTime: timeStamp.pointee.sampleTime, frameCount: Int(frameCount), io: io)
+    }
+
+    // MARK: Rendering
+
+    @_noAllocation @_noLocks
+    func render(flags: UnsafeMutablePointer<RenderActionFlags>, sampleTime: Int64, frameCount: Int,
+                io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+        let left = io.pointee.floatChannel(0)
+        let right = io.pointee.floatChannel(1)
+        left.update(repeating: 0, count: frameCount)
+        right.update(repeating: 0, count: frameCount)
+        time.pointee = sampleTime
+        events.beginSlice()
+        parameters.beginSlice()
+        var frame = 0
+        while frame < frameCount {
+            parameters.applyEvents(dueAt: frame)
+            while let event = events.popDue(at: frame) { handle(event) }
+            let end = min(events.nextOffset(after: frame, frameCount: frameCount),
+                          parameters.nextEventOffset(after: frame, frameCount: frameCount))
+            renderSegment(from: frame, to: end, left: left, right: right)
+            frame = end
+        }
+        events.endSlice(frameCount: frameCount)
+        parameters.endSlice(frameCount: frameCount)
+        var sounding = 0
+        for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active { sounding += 1 }
+        activeVoices.pointee.store(sounding, ordering: .relaxed)
+        if sounding == 0 { flags.pointee.insert(.outputIsSilence) }
+        return 0
+    }
+
+    /// Renders frames [from, to) of the slice in blocks cut at the absolute control grid.
+    @_noAllocation @_noLocks
+    func renderSegment(from: Int, to: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        var frame = from
+        while frame < to {
+            let absolute = time.pointee + Int64(frame)
+            let intoTick = Int(absolute % Int64(Self.controlInterval))
+            if intoTick == 0 { controlTick() }
+            let end = min(to, frame + Self.controlInterval - intoTick)
+            for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+                renderVoice(voices + index, from: frame, to: end, left: left, right: right)
+            }
+            parameters.advanceAll(by: end - frame)
+            frame = end
+        }
+    }
+
+    /// Once every 16 frames of absolute time: read parameters, advance the LFO, update every voice's pitch,
+    /// filter and gains.
+    @_noAllocation @_noLocks
+    func controlTick() {
+        readControls()
+        lfoPhase.pointee += controls.pointee.lfoRate * Double(Self.controlInterval) / sampleRate
+        if lfoPhase.pointee >= 1 { lfoPhase.pointee -= Double(Int(lfoPhase.pointee)) }
+        lfoValue.pointee = FastMath.sine(lfoPhase.pointee)
+        for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+            updateVoice(voices + index, interpolate: true)
+        }
+    }
+
+    @_noAllocation @_noLocks
+    func readControls() {
+        let p = parameters
+        var c = controls.pointee
+        c.wave1 = Int(p.value(0))
+        c.wave2 = Int(p.value(1))
+        c.osc2Offset = Double(p.value(2)) + Double(p.value(3)) / 100
+        c.mix = p.value(4)
+        c.pulseWidth = Double(p.value(5))
+        c.filterMode = Int(p.value(6))
+        c.cutoff = Double(p.value(7))
+        c.resonance = p.value(8)
+        c.filterEnvAmount = Double(p.value(9))
+        c.keyTracking = Double(p.value(10))
+        let amp = EnvelopeShape(attack: Double(p.value(11)), decay: Double(p.value(12)), sustain: p.value(13),
+                                release: Double(p.value(14)), sampleRate: sampleRate)
+        c.ampShape = amp
+        let filter = EnvelopeShape(attack: Double(p.value(15)), decay: Double(p.value(16)), sustain: p.value(17),
+                                   release: Double(p.value(18)), sampleRate: sampleRate)
+        c.filterShape = filter
+        c.velocitySensitivity = p.value(19)
+        c.lfoRate = Double(p.value(20))
+        c.lfoToPitch = Double(p.value(21))
+        c.lfoToFilter = Double(p.value(22))
+        c.lfoToAmp = p.value(23)
+        c.voiceMode = Int(p.value(24))
+        c.volume = Float(FastMath.exp2(Double(p.value(25)) / 6.020_599_913_279_624))
+        controls.pointee = c
+    }
+
+    /// Pitch, filter and output gains of one voice from the current controls. With `interpolate`, gains glide
+    /// to their new values over the next tick (no zipper noise from CC 7/10/11); a new note jumps.
+    @_noAllocation @_noLocks
+    func updateVoice(_ voice: UnsafeMutablePointer<SynthVoice>, interpolate: Bool) {
+        let c = controls.pointee
+        let channel = channels[Int(voice.pointee.channel)]
+        let depth = Double(channel.modulation) / 127
+        let lfo = lfoValue.pointee
+        let pitch = voice.pointee.pitch + Double(channel.bend) / 8192 * channel.bendRange + lfo * c.lfoToPitch / 100 * depth
+        voice.pointee.increment1 = FastMath.frequency(ofNote: pitch) / sampleRate
+        voice.pointee.band1 = Wavetable.band(forNote: pitch)
+        let pitch2 = pitch + c.osc2Offset
+        voice.pointee.increment2 = FastMath.frequency(ofNote: pitch2) / sampleRate
+        voice.pointee.band2 = Wavetable.band(forNote: pitch2)
+        let octaves = Double(voice.pointee.filterEnvelope.level) * c.filterEnvAmount + c.keyTracking * (pitch - 60) / 12
+            + lfo * c.lfoToFilter * depth
+        voice.pointee.filter.setCoefficients(cutoff: c.cutoff * FastMath.exp2(octaves), resonance: c.resonance, sampleRate: sampleRate)
+        let volume = Float(channel.volume) / 127
+        let expression = Float(channel.expression) / 127
+        let tremolo = 1 - c.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
+        let gain = c.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo
+        // Constant-power pan: θ from 0 (left) to π/2 (right).
+        let angle = Double(max(0, Int(channel.pan) - 1)) / 126 / 4
+        let left = gain * Float(FastMath.sine(angle + 0.25))
+        let right = gain * Float(FastMath.sine(angle))
+        if interpolate {
+            voice.pointee.gainLeftStep = (left - voice.pointee.gainLeft) / Float(Self.controlInterval)
+            voice.pointee.gainRightStep = (right - voice.pointee.gainRight) / Float(Self.controlInterval)
+        } else {
+            voice.pointee.gainLeft = left
+            voice.pointee.gainRight = right
+            voice.pointee.gainLeftStep = 0
+            voice.pointee.gainRightStep = 0
+        }
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    func oscillator(_ wave: Int, phase: Double, band: Int, voice: UnsafeMutablePointer<SynthVoice>, width: Double) -> Float {
+        switch wave {
+        case 0:
+            return saw.sample(band: band, phase: phase)
+        case 1:
+            var shifted = phase + width
+            if shifted >= 1 { shifted -= 1 }
+            return saw.sample(band: band, phase: phase) - saw.sample(band: band, phase: shifted)
+        case 2:
+            return triangle.sample(band: band, phase: phase)
+        case 3:
+            // The top triangle band holds only the fundamental: a sine, scaled back to full level.
+            return triangle.sample(band: WavetableLayout.bandCount - 1, phase: phase) * 1.233_700_550_136_17
+        default:
+            return voice.pointee.noise.next()
+        }
+    }
+
+    @_noAllocation @_noLocks
+    func renderVoice(_ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
+                     left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        let c = controls.pointee
+        var v = voice.pointee
+        for frame in from..<to {
+            let a = oscillator(c.wave1, phase: v.phase1, band: v.band1, voice: &v, width: c.pulseWidth)
+            let b = oscillator(c.wave2, phase: v.phase2, band: v.band2, voice: &v, width: c.pulseWidth)
+            v.phase1 += v.increment1
+            if v.phase1 >= 1 { v.phase1 -= 1 }
+            v.phase2 += v.increment2
+            if v.phase2 >= 1 { v.phase2 -= 1 }
+            let filtered = v.filter.process(a + (b - a) * c.mix, mode: c.filterMode)
+            _ = v.filterEnvelope.next(c.filterShape)
+            var sample = filtered * v.amp.next(c.ampShape)
+            if v.fading {
+                sample *= v.fadeGain
+                v.fadeGain -= v.fadeStep
+                if v.fadeGain <= 0 {
+                    v.active = false
+                    break
+                }
+            }
+            v.gainLeft += v.gainLeftStep
+            v.gainRight += v.gainRightStep
+            left[frame] += sample * v.gainLeft
+            right[frame] += sample * v.gainRight
+            if !v.amp.isActive {
+                v.active = false
+                break
+            }
+        }
+        voice.pointee = v
+    }
+
+    // MARK: MIDI
+
+    @_noAllocation @_noLocks
+    func handle(_ event: MIDIEvent) {
+        let channel = Int(event.status & 0x0F)
+        switch event.status & 0xF0 {
+        case 0x90 where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
+        case 0x80, 0x90: noteOff(event.data1, channel: channel)
+        case 0xB0: controlChange(event.data1, event.data2, channel: channel)
+        case 0xC0: programChange(Int(event.data1))
+        case 0xE0:
+            channels[channel].bend = Int(event.data1) | Int(event.data2) << 7 - 8192
+        default: break  // poly and channel pressure: not mapped
+        }
+    }
+
+    @_noAllocation @_noLocks
+    func noteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
+        let mode = controls.pointee.voiceMode
+        if mode != 0 {
+            monoNoteOn(note, velocity: velocity, channel: channel, legato: mode == 2)
+            return
+        }
+        var chosen = -1
+        // The same key struck again: re-strike it in place.
+        for index in 0..<polyphony where voices[index].active && !voices[index].fading
+            && voices[index].note == note && Int(voices[index].channel) == channel {
+            chosen = index
+            break
+        }
+        if chosen < 0 {
+            for index in 0..<polyphony where !voices[index].active {
+                chosen = index
+                break
+            }
+        }
+        if chosen < 0 { chosen = victim() }
+        if voices[chosen].active { fadeOut(chosen) }
+        start(voices + chosen, note: note, velocity: velocity, channel: channel)
+    }
+
+    /// The voice to steal: released voices before held ones, then the oldest, then the quietest.
+    @_noAllocation @_noLocks
+    func victim() -> Int {
+        var best = 0
+        for index in 1..<polyphony {
+            let a = voices[index]
+            let b = voices[best]
+            if a.released != b.released {
+                if a.released { best = index }
+            } else if a.age != b.age {
+                if a.age < b.age { best = index }
+            } else if a.amp.level < b.amp.level {
+                best = index
+            }
+        }
+        return best
+    }
+
+    /// Moves a sounding voice into a fade slot, where it dies away over 128 frames instead of being cut.
+    @_noAllocation @_noLocks
+    func fadeOut(_ index: Int) {
+        var slot = polyphony
+        for candidate in polyphony..<(polyphony + Self.fadeSlots) where !voices[candidate].active {
+            slot = candidate
+            break
+        }
+        voices[slot] = voices[index]
+        voices[slot].fading = true
+        voices[slot].fadeGain = 1
+        voices[slot].fadeStep = 1 / Self.fadeFrames
+        voices[index].active = false
+    }
+
+    @_noAllocation @_noLocks
+    func start(_ voice: UnsafeMutablePointer<SynthVoice>, note: UInt8, velocity: UInt8, channel: Int) {
+        ageCounter.pointee += 1
+        var v = SynthVoice()
+        v.active = true
+        v.note = note
+        v.channel = UInt8(channel)
+        v.velocity = velocity
+        v.age = ageCounter.pointee
+        v.pitch = Double(note)
+        // Start a quarter period in, where every waveform is non-zero (a band-limited saw is exactly 0 at
+        // phase 0): the note is audible from its first frame.
+        v.phase1 = 0.25
+        v.phase2 = 0.25
+        let sensitivity = controls.pointee.velocitySensitivity
+        let normalized = Float(velocity) / 127
+        v.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
+        v.noise = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_654_435_761) | 1)
+        v.amp.start()
+        v.filterEnvelope.start()
+        voice.pointee = v
+        updateVoice(voice, interpolate: false)
+    }
+
+    @_noAllocation @_noLocks
+    func monoNoteOn(_ note: UInt8, velocity: UInt8, channel: Int, legato: Bool) {
+        removeFromStack(note)
+        if noteStackCount.pointee < 128 {
+            noteStack[noteStackCount.pointee] = note
+            noteStackCount.pointee += 1
+        }
+        let voice = voices
+        if voice.pointee.active && !voice.pointee.fading && !voice.pointee.released {
+            voice.pointee.note = note
+            voice.pointee.pitch = Double(note)
+            voice.pointee.channel = UInt8(channel)
+            if !legato {
+                // Mono: restart the envelopes from where they are (no click), keep the oscillators running.
+                voice.pointee.amp.start()
+                voice.pointee.filterEnvelope.start()
+                let sensitivity = controls.pointee.velocitySensitivity
+                let normalized = Float(velocity) / 127
+                voice.pointee.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
+            }
+            updateVoice(voice, interpolate: true)
+            return
+        }
+        if voice.pointee.active { fadeOut(0) }
+        start(voice, note: note, velocity: velocity, channel: channel)
+    }
+
+    @_noAllocation @_noLocks
+    func removeFromStack(_ note: UInt8) {
+        var write = 0
+        for read in 0..<noteStackCount.pointee where noteStack[read] != note {
+            noteStack[write] = noteStack[read]
+            write += 1
+        }
+        noteStackCount.pointee = write
+    }
+
+    @_noAllocation @_noLocks
+    func noteOff(_ note: UInt8, channel: Int) {
+        if controls.pointee.voiceMode != 0 {
+            removeFromStack(note)
+            let voice = voices
+            guard voice.pointee.active, !voice.pointee.fading, voice.pointee.note == note else { return }
+            if noteStackCount.pointee > 0 {
+                // Fall back to the most recent key still held, legato.
+                let previous = noteStack[noteStackCount.pointee - 1]
+                voice.pointee.note = previous
+                voice.pointee.pitch = Double(previous)
+                updateVoice(voice, interpolate: true)
+            } else if channels[channel].sustain {
+                voice.pointee.sustained = true
+            } else {
+                voice.pointee.released = true
+                voice.pointee.amp.release()
+                voice.pointee.filterEnvelope.release()
+            }
+            return
+        }
+        for index in 0..<polyphony where voices[index].active && !voices[index].fading && !voices[index].released
+            && voices[index].note == note && Int(voices[index].channel) == channel {
+            if channels[channel].sustain {
+                voices[index].sustained = true
+            } else {
+                releaseVoice(index)
+            }
+        }
+    }
+
+    @_noAllocation @_noLocks
+    func releaseVoice(_ index: Int) {
+        voices[index].released = true
+        voices[index].sustained = false
+        voices[index].amp.release()
+        voices[index].filterEnvelope.release()
+    }
+
+    @_noAllocation @_noLocks
+    func controlChange(_ controller: UInt8, _ value: UInt8, channel: Int) {
+        if let change = channels[channel].numbers.handle(controller: controller, value: value) {
+            if change.isRegistered && change.parameter == 0 {
+                // RPN 0, pitch-bend sensitivity: MSB semitones, LSB cents.
+                channels[channel].bendRange = Double(change.value >> 7) + Double(change.value & 0x7F) / 100
+            }
+            return
+        }
+        switch controller {
+        case 1: channels[channel].modulation = value
+        case 7: channels[channel].volume = value
+        case 10: channels[channel].pan = value
+        case 11: channels[channel].expression = value
+        case 64:
+            let down = value >= 64
+            channels[channel].sustain = down
+            if !down {
+                for index in 0..<(polyphony) where voices[index].active && voices[index].sustained
+                    && Int(voices[index].channel) == channel {
+                    releaseVoice(index)
+                }
+            }
+        case 120:  // all sound off: fade everything on the channel now
+            for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active && Int(voices[index].channel) == channel {
+                if !voices[index].fading {
+                    voices[index].fading = true
+                    voices[index].fadeGain = 1
+                    voices[index].fadeStep = 1 / Self.fadeFrames
+                }
+            }
+            noteStackCount.pointee = 0
+        case 121:  // reset all controllers
+            let range = channels[channel].bendRange
+            channels[channel] = SynthChannel()
+            channels[channel].bendRange = range
+            for index in 0..<polyphony where voices[index].active && voices[index].sustained && Int(voices[index].channel) == channel {
+                releaseVoice(index)
+            }
+        case 123, 124, 125, 126, 127:  // all notes off (and the mode messages that imply it)
+            for index in 0..<polyphony where voices[index].active && !voices[index].fading && Int(voices[index].channel) == channel {
+                releaseVoice(index)
+            }
+            noteStackCount.pointee = 0
+        default:
+            break
+        }
+    }
+
+    /// Program change: loads factory preset `program` into the parameters, here on the render thread.
+    @_noAllocation @_noLocks
+    func programChange(_ program: Int) {
+        let base = presetValues + program * Self.parameterCount
+        guard !base[0].isNaN else { return }  // no preset with that number
+        for slot in 0..<Self.parameterCount { parameters.setFromRender(slot, base[slot]) }
+        readControls()
+    }
+}

@@ -1,0 +1,187 @@
+import AulosCore
+import AulosDSP
+import AulosMIDI
+import Synchronization
+
+/// Aulos's own subtractive synthesizer (`aumu/osyn/Auls`): two band-limited oscillators (saw, pulse with
+/// width, triangle, sine, noise) with detune and mix, a resonant multimode filter with envelope amount and
+/// key tracking, amp and filter ADSR, velocity sensitivity, an LFO to pitch/filter/amp scaled by the mod
+/// wheel, pitch bend with an RPN 0 range, sustain, volume, expression and pan per MIDI channel, and poly,
+/// mono and legato modes.
+///
+/// Timing: notes are sample-exact (a note-on at offset k sounds from frame k). Controllers, bends and
+/// parameter changes take effect on a 16-frame control grid aligned to absolute sample time, so output is
+/// bit-identical whatever the slice size.
+///
+/// Threads: control side as for every unit; `OscillatorSynthKernel` runs on the render thread.
+public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Sendable {
+    public static let componentDescription = ComponentDescription(type: .musicDevice, subtype: "osyn", manufacturer: .aulos)
+
+    /// Voices (a property, since it sizes the voice table): settable while uninitialized, 1…4096.
+    public static let polyphonyProperty = PropertyID(rawValue: 64001)
+    /// Voices sounding now (read-only, readable while rendering).
+    public static let activeVoicesProperty = PropertyID(rawValue: 64002)
+
+    public enum Parameter: UInt32, CaseIterable, Sendable {
+        case osc1Waveform, osc2Waveform, osc2Coarse, osc2Fine, oscMix, pulseWidth
+        case filterMode, cutoff, resonance, filterEnvAmount, keyTracking
+        case ampAttack, ampDecay, ampSustain, ampRelease
+        case filterAttack, filterDecay, filterSustain, filterRelease
+        case velocitySensitivity, lfoRate, lfoToPitch, lfoToFilter, lfoToAmp, voiceMode, volume
+
+        public var id: ParameterID { ParameterID(rawValue) }
+
+        /// The key used in preset files: the case name.
+        public var key: String { String(describing: self) }
+
+        public init?(key: String) {
+            guard let match = Self.allCases.first(where: { $0.key == key }) else { return nil }
+            self = match
+        }
+
+        public static let waveforms = ["saw", "pulse", "triangle", "sine", "noise"]
+
+        public var info: ParameterInfo {
+            switch self {
+            case .osc1Waveform: .init(id: id, name: "Osc 1 Waveform", unit: .indexed, range: 0...4, defaultValue: 0, valueNames: Self.waveforms)
+            case .osc2Waveform: .init(id: id, name: "Osc 2 Waveform", unit: .indexed, range: 0...4, defaultValue: 0, valueNames: Self.waveforms)
+            case .osc2Coarse: .init(id: id, name: "Osc 2 Coarse", unit: .generic, range: -24...24, defaultValue: 0)
+            case .osc2Fine: .init(id: id, name: "Osc 2 Fine", unit: .cents, range: -100...100, defaultValue: 7)
+            case .oscMix: .init(id: id, name: "Osc Mix", unit: .generic, range: 0...1, defaultValue: 0.5)
+            case .pulseWidth: .init(id: id, name: "Pulse Width", unit: .generic, range: 0.05...0.95, defaultValue: 0.5)
+            case .filterMode: .init(id: id, name: "Filter Mode", unit: .indexed, range: 0...3, defaultValue: 0,
+                                    valueNames: ["lowpass", "highpass", "bandpass", "notch"])
+            case .cutoff: .init(id: id, name: "Cutoff", unit: .hertz, range: 20...20_000, defaultValue: 5000)
+            case .resonance: .init(id: id, name: "Resonance", unit: .generic, range: 0...1, defaultValue: 0.1)
+            case .filterEnvAmount: .init(id: id, name: "Filter Env Amount", unit: .generic, range: -8...8, defaultValue: 0)
+            case .keyTracking: .init(id: id, name: "Key Tracking", unit: .generic, range: 0...1, defaultValue: 0.5)
+            case .ampAttack: .init(id: id, name: "Amp Attack", unit: .seconds, range: 0...10, defaultValue: 0.005)
+            case .ampDecay: .init(id: id, name: "Amp Decay", unit: .seconds, range: 0.001...10, defaultValue: 0.3)
+            case .ampSustain: .init(id: id, name: "Amp Sustain", unit: .generic, range: 0...1, defaultValue: 0.8)
+            case .ampRelease: .init(id: id, name: "Amp Release", unit: .seconds, range: 0.001...10, defaultValue: 0.3)
+            case .filterAttack: .init(id: id, name: "Filter Attack", unit: .seconds, range: 0...10, defaultValue: 0.01)
+            case .filterDecay: .init(id: id, name: "Filter Decay", unit: .seconds, range: 0.001...10, defaultValue: 0.4)
+            case .filterSustain: .init(id: id, name: "Filter Sustain", unit: .generic, range: 0...1, defaultValue: 0.5)
+            case .filterRelease: .init(id: id, name: "Filter Release", unit: .seconds, range: 0.001...10, defaultValue: 0.4)
+            case .velocitySensitivity: .init(id: id, name: "Velocity Sensitivity", unit: .generic, range: 0...1, defaultValue: 0.7)
+            case .lfoRate: .init(id: id, name: "LFO Rate", unit: .hertz, range: 0.01...20, defaultValue: 5)
+            case .lfoToPitch: .init(id: id, name: "LFO to Pitch", unit: .cents, range: 0...100, defaultValue: 20)
+            case .lfoToFilter: .init(id: id, name: "LFO to Filter", unit: .generic, range: 0...4, defaultValue: 0)
+            case .lfoToAmp: .init(id: id, name: "LFO to Amp", unit: .generic, range: 0...1, defaultValue: 0)
+            case .voiceMode: .init(id: id, name: "Voice Mode", unit: .indexed, range: 0...2, defaultValue: 0,
+                                   valueNames: ["poly", "mono", "legato"])
+            case .volume: .init(id: id, name: "Volume", unit: .decibels, range: -60...6, defaultValue: -6)
+            }
+        }
+    }
+
+    public let midiInput = MIDIEventQueue(capacity: 2048)
+    public private(set) var polyphony: UInt32 = 32
+    public let presets: [SynthPreset]
+    private var selectedPreset: Preset?
+    private let activeVoices = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
+
+    public init(presets: [SynthPreset] = SynthPresetLibrary.factory) {
+        self.presets = presets
+        activeVoices.initialize(to: Atomic(0))
+        super.init(description: Self.componentDescription, name: "Aulos: Oscillator Synth", inputs: 0, outputs: 1,
+                   parameters: Parameter.allCases.map(\.info))
+    }
+
+    deinit {
+        activeVoices.deinitialize(count: 1)
+        activeVoices.deallocate()
+    }
+
+    public var activeVoiceCount: Int { activeVoices.pointee.load(ordering: .relaxed) }
+
+    // MARK: Presets
+
+    public override var factoryPresets: [Preset] { presets.map { Preset(number: Int32($0.program), name: $0.name) } }
+    public override var currentPreset: Preset? { selectedPreset }
+
+    public override func applyPreset(_ preset: Preset) throws(AudioUnitError) {
+        guard let match = presets.first(where: { $0.program == Int(preset.number) }) else {
+            throw AudioUnitError(.invalidPropertyValue, "\(name) has no preset \(preset.number)")
+        }
+        for (parameter, value) in zip(Parameter.allCases, match.orderedValues) {
+            try setParameter(parameter.id, value: value)
+        }
+        selectedPreset = Preset(number: Int32(match.program), name: match.name)
+    }
+
+    /// Selects a factory preset by name (case-insensitive) or program number.
+    public func selectPreset(_ nameOrNumber: String) throws(AudioUnitError) {
+        let match = presets.first { $0.name.lowercased() == nameOrNumber.lowercased() }
+            ?? Int(nameOrNumber).flatMap { number in presets.first { $0.program == number } }
+        guard let match else {
+            let names = presets.map(\.name).joined(separator: ", ")
+            throw AudioUnitError(.invalidPropertyValue, "no synth preset '\(nameOrNumber)' (presets: \(names))")
+        }
+        try set(.presentPreset, Preset(number: Int32(match.program), name: match.name))
+    }
+
+    // MARK: Properties
+
+    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
+        switch id {
+        case Self.polyphonyProperty:
+            try requireScope(id, scope, element, [.global])
+            return PropertyInfo(dataSize: 4, isWritable: true)
+        case Self.activeVoicesProperty:
+            try requireScope(id, scope, element, [.global])
+            return PropertyInfo(dataSize: 4, isWritable: false)
+        default:
+            return nil
+        }
+    }
+
+    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? {
+        switch id {
+        case Self.polyphonyProperty: polyphony
+        case Self.activeVoicesProperty: UInt32(activeVoiceCount)
+        default: nil
+        }
+    }
+
+    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+        guard id == Self.polyphonyProperty else { return false }
+        guard let voices = value as? UInt32, (1...4096).contains(voices) else {
+            throw AudioUnitError(.invalidPropertyValue, "polyphony must be a UInt32 in 1…4096")
+        }
+        polyphony = voices
+        return true
+    }
+
+    public func sysEx(_ data: [UInt8]) throws(AudioUnitError) {
+        // GM System On / GS / XG resets: silence and reset controllers on every channel.
+        let gmOn: [UInt8] = [0x7E, 0x7F, 0x09, 0x01]
+        guard data.count >= 4, Array(data.prefix(4)) == gmOn || data.first == 0x41 || data.first == 0x43 else { return }
+        for channel in UInt8(0)..<16 {
+            try midiEvent(status: 0xB0 | channel, data1: 120, data2: 0)
+            try midiEvent(status: 0xB0 | channel, data1: 121, data2: 0)
+        }
+    }
+
+    // MARK: Kernel
+
+    public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
+        let format = outputFormat(0)
+        guard format.channelsPerFrame == 2 else {
+            throw AudioUnitError(.formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
+        }
+        let tables = WavetableSet(sampleRate: format.sampleRate)
+        retainForKernel(tables)
+        let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, 128 * Parameter.allCases.count))
+        presetValues.initialize(repeating: .nan, count: 128 * Parameter.allCases.count)
+        for preset in presets {
+            for (index, value) in preset.orderedValues.enumerated() {
+                presetValues[preset.program * Parameter.allCases.count + index] = value
+            }
+        }
+        let kernel = OscillatorSynthKernel(
+            parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
+            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues, activeVoices: activeVoices)
+        return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }
+    }
+}

@@ -1,0 +1,137 @@
+import AulosCore
+import Foundation
+
+/// A named set of oscillator-synth parameter values, selectable by program number or name. Factory presets
+/// are JSON files in `presets/synth/` (see presets/README.md):
+/// `{"name": "Warm Pad", "program": 0, "parameters": {"cutoff": 1200, "osc1Waveform": "saw", …}}`.
+public struct SynthPreset: Sendable, Equatable {
+    public var name: String
+    public var program: Int
+    public var values: [ParameterID: Float]
+
+    public init(name: String, program: Int, values: [ParameterID: Float]) {
+        self.name = name
+        self.program = program
+        self.values = values
+    }
+
+    /// The file as JSON: a value is a number or, for indexed parameters, one of its value names.
+    private struct File: Decodable {
+        enum Value: Decodable {
+            case number(Double)
+            case name(String)
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let number = try? container.decode(Double.self) {
+                    self = .number(number)
+                } else {
+                    self = .name(try container.decode(String.self))
+                }
+            }
+        }
+        var name: String
+        var program: Int
+        var parameters: [String: Value]
+    }
+
+    /// Reads one preset file; every problem names the file and the key.
+    public init(file path: String) throws(AudioUnitError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AudioUnitError(.invalidFile, "\(path): cannot read the preset file")
+        }
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: data)
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw AudioUnitError(.invalidFile, "\(path): missing \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw AudioUnitError(.invalidFile, "\(path): \"\(key)\" must be a number or a name")
+        } catch {
+            throw AudioUnitError(.invalidFile, "\(path): not a JSON preset object")
+        }
+        guard !file.name.isEmpty else { throw AudioUnitError(.invalidFile, "\(path): empty \"name\"") }
+        guard (0...127).contains(file.program) else {
+            throw AudioUnitError(.invalidFile, "\(path): \"program\" must be 0…127")
+        }
+        var values: [ParameterID: Float] = [:]
+        for (key, raw) in file.parameters {
+            guard let parameter = OscillatorSynthUnit.Parameter(key: key) else {
+                throw AudioUnitError(.invalidFile, "\(path): unknown parameter \"\(key)\"")
+            }
+            let info = parameter.info
+            let value: Float
+            switch raw {
+            case .name(let text):
+                guard let index = info.valueNames.firstIndex(of: text.lowercased()) else {
+                    let expected = info.valueNames.isEmpty ? "a number" : "one of \(info.valueNames.joined(separator: ", "))"
+                    throw AudioUnitError(.invalidFile, "\(path): \"\(key)\" is \"\(text)\", expected \(expected)")
+                }
+                value = Float(index)
+            case .number(let number):
+                value = Float(number)
+            }
+            guard value.isFinite, value >= info.minValue, value <= info.maxValue else {
+                throw AudioUnitError(.invalidFile, "\(path): \"\(key)\" = \(value) is outside \(info.minValue)…\(info.maxValue)")
+            }
+            values[info.id] = value
+        }
+        self.init(name: file.name, program: file.program, values: values)
+    }
+
+    /// The full value list, in parameter order, with defaults for what the preset leaves out.
+    var orderedValues: [Float] {
+        OscillatorSynthUnit.Parameter.allCases.map { values[$0.id] ?? $0.info.defaultValue }
+    }
+}
+
+/// Finds and loads the factory presets.
+///
+/// Search order: `$AULOS_PRESETS` (directories separated by ':'), `<executable>/../share/aulos/presets`,
+/// `/usr/local/share/aulos/presets`, `/usr/share/aulos/presets`, and the source tree's `presets/` (so a
+/// checkout works without installing). The first directory holding `synth/*.json` wins.
+public enum SynthPresetLibrary {
+    public static var searchPaths: [String] {
+        var paths: [String] = []
+        if let env = ProcessInfo.processInfo.environment["AULOS_PRESETS"] {
+            paths += env.split(separator: ":").map(String.init)
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        paths.append(executable.deletingLastPathComponent().appendingPathComponent("../share/aulos/presets").standardized.path)
+        paths += ["/usr/local/share/aulos/presets", "/usr/share/aulos/presets"]
+        let source = URL(fileURLWithPath: #filePath)
+        paths.append(source.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("presets").path)
+        return paths
+    }
+
+    /// The factory presets, loaded once. A broken file is reported on stderr once and skipped, so one bad
+    /// file cannot take the instrument down; `load(from:)` reports it as an error instead.
+    public static let factory: [SynthPreset] = {
+        for directory in searchPaths {
+            let folder = directory + "/synth"
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder),
+                  names.contains(where: { $0.hasSuffix(".json") }) else { continue }
+            var presets: [SynthPreset] = []
+            for name in names.sorted() where name.hasSuffix(".json") {
+                do {
+                    presets.append(try SynthPreset(file: folder + "/" + name))
+                } catch {
+                    FileHandle.standardError.write(Data("aulos: warning: skipping preset: \(error)\n".utf8))
+                }
+            }
+            return presets.sorted { $0.program < $1.program }
+        }
+        return []
+    }()
+
+    /// Loads every preset in a directory, failing on the first broken file.
+    public static func load(from folder: String) throws(AudioUnitError) -> [SynthPreset] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
+            throw AudioUnitError(.invalidFile, "\(folder): cannot read the directory")
+        }
+        var presets: [SynthPreset] = []
+        for name in names.sorted() where name.hasSuffix(".json") { presets.append(try SynthPreset(file: folder + "/" + name)) }
+        return presets.sorted { $0.program < $1.program }
+    }
+}
