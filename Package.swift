@@ -29,12 +29,13 @@ let package = Package(
         .target(name: "AulosDSP", path: "Sources/AulosDSP"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
         .target(name: "AulosGraph", dependencies: ["AulosCore"], path: "Sources/AulosGraph"),
+        .target(name: "AulosSoundFont", dependencies: ["AulosDSP"], path: "Sources/AulosSoundFont"),
         .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
         .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosDSP"], path: "Sources/AulosUnits"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
-            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile"],
+            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont"],
             path: "Sources/AulosHost"),
         .executableTarget(
             name: "aulos",

@@ -2,6 +2,7 @@ import ArgumentParser
 import AulosAudioFile
 import AulosCore
 import AulosHost
+import AulosSoundFont
 import AulosUnits
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ struct Aulos: ParsableCommand {
         commandName: "aulos",
         abstract: "A real-time MIDI synthesizer and instrument host for Linux, on Core Audio's audio-unit model.",
         version: version,
-        subcommands: [Units.self, Graph.self, Render.self])
+        subcommands: [Units.self, Graph.self, Render.self, SoundFont.self])
 }
 
 /// Options shared by commands that build the default rig.
@@ -126,6 +127,28 @@ extension Aulos {
             let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
             let speed = wall > 0 ? "\(Int(seconds / wall))× real time" : "instant"
             print("wrote \(output): \(frames) frames (\(seconds.formatted2) s), \(fileFormat.compactDescription), \(rig.slice)-frame slices, \(speed)")
+        }
+    }
+}
+
+extension Aulos {
+    struct SoundFont: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "soundfont",
+            abstract: "Write the project's own General-MIDI-style SoundFont (synthesised, deterministic).")
+
+        @Option(name: .shortAndLong, help: "Output .sf2 file.")
+        var output: String = "soundfonts/" + AulosGMSoundFont.fileName
+
+        func run() throws {
+            let bytes = AulosGMSoundFont.make().encode()
+            guard let file = fopen(output, "wb") else {
+                throw AudioUnitError(.invalidFile, "cannot write \(output)")
+            }
+            let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
+            guard written == bytes.count else { throw AudioUnitError(.invalidFile, "writing \(output) failed") }
+            print("wrote \(output): \(bytes.count) bytes")
         }
     }
 }
