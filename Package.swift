@@ -12,7 +12,7 @@ let package = Package(
         .executable(name: "aulos", targets: ["aulos"]),
         .library(name: "AulosHost", targets: ["AulosHost"]),
         // The engine layers, for the benchmark package and for hosts embedding Aulos.
-        .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits"]),
+        .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -21,6 +21,9 @@ let package = Package(
         // The render ABI as C declarations (Core Audio's CoreAudioTypes.h analogue): C-convention
         // callbacks can only carry C-representable types, so the time stamp, buffer list and flags live here.
         .target(name: "CAulosRender", path: "Sources/CAulosRender"),
+        .systemLibrary(
+            name: "CFluidSynth", path: "Sources/CFluidSynth", pkgConfig: "fluidsynth",
+            providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
@@ -32,10 +35,13 @@ let package = Package(
         .target(name: "AulosSoundFont", dependencies: ["AulosDSP"], path: "Sources/AulosSoundFont"),
         .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
         .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosDSP"], path: "Sources/AulosUnits"),
+        .target(
+            name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CFluidSynth"],
+            path: "Sources/AulosFluid"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
-            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont"],
+            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont", "AulosFluid"],
             path: "Sources/AulosHost"),
         .executableTarget(
             name: "aulos",
@@ -64,7 +70,8 @@ let package = Package(
         .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
         .testTarget(
             name: "AulosInstrumentTests",
-            dependencies: ["AulosUnits", "AulosMIDI", "AulosGraph", "AulosCore", "AulosDSP", "CAllocationCounter"],
+            dependencies: ["AulosUnits", "AulosMIDI", "AulosGraph", "AulosCore", "AulosDSP", "AulosFluid", "AulosSoundFont",
+                           "CFluidSynth", "CAllocationCounter"],
             path: "Tests/AulosInstrumentTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]

@@ -19,8 +19,8 @@ final class InstrumentRig {
     var time: Int64 = 0
 
     init(_ description: ComponentDescription, maximumFrames: UInt32 = 4096, sampleRate: Double = 48_000,
-         configure: (AudioUnit) throws -> Void = { _ in }) throws {
-        graph = AudioGraph(registry: BuiltInUnits.registry())
+         registry: ComponentRegistry = BuiltInUnits.registry(), configure: (AudioUnit) throws -> Void = { _ in }) throws {
+        graph = AudioGraph(registry: registry)
         let output = try graph.addNode(GenericOutputUnit.componentDescription)
         let node = try graph.addNode(description)
         graph.open()
