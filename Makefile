@@ -1,7 +1,7 @@
 # Aulos: the two commands a newcomer needs are `make demo` and `make test`; both install missing
 # system packages first (scripts/setup.sh). Slow suites have their own targets.
 SWIFT ?= swift
-DEMO_FILE ?= demo.wav
+DEMO_DIR ?= .
 
 .PHONY: all setup build test tsan demo bench clean
 
@@ -24,15 +24,22 @@ tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests'
 
-## Renders the built-in demo rig offline to $(DEMO_FILE) and prints its graph.
+## Renders the built-in demo piece offline on both instruments (the oscillator synth and the FluidSynth
+## sampler with the bundled SoundFont) and plays the result where a sound device and aplay exist.
 demo: setup
 	$(SWIFT) build -c release --product aulos
-	.build/release/aulos graph
-	.build/release/aulos render --output $(DEMO_FILE)
+	.build/release/aulos graph --instrument sampler
+	.build/release/aulos render --instrument synth --output $(DEMO_DIR)/demo-synth.wav
+	.build/release/aulos render --instrument sampler --output $(DEMO_DIR)/demo-sampler.wav
+	@if [ -e /dev/snd/pcmC0D0p ] && command -v aplay >/dev/null 2>&1; then \
+		aplay -q $(DEMO_DIR)/demo-sampler.wav $(DEMO_DIR)/demo-synth.wav; \
+	else \
+		echo "demo: no sound device here; open demo-synth.wav and demo-sampler.wav in any player"; \
+	fi
 
 ## Graph-overhead benchmark against a C reference (own package: ~4 minutes to build the first time).
 bench: setup
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown
 
 clean:
-	rm -rf .build .build-tsan Benchmarks/.build $(DEMO_FILE)
+	rm -rf .build .build-tsan Benchmarks/.build demo-synth.wav demo-sampler.wav

@@ -51,6 +51,8 @@ public final class AudioFileWriter {
         guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw AudioUnitError(.invalidFile, "cannot write \(path): \(String(cString: sf_strerror(nil)))")
         }
+        // No PEAK chunk: it carries a time stamp, and renders must be byte-for-byte repeatable.
+        sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         self.path = path
         self.format = format
         self.type = type

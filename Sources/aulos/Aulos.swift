@@ -67,67 +67,139 @@ extension Aulos {
     }
 
     struct Graph: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the default rig's processing graph (like CAShow).")
+        static let configuration = CommandConfiguration(abstract: "Print the playback rig's processing graph (like CAShow).")
 
         @OptionGroup var rig: RigOptions
 
+        @Option(help: "Instrument: synth or sampler.")
+        var instrument: InstrumentChoice = .synth
+
         func run() throws {
-            let demo = try DemoRig(sampleRate: rig.sampleRate, maximumFramesPerSlice: rig.slice)
-            print(demo.graph.dump())
+            var options = RenderOptions(output: "/dev/null")
+            options.instrument = instrument
+            options.sampleRate = rig.sampleRate
+            options.slice = rig.slice
+            let playback = try PlaybackRig(options)
+            defer { playback.close() }
+            print(playback.graph.dump())
         }
     }
 
     struct Render: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Render the built-in demo offline to a WAV or FLAC file.",
-            discussion: "The file type comes from the extension (.wav or .flac). Rendering is faster than real time and bit-for-bit repeatable.")
+            abstract: "Render a MIDI file or score offline to WAV or FLAC (the built-in demo piece without INPUT).",
+            discussion: """
+                INPUT is a Standard MIDI File (type 0 or 1) or a score (docs/score.md). The output type comes \
+                from its extension (.wav or .flac). Rendering is faster than real time and deterministic: the \
+                same input and options give the same bytes. With --instrument synth, channel 10 (GM drums) \
+                and program changes are skipped: the synth plays one preset (--preset or --program).
+                """)
 
-        @Option(name: .shortAndLong, help: "Output file (.wav or .flac).")
-        var output: String = "demo.wav"
+        @Argument(help: "A .mid file or a score; omit for the built-in demo piece.")
+        var input: String?
 
-        @Option(help: "Sample format: int16, int24 or float32 (FLAC: int16 or int24).")
-        var sampleFormat: String = "int16"
+        @Option(name: .shortAndLong, help: "Output file (.wav or .flac). Default: INPUT with .wav, or demo.wav.")
+        var output: String?
 
-        @Option(help: "Seconds to render (default: the whole demo).")
-        var seconds: Double?
+        @Option(help: "Instrument: synth or sampler.")
+        var instrument: InstrumentChoice = .synth
+
+        @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
+        var soundfont: String?
+
+        @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
+        var program: Int?
+
+        @Option(help: "Synth preset by name (see presets/synth).")
+        var preset: String?
+
+        @Option(help: "Sample format: float, s16 or s24 (FLAC: s16 or s24).")
+        var format: String = "s16"
+
+        @Option(help: "Seconds rendered after the last event (release tails).")
+        var tail: Double = 1.5
 
         @OptionGroup var rig: RigOptions
 
         func validate() throws {
-            guard AudioFileType(path: output) != nil else {
+            if let output, AudioFileType(path: output) == nil {
                 throw ValidationError("--output must end in .wav or .flac, not '\(output)'")
             }
-            guard let sample = SampleFormat(name: sampleFormat), sample != .int32 else {
-                throw ValidationError("--sample-format must be int16, int24 or float32, not '\(sampleFormat)'")
+            guard sampleFormat != nil else {
+                throw ValidationError("--format must be float, s16 or s24, not '\(format)'")
             }
-            if let seconds, !(seconds > 0 && seconds <= 3600) {
-                throw ValidationError("--seconds must be between 0 and 3600, not \(seconds)")
+            if let program, !(0...127).contains(program) {
+                throw ValidationError("--program must be 0…127, not \(program)")
+            }
+            guard tail >= 0, tail <= 60 else { throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)") }
+            if soundfont != nil && instrument != .sampler {
+                throw ValidationError("--soundfont goes with --instrument sampler")
             }
         }
 
-        func run() throws {
-            let sample = SampleFormat(name: sampleFormat)!
-            let fileFormat = StreamFormat(sample: sample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
-            let demo = try DemoRig(sampleRate: rig.sampleRate, maximumFramesPerSlice: rig.slice, outputFormat: fileFormat)
-            let writer = try AudioFileWriter(path: output, format: fileFormat)
-            let renderer = try OfflineRenderer(graph: demo.graph, sliceFrames: rig.slice)
-            let frames = Int64(((seconds ?? DemoRig.duration) * rig.sampleRate).rounded())
-            let started = ContinuousClock.now
-            do {
-                try renderer.render(frameCount: frames, to: writer) { start, count in
-                    try demo.scheduleMelody(sliceStart: start, frames: count)
-                }
-                try writer.close()
-            } catch {
-                unlink(output)
-                throw error
+        var sampleFormat: SampleFormat? {
+            switch format.lowercased() {
+            case "float", "f32", "float32": .float32
+            case "s16", "int16", "16": .int16
+            case "s24", "int24", "24": .int24
+            default: nil
             }
+        }
+
+        var outputPath: String {
+            if let output { return output }
+            guard let input else { return "demo.wav" }
+            let name = input.split(separator: "/").last.map(String.init) ?? input
+            let stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
+            return stem + ".wav"
+        }
+
+        func run() throws {
+            var options = RenderOptions(output: outputPath)
+            options.input = input
+            options.instrument = instrument
+            options.soundFont = soundfont
+            options.program = program
+            options.preset = preset
+            options.sampleRate = rig.sampleRate
+            options.slice = rig.slice
+            options.tail = tail
+            options.sample = sampleFormat!
+            let bar = ProgressBar()
+            let started = ContinuousClock.now
+            let summary = try ScriptedRender.run(options) { bar.update($0) }
+            bar.finish()
             let elapsed = ContinuousClock.now - started
-            let seconds = Double(frames) / rig.sampleRate
+            let seconds = Double(summary.frames) / rig.sampleRate
             let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
             let speed = wall > 0 ? "\(Int(seconds / wall))× real time" : "instant"
-            print("wrote \(output): \(frames) frames (\(seconds.formatted2) s), \(fileFormat.compactDescription), \(rig.slice)-frame slices, \(speed)")
+            var line = "wrote \(options.output): \(summary.frames) frames (\(seconds.formatted2) s), \(summary.events) events, "
+            line += "\(summary.instrumentDescription), \(summary.format.compactDescription), \(rig.slice)-frame slices, \(speed)"
+            if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
+            print(line)
         }
+    }
+}
+
+extension InstrumentChoice: ExpressibleByArgument {}
+
+/// A one-line progress bar on standard error, shown only when standard error is a terminal.
+final class ProgressBar {
+    private let enabled = isatty(2) == 1
+    private var shown = -1
+
+    func update(_ fraction: Double) {
+        guard enabled else { return }
+        let percent = Int(min(1, max(0, fraction)) * 100)
+        guard percent != shown else { return }
+        shown = percent
+        let filled = percent * 30 / 100
+        printError("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] \(percent)%", newline: false)
+    }
+
+    func finish() {
+        guard enabled, shown >= 0 else { return }
+        printError("\r" + String(repeating: " ", count: 40) + "\r", newline: false)
     }
 }
 

@@ -28,8 +28,8 @@ func runAulos() -> Never {
 }
 
 /// One line on standard error (unbuffered write(2): no shared C stream state to race on).
-func printError(_ line: String) {
-    let text = line + "\n"
+func printError(_ line: String, newline: Bool = true) {
+    let text = line + (newline ? "\n" : "")
     _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }
 

@@ -55,17 +55,22 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         let result = try runAulos(["graph", "--slice", "128"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("'auou' 'genr' 'appl'"))
-        #expect(result.stdout.contains("node 2 output 0 => node 3 input 0"))
+        #expect(result.stdout.contains("'aumu' 'osyn' 'Auls'"))
+        #expect(result.stdout.contains("node 2 output 0 => node 1 input 0"))
         #expect(result.stdout.contains("128 max frames"))
+        #expect(result.stdout.contains("Render Notifications: 1"))
+        let sampler = try runAulos(["graph", "--instrument", "sampler"])
+        #expect(sampler.stdout.contains("'aumu' 'fsmp' 'Auls'"))
     }
 
     @Test func renderWritesAFile() throws {
         let path = NSTemporaryDirectory() + "aulos-cli-\(UUID().uuidString).flac"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try runAulos(["render", "-o", path, "--seconds", "0.5", "--sample-format", "int24"])
+        let result = try runAulos(["render", "-o", path, "--format", "s24", "--instrument", "sampler"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("24000 frames"))
+        #expect(result.stdout.contains("sampler (AulosGM.sf2)"))
         #expect(FileManager.default.fileExists(atPath: path))
+        #expect(result.stderr.isEmpty)  // no progress bar when stderr is not a terminal
     }
 
     /// Bad input: one clear line on stderr, a non-zero exit, nothing on stdout, no file left behind.
@@ -73,13 +78,19 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         BadInvocation(["render", "--slice", "0"], 64),
         BadInvocation(["render", "--slice", "99999"], 64),
         BadInvocation(["render", "--sample-rate", "abc"], 64),
-        BadInvocation(["render", "--sample-format", "int8"], 64),
+        BadInvocation(["render", "--format", "int8"], 64),
+        BadInvocation(["render", "--program", "128"], 64),
+        BadInvocation(["render", "--soundfont", "x.sf2"], 64),
+        BadInvocation(["render", "/nonexistent/song.mid"], 1),
+        BadInvocation(["render", "--instrument", "sampler", "--soundfont", "/nonexistent.sf2"], 1),
+        BadInvocation(["render", "--preset", "Kazoo"], 1),
+        BadInvocation(["render", "--instrument", "kazoo"], 64),
         BadInvocation(["render", "-o", "out.mp3"], 64),
-        BadInvocation(["render", "--seconds", "-1"], 64),
+        BadInvocation(["render", "--tail", "-1"], 64),
         BadInvocation(["render", "--bogus"], 64),
         BadInvocation(["nonsense"], 64),
         BadInvocation(["render", "-o", "/nonexistent-dir/demo.wav"], 1),
-        BadInvocation(["render", "-o", "x.flac", "--sample-format", "float32"], 1),
+        BadInvocation(["render", "-o", "x.flac", "--format", "float"], 1),
     ]
 
     @Test(arguments: badInvocations)

@@ -15,8 +15,8 @@ func scratchPath(_ name: String) -> String {
 
 @Suite struct OfflineRenderTests {
     /// Renders the demo melody into memory at one slice size.
-    func renderDemo(slice: UInt32, seconds: Double = DemoRig.duration) throws -> [[Float]] {
-        let demo = try DemoRig(sampleRate: 48_000, maximumFramesPerSlice: max(slice, 64))
+    func renderDemo(slice: UInt32, seconds: Double = ToneMelodyRig.duration) throws -> [[Float]] {
+        let demo = try ToneMelodyRig(sampleRate: 48_000, maximumFramesPerSlice: max(slice, 64))
         let renderer = try OfflineRenderer(graph: demo.graph, sliceFrames: slice)
         return try renderer.renderChannels(frameCount: Int64(seconds * 48_000)) { start, frames in
             try demo.scheduleMelody(sliceStart: start, frames: frames)
@@ -27,7 +27,7 @@ func scratchPath(_ name: String) -> String {
     /// and ramps run the same course, phases carry over. Bit for bit.
     @Test(arguments: [1, 17, 64, 1000, 4096] as [UInt32])
     func outputIsIndependentOfSliceSize(slice: UInt32) throws {
-        let seconds = slice == 1 ? 1.3 : DemoRig.duration
+        let seconds = slice == 1 ? 1.3 : ToneMelodyRig.duration
         let reference = try renderDemo(slice: 256, seconds: seconds)
         let sliced = try renderDemo(slice: slice, seconds: seconds)
         #expect(sliced.count == 2)
@@ -74,7 +74,7 @@ func scratchPath(_ name: String) -> String {
         let path = scratchPath("demo.\(type)")
         defer { unlink(path) }
         let format = StreamFormat(sample: sample, channels: 2, sampleRate: 48_000, interleaved: true)
-        let demo = try DemoRig(sampleRate: 48_000, maximumFramesPerSlice: 512, outputFormat: format)
+        let demo = try ToneMelodyRig(sampleRate: 48_000, maximumFramesPerSlice: 512, outputFormat: format)
         let writer = try AudioFileWriter(path: path, format: format)
         try OfflineRenderer(graph: demo.graph, sliceFrames: 512).render(frameCount: 48_000, to: writer) { start, frames in
             try demo.scheduleMelody(sliceStart: start, frames: frames)
@@ -107,7 +107,7 @@ func scratchPath(_ name: String) -> String {
     }
 
     @Test func sliceLargerThanMaximumFramesIsRefused() throws {
-        let demo = try DemoRig(sampleRate: 48_000, maximumFramesPerSlice: 256)
+        let demo = try ToneMelodyRig(sampleRate: 48_000, maximumFramesPerSlice: 256)
         #expect(throws: AudioUnitError(.tooManyFramesToProcess, "")) { _ = try OfflineRenderer(graph: demo.graph, sliceFrames: 257) }
         #expect(throws: AudioUnitError(.tooManyFramesToProcess, "")) { _ = try OfflineRenderer(graph: demo.graph, sliceFrames: 0) }
     }

@@ -125,6 +125,12 @@ import Testing
         #expect(end == 24_100)
     }
 
+    @Test func sharpsAreNotComments() throws {
+        let score = try Score(text: "0b note F#3 1b # a comment with # signs\n# whole-line comment\n1b note C#4 1b\t# tab then comment\n")
+        #expect(score.lines.count == 2)
+        #expect(score.lines[0].command == .note(note: 54, duration: .beats(1), velocity: 100, channel: 0))
+    }
+
     @Test func noteNames() throws {
         #expect(try Score.parseNote("C4") == 60)
         #expect(try Score.parseNote("A4") == 69)

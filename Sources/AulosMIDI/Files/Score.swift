@@ -32,8 +32,7 @@ public struct Score: Sendable {
         var lines: [Line] = []
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let number = index + 1
-            let content = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let words = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+            let words = Self.words(of: raw)
             if words.isEmpty { continue }
             do {
                 lines.append(try Self.parseLine(words, number: number))
@@ -42,6 +41,17 @@ public struct Score: Sendable {
             }
         }
         self.lines = lines
+    }
+
+    /// The words of a line before its comment. `#` starts a comment at the start of a line or after white
+    /// space; elsewhere it is part of a word (`F#3` is a note).
+    static func words(of line: Substring) -> [String] {
+        var words: [String] = []
+        for word in line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }) {
+            if word.hasPrefix("#") { break }
+            words.append(String(word))
+        }
+        return words
     }
 
     private static func parseLine(_ words: [String], number: Int) throws(MIDIFileError) -> Line {

@@ -5,12 +5,11 @@ import Glibc
 import AulosGraph
 import AulosUnits
 
-/// The built-in rig `make demo` and `aulos render` play when given nothing else: a tone generator playing a
-/// short melody, through a format converter, into a Generic Output. Instruments, mixer and EQ replace the
-/// middle as later issues land; the shape (sources → processing → one I/O unit) stays.
+/// A small, fully deterministic rig used by the offline-rendering tests: a tone generator playing a melody
+/// scheduled sample-exactly through parameter events, through a format converter, into a Generic Output.
 ///
 /// Threads: control thread.
-public struct DemoRig {
+public struct ToneMelodyRig {
     public let graph: AudioGraph
     public let toneNode: NodeID
     public let converterNode: NodeID
