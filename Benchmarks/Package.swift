@@ -22,5 +22,16 @@ let package = Package(
             ],
             path: "Benchmarks/GraphOverhead",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .target(name: "CReferenceVoice", path: "Sources/CReferenceVoice", cSettings: [.unsafeFlags(["-O2"])]),
+        .executableTarget(
+            name: "Instruments",
+            dependencies: [
+                "CReferenceVoice",
+                .product(name: "AulosEngine", package: "Aulos"),
+                .product(name: "AulosHost", package: "Aulos"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Instruments",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
     ]
 )

@@ -79,6 +79,23 @@ public struct Wavetable: @unchecked Sendable {
         return min(WavetableLayout.bandCount - 1, band)
     }
 
+    /// The sample at a 32-bit fixed-point phase (2^32 = one period), linearly interpolated. No
+    /// floating-point to integer conversion: the index is the top 11 bits, the fraction the rest.
+    @inline(__always) @_noAllocation @_noLocks
+    public func sample(band: Int, phase: UInt32) -> Float {
+        let index = Int(phase >> 21)
+        let fraction = Float(phase & 0x1F_FFFF) * (1 / 2_097_152)
+        let table = samples + band &* stride
+        let a = table[index]
+        return a + (table[index &+ 1] - a) * fraction
+    }
+
+    /// The fixed-point phase increment for a frequency (cycles per sample × 2^32).
+    @inline(__always) @_noAllocation @_noLocks
+    public static func phaseIncrement(_ cyclesPerSample: Double) -> UInt32 {
+        UInt32(truncatingIfNeeded: Int64(max(0, min(0.5, cyclesPerSample)) * 4_294_967_296))
+    }
+
     /// The sample at `phase` in [0, 1), linearly interpolated.
     @inline(__always) @_noAllocation @_noLocks
     public func sample(band: Int, phase: Double) -> Float {

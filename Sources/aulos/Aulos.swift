@@ -4,6 +4,7 @@ import AulosCore
 import AulosHost
 import AulosSoundFont
 import AulosUnits
+import AulosUnits
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,7 @@ struct Aulos: ParsableCommand {
         commandName: "aulos",
         abstract: "A real-time MIDI synthesizer and instrument host for Linux, on Core Audio's audio-unit model.",
         version: version,
-        subcommands: [Units.self, Graph.self, Render.self, SoundFont.self])
+        subcommands: [Units.self, Graph.self, Render.self, Presets.self, SoundFont.self])
 }
 
 /// Options shared by commands that build the default rig.
@@ -54,7 +55,7 @@ extension Aulos {
                 }
                 pattern = parsed
             }
-            let registry = BuiltInUnits.registry()
+            let registry = HostComponents.registry()
             var component = registry.findNext(after: nil, matching: pattern)
             print("TYPE SUBT MANU  VERSION  NAME")
             while let found = component {
@@ -204,6 +205,28 @@ final class ProgressBar {
 }
 
 extension Aulos {
+    struct Presets: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the oscillator synth's factory presets and its parameters (keys for preset files).")
+
+        func run() throws {
+            let presets = SynthPresetLibrary.factory
+            print("Synth presets (program: name), from presets/synth:")
+            if presets.isEmpty { print("  none found (searched \(SynthPresetLibrary.searchPaths.joined(separator: ", ")))") }
+            for preset in presets { print("  \(preset.program): \(preset.name)") }
+            print("Synth parameters (preset-file key, range, default):")
+            for parameter in OscillatorSynthUnit.Parameter.allCases {
+                let info = parameter.info
+                let range = info.valueNames.isEmpty
+                    ? "\(info.minValue.compact)…\(info.maxValue.compact) \(info.unit.rawValue)"
+                    : info.valueNames.joined(separator: "|")
+                let value = info.valueNames.isEmpty ? info.defaultValue.compact : info.valueNames[Int(info.defaultValue)]
+                print("  \(parameter.key.padding(to: 20)) \(range.padding(to: 36)) \(value)")
+            }
+            if let font = SoundFontLocator.defaultPath { print("Sampler SoundFont: \(font)") }
+        }
+    }
+
     struct SoundFont: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "soundfont",
@@ -227,6 +250,11 @@ extension Aulos {
 
 extension String {
     func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}
+
+extension Float {
+    /// 0.5, 20000, -6: no trailing zeros.
+    var compact: String { self == rounded() && abs(self) < 1e6 ? String(Int(self)) : String(self) }
 }
 
 extension Double {

@@ -32,7 +32,7 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         let version = try runAulos(["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3)
-        for command in [[], ["units"], ["graph"], ["render"]] {
+        for command in [[], ["units"], ["graph"], ["render"], ["presets"], ["soundfont"]] {
             let help = try runAulos(command + ["--help"])
             #expect(help.status == 0, "\(command)")
             #expect(help.stdout.contains("USAGE"), "\(command)")
@@ -45,10 +45,21 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(all.stdout.contains("auou genr appl"))
         #expect(all.stdout.contains("aufc conv appl"))
         #expect(all.stdout.contains("augn tone Auls"))
+        #expect(all.stdout.contains("aumu osyn Auls"))
+        #expect(all.stdout.contains("aumu fsmp Auls"))
         let outputs = try runAulos(["units", "--matching", "auou"])
         #expect(outputs.stdout.split(separator: "\n").count == 2)
         let bad = try runAulos(["units", "--matching", "toolong/x"])
         #expect(bad.status == 64)
+    }
+
+    @Test func presetsListsSynthPresetsAndParameters() throws {
+        let result = try runAulos(["presets"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("0: Warm Pad"))
+        #expect(result.stdout.contains("osc1Waveform"))
+        #expect(result.stdout.contains("saw|pulse|triangle|sine|noise"))
+        #expect(result.stdout.contains("AulosGM.sf2"))
     }
 
     @Test func graphPrintsTheDefaultRig() throws {

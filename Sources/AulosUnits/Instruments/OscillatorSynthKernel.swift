@@ -17,10 +17,11 @@ struct SynthVoice: BitwiseCopyable {
     var age: UInt64 = 0
     /// The pitch the voice plays (changes on legato), as a note number.
     var pitch: Double = 0
-    var phase1: Double = 0
-    var phase2: Double = 0
-    var increment1: Double = 0
-    var increment2: Double = 0
+    /// 32-bit fixed-point phases (2^32 = one period) and their per-sample increments.
+    var phase1: UInt32 = 0
+    var phase2: UInt32 = 0
+    var increment1: UInt32 = 0
+    var increment2: UInt32 = 0
     var band1 = 0
     var band2 = 0
     var filter = StateVariableFilter()
@@ -102,6 +103,8 @@ struct OscillatorSynthKernel {
     /// Held notes in mono/legato modes, most recent last.
     let noteStack: UnsafeMutablePointer<UInt8>
     let noteStackCount: UnsafeMutablePointer<Int>
+    /// Two oscillator blocks of one control tick each.
+    let scratch: UnsafeMutablePointer<Float>
 
     init(parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
          polyphony: Int, presetValues: UnsafeMutablePointer<Float>, activeVoices: UnsafeMutablePointer<Atomic<Int>>) {
@@ -130,6 +133,8 @@ struct OscillatorSynthKernel {
         noteStack = .allocate(capacity: 128)
         noteStackCount = .allocate(capacity: 1)
         noteStackCount.initialize(to: 0)
+        scratch = .allocate(capacity: 2 * Self.controlInterval)
+        scratch.initialize(repeating: 0, count: 2 * Self.controlInterval)
         readControls()
     }
 
@@ -137,7 +142,8 @@ struct OscillatorSynthKernel {
         for pointer in [UnsafeMutableRawPointer(voices), UnsafeMutableRawPointer(channels), UnsafeMutableRawPointer(controls),
                         UnsafeMutableRawPointer(time), UnsafeMutableRawPointer(lfoPhase), UnsafeMutableRawPointer(lfoValue),
                         UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
-                        UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues)] {
+                        UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues),
+                        UnsafeMutableRawPointer(scratch)] {
             pointer.deallocate()
         }
     }
@@ -246,10 +252,10 @@ struct OscillatorSynthKernel {
         let depth = Double(channel.modulation) / 127
         let lfo = lfoValue.pointee
         let pitch = voice.pointee.pitch + Double(channel.bend) / 8192 * channel.bendRange + lfo * c.lfoToPitch / 100 * depth
-        voice.pointee.increment1 = FastMath.frequency(ofNote: pitch) / sampleRate
+        voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
         voice.pointee.band1 = Wavetable.band(forNote: pitch)
         let pitch2 = pitch + c.osc2Offset
-        voice.pointee.increment2 = FastMath.frequency(ofNote: pitch2) / sampleRate
+        voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
         voice.pointee.band2 = Wavetable.band(forNote: pitch2)
         let octaves = Double(voice.pointee.filterEnvelope.level) * c.filterEnvAmount + c.keyTracking * (pitch - 60) / 12
             + lfo * c.lfoToFilter * depth
@@ -273,58 +279,98 @@ struct OscillatorSynthKernel {
         }
     }
 
+    /// Fills `count` samples of one oscillator into `out`. The waveform is chosen once per block, not per
+    /// sample, so each case is a tight loop (what keeps the kernel within reach of plain C).
     @inline(__always) @_noAllocation @_noLocks
-    func oscillator(_ wave: Int, phase: Double, band: Int, voice: UnsafeMutablePointer<SynthVoice>, width: Double) -> Float {
+    func fillOscillator(_ out: UnsafeMutablePointer<Float>, count: Int, wave: Int, phase: inout UInt32, increment: UInt32,
+                        band: Int, width: UInt32, noise: inout NoiseGenerator) {
+        var p = phase
         switch wave {
         case 0:
-            return saw.sample(band: band, phase: phase)
+            for i in 0..<count {
+                out[i] = saw.sample(band: band, phase: p)
+                p &+= increment
+            }
         case 1:
-            var shifted = phase + width
-            if shifted >= 1 { shifted -= 1 }
-            return saw.sample(band: band, phase: phase) - saw.sample(band: band, phase: shifted)
+            for i in 0..<count {
+                out[i] = saw.sample(band: band, phase: p) - saw.sample(band: band, phase: p &+ width)
+                p &+= increment
+            }
         case 2:
-            return triangle.sample(band: band, phase: phase)
+            for i in 0..<count {
+                out[i] = triangle.sample(band: band, phase: p)
+                p &+= increment
+            }
         case 3:
             // The top triangle band holds only the fundamental: a sine, scaled back to full level.
-            return triangle.sample(band: WavetableLayout.bandCount - 1, phase: phase) * 1.233_700_550_136_17
+            let top = WavetableLayout.bandCount - 1
+            for i in 0..<count {
+                out[i] = triangle.sample(band: top, phase: p) * 1.233_700_550_136_17
+                p &+= increment
+            }
         default:
-            return voice.pointee.noise.next()
+            for i in 0..<count { out[i] = noise.next() }
         }
+        phase = p
     }
 
+    /// Renders frames [from, to) of one voice (at most one control tick, 16 frames): oscillators into
+    /// scratch buffers, then mix, filter, envelopes and gains in one loop over local copies of the hot state.
     @_noAllocation @_noLocks
     func renderVoice(_ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
                      left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         let c = controls.pointee
-        var v = voice.pointee
-        for frame in from..<to {
-            let a = oscillator(c.wave1, phase: v.phase1, band: v.band1, voice: &v, width: c.pulseWidth)
-            let b = oscillator(c.wave2, phase: v.phase2, band: v.band2, voice: &v, width: c.pulseWidth)
-            v.phase1 += v.increment1
-            if v.phase1 >= 1 { v.phase1 -= 1 }
-            v.phase2 += v.increment2
-            if v.phase2 >= 1 { v.phase2 -= 1 }
-            let filtered = v.filter.process(a + (b - a) * c.mix, mode: c.filterMode)
-            _ = v.filterEnvelope.next(c.filterShape)
-            var sample = filtered * v.amp.next(c.ampShape)
-            if v.fading {
-                sample *= v.fadeGain
-                v.fadeGain -= v.fadeStep
-                if v.fadeGain <= 0 {
-                    v.active = false
+        let count = to - from
+        let a = scratch
+        let b = scratch + Self.controlInterval
+        let width = UInt32(truncatingIfNeeded: Int64(c.pulseWidth * 4_294_967_296))
+        fillOscillator(a, count: count, wave: c.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
+                       band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
+        fillOscillator(b, count: count, wave: c.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
+                       band: voice.pointee.band2, width: width, noise: &voice.pointee.noise)
+        var filter = voice.pointee.filter
+        var amp = voice.pointee.amp
+        var filterEnvelope = voice.pointee.filterEnvelope
+        var gainLeft = voice.pointee.gainLeft
+        var gainRight = voice.pointee.gainRight
+        let stepLeft = voice.pointee.gainLeftStep
+        let stepRight = voice.pointee.gainRightStep
+        let fading = voice.pointee.fading
+        var fadeGain = voice.pointee.fadeGain
+        let fadeStep = voice.pointee.fadeStep
+        var active = true
+        let outLeft = left + from
+        let outRight = right + from
+        let mix = c.mix
+        let mode = c.filterMode
+        for i in 0..<count {
+            let filtered = filter.process(a[i] + (b[i] - a[i]) * mix, mode: mode)
+            _ = filterEnvelope.next(c.filterShape)
+            var sample = filtered * amp.next(c.ampShape)
+            if fading {
+                sample *= fadeGain
+                fadeGain -= fadeStep
+                if fadeGain <= 0 {
+                    active = false
                     break
                 }
             }
-            v.gainLeft += v.gainLeftStep
-            v.gainRight += v.gainRightStep
-            left[frame] += sample * v.gainLeft
-            right[frame] += sample * v.gainRight
-            if !v.amp.isActive {
-                v.active = false
+            gainLeft += stepLeft
+            gainRight += stepRight
+            outLeft[i] += sample * gainLeft
+            outRight[i] += sample * gainRight
+            if !amp.isActive {
+                active = false
                 break
             }
         }
-        voice.pointee = v
+        voice.pointee.filter = filter
+        voice.pointee.amp = amp
+        voice.pointee.filterEnvelope = filterEnvelope
+        voice.pointee.gainLeft = gainLeft
+        voice.pointee.gainRight = gainRight
+        voice.pointee.fadeGain = fadeGain
+        voice.pointee.active = active
     }
 
     // MARK: MIDI
@@ -413,8 +459,8 @@ struct OscillatorSynthKernel {
         v.pitch = Double(note)
         // Start a quarter period in, where every waveform is non-zero (a band-limited saw is exactly 0 at
         // phase 0): the note is audible from its first frame.
-        v.phase1 = 0.25
-        v.phase2 = 0.25
+        v.phase1 = 1 << 30
+        v.phase2 = 1 << 30
         let sensitivity = controls.pointee.velocitySensitivity
         let normalized = Float(velocity) / 127
         v.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized

@@ -1,0 +1,181 @@
+import AulosCore
+import AulosDSP
+import AulosFluid
+import AulosGraph
+import AulosHost
+import AulosMIDI
+import AulosUnits
+import Benchmark
+import CFluidSynth
+import CReferenceVoice
+
+// Synth: 256 sustained voices (the synth's default patch: two saws, filter, envelopes) rendered in 64-frame
+// slices, against a plain-C voice doing the same work. Voices per core = 256 × slice time / render time.
+// Sampler: the demo piece through the FluidSynth sampler unit (graph, scheduler, 64-frame slices) against
+// bare libfluidsynth rendering the same events from the same font in 64-frame blocks.
+
+let voices = 256
+let frames: UInt32 = 64
+let sampleRate = 48_000.0
+
+func synthGraph() throws -> (AudioGraph, AudioBufferListStorage) {
+    let graph = AudioGraph(registry: BuiltInUnits.registry())
+    let output = try graph.addNode(GenericOutputUnit.componentDescription)
+    let node = try graph.addNode(OscillatorSynthUnit.componentDescription)
+    graph.open()
+    let synth = try graph.unit(for: node) as! OscillatorSynthUnit
+    for id in [output, node] { try graph.unit(for: id).set(.maximumFramesPerSlice, frames) }
+    try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(voices))
+    try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
+    try graph.initialize()
+    try graph.start()
+    for index in 0..<voices {
+        try synth.midiEvent(status: 0x90 | UInt8(index / 60), data1: UInt8(36 + index % 60), data2: 100, offset: 0)
+    }
+    let buffers = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
+    return (graph, buffers)
+}
+
+var bundledFont: String {
+    var path = #filePath
+    for _ in 0..<4 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path + "/soundfonts/AulosGM.sf2"
+}
+
+let demoMessages = try! Score(text: DemoPiece.score).scheduledMessages(sampleRate: sampleRate)
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+        scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 100_000)
+
+    Benchmark("Synth kernel: 256 voices, 64-frame slice") { benchmark in
+        let (graph, buffers) = try synthGraph()
+        let entry = graph.renderEntry!
+        var time: Int64 = 0
+        // Let every voice reach its steady state (attack done) before measuring.
+        for _ in 0..<100 {
+            var flags = RenderActionFlags(rawValue: 0)
+            var stamp = AudioTimeStamp(sampleTime: time)
+            buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
+            _ = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
+            time += Int64(frames)
+        }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            var flags = RenderActionFlags(rawValue: 0)
+            var stamp = AudioTimeStamp(sampleTime: time)
+            buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
+            blackHole(entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list))
+            time += Int64(frames)
+        }
+        benchmark.stopMeasurement()
+        try graph.stop()
+        try graph.uninitialize()
+    }
+
+    Benchmark("C reference voice: 256 voices, 64-frame slice") { benchmark in
+        let tables = WavetableSet(sampleRate: sampleRate)
+        let synth = reference_synth_create(Int32(voices), sampleRate, tables.saw.samples)
+        defer { reference_synth_destroy(synth) }
+        reference_synth_start_all(synth)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
+        defer { left.deallocate(); right.deallocate() }
+        var time: Int64 = 0
+        for _ in 0..<100 {
+            reference_synth_render(synth, time, Int32(frames), left, right)
+            time += Int64(frames)
+        }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            reference_synth_render(synth, time, Int32(frames), left, right)
+            time += Int64(frames)
+        }
+        benchmark.stopMeasurement()
+        blackHole(left[63])
+    }
+
+    Benchmark("Sampler unit: demo piece, 64-frame slices", configuration: .init(maxDuration: .seconds(10), maxIterations: 20)) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let graph = AudioGraph(registry: BuiltInUnits.registry())
+            graph.registry.register(Component(FluidSynthSamplerUnit.componentDescription, name: "sampler") { FluidSynthSamplerUnit() })
+            let output = try graph.addNode(GenericOutputUnit.componentDescription)
+            let node = try graph.addNode(FluidSynthSamplerUnit.componentDescription)
+            graph.open()
+            let sampler = try graph.unit(for: node) as! FluidSynthSamplerUnit
+            for id in [output, node] { try graph.unit(for: id).set(.maximumFramesPerSlice, frames) }
+            try sampler.loadSoundFont(bundledFont)
+            try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
+            let scheduler = MIDIScheduler(destinations: [sampler.midiInput], capacity: 16_384)
+            try graph.addRenderNotify(scheduler.renderNotify)
+            try graph.initialize()
+            try graph.start()
+            let entry = graph.renderEntry!
+            let buffers = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
+            let total = demoMessages.end + 48_000
+            var next = 0
+            benchmark.startMeasurement()
+            var time: Int64 = 0
+            while time < total {
+                while next < demoMessages.messages.count && demoMessages.messages[next].sampleTime < time + Int64(frames) {
+                    scheduler.schedule(demoMessages.messages[next].message, at: demoMessages.messages[next].sampleTime)
+                    next += 1
+                }
+                var flags = RenderActionFlags(rawValue: 0)
+                var stamp = AudioTimeStamp(sampleTime: time)
+                buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
+                blackHole(entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list))
+                time += Int64(frames)
+            }
+            benchmark.stopMeasurement()
+            try graph.stop()
+            try graph.uninitialize()
+        }
+    }
+
+    Benchmark("Bare libfluidsynth: demo piece, 64-frame blocks", configuration: .init(maxDuration: .seconds(10), maxIterations: 20)) { benchmark in
+        for _ in benchmark.scaledIterations {
+            let settings = new_fluid_settings()!
+            fluid_settings_setnum(settings, "synth.sample-rate", sampleRate)
+            fluid_settings_setint(settings, "synth.threadsafe-api", 0)
+            fluid_settings_setint(settings, "synth.polyphony", 512)
+            fluid_settings_setint(settings, "synth.cpu-cores", 1)
+            let synth = new_fluid_synth(settings)!
+            _ = fluid_synth_sfload(synth, bundledFont, 1)
+            fluid_synth_set_gain(synth, 0.6)
+            let left = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+            let right = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+            var out: [UnsafeMutablePointer<Float>?] = [left, right]
+            var fx: [UnsafeMutablePointer<Float>?] = [left, right, left, right]
+            let total = demoMessages.end + 48_000
+            var next = 0
+            benchmark.startMeasurement()
+            var time: Int64 = 0
+            while time < total {
+                while next < demoMessages.messages.count && demoMessages.messages[next].sampleTime < time + 64 {
+                    let (status, d1, d2) = demoMessages.messages[next].message.channelBytes!
+                    let ch = Int32(status & 0x0F)
+                    switch status & 0xF0 {
+                    case 0x90: _ = d2 > 0 ? fluid_synth_noteon(synth, ch, Int32(d1), Int32(d2)) : fluid_synth_noteoff(synth, ch, Int32(d1))
+                    case 0x80: _ = fluid_synth_noteoff(synth, ch, Int32(d1))
+                    case 0xB0: _ = fluid_synth_cc(synth, ch, Int32(d1), Int32(d2))
+                    case 0xC0: _ = fluid_synth_program_change(synth, ch, Int32(d1))
+                    default: break
+                    }
+                    next += 1
+                }
+                left.update(repeating: 0, count: 64)
+                right.update(repeating: 0, count: 64)
+                _ = fluid_synth_process(synth, 64, 4, &fx, 2, &out)
+                time += 64
+            }
+            benchmark.stopMeasurement()
+            blackHole(left[0])
+            left.deallocate()
+            right.deallocate()
+            delete_fluid_synth(synth)
+            delete_fluid_settings(settings)
+        }
+    }
+}
