@@ -125,14 +125,6 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         try set(PropertyKey<String>(Self.soundFontProperty), path)
     }
 
-    public func sysEx(_ data: [UInt8]) throws(AudioUnitError) {
-        // GM/GS/XG resets: silence and reset controllers on every channel (applied on the render thread).
-        guard data.count >= 4, Array(data.prefix(4)) == [0x7E, 0x7F, 0x09, 0x01] || data.first == 0x41 || data.first == 0x43 else { return }
-        for channel in UInt8(0)..<16 {
-            try midiEvent(status: 0xB0 | channel, data1: 120, data2: 0)
-            try midiEvent(status: 0xB0 | channel, data1: 121, data2: 0)
-        }
-    }
 
     // MARK: Kernel
 

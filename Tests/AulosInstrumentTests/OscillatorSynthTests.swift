@@ -145,6 +145,20 @@ import Glibc
         #expect(level(587.3, from: 4 * 4800 + 600) > 0.5 * before)
     }
 
+    @Test func gmSystemOnSilencesEveryChannel() throws {
+        let rig = try InstrumentRig(synth) { try setSynth($0, pureSine) }
+        let synth = rig.instrument as! OscillatorSynthUnit
+        rig.scheduler.schedule(.noteOn(channel: 3, note: 60, velocity: 100), at: 0)
+        _ = rig.render(2048, slice: 256)
+        #expect(synth.activeVoiceCount == 1)
+        try synth.sysEx([0x7E, 0x7F, 0x09, 0x01])
+        try synth.sysEx([0x7E, 0x7F, 0x06, 0x01])  // an identity request: ignored
+        let (left, _) = rig.render(2048, slice: 256)
+        #expect(left[512...].allSatisfy { $0 == 0 })
+        #expect(synth.activeVoiceCount == 0)
+        expectError(.invalidPropertyValue) { try synth.midiEvent(status: 0xF8, data1: 0, data2: 0) }
+    }
+
     @Test func polyphonyIsAPropertyUpTo4096() throws {
         let unit = OscillatorSynthUnit()
         #expect(try unit.getProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0) as? UInt32 == 32)

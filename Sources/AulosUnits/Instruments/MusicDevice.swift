@@ -25,6 +25,17 @@ extension MusicDevice {
         }
     }
 
+    /// The default MusicDeviceSysEx: GM System On (and Roland GS / Yamaha XG resets) silence every channel
+    /// and reset its controllers; other system-exclusive messages are ignored.
+    public func sysEx(_ data: [UInt8]) throws(AudioUnitError) {
+        let isReset = (data.count >= 4 && Array(data.prefix(4)) == [0x7E, 0x7F, 0x09, 0x01]) || data.first == 0x41 || data.first == 0x43
+        guard isReset else { return }
+        for channel in UInt8(0)..<16 {
+            try midiEvent(status: 0xB0 | channel, data1: 120, data2: 0)
+            try midiEvent(status: 0xB0 | channel, data1: 121, data2: 0)
+        }
+    }
+
     /// Sends a channel message.
     public func send(_ message: MIDIMessage, offset: UInt32 = 0) throws(AudioUnitError) {
         guard let (status, data1, data2) = message.normalized.channelBytes else {

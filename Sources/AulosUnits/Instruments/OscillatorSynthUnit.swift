@@ -153,15 +153,6 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         return true
     }
 
-    public func sysEx(_ data: [UInt8]) throws(AudioUnitError) {
-        // GM System On / GS / XG resets: silence and reset controllers on every channel.
-        let gmOn: [UInt8] = [0x7E, 0x7F, 0x09, 0x01]
-        guard data.count >= 4, Array(data.prefix(4)) == gmOn || data.first == 0x41 || data.first == 0x43 else { return }
-        for channel in UInt8(0)..<16 {
-            try midiEvent(status: 0xB0 | channel, data1: 120, data2: 0)
-            try midiEvent(status: 0xB0 | channel, data1: 121, data2: 0)
-        }
-    }
 
     // MARK: Kernel
 
