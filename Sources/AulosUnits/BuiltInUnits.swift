@@ -7,6 +7,7 @@ public enum BuiltInUnits {
         Component(FormatConverterUnit.componentDescription, name: "Apple: AUConverter") { FormatConverterUnit() },
         Component(ToneGeneratorUnit.componentDescription, name: "Aulos: Tone Generator") { ToneGeneratorUnit() },
         Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") { OscillatorSynthUnit() },
+        Component(MultichannelMixerUnit.componentDescription, name: "Apple: AUMultiChannelMixer") { MultichannelMixerUnit() },
     ]
 
     /// A registry holding every built-in unit.

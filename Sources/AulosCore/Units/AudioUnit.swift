@@ -458,8 +458,12 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     /// Core Audio's AudioUnitGetParameter.
     public func getParameter(_ id: ParameterID, scope: Scope = .global, element: Element = 0) throws(AudioUnitError) -> Float {
         try checkAlive()
+        if let value = try readOnlyParameter(id, scope: scope, element: element) { return value }
         return parameters.value(slot: try parameters.slot(id, scope: scope, element: element))
     }
+
+    /// Values a unit computes rather than stores (a mixer's meter levels): return nil for ordinary parameters.
+    open func readOnlyParameter(_ id: ParameterID, scope: Scope, element: Element) throws(AudioUnitError) -> Float? { nil }
 
     /// Core Audio's AudioUnitSetParameter. Safe while rendering: at offset 0 the value is stored atomically
     /// and the render thread glides to it; at a later offset it is queued and lands exactly on that frame of

@@ -18,6 +18,7 @@ public struct PropertyID: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let presentPreset = PropertyID(rawValue: 36)
     public static let enableIO = PropertyID(rawValue: 2003)
     public static let isRunning = PropertyID(rawValue: 2001)
+    public static let meteringMode = PropertyID(rawValue: 3007)
 
     public var name: String {
         switch self {
@@ -35,6 +36,7 @@ public struct PropertyID: RawRepresentable, Hashable, Sendable, CustomStringConv
         case .presentPreset: "PresentPreset"
         case .enableIO: "EnableIO"
         case .isRunning: "IsRunning"
+        case .meteringMode: "MeteringMode"
         default: "Property(\(rawValue))"
         }
     }
@@ -70,6 +72,7 @@ extension PropertyKey where Value == UInt32 {
     public static var maximumFramesPerSlice: Self { .init(.maximumFramesPerSlice) }
     public static var enableIO: Self { .init(.enableIO) }
     public static var isRunning: Self { .init(.isRunning) }
+    public static var meteringMode: Self { .init(.meteringMode) }
 }
 extension PropertyKey where Value == AulosStatus {
     public static var lastRenderError: Self { .init(.lastRenderError) }
