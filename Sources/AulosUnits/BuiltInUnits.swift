@@ -8,6 +8,8 @@ public enum BuiltInUnits {
         Component(ToneGeneratorUnit.componentDescription, name: "Aulos: Tone Generator") { ToneGeneratorUnit() },
         Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") { OscillatorSynthUnit() },
         Component(MultichannelMixerUnit.componentDescription, name: "Apple: AUMultiChannelMixer") { MultichannelMixerUnit() },
+        Component(IPodEQUnit.componentDescription, name: "Apple: AUiPodEQ") { IPodEQUnit() },
+        Component(ParametricEQUnit.componentDescription, name: "Aulos: Parametric EQ") { ParametricEQUnit() },
     ]
 
     /// A registry holding every built-in unit.

@@ -218,6 +218,13 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         if state == .disposed { throw AudioUnitError(.instanceInvalidated, "\(name) has been disposed") }
     }
 
+    /// Replaces the parameter definitions (a unit whose parameters depend on a property, like a band count).
+    /// Values of parameters that remain are kept. Control thread, uninitialized.
+    public func rebuildParameters(_ definitions: [ParameterInfo]) {
+        precondition(state == .uninitialized, "parameters are rebuilt only while uninitialized")
+        parameters.rebuild(definitions) { [inputs, outputs] in $0 == .input ? inputs.count : outputs.count }
+    }
+
     /// Keeps an object (typically an `AudioBufferListStorage`) alive for as long as the kernel exists.
     public func retainForKernel(_ resource: AnyObject) { kernelResources.append(resource) }
 
