@@ -1,5 +1,6 @@
 import AulosCore
 import AulosDSP
+import Synchronization
 
 /// Core Audio's iPod EQ (`aufx/ipeq/appl`): no parameters, a list of named factory curves
 /// (FactoryPresets) and the one in use (PresentPreset), which may change while audio runs — the switch
@@ -79,6 +80,17 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    /// Fitted gains of every curve at a sample rate, computed once per rate (fitting takes a few
+    /// milliseconds, and a live insertion should not pay for it every time).
+    private static let fitCache = Mutex<[Double: [[Double]]]>([:])
+
+    static func fittedCurves(sampleRate: Double) -> [[Double]] {
+        if let cached = fitCache.withLock({ $0[sampleRate] }) { return cached }
+        let fitted = curves.map { fit($0.gains, sampleRate: sampleRate) }
+        fitCache.withLock { $0[sampleRate] = fitted }
+        return fitted
+    }
+
     /// The gains to give the band filters so that the cascade's response at each centre equals `targets`.
     /// Jacobi iteration on the dB error: a few dozen steps converge to well under 0.1 dB for these curves.
     public static func fit(_ targets: [Double], sampleRate: Double) -> [Double] {
@@ -108,7 +120,7 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
                 "\(name) needs the same full format on input and output (input \(input.compactDescription), output \(outputFormat(0).compactDescription))")
         }
         let rate = input.sampleRate
-        fitted = Self.curves.map { Self.fit($0.gains, sampleRate: rate) }
+        fitted = Self.fittedCurves(sampleRate: rate)
         let shared = IPodEQShared(fitted: fitted, selected: selected)
         self.shared = shared
         retainForKernel(shared)
