@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // The render ABI as C declarations (Core Audio's CoreAudioTypes.h analogue): C-convention
@@ -41,7 +42,8 @@ let package = Package(
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
-            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont", "AulosFluid"],
+            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont", "AulosFluid",
+                           .product(name: "Yams", package: "Yams")],
             path: "Sources/AulosHost"),
         .executableTarget(
             name: "aulos",

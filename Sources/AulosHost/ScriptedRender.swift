@@ -30,8 +30,28 @@ public struct RenderOptions: Sendable {
     /// Seconds rendered after the last event, for release tails and reverb.
     public var tail = 1.5
     public var sample: SampleFormat = .int16
+    /// A whole rig instead of one instrument (its sample rate and slice win over the options').
+    public var rig: Rig?
+    /// A master iPod-style EQ preset (overrides the rig's).
+    public var eq: String?
 
     public init(output: String) { self.output = output }
+
+    /// The rig these options describe: the given one, or one part playing every channel.
+    public var effectiveRig: Rig {
+        var rig = self.rig ?? {
+            var part = Rig.Part(name: instrument.rawValue, instrument: instrument, channels: Array(1...16))
+            part.preset = preset
+            part.program = program
+            part.soundFont = soundFont
+            var rig = Rig(name: "default", parts: [part])
+            rig.sampleRate = sampleRate
+            rig.slice = slice
+            return rig
+        }()
+        if let eq { rig.eq = eq }
+        return rig
+    }
 }
 
 /// What a render did, for the one-line summary.
@@ -41,6 +61,7 @@ public struct RenderSummary: Sendable {
     public var format: StreamFormat
     public var instrumentDescription: String
     public var notes: [String]
+    public var slice: UInt32
 }
 
 /// Scripted playback: a MIDI file or score → instrument → Generic Output → WAV/FLAC, offline and
@@ -89,33 +110,57 @@ public enum ScriptedRender {
     }
 
     public static func run(_ options: RenderOptions, progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
-        let loaded = try options.input.map { path throws(AudioUnitError) in try load(path, sampleRate: options.sampleRate) }
-            ?? (try Score(text: DemoPiece.score, name: "demo").scheduledMessages(sampleRate: options.sampleRate))
+        let rate = options.effectiveRig.sampleRate
+        let loaded = try options.input.map { path throws(AudioUnitError) in try load(path, sampleRate: rate) }
+            ?? (try Score(text: DemoPiece.score, name: "demo").scheduledMessages(sampleRate: rate))
         var messages = loaded.messages
         var notes: [String] = []
 
-        let rig = try PlaybackRig(options)
+        var rigDescription = options.effectiveRig
+        if options.rig == nil && options.instrument == .synth {
+            // One synth alone has no drum kit: leave GM's drum channel out rather than play drums as notes.
+            rigDescription.parts[0].channels.removeAll { $0 == 10 }
+        }
+        let rig = try PlaybackRig(rigDescription, fileSample: options.sample)
         defer { rig.close() }
         let channelMessages = messages.filter { $0.message.channelBytes != nil }
         if channelMessages.count < messages.count {
             notes.append("\(messages.count - channelMessages.count) system messages (sysex, clock) not played")
         }
-        messages = rig.prelude + rig.filter(channelMessages, notes: &notes)
+        var routed: [(ScheduledMessage, [UInt16])] = rig.prelude.map { ($0, rig.destinations(of: $0.message)) }
+        var unrouted = 0
+        var programsSkipped = false
+        for message in channelMessages {
+            let targets = rig.destinations(of: message.message)
+            if targets.isEmpty {
+                if case .programChange = message.message { programsSkipped = true } else { unrouted += 1 }
+                continue
+            }
+            if case .programChange = message.message, rig.rig.parts.contains(where: { $0.instrument == .synth }) { programsSkipped = true }
+            routed.append((message, targets))
+        }
+        if unrouted > 0 {
+            let drums = channelMessages.contains { $0.message.channel == 9 } && !rig.rig.parts.contains { $0.channels.contains(10) }
+            notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
+        }
+        if programsSkipped { notes.append("program changes ignored by the synth") }
+        messages = routed.map(\.0)
         let scheduler = rig.scheduler
         let graph = rig.graph
         let fileFormat = rig.fileFormat
-        let instrument = rig.instrument
 
         let writer = try AudioFileWriter(path: options.output, format: fileFormat)
-        let renderer = try OfflineRenderer(graph: graph, sliceFrames: options.slice)
-        let total = max(loaded.end, messages.last?.sampleTime ?? 0) + Int64((options.tail * options.sampleRate).rounded())
+        let renderer = try OfflineRenderer(graph: graph, sliceFrames: rig.rig.slice)
+        let total = max(loaded.end, messages.last?.sampleTime ?? 0) + Int64((options.tail * rate).rounded())
         var next = 0
         do {
             try renderer.render(frameCount: total, to: writer) { start, frames in
                 // Feed the scheduler slice by slice so a long file never overfills its queue.
-                while next < messages.count && messages[next].sampleTime < start + Int64(frames) {
-                    guard scheduler.schedule(messages[next].message, at: messages[next].sampleTime) else {
-                        throw AudioUnitError(.cannotDoInCurrentContext, "more than 16384 MIDI events fall in one slice")
+                while next < routed.count && routed[next].0.sampleTime < start + Int64(frames) {
+                    for destination in routed[next].1 {
+                        guard scheduler.schedule(routed[next].0.message, at: routed[next].0.sampleTime, destination: destination) else {
+                            throw AudioUnitError(.cannotDoInCurrentContext, "more than 16384 MIDI events fall in one slice")
+                        }
                     }
                     next += 1
                 }
@@ -127,78 +172,120 @@ public enum ScriptedRender {
             throw error
         }
         if scheduler.droppedCount > 0 { notes.append("\(scheduler.droppedCount) events dropped (too many in one slice)") }
-        let name = options.instrument == .synth
-            ? "synth (\((instrument as? OscillatorSynthUnit)?.currentPreset?.name ?? "default"))"
-            : "sampler (\(((instrument as? FluidSynthSamplerUnit)?.soundFontPath ?? "").split(separator: "/").last ?? ""))"
-        return RenderSummary(frames: total, events: messages.count, format: fileFormat, instrumentDescription: name, notes: notes)
+        let name = zip(rig.rig.parts, rig.instruments).map { part, instrument in
+            switch instrument {
+            case let synth as OscillatorSynthUnit: "synth (\(synth.currentPreset?.name ?? "default"))"
+            case let sampler as FluidSynthSamplerUnit: "sampler (\((sampler.soundFontPath ?? "").split(separator: "/").last ?? ""))"
+            default: part.name
+            }
+        }.joined(separator: " + ") + (rig.rig.eq.map { ", EQ \($0)" } ?? "")
+        return RenderSummary(frames: total, events: messages.count, format: fileFormat, instrumentDescription: name, notes: notes,
+                             slice: rig.rig.slice)
     }
 }
 
-/// The rig scripted playback uses: Generic Output ← one instrument, a MIDI scheduler as the graph's
-/// render notify. `aulos graph` prints it; `aulos render` pulls it.
+/// The graph a rig describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus →
+/// (master EQ) → Generic Output, with one MIDI scheduler as the graph's render notify routing events by
+/// channel to every part that listens on it. `aulos graph` prints it; `aulos render` pulls it.
 ///
 /// Threads: control thread.
 public final class PlaybackRig {
+    public let rig: Rig
     public let graph: AudioGraph
-    public let instrument: any MusicDevice
+    public let instruments: [any MusicDevice]
+    public let mixer: MultichannelMixerUnit
     public let scheduler: MIDIScheduler
     public let fileFormat: StreamFormat
-    /// Messages to send before the input's own (the `--program` choice for the sampler).
+    /// Messages to send before the input's own: each sampler part's program on its channels.
     public let prelude: [ScheduledMessage]
 
-    public init(_ options: RenderOptions) throws {
+    public init(_ rig: Rig, fileSample: SampleFormat = .int16) throws {
+        self.rig = rig
         graph = AudioGraph(registry: HostComponents.registry())
+        let processing = StreamFormat.canonical(channels: 2, sampleRate: rig.sampleRate)
+        fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
         let outputNode = try graph.addNode(GenericOutputUnit.componentDescription)
-        let description = options.instrument == .synth ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
-        let instrumentNode = try graph.addNode(description)
+        let mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
         graph.open()
-        instrument = try graph.unit(for: instrumentNode) as! any MusicDevice
-        let processing = StreamFormat.canonical(channels: 2, sampleRate: options.sampleRate)
-        fileFormat = StreamFormat(sample: options.sample, channels: 2, sampleRate: options.sampleRate, interleaved: true)
-        for node in [outputNode, instrumentNode] {
-            let unit = try graph.unit(for: node)
-            try unit.set(.maximumFramesPerSlice, options.slice)
+        func configure(_ unit: AudioUnit) throws {
+            try unit.set(.maximumFramesPerSlice, rig.slice)
+            if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) { try unit.set(.streamFormat, processing, scope: .input) }
             try unit.set(.streamFormat, processing, scope: .output)
         }
+        mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
+        try mixer.set(.elementCount, UInt32(rig.parts.count), scope: .input)
+        try configure(mixer)
+        try configure(try graph.unit(for: outputNode))
         try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output)
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: rig.volume)
+
+        var instruments: [any MusicDevice] = []
         var prelude: [ScheduledMessage] = []
-        switch instrument {
-        case let synth as OscillatorSynthUnit:
-            let choice = options.preset ?? options.program.map(String.init) ?? "String Ensemble"
-            if !synth.presets.isEmpty { try synth.selectPreset(choice) }
-            try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
-        case let sampler as FluidSynthSamplerUnit:
-            guard let font = options.soundFont ?? sampler.soundFontPath ?? SoundFontLocator.defaultPath else {
-                throw AudioUnitError(.invalidFile, "no SoundFont found; pass --soundfont FILE.sf2 (searched \(SoundFontLocator.searchPaths.joined(separator: ", ")))")
-            }
-            try sampler.loadSoundFont(font)
-            if options.preset != nil { throw AudioUnitError(.invalidPropertyValue, "--preset names a synth preset; use --program with the sampler") }
-            if let program = options.program {
-                for channel in UInt8(0)..<16 where channel != 9 {
-                    prelude.append(ScheduledMessage(sampleTime: 0, message: .programChange(channel: channel, program: UInt8(program))))
+        for (bus, part) in rig.parts.enumerated() {
+            let description = part.instrument == .synth ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
+            let node = try graph.addNode(description)
+            let instrument = try graph.unit(for: node) as! any MusicDevice
+            try configure(instrument)
+            switch instrument {
+            case let synth as OscillatorSynthUnit:
+                let choice = part.preset ?? part.program.map(String.init) ?? "String Ensemble"
+                if !synth.presets.isEmpty { try synth.selectPreset(choice) }
+                try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
+            case let sampler as FluidSynthSamplerUnit:
+                guard let font = part.soundFont ?? sampler.soundFontPath ?? SoundFontLocator.defaultPath else {
+                    throw AudioUnitError(.invalidFile, "no SoundFont found for part '\(part.name)'; give one (searched \(SoundFontLocator.searchPaths.joined(separator: ", ")))")
                 }
+                try sampler.loadSoundFont(font)
+                if let program = part.program {
+                    for channel in part.channels where channel != 10 {
+                        prelude.append(ScheduledMessage(sampleTime: 0, message: .programChange(channel: UInt8(channel - 1), program: UInt8(program))))
+                    }
+                }
+            default:
+                break
             }
-        default:
-            break
+            var source = node
+            if let eq = part.eq {
+                let eqNode = try graph.addNode(IPodEQUnit.componentDescription)
+                let unit = try graph.unit(for: eqNode) as! IPodEQUnit
+                try configure(unit)
+                try unit.selectPreset(eq)
+                try graph.connectNodeInput(node, sourceOutput: 0, eqNode, destinationInput: 0)
+                source = eqNode
+            }
+            try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: Element(bus))
+            try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: Element(bus), value: part.volume)
+            try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: Element(bus), value: part.pan)
+            try mixer.setParameter(MultichannelMixerUnit.Parameter.enable, scope: .input, element: Element(bus), value: part.enabled ? 1 : 0)
+            instruments.append(instrument)
         }
+        if let eq = rig.eq {
+            let eqNode = try graph.addNode(IPodEQUnit.componentDescription)
+            let unit = try graph.unit(for: eqNode) as! IPodEQUnit
+            try configure(unit)
+            try unit.selectPreset(eq)
+            try graph.connectNodeInput(mixerNode, sourceOutput: 0, eqNode, destinationInput: 0)
+            try graph.connectNodeInput(eqNode, sourceOutput: 0, outputNode, destinationInput: 0)
+        } else {
+            try graph.connectNodeInput(mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
+        }
+        self.instruments = instruments
         self.prelude = prelude
-        try graph.connectNodeInput(instrumentNode, sourceOutput: 0, outputNode, destinationInput: 0)
-        scheduler = MIDIScheduler(destinations: [instrument.midiInput], capacity: 16_384)
+        scheduler = MIDIScheduler(destinations: instruments.map(\.midiInput), capacity: 16_384)
         try graph.addRenderNotify(scheduler.renderNotify)
         try graph.initialize()
     }
 
-    /// The synth is one patch with one voice pool: GM drums on channel 10 and the input's program changes
-    /// mean nothing to it, so they are left out (and said so). The sampler takes everything.
-    func filter(_ messages: [ScheduledMessage], notes: inout [String]) -> [ScheduledMessage] {
-        guard instrument is OscillatorSynthUnit else { return messages }
-        var kept = messages
-        kept.removeAll { $0.message.channel == 9 }
-        if kept.count < messages.count { notes.append("channel 10 (drums) skipped: the synth has no drum kit") }
-        let count = kept.count
-        kept.removeAll { if case .programChange = $0.message { return true } else { return false } }
-        if kept.count < count { notes.append("program changes ignored by the synth") }
-        return kept
+    /// The parts that play a message: those listening on its channel. The synth is one patch with one voice
+    /// pool, so program changes are not sent to synth parts (their sound is the rig's preset).
+    func destinations(of message: MIDIMessage) -> [UInt16] {
+        guard let channel = message.channel else { return [] }
+        var result: [UInt16] = []
+        for (index, part) in rig.parts.enumerated() where part.channels.contains(Int(channel) + 1) {
+            if case .programChange = message, part.instrument == .synth { continue }
+            result.append(UInt16(index))
+        }
+        return result
     }
 
     public func close() {

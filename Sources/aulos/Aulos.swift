@@ -70,17 +70,25 @@ extension Aulos {
     struct Graph: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the playback rig's processing graph (like CAShow).")
 
-        @OptionGroup var rig: RigOptions
+        @OptionGroup var rigOptions: RigOptions
 
         @Option(help: "Instrument: synth or sampler.")
         var instrument: InstrumentChoice = .synth
 
+        @Option(help: "A rig file (docs/rigs.md) instead of one instrument.")
+        var rig: String?
+
+        @Option(help: "Master iPod-style EQ preset (see aulos presets).")
+        var eq: String?
+
         func run() throws {
             var options = RenderOptions(output: "/dev/null")
             options.instrument = instrument
-            options.sampleRate = rig.sampleRate
-            options.slice = rig.slice
-            let playback = try PlaybackRig(options)
+            options.sampleRate = rigOptions.sampleRate
+            options.slice = rigOptions.slice
+            options.rig = try self.rig.map { path throws(AudioUnitError) in try Rig.load(path) }
+            options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
+            let playback = try PlaybackRig(options.effectiveRig)
             defer { playback.close() }
             print(playback.graph.dump())
         }
@@ -120,6 +128,12 @@ extension Aulos {
         @Option(help: "Seconds rendered after the last event (release tails).")
         var tail: Double = 1.5
 
+        @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
+        var rigFile: String?
+
+        @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
+        var eq: String?
+
         @OptionGroup var rig: RigOptions
 
         func validate() throws {
@@ -135,6 +149,9 @@ extension Aulos {
             guard tail >= 0, tail <= 60 else { throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)") }
             if soundfont != nil && instrument != .sampler {
                 throw ValidationError("--soundfont goes with --instrument sampler")
+            }
+            if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
+                throw ValidationError("--rig describes its own instruments; --soundfont, --program and --preset go without it")
             }
         }
 
@@ -166,16 +183,18 @@ extension Aulos {
             options.slice = rig.slice
             options.tail = tail
             options.sample = sampleFormat!
+            options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
+            options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
             let bar = ProgressBar()
             let started = ContinuousClock.now
             let summary = try ScriptedRender.run(options) { bar.update($0) }
             bar.finish()
             let elapsed = ContinuousClock.now - started
-            let seconds = Double(summary.frames) / rig.sampleRate
+            let seconds = Double(summary.frames) / summary.format.sampleRate
             let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
             let speed = wall > 0 ? "\(Int(seconds / wall))× real time" : "instant"
             var line = "wrote \(options.output): \(summary.frames) frames (\(seconds.formatted2) s), \(summary.events) events, "
-            line += "\(summary.instrumentDescription), \(summary.format.compactDescription), \(rig.slice)-frame slices, \(speed)"
+            line += "\(summary.instrumentDescription), \(summary.format.compactDescription), \(summary.slice)-frame slices, \(speed)"
             if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
             print(line)
         }
@@ -183,6 +202,14 @@ extension Aulos {
 }
 
 extension InstrumentChoice: ExpressibleByArgument {}
+
+/// An EQ preset name or number, or a one-line error listing them.
+func checkedEQ(_ name: String) throws(AudioUnitError) -> String {
+    guard let index = IPodEQCurves.index(of: name) else {
+        throw AudioUnitError(.invalidPropertyValue, "no EQ preset '\(name)' (see aulos presets)")
+    }
+    return IPodEQUnit.curves[index].name
+}
 
 /// A one-line progress bar on standard error, shown only when standard error is a terminal.
 final class ProgressBar {
@@ -207,7 +234,7 @@ final class ProgressBar {
 extension Aulos {
     struct Presets: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the oscillator synth's factory presets and its parameters (keys for preset files).")
+            abstract: "List synth presets and parameters, EQ presets and factory rigs.")
 
         func run() throws {
             let presets = SynthPresetLibrary.factory
@@ -223,6 +250,10 @@ extension Aulos {
                 let value = info.valueNames.isEmpty ? info.defaultValue.compact : info.valueNames[Int(info.defaultValue)]
                 print("  \(parameter.key.padding(to: 20)) \(range.padding(to: 36)) \(value)")
             }
+            print("EQ presets (iPod-style, docs/eq-presets.md):")
+            for (number, curve) in IPodEQUnit.curves.enumerated() { print("  \(number): \(curve.name)") }
+            print("Rigs (presets/rigs):")
+            for rig in RigLibrary.factory { print("  \(rig.path): \(rig.name), \(rig.parts) part\(rig.parts == 1 ? "" : "s")") }
             if let font = SoundFontLocator.defaultPath { print("Sampler SoundFont: \(font)") }
         }
     }

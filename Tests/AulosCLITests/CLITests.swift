@@ -8,6 +8,9 @@ struct CommandResult {
     var stderr: String
 }
 
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+
 func runAulos(_ arguments: [String]) throws -> CommandResult {
     let binary = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -60,6 +63,8 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(result.stdout.contains("osc1Waveform"))
         #expect(result.stdout.contains("saw|pulse|triangle|sine|noise"))
         #expect(result.stdout.contains("AulosGM.sf2"))
+        #expect(result.stdout.contains("21: Vocal Booster"))
+        #expect(result.stdout.contains("band.yaml: Band, 4 parts"))
     }
 
     @Test func graphPrintsTheDefaultRig() throws {
@@ -70,8 +75,12 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(result.stdout.contains("node 2 output 0 => node 1 input 0"))
         #expect(result.stdout.contains("128 max frames"))
         #expect(result.stdout.contains("Render Notifications: 1"))
-        let sampler = try runAulos(["graph", "--instrument", "sampler"])
+        let sampler = try runAulos(["graph", "--instrument", "sampler", "--eq", "rock"])
         #expect(sampler.stdout.contains("'aumu' 'fsmp' 'Auls'"))
+        #expect(sampler.stdout.contains("'aufx' 'ipeq' 'appl'"))
+        let rig = try runAulos(["graph", "--rig", repositoryRoot + "/presets/rigs/band.yaml"])
+        #expect(rig.status == 0, "\(rig.stderr)")
+        #expect(rig.stdout.contains("'aumx' 'mcmx' 'appl'"))
     }
 
     @Test func renderWritesAFile() throws {
@@ -96,6 +105,10 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         BadInvocation(["render", "--instrument", "sampler", "--soundfont", "/nonexistent.sf2"], 1),
         BadInvocation(["render", "--preset", "Kazoo"], 1),
         BadInvocation(["render", "--instrument", "kazoo"], 64),
+        BadInvocation(["render", "--eq", "Kazoo"], 1),
+        BadInvocation(["render", "--rig", "/nonexistent/rig.yaml"], 1),
+        BadInvocation(["render", "--rig", "presets/rigs/band.yaml", "--program", "3"], 64),
+        BadInvocation(["graph", "--rig", "/nonexistent/rig.yaml"], 1),
         BadInvocation(["render", "-o", "out.mp3"], 64),
         BadInvocation(["render", "--tail", "-1"], 64),
         BadInvocation(["render", "--bogus"], 64),

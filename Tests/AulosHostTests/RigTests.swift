@@ -1,0 +1,120 @@
+import AulosAudioFile
+import AulosCore
+import AulosHost
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let presetsFolder: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path + "/presets"
+}()
+
+@Suite struct RigTests {
+    let sample = """
+        name: Test Rig
+        sample-rate: 44100
+        slice: 128
+        output:
+          volume: 0.8
+          eq: Rock
+        parts:
+          - name: Keys
+            instrument: sampler
+            channels: [1, 2]
+            program: 4
+            volume: 0.7
+            pan: -0.5
+          - instrument: synth
+            preset: Pluck
+            channels: [1]
+            enabled: false
+            eq: Treble Reducer
+        """
+
+    @Test func readsEveryField() throws {
+        let rig = try Rig(yaml: sample, file: "test.yaml")
+        #expect(rig.name == "Test Rig" && rig.sampleRate == 44_100 && rig.slice == 128 && rig.volume == 0.8 && rig.eq == "Rock")
+        #expect(rig.parts.count == 2)
+        #expect(rig.parts[0].channels == [1, 2] && rig.parts[0].program == 4 && rig.parts[0].pan == -0.5)
+        #expect(rig.parts[1].name == "synth 2" && rig.parts[1].preset == "Pluck" && !rig.parts[1].enabled && rig.parts[1].eq == "Treble Reducer")
+    }
+
+    @Test func roundTripsThroughYAML() throws {
+        let rig = try Rig(yaml: sample)
+        let again = try Rig(yaml: rig.yaml())
+        #expect(again == rig)
+        #expect(try Rig(yaml: again.yaml()).yaml() == rig.yaml())
+    }
+
+    @Test(arguments: [
+        ("parts:\n  - instrument: piano\n", "test.yaml:2: parts[0].instrument: unknown instrument 'piano'"),
+        ("name: x\nparts:\n  - instrument: synth\n    colour: red\n", "test.yaml:4: parts[0].colour: unknown key"),
+        ("parts:\n  - instrument: synth\n    channels: [1, 17]\n", "test.yaml:3: parts[0].channels: 17 is outside 1…16"),
+        ("slice: 9000\nparts:\n  - instrument: synth\n", "test.yaml:1: slice: 9000 is outside 1…4096"),
+        ("output:\n  eq: Kazoo\nparts:\n  - instrument: synth\n", "test.yaml:2: output.eq: unknown EQ preset 'Kazoo'"),
+        ("name: x\n", "missing 'parts'"),
+        ("parts: []\n", "test.yaml:1: parts: must be a list of at least one part"),
+        ("parts:\n  - instrument: synth\n    soundfont: x.sf2\n", "test.yaml:3: parts[0].soundfont: goes with the sampler"),
+        ("parts:\n  - instrument: sampler\n    volume: loud\n", "test.yaml:3: parts[0].volume: must be a number"),
+        ("parts:\n  - instrument: synth\n  volume: [\n", "test.yaml:"),
+        ("parts:\n  - instrument: synth\nparts: []\n", "duplicated key(s): 'parts'"),
+    ])
+    func brokenRigsNameFileLineAndKey(text: String, expected: String) {
+        do {
+            _ = try Rig(yaml: text, file: "test.yaml")
+            Issue.record("expected an error for \(text)")
+        } catch {
+            #expect(error.detail.hasPrefix("test.yaml"), "\(error.detail)")
+            #expect(error.detail.contains(expected), "\(error.detail)")
+            #expect(!error.detail.contains("\n"))
+        }
+    }
+
+    @Test func factoryRigsLoad() throws {
+        for name in ["band", "gm-player", "synth-layers"] {
+            let rig = try Rig.load(presetsFolder + "/rigs/\(name).yaml")
+            #expect(!rig.parts.isEmpty, "\(name)")
+        }
+        #expect(RigLibrary.factory.count >= 3)
+    }
+
+    @Test func renderingThroughARigRoutesChannelsAndLayers() throws {
+        let input = scratchPath("layers.score")
+        writeFile(input, Array("0f note C4 0.05s ch=1\n48000f note E4 0.2s ch=2\n50000f note G2 0.1s ch=10\n".utf8))
+        let rigPath = scratchPath("rig.yaml")
+        writeFile(rigPath, Array("""
+            slice: 64
+            output:
+              eq: Bass Booster
+            parts:
+              - instrument: synth
+                preset: Pluck
+                channels: [1, 2]
+                pan: -1
+              - instrument: sampler
+                channels: [1]
+                pan: 1
+            """.utf8))
+        let output = scratchPath("layers.wav")
+        defer { for path in [input, rigPath, output] { unlink(path) } }
+        var options = RenderOptions(output: output)
+        options.input = input
+        options.rig = try Rig.load(rigPath)
+        options.sample = .float32
+        options.tail = 0.3
+        let summary = try ScriptedRender.run(options)
+        #expect(summary.slice == 64)
+        #expect(summary.instrumentDescription == "synth (Pluck) + sampler (AulosGM.sf2), EQ Bass Booster")
+        #expect(summary.notes.contains { $0.contains("channel 10") })
+        let audio = try AudioFileContents(path: output)
+        let left = stride(from: 0, to: audio.samples.count, by: 2).map { audio.samples[$0] }
+        let right = stride(from: 1, to: audio.samples.count, by: 2).map { audio.samples[$0] }
+        // Channel 1 plays both layers; channel 2 only the synth (hard left): the right side is quiet then.
+        #expect(left[..<4800].contains { abs($0) > 0.01 } && right[..<4800].contains { abs($0) > 0.01 })
+        #expect(right[50_000..<55_000].map(abs).max()! < left[50_000..<55_000].map(abs).max()! * 0.1)
+    }
+}
