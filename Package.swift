@@ -26,11 +26,14 @@ let package = Package(
             name: "CFluidSynth", path: "Sources/CFluidSynth", pkgConfig: "fluidsynth",
             providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(
+            name: "CSamplerate", path: "Sources/CSamplerate", pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
 
         .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
-        .target(name: "AulosDSP", path: "Sources/AulosDSP"),
+        .target(name: "AulosDSP", dependencies: ["CSamplerate"], path: "Sources/AulosDSP"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
         .target(name: "AulosGraph", dependencies: ["AulosCore"], path: "Sources/AulosGraph"),
         .target(name: "AulosSoundFont", dependencies: ["AulosDSP"], path: "Sources/AulosSoundFont"),

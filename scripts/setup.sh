@@ -9,6 +9,7 @@ packages=(
   libasound2-dev       # ALSA PCM and sequencer (alsa-lib)
   libfluidsynth-dev    # the SoundFont sampler
   libsndfile1-dev      # WAV/FLAC reading and writing
+  libsamplerate0-dev   # sample-rate conversion in the format converter
 )
 
 if ! command -v swift >/dev/null 2>&1; then

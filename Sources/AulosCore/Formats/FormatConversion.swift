@@ -16,10 +16,13 @@ public struct FormatConversion: Sendable {
     public init(from source: StreamFormat, to destination: StreamFormat) throws(AudioUnitError) {
         try source.validate()
         try destination.validate()
-        guard source.channelsPerFrame == destination.channelsPerFrame else {
+        let channelsMatch = source.channelsPerFrame == destination.channelsPerFrame
+        let monoStereo = (source.channelsPerFrame == 1 && destination.channelsPerFrame == 2)
+            || (source.channelsPerFrame == 2 && destination.channelsPerFrame == 1)
+        guard channelsMatch || monoStereo else {
             throw AudioUnitError(
                 .formatNotSupported,
-                "cannot convert \(source.channelsPerFrame) channels to \(destination.channelsPerFrame)")
+                "cannot convert \(source.channelsPerFrame) channels to \(destination.channelsPerFrame) (only equal counts, or mono ↔ stereo)")
         }
         guard source.sampleRate == destination.sampleRate else {
             throw AudioUnitError(
@@ -32,8 +35,8 @@ public struct FormatConversion: Sendable {
     }
 
 
-    /// Converts `frameCount` frames. `scratch` must hold `frameCount` floats; it is used only when neither
-    /// side is Float32 non-interleaved.
+    /// Converts `frameCount` frames. `scratch` must hold `2 × frameCount` floats. Mono → stereo copies the
+    /// channel to both sides; stereo → mono averages the two.
     @_noAllocation @_noLocks
     public func convert(
         _ input: UnsafePointer<AudioBufferList>, into output: UnsafeMutablePointer<AudioBufferList>,
@@ -42,6 +45,10 @@ public struct FormatConversion: Sendable {
         output.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: destination.bytesPerFrame)
         if isIdentity {
             output.pointee.copyContents(from: input)
+            return
+        }
+        if source.channels != destination.channels {
+            convertChannelCount(input, into: output, frameCount: frameCount, scratch: scratch)
             return
         }
         let channels = Int(source.channels)
@@ -62,6 +69,27 @@ public struct FormatConversion: Sendable {
                 Self.decode(from, source.sample, stride: fromStride, into: scratch, frameCount)
                 Self.encode(scratch, into: to, destination.sample, stride: toStride, frameCount)
             }
+        }
+    }
+
+    /// Mono ↔ stereo, through Float32 scratch: decode, duplicate or average, encode.
+    @_noAllocation @_noLocks
+    func convertChannelCount(
+        _ input: UnsafePointer<AudioBufferList>, into output: UnsafeMutablePointer<AudioBufferList>, frameCount: Int,
+        scratch: UnsafeMutablePointer<Float>
+    ) {
+        let fromStride = source.interleaved ? Int(source.channels) : 1
+        let toStride = destination.interleaved ? Int(destination.channels) : 1
+        let mixed = scratch
+        Self.decode(Self.channelStart(input.pointee, layout: source, channel: 0), source.sample, stride: fromStride, into: mixed, frameCount)
+        if source.channels == 2 {
+            let second = scratch + frameCount
+            Self.decode(Self.channelStart(input.pointee, layout: source, channel: 1), source.sample, stride: fromStride, into: second, frameCount)
+            for index in 0..<frameCount { mixed[index] = (mixed[index] + second[index]) * 0.5 }
+        }
+        for channel in 0..<Int(destination.channels) {
+            Self.encode(mixed, into: Self.channelStart(output.pointee, layout: destination, channel: channel), destination.sample,
+                        stride: toStride, frameCount)
         }
     }
 

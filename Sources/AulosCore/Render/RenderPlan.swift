@@ -116,6 +116,15 @@ public struct RenderPlan {
 
 /// What a kernel uses to pull its input buses. Render thread.
 public enum RenderInputs {
+    /// Starts a new sub-cycle before pulling an input again within one render cycle (a resampler pulls
+    /// several input chunks per output slice): fan-out caches upstream then render fresh audio instead of
+    /// returning the previous chunk.
+    @_noAllocation @_noLocks
+    public static func beginSubcycle(_ inputs: UnsafeRawPointer) {
+        let node = UnsafeMutablePointer(mutating: inputs.assumingMemoryBound(to: PlanNode.self))
+        node.pointee.plan.pointee.cycle &+= 1
+    }
+
     /// Pulls input `bus` of the node whose opaque `inputs` handle is given, into `ioData` (whose buffers the
     /// caller owns and whose byte sizes it has set for `frameCount` frames in the bus's format).
     /// An unconnected bus is zeroed, flagged silent, and returns `noConnection`.

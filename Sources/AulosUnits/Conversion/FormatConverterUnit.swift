@@ -1,8 +1,8 @@
 import AulosCore
 
-/// Core Audio's AUConverter (`aufc/conv/appl`): converts between linear-PCM layouts (sample type and
-/// interleaving) with the same channel count and sample rate. With identical formats on both sides it is a
-/// zero-copy pass-through, which makes it the graph-overhead benchmark's unit of choice.
+/// Core Audio's AUConverter (`aufc/conv/appl`): converts between linear-PCM layouts — sample type,
+/// interleaving, mono ↔ stereo — and sample rates (through libsamplerate). With identical formats on both
+/// sides it is a zero-copy pass-through, which makes it the graph-overhead benchmark's unit of choice.
 ///
 /// Threads: control side as for every unit; the render side is `ConvertingPullKernel`.
 public final class FormatConverterUnit: AudioUnit, @unchecked Sendable {

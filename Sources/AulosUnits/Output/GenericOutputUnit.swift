@@ -35,6 +35,7 @@ public final class GenericOutputUnit: IOUnit, @unchecked Sendable {
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = inputFormat(0)
         if !clientFormatIsSet && outputFormat(0) != input {
+            // Follows the input's format (sample rate included) until the host sets one.
             try set(.streamFormat, input, scope: .output)
             clientFormatIsSet = false
         }
@@ -52,13 +53,17 @@ struct ConvertingPullKernel {
     let inputBytesPerFrame: UInt32
     let scratch: UnsafeMutablePointer<Float>
 
-    /// Builds the kernel for `unit`'s input 0 → output 0 formats, its buffers kept alive by the unit.
+    /// Builds the kernel for `unit`'s input 0 → output 0 formats, its buffers kept alive by the unit. Different
+    /// sample rates get the resampling kernel.
     static func make(for unit: AudioUnit) throws(AudioUnitError) -> UnitKernel {
         let input = unit.inputFormat(0)
+        if input.sampleRate != unit.outputFormat(0).sampleRate {
+            return try ResamplingPullKernel.make(for: unit)
+        }
         let conversion = try FormatConversion(from: input, to: unit.outputFormat(0))
         let frames = unit.maximumFramesPerSlice
         let storage = AudioBufferListStorage(format: input, maximumFrames: frames)
-        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: frames)
+        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: 2 * frames)
         unit.retainForKernel(storage)
         unit.retainForKernel(scratch)
         let kernel = ConvertingPullKernel(
