@@ -156,7 +156,8 @@ import Testing
 
     @Test func mismatchedConverterFormatsFailAtInitialize() throws {
         let converter = FormatConverterUnit()
-        try converter.set(.streamFormat, .canonical(channels: 1, sampleRate: 48_000), scope: .output)
+        // Stereo → 3 channels is not a conversion it knows (equal counts or mono ↔ stereo only).
+        try converter.set(.streamFormat, .canonical(channels: 3, sampleRate: 48_000), scope: .output)
         expectError(.formatNotSupported) { try converter.initialize() }
         #expect(converter.state == .uninitialized)
     }
