@@ -66,7 +66,7 @@ let package = Package(
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "CAllocationCounter"],
+            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "AulosFluid", "AulosMIDI", "CAllocationCounter"],
             path: "Tests/AulosHostTests"),
         .testTarget(
             name: "AulosMIDITests",

@@ -16,6 +16,11 @@ import Synchronization
 /// let go. FluidSynth's logging is switched off because it would print from the render thread; load errors
 /// are reported by the unit instead.
 ///
+/// Effects: FluidSynth's built-in reverb and chorus are off by default. Debian's libfluidsynth is built
+/// with OpenMP and runs the effects in an OpenMP parallel region, which allocates (and synchronises) on
+/// every render call even with one core configured; switching them on is allowed, but the render path is
+/// then no longer allocation-free.
+///
 /// Timing: FluidSynth reacts to events only at its internal 64-frame blocks (a library limit). The kernel
 /// renders in chunks ending on those block boundaries and applies each block's events just before it, so
 /// an event lands within 63 frames of its offset whatever the slice size, and a note whose on and off fall
@@ -41,9 +46,11 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         public var info: ParameterInfo {
             switch self {
             case .gain: .init(id: id, name: "Gain", unit: .linearGain, range: 0...5, defaultValue: 0.6)
-            case .reverbEnabled: .init(id: id, name: "Reverb", unit: .boolean, range: 0...1, defaultValue: 1)
+            // FluidSynth's reverb and chorus are off by default: Debian's libfluidsynth runs them through
+            // OpenMP, whose parallel region allocates on every render call — not real-time safe.
+            case .reverbEnabled: .init(id: id, name: "Reverb", unit: .boolean, range: 0...1, defaultValue: 0)
             case .reverbLevel: .init(id: id, name: "Reverb Level", unit: .generic, range: 0...1, defaultValue: 0.7)
-            case .chorusEnabled: .init(id: id, name: "Chorus", unit: .boolean, range: 0...1, defaultValue: 1)
+            case .chorusEnabled: .init(id: id, name: "Chorus", unit: .boolean, range: 0...1, defaultValue: 0)
             case .chorusLevel: .init(id: id, name: "Chorus Level", unit: .generic, range: 0...10, defaultValue: 2)
             }
         }
@@ -70,6 +77,22 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
     public var activeVoiceCount: Int {
         Int(current?.activeVoices.pointee.load(ordering: .relaxed) ?? 0)
+    }
+
+    // MARK: State
+
+    public override var stateProperties: [String: String] {
+        var properties = super.stateProperties.merging(["polyphony": String(polyphony)]) { $1 }
+        if let soundFontPath { properties["soundFont"] = soundFontPath }
+        return properties
+    }
+
+    public override func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
+        try super.restoreStateProperties(properties)
+        if let text = properties["polyphony"], let voices = UInt32(text), voices != polyphony {
+            try setProperty(Self.polyphonyProperty, scope: .global, element: 0, value: voices)
+        }
+        if let path = properties["soundFont"], path != soundFontPath { try loadSoundFont(path) }
     }
 
     // MARK: Properties

@@ -215,6 +215,12 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
         #expect(try sampler.getProperty(FluidSynthSamplerUnit.soundFontProperty, scope: .global, element: 0) as? String == bundledFont)
     }
 
+    @Test func effectsAreOffByDefault() throws {
+        let sampler = FluidSynthSamplerUnit()
+        #expect(try sampler.getParameter(FluidSynthSamplerUnit.Parameter.reverbEnabled.id) == 0)
+        #expect(try sampler.getParameter(FluidSynthSamplerUnit.Parameter.chorusEnabled.id) == 0)
+    }
+
     @Test func rendersWithoutAllocating() throws {
         let rig = try samplerRig(slice: 64)
         var allocations: Int64 = 0

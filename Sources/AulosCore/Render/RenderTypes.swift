@@ -13,9 +13,10 @@ public typealias KernelRenderFunction = AulosKernelRenderFunction
 
 extension AulosTimeStamp {
     /// A time stamp with a valid sample time (and host time when given).
+    /// (Flags are built from raw values: an option-set literal would allocate an array, and real-time
+    /// drivers create a time stamp every cycle.)
     public init(sampleTime: Int64, hostTime: UInt64? = nil) {
-        var flags: AulosTimeStampFlags = [.sampleTimeValid]
-        if hostTime != nil { flags.insert(.hostTimeValid) }
+        let flags = AulosTimeStampFlags(rawValue: hostTime == nil ? 1 : 3)
         self.init(sampleTime: sampleTime, hostTime: hostTime ?? 0, flags: flags)
     }
 }

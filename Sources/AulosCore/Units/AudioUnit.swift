@@ -127,6 +127,16 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         throw AudioUnitError(.failedInitialization, "\(name) has no render kernel")
     }
 
+    /// Unit-specific settings saved with the unit's state (see `UnitClassInfo`), as text. The base unit saves its
+    /// MaximumFramesPerSlice; subclasses add theirs and restore them in `restoreStateProperties`.
+    open var stateProperties: [String: String] { ["maximumFramesPerSlice": String(maximumFramesPerSlice)] }
+
+    open func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
+        if let text = properties["maximumFramesPerSlice"], let frames = UInt32(text), frames != maximumFramesPerSlice {
+            try set(.maximumFramesPerSlice, frames)
+        }
+    }
+
     open var factoryPresets: [Preset] { [] }
     /// Applies a factory preset; called on the control thread, possibly while rendering.
     open func applyPreset(_ preset: Preset) throws(AudioUnitError) {

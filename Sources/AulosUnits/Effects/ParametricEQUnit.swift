@@ -40,6 +40,17 @@ public final class ParametricEQUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    public override var stateProperties: [String: String] {
+        super.stateProperties.merging(["bands": String(bandCount)]) { $1 }
+    }
+
+    public override func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
+        try super.restoreStateProperties(properties)
+        if let text = properties["bands"], let count = UInt32(text), Int(count) != bandCount {
+            try setProperty(Self.bandCountProperty, scope: .global, element: 0, value: count)
+        }
+    }
+
     public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
         guard id == Self.bandCountProperty else { return nil }
         try requireScope(id, scope, element, [.global])

@@ -121,6 +121,19 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         try set(.presentPreset, Preset(number: Int32(match.program), name: match.name))
     }
 
+    // MARK: State
+
+    public override var stateProperties: [String: String] {
+        super.stateProperties.merging(["polyphony": String(polyphony)]) { $1 }
+    }
+
+    public override func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
+        try super.restoreStateProperties(properties)
+        if let text = properties["polyphony"], let voices = UInt32(text), voices != polyphony {
+            try setProperty(Self.polyphonyProperty, scope: .global, element: 0, value: voices)
+        }
+    }
+
     // MARK: Properties
 
     public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {

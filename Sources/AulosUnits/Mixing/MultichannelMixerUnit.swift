@@ -70,6 +70,20 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
+    // MARK: State
+
+    public override var stateProperties: [String: String] {
+        super.stateProperties.merging(["inputs": String(inputBusCount), "metering": String(metering.pointee.load(ordering: .relaxed))]) { $1 }
+    }
+
+    public override func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
+        try super.restoreStateProperties(properties)
+        if let text = properties["inputs"], let count = UInt32(text), Int(count) != inputBusCount {
+            try set(.elementCount, count, scope: .input)
+        }
+        if let text = properties["metering"], let flag = UInt32(text) { try set(.meteringMode, flag) }
+    }
+
     // MARK: Metering
 
     public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
