@@ -33,5 +33,14 @@ let package = Package(
             ],
             path: "Benchmarks/Instruments",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(
+            name: "FullRig",
+            dependencies: [
+                .product(name: "AulosEngine", package: "Aulos"),
+                .product(name: "AulosHost", package: "Aulos"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/FullRig",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
     ]
 )
