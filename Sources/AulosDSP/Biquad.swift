@@ -38,6 +38,19 @@ public struct Biquad: BitwiseCopyable, Sendable {
     }
 }
 
+/// A cascade of biquads over a run of samples, in place: what both EQs do per channel.
+public enum BiquadBank {
+    @inline(__always) @_noAllocation @_noLocks
+    public static func process(_ filters: UnsafeMutablePointer<Biquad>, count: Int, samples: UnsafeMutablePointer<Float>,
+                               from: Int, to: Int) {
+        for index in from..<to {
+            var x = samples[index]
+            for band in 0..<count { x = filters[band].process(x) }
+            samples[index] = x
+        }
+    }
+}
+
 /// Normalized biquad coefficients (a0 = 1).
 public struct BiquadCoefficients: BitwiseCopyable, Sendable, Equatable {
     public var b0: Float
@@ -114,18 +127,7 @@ public struct BiquadCoefficients: BitwiseCopyable, Sendable, Equatable {
         let (nr, ni) = complex(Double(b0), Double(b1), Double(b2))
         let (dr, di) = complex(1, Double(a1), Double(a2))
         let ratio = (nr * nr + ni * ni) / (dr * dr + di * di)
-        return 10 * log10(ratio)
+        return ratio > 0 ? 10 * FastMath.log2(ratio) * 0.301_029_995_663_981_2 : -400
     }
 
-    private func log10(_ x: Double) -> Double {
-        // Control side only; written with FastMath's exp2 by Newton steps to keep AulosDSP free of libm.
-        guard x > 0 else { return -400 }
-        var y = 0.0
-        var value = x
-        while value >= 2 { value /= 2; y += 1 }
-        while value < 1 { value *= 2; y -= 1 }
-        var fraction = 0.5
-        for _ in 0..<40 { fraction -= (FastMath.exp2(fraction) - value) / (FastMath.exp2(fraction) * 0.693_147_180_559_945_3) }
-        return (y + fraction) * 0.301_029_995_663_981_2
-    }
 }

@@ -47,6 +47,19 @@ public enum FastMath {
             + t2 * (-1.0 / 39_916_800 + t2 * (1.0 / 6_227_020_800)))))))
     }
 
+    /// log2(x) for x > 0, by octave reduction and Newton steps on `exp2` (control side: building tables and
+    /// analysing responses; about 40 exp2 evaluations).
+    public static func log2(_ x: Double) -> Double {
+        guard x > 0 else { return -.infinity }
+        var octaves = 0.0
+        var value = x
+        while value >= 2 { value /= 2; octaves += 1 }
+        while value < 1 { value *= 2; octaves -= 1 }
+        var fraction = 0.5
+        for _ in 0..<40 { fraction -= (exp2(fraction) - value) / (exp2(fraction) * 0.693_147_180_559_945_3) }
+        return octaves + fraction
+    }
+
     /// Frequency of a (fractional) MIDI note, A4 = note 69 = 440 Hz, equal temperament.
     @inline(__always) @_noAllocation @_noLocks
     public static func frequency(ofNote note: Double) -> Double { 440 * exp2((note - 69) / 12) }

@@ -47,19 +47,9 @@ public enum AulosGMSoundFont {
 
     /// Seconds → SF2 timecents.
     static func timecents(_ seconds: Double) -> Int16 {
-        Int16(max(-12_000, min(8000, (1200 * log2(seconds)).rounded())))
+        Int16(max(-12_000, min(8000, (1200 * FastMath.log2(seconds)).rounded())))
     }
 
-    static func log2(_ x: Double) -> Double {
-        // Newton on exp2 (control side, build time): enough for timecents.
-        var y = 0.0
-        var value = x
-        while value >= 2 { value /= 2; y += 1 }
-        while value < 1 { value *= 2; y -= 1 }
-        var fraction = 0.0
-        for _ in 0..<30 { fraction -= (FastMath.exp2(fraction) - value) / (FastMath.exp2(fraction) * 0.693_147_180_559_945_3) }
-        return y + fraction
-    }
 
     /// Builds the font.
     public static func make() -> SoundFontWriter {
@@ -125,7 +115,7 @@ struct SampleSynth {
         let target = frequency(note)
         let length = Int((Double(periods) * sampleRate / target).rounded())
         let actual = Double(periods) * sampleRate / Double(length)
-        let correction = (1200 * AulosGMSoundFont.log2(target / actual)).rounded()
+        let correction = (1200 * FastMath.log2(target / actual)).rounded()
         var signal = attack
         for n in 0..<length {
             var value = 0.0

@@ -9,8 +9,9 @@ import Testing
 import Glibc
 #endif
 
-/// Source callback: an impulse at sample 0 (refCon value 2), white noise (value 3), or as `signalCallback`.
-func testSignalCallback() -> RenderCallback {
+/// A test source (refCon → Float): 2 = an impulse at sample 0, 3 = white noise, another value ≥ 0 = that
+/// constant on every channel, negative = a full-scale sine of that many Hz (at 48 kHz).
+func signalCallback() -> RenderCallback {
     { refCon, _, timeStamp, _, frames, io in
         let value = refCon!.assumingMemoryBound(to: Float.self).pointee
         for channel in 0..<Int(io.pointee.bufferCount) {
@@ -23,6 +24,8 @@ func testSignalCallback() -> RenderCallback {
                     var x = UInt32(truncatingIfNeeded: t &* 2_654_435_761) ^ 0x9E37_79B9
                     x ^= x << 13; x ^= x >> 17; x ^= x << 5
                     out[frame] = Float(Int32(bitPattern: x)) / 2_147_483_648 * 0.5
+                } else if value >= 0 {
+                    out[frame] = value
                 } else {
                     out[frame] = Float(sin(2 * .pi * Double(-value) * Double(t) / 48_000))
                 }
@@ -48,7 +51,7 @@ final class EffectRig {
         graph.open()
         effect = try graph.unit(for: node)
         try configure(effect)
-        try graph.setNodeInputCallback(node, destinationInput: 0, RenderCallbackStruct(testSignalCallback(), refCon: signal))
+        try graph.setNodeInputCallback(node, destinationInput: 0, RenderCallbackStruct(signalCallback(), refCon: signal))
         try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
         try graph.initialize()
         try graph.start()

@@ -8,26 +8,6 @@ import Testing
 import Glibc
 #endif
 
-/// A callback source: every channel holds a constant (refCon → Float), or a full-scale sine when the
-/// constant is negative (its magnitude is the frequency in Hz).
-func signalCallback() -> RenderCallback {
-    { refCon, _, timeStamp, _, frames, io in
-        let value = refCon!.assumingMemoryBound(to: Float.self).pointee
-        for channel in 0..<Int(io.pointee.bufferCount) {
-            let out = io.pointee.floatChannel(channel)
-            for frame in 0..<Int(frames) {
-                if value >= 0 {
-                    out[frame] = value
-                } else {
-                    let t = Double(timeStamp.pointee.sampleTime + Int64(frame)) / 48_000
-                    out[frame] = Float(sin(2 * .pi * Double(-value) * t))
-                }
-            }
-        }
-        return 0
-    }
-}
-
 /// Generic Output ← mixer ← callbacks (one per bus, with the given channel counts).
 final class MixerRig {
     let graph: AudioGraph

@@ -246,13 +246,7 @@ struct IPodEQKernel {
             if intoTick == 0 { design(glide: true) }
             let end = min(frameCount, frame + 16 - intoTick)
             for channel in 0..<channels {
-                let samples = io.pointee.floatChannel(channel)
-                let bank = filters + channel * 10
-                for index in frame..<end {
-                    var x = samples[index]
-                    for band in 0..<10 { x = bank[band].process(x) }
-                    samples[index] = x
-                }
+                BiquadBank.process(filters + channel * 10, count: 10, samples: io.pointee.floatChannel(channel), from: frame, to: end)
             }
             frame = end
         }

@@ -144,13 +144,7 @@ struct ParametricEQKernel {
             if intoTick == 0 || frame == 0 { redesign() }
             let end = min(parameters.nextEventOffset(after: frame, frameCount: frameCount), frame + 16 - intoTick)
             for channel in 0..<channels {
-                let samples = io.pointee.floatChannel(channel)
-                let bank = filters + channel * bands
-                for index in frame..<end {
-                    var x = samples[index]
-                    for band in 0..<bands { x = bank[band].process(x) }
-                    samples[index] = x
-                }
+                BiquadBank.process(filters + channel * bands, count: bands, samples: io.pointee.floatChannel(channel), from: frame, to: end)
             }
             parameters.advanceAll(by: end - frame)
             frame = end
