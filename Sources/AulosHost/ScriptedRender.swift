@@ -34,6 +34,11 @@ public struct RenderOptions: Sendable {
     public var rig: Rig?
     /// A master iPod-style EQ preset (overrides the rig's).
     public var eq: String?
+    /// The transport's tempo (replaces the input's tempo map for tempo-synced units; the input's own
+    /// event times are not changed).
+    public var tempo: Double?
+    /// Arpeggiate synth parts: mode and rate.
+    public var arpeggio: Arpeggio?
 
     public init(output: String) { self.output = output }
 
@@ -64,20 +69,39 @@ public struct RenderSummary: Sendable {
     public var slice: UInt32
 }
 
+/// A MIDI file or score ready to play: its messages at sample times, where it ends, and its tempo map.
+public struct LoadedInput: Sendable {
+    public var messages: [ScheduledMessage]
+    public var end: Int64
+    public var tempoMap: [(beat: Double, bpm: Double)]
+
+    public init(messages: [ScheduledMessage], end: Int64, tempoMap: [(beat: Double, bpm: Double)]) {
+        self.messages = messages
+        self.end = end
+        self.tempoMap = tempoMap
+    }
+
+    init(score: Score, sampleRate: Double) {
+        let (messages, end) = score.scheduledMessages(sampleRate: sampleRate)
+        self.init(messages: messages, end: end, tempoMap: score.tempoMap)
+    }
+}
+
 /// Scripted playback: a MIDI file or score → instrument → Generic Output → WAV/FLAC, offline and
 /// deterministic (the same input gives the same bytes).
 ///
 /// Threads: control thread; the offline renderer pulls on the same thread.
 public enum ScriptedRender {
     /// Reads a MIDI file (by content: files starting with "MThd") or a score.
-    public static func load(_ path: String, sampleRate: Double) throws(AudioUnitError) -> (messages: [ScheduledMessage], end: Int64) {
+    public static func load(_ path: String, sampleRate: Double) throws(AudioUnitError) -> LoadedInput {
         guard let bytes = readFile(path) else {
             throw AudioUnitError(.invalidFile, "\(path): \(String(cString: strerror(errno)))")
         }
         if bytes.starts(with: Array("MThd".utf8)) {
             do {
-                let messages = try StandardMIDIFile(bytes: bytes).scheduledMessages(sampleRate: sampleRate)
-                return (messages, messages.last?.sampleTime ?? 0)
+                let file = try StandardMIDIFile(bytes: bytes)
+                let messages = file.scheduledMessages(sampleRate: sampleRate)
+                return LoadedInput(messages: messages, end: messages.last?.sampleTime ?? 0, tempoMap: file.tempoMap)
             } catch {
                 throw AudioUnitError(.invalidFile, "\(path): \(error.message)")
             }
@@ -90,7 +114,7 @@ public enum ScriptedRender {
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
         do {
-            return try Score(text: text, name: name).scheduledMessages(sampleRate: sampleRate)
+            return try LoadedInput(score: Score(text: text, name: name), sampleRate: sampleRate)
         } catch {
             throw AudioUnitError(.invalidFile, error.message)
         }
@@ -112,7 +136,7 @@ public enum ScriptedRender {
     public static func run(_ options: RenderOptions, progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
         let rate = options.effectiveRig.sampleRate
         let loaded = try options.input.map { path throws(AudioUnitError) in try load(path, sampleRate: rate) }
-            ?? (try Score(text: DemoPiece.score, name: "demo").scheduledMessages(sampleRate: rate))
+            ?? LoadedInput(score: try Score(text: DemoPiece.score, name: "demo"), sampleRate: rate)
         var messages = loaded.messages
         var notes: [String] = []
 
@@ -121,7 +145,8 @@ public enum ScriptedRender {
             // One synth alone has no drum kit: leave GM's drum channel out rather than play drums as notes.
             rigDescription.parts[0].channels.removeAll { $0 == 10 }
         }
-        let rig = try PlaybackRig(rigDescription, fileSample: options.sample)
+        let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? loaded.tempoMap
+        let rig = try PlaybackRig(rigDescription, fileSample: options.sample, tempoMap: tempoMap, arpeggio: options.arpeggio)
         defer { rig.close() }
         let channelMessages = messages.filter { $0.message.channelBytes != nil }
         if channelMessages.count < messages.count {
@@ -195,20 +220,25 @@ public final class PlaybackRig {
     public let instruments: [any MusicDevice]
     public let mixer: MultichannelMixerUnit
     public let scheduler: MIDIScheduler
+    public let transport: HostTransport
     public let fileFormat: StreamFormat
     /// Messages to send before the input's own: each sampler part's program on its channels.
     public let prelude: [ScheduledMessage]
 
-    public init(_ rig: Rig, fileSample: SampleFormat = .int16) throws {
+    public init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
+                arpeggio: Arpeggio? = nil) throws {
         self.rig = rig
+        transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
         graph = AudioGraph(registry: HostComponents.registry())
         let processing = StreamFormat.canonical(channels: 2, sampleRate: rig.sampleRate)
         fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
         let outputNode = try graph.addNode(GenericOutputUnit.componentDescription)
         let mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
         graph.open()
+        let callbacks = transport.callbacks
         func configure(_ unit: AudioUnit) throws {
             try unit.set(.maximumFramesPerSlice, rig.slice)
+            try unit.set(.hostCallbacks, callbacks)
             if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) { try unit.set(.streamFormat, processing, scope: .input) }
             try unit.set(.streamFormat, processing, scope: .output)
         }
@@ -231,6 +261,10 @@ public final class PlaybackRig {
                 let choice = part.preset ?? part.program.map(String.init) ?? "String Ensemble"
                 if !synth.presets.isEmpty { try synth.selectPreset(choice) }
                 try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
+                if let arpeggio {
+                    try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
+                    try synth.setParameter(OscillatorSynthUnit.Parameter.arpRate.id, value: Float(arpeggio.rate.rawValue))
+                }
             case let sampler as FluidSynthSamplerUnit:
                 guard let font = part.soundFont ?? sampler.soundFontPath ?? SoundFontLocator.defaultPath else {
                     throw AudioUnitError(.invalidFile, "no SoundFont found for part '\(part.name)'; give one (searched \(SoundFontLocator.searchPaths.joined(separator: ", ")))")
@@ -272,8 +306,10 @@ public final class PlaybackRig {
         self.instruments = instruments
         self.prelude = prelude
         scheduler = MIDIScheduler(destinations: instruments.map(\.midiInput), capacity: 16_384)
+        try graph.addRenderNotify(transport.renderNotify)
         try graph.addRenderNotify(scheduler.renderNotify)
         try graph.initialize()
+        transport.play()
     }
 
     /// The parts that play a message: those listening on its channel. The synth is one patch with one voice

@@ -134,6 +134,12 @@ extension Aulos {
         @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
         var eq: String?
 
+        @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map).")
+        var tempo: Double?
+
+        @Option(help: "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t 1/32 1/32t.")
+        var arpeggio: String?
+
         @OptionGroup var rig: RigOptions
 
         func validate() throws {
@@ -149,6 +155,12 @@ extension Aulos {
             guard tail >= 0, tail <= 60 else { throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)") }
             if soundfont != nil && instrument != .sampler {
                 throw ValidationError("--soundfont goes with --instrument sampler")
+            }
+            if let tempo, !(tempo >= 1 && tempo <= 1000) {
+                throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
+            }
+            if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
+                throw ValidationError("--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
             }
             if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
                 throw ValidationError("--rig describes its own instruments; --soundfont, --program and --preset go without it")
@@ -185,6 +197,8 @@ extension Aulos {
             options.sample = sampleFormat!
             options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
             options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
+            options.tempo = tempo
+            options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
             let bar = ProgressBar()
             let started = ContinuousClock.now
             let summary = try ScriptedRender.run(options) { bar.update($0) }

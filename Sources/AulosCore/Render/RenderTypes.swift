@@ -8,6 +8,12 @@ public typealias AudioBufferList = AulosBufferList
 /// Core Audio's AURenderCallback. Write it as a closure that captures nothing, inside a function (a
 /// closure at the top level of main.swift is main-actor isolated and traps on the render thread).
 public typealias RenderCallback = AulosRenderCallback
+/// Core Audio's HostCallbackInfo: beat and tempo, musical time location and transport state, answered by
+/// the host for the slice being rendered (see `HostTransport`). Install with the HostCallbacks property.
+public typealias HostCallbackInfo = AulosHostCallbackInfo
+
+extension AulosHostCallbackInfo: @unchecked @retroactive Sendable {}
+
 /// A unit's render entry; see `UnitKernel`.
 public typealias KernelRenderFunction = AulosKernelRenderFunction
 

@@ -67,6 +67,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     private var kernelResources: [AnyObject] = []
     private var standalonePlan: RenderPlanStorage?
     private var parameterKernel: ParameterKernel?
+    /// The host's callbacks (HostCallbacks property), for kernels that follow beat, tempo or transport.
+    public private(set) var hostCallbackInfo: HostCallbackInfo?
 
     /// The sample rate units are created with until a host sets another.
     public static let defaultSampleRate = 48_000.0
@@ -281,6 +283,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         case .setRenderCallback:
             try requireScope(id, scope, element, [.input])
             return PropertyInfo(dataSize: 16, isWritable: true)
+        case .hostCallbacks:
+            try requireScope(id, scope, element, [.global])
+            return PropertyInfo(dataSize: 32, isWritable: true)
         case .parameterList:
             try requireScope(id, scope, element, Scope.allCases)
             return PropertyInfo(dataSize: 4 * parameters.definitions.filter { $0.scope == scope }.count, isWritable: false)
@@ -325,6 +330,7 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             return inputs[Int(element)].connection
                 ?? AudioUnitConnection(source: nil, sourceOutput: 0, destinationInput: element)
         case .setRenderCallback: return inputs[Int(element)].callback as Any
+        case .hostCallbacks: return hostCallbackInfo as Any
         case .parameterList: return parameters.definitions.filter { $0.scope == scope }.map(\.id)
         case .factoryPresets: return factoryPresets
         case .presentPreset:
@@ -407,6 +413,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             } else {
                 inputs[bus].connection = nil
             }
+        case .hostCallbacks:
+            hostCallbackInfo = try typed(HostCallbackInfo?.self)
         case .setRenderCallback:
             let callback = try typed(RenderCallbackStruct?.self)
             inputs[bus].callback = callback

@@ -18,6 +18,7 @@ public struct PropertyID: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let presentPreset = PropertyID(rawValue: 36)
     public static let enableIO = PropertyID(rawValue: 2003)
     public static let isRunning = PropertyID(rawValue: 2001)
+    public static let hostCallbacks = PropertyID(rawValue: 27)
     public static let meteringMode = PropertyID(rawValue: 3007)
 
     public var name: String {
@@ -36,6 +37,7 @@ public struct PropertyID: RawRepresentable, Hashable, Sendable, CustomStringConv
         case .presentPreset: "PresentPreset"
         case .enableIO: "EnableIO"
         case .isRunning: "IsRunning"
+        case .hostCallbacks: "HostCallbacks"
         case .meteringMode: "MeteringMode"
         default: "Property(\(rawValue))"
         }
@@ -79,6 +81,9 @@ extension PropertyKey where Value == AulosStatus {
 }
 extension PropertyKey where Value == RenderCallbackStruct? {
     public static var setRenderCallback: Self { .init(.setRenderCallback) }
+}
+extension PropertyKey where Value == HostCallbackInfo? {
+    public static var hostCallbacks: Self { .init(.hostCallbacks) }
 }
 extension PropertyKey where Value == [Preset] {
     public static var factoryPresets: Self { .init(.factoryPresets) }

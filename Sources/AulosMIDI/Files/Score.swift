@@ -178,6 +178,12 @@ public struct Score: Sendable {
         return value
     }
 
+    /// The tempo map as (beat, BPM) pairs starting at beat 0 (120 BPM unless the score says otherwise).
+    public var tempoMap: [(beat: Double, bpm: Double)] {
+        let changes = tempoChanges
+        return changes.first?.beat == 0 ? changes : [(0, 120)] + changes
+    }
+
     /// The tempo map: beat positions of tempo changes, sorted; 120 BPM before the first.
     private var tempoChanges: [(beat: Double, bpm: Double)] {
         lines.compactMap { line -> (Double, Double)? in

@@ -166,6 +166,23 @@ public struct StandardMIDIFile: Sendable {
         return result
     }
 
+    /// The tempo map as (beat, BPM) pairs from beat 0 (120 BPM until the first tempo event); SMPTE files,
+    /// which have no beats, report 120 BPM.
+    public var tempoMap: [(beat: Double, bpm: Double)] {
+        guard case .ticksPerQuarterNote(let ticks) = division else { return [(0, 120)] }
+        var map: [(beat: Double, bpm: Double)] = [(0, 120)]
+        let tempos = tracks.flatMap { $0 }.compactMap { entry -> (Int, Int)? in
+            if case .tempo(let microseconds) = entry.event { return (entry.tick, microseconds) }
+            return nil
+        }.sorted { $0.0 < $1.0 }
+        for (tick, microseconds) in tempos {
+            let beat = Double(tick) / Double(ticks)
+            let bpm = 60_000_000 / Double(microseconds)
+            if beat == map.last!.beat { map[map.count - 1] = (beat, bpm) } else { map.append((beat, bpm)) }
+        }
+        return map
+    }
+
     /// Writes a format-1 file (for tests and tools): one track per array, ticks per quarter note.
     public static func encode(tracks: [[(tick: Int, event: Event)]], ticksPerQuarterNote: Int) -> [UInt8] {
         func be32(_ v: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> $0) } }

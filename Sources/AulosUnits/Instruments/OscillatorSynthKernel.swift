@@ -70,6 +70,34 @@ struct SynthControls: BitwiseCopyable {
     var lfoToAmp: Float = 0
     var voiceMode = 0
     var volume: Float = 0.5
+    var lfoSync = false
+    var lfoSyncBeats = 1.0
+    var arpMode = 0
+    var arpBeats = 0.25
+    var arpGate = 0.5
+    var arpOctaves = 1
+    var arpLatch = false
+}
+
+/// The arpeggiator's render-side state.
+struct ArpeggiatorState {
+    /// Keys held (or latched) live in `arpNotes`, in the order they were played; this many.
+    var count = 0
+    var keysDown = 0
+    var channel = 0
+    var velocity: UInt8 = 100
+    /// The note sounding now (−1: none) and the absolute sample at which its gate closes.
+    var sounding = -1
+    var offAt: Int64 = 0
+    var random = NoiseGenerator(seed: 0x41_5250)
+}
+
+/// What the host said about this slice.
+struct HostSlice {
+    var valid = false
+    var playing = false
+    var beat = 0.0
+    var beatsPerFrame = 0.0
 }
 
 /// Render side of the oscillator synth. Everything lives in memory allocated at initialize; the render
@@ -81,7 +109,22 @@ struct OscillatorSynthKernel {
     static var fadeSlots: Int { 16 }
     static var fadeFrames: Float { 128 }
     /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
-    static var parameterCount: Int { 26 }
+    static var parameterCount: Int { 33 }
+
+    /// `OscillatorSynthUnit.NoteRate.beats`, as a switch the render-side checker can see.
+    @inline(__always) @_noAllocation @_noLocks
+    static func rateBeats(_ index: Int) -> Double {
+        switch index {
+        case 0: 1
+        case 1: 2.0 / 3
+        case 2: 0.5
+        case 3: 1.0 / 3
+        case 4: 0.25
+        case 5: 1.0 / 6
+        case 6: 0.125
+        default: 1.0 / 12
+        }
+    }
 
     let parameters: ParameterKernel
     let events: MIDIEventList
@@ -105,9 +148,22 @@ struct OscillatorSynthKernel {
     let noteStackCount: UnsafeMutablePointer<Int>
     /// Two oscillator blocks of one control tick each.
     let scratch: UnsafeMutablePointer<Float>
+    let host: HostCallbackInfo?
+    let hostSlice: UnsafeMutablePointer<HostSlice>
+    let arp: UnsafeMutablePointer<ArpeggiatorState>
+    /// Held/latched arpeggiator notes (note numbers, arrival order).
+    let arpNotes: UnsafeMutablePointer<UInt8>
 
     init(parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
-         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, activeVoices: UnsafeMutablePointer<Atomic<Int>>) {
+         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, activeVoices: UnsafeMutablePointer<Atomic<Int>>,
+         host: HostCallbackInfo?) {
+        self.host = host
+        hostSlice = .allocate(capacity: 1)
+        hostSlice.initialize(to: HostSlice())
+        arp = .allocate(capacity: 1)
+        arp.initialize(to: ArpeggiatorState())
+        arpNotes = .allocate(capacity: 64)
+        arpNotes.initialize(repeating: 0, count: 64)
         self.parameters = parameters
         self.events = events
         self.saw = saw
@@ -143,7 +199,8 @@ struct OscillatorSynthKernel {
                         UnsafeMutableRawPointer(time), UnsafeMutableRawPointer(lfoPhase), UnsafeMutableRawPointer(lfoValue),
                         UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
                         UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues),
-                        UnsafeMutableRawPointer(scratch)] {
+                        UnsafeMutableRawPointer(scratch), UnsafeMutableRawPointer(hostSlice), UnsafeMutableRawPointer(arp),
+                        UnsafeMutableRawPointer(arpNotes)] {
             pointer.deallocate()
         }
     }
@@ -165,12 +222,16 @@ struct OscillatorSynthKernel {
         time.pointee = sampleTime
         events.beginSlice()
         parameters.beginSlice()
+        queryHost()
         var frame = 0
         while frame < frameCount {
             parameters.applyEvents(dueAt: frame)
             while let event = events.popDue(at: frame) { handle(event) }
-            let end = min(events.nextOffset(after: frame, frameCount: frameCount),
-                          parameters.nextEventOffset(after: frame, frameCount: frameCount))
+            runArpeggiator(at: frame)
+            // (Nested two-argument mins: the three-argument `min` is variadic and would build an array.)
+            let end = min(min(events.nextOffset(after: frame, frameCount: frameCount),
+                              parameters.nextEventOffset(after: frame, frameCount: frameCount)),
+                          nextArpeggiatorFrame(after: frame, frameCount: frameCount))
             renderSegment(from: frame, to: end, left: left, right: right)
             frame = end
         }
@@ -190,7 +251,7 @@ struct OscillatorSynthKernel {
         while frame < to {
             let absolute = time.pointee + Int64(frame)
             let intoTick = Int(absolute % Int64(Self.controlInterval))
-            if intoTick == 0 { controlTick() }
+            if intoTick == 0 { controlTick(frame: frame) }
             let end = min(to, frame + Self.controlInterval - intoTick)
             for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
                 renderVoice(voices + index, from: frame, to: end, left: left, right: right)
@@ -203,10 +264,18 @@ struct OscillatorSynthKernel {
     /// Once every 16 frames of absolute time: read parameters, advance the LFO, update every voice's pitch,
     /// filter and gains.
     @_noAllocation @_noLocks
-    func controlTick() {
+    func controlTick(frame: Int) {
         readControls()
-        lfoPhase.pointee += controls.pointee.lfoRate * Double(Self.controlInterval) / sampleRate
-        if lfoPhase.pointee >= 1 { lfoPhase.pointee -= Double(Int(lfoPhase.pointee)) }
+        let host = hostSlice.pointee
+        if controls.pointee.lfoSync && host.valid {
+            // Locked to the host's beats: the phase is where the beat says, not an accumulation.
+            let beat = host.beat + Double(frame) * host.beatsPerFrame
+            let cycles = beat / controls.pointee.lfoSyncBeats
+            lfoPhase.pointee = cycles - Double(Int64(cycles))
+        } else {
+            lfoPhase.pointee += controls.pointee.lfoRate * Double(Self.controlInterval) / sampleRate
+            if lfoPhase.pointee >= 1 { lfoPhase.pointee -= Double(Int(lfoPhase.pointee)) }
+        }
         lfoValue.pointee = FastMath.sine(lfoPhase.pointee)
         for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
             updateVoice(voices + index, interpolate: true)
@@ -240,6 +309,13 @@ struct OscillatorSynthKernel {
         c.lfoToAmp = p.value(23)
         c.voiceMode = Int(p.value(24))
         c.volume = Float(FastMath.exp2(Double(p.value(25)) / 6.020_599_913_279_624))
+        c.lfoSync = p.value(26) >= 0.5
+        c.lfoSyncBeats = Self.rateBeats(Int(p.value(27)))
+        c.arpMode = Int(p.value(28))
+        c.arpBeats = Self.rateBeats(Int(p.value(29)))
+        c.arpGate = Double(p.value(30))
+        c.arpOctaves = max(1, Int(p.value(31)))
+        c.arpLatch = p.value(32) >= 0.5
         controls.pointee = c
     }
 
@@ -373,12 +449,164 @@ struct OscillatorSynthKernel {
         voice.pointee.active = active
     }
 
+    // MARK: Host time and the arpeggiator
+
+    /// Reads beat, tempo and play state for this slice from the host callbacks (if installed).
+    @_noAllocation @_noLocks
+    func queryHost() {
+        hostSlice.pointee.valid = false
+        guard let host, let beatAndTempo = host.beatAndTempo, let transportState = host.transportState else { return }
+        var beat = 0.0
+        var tempo = 0.0
+        var playing: UInt8 = 0
+        let user = host.hostUserData
+        let status = _unsafePerformance { beatAndTempo(user, &beat, &tempo) }
+        let stateStatus = _unsafePerformance { transportState(user, &playing, nil, nil, nil, nil, nil, nil) }
+        guard status == 0, stateStatus == 0, tempo > 0 else { return }
+        hostSlice.pointee = HostSlice(valid: true, playing: playing == 1, beat: beat, beatsPerFrame: tempo / 60 / sampleRate)
+    }
+
+    /// The frame at which beat `target` is reached in this slice (frames count from the slice start).
+    @inline(__always) @_noAllocation @_noLocks
+    func frameOffset(ofBeat target: Double) -> Int {
+        let host = hostSlice.pointee
+        let exact = (target - host.beat) / host.beatsPerFrame
+        let whole = Double(Int64(exact))
+        // First frame at or after the boundary, robust to rounding in the beat arithmetic.
+        return Int(whole) + (exact - whole > 1e-6 ? 1 : 0)
+    }
+
+    /// The frame (from the slice start) at which arpeggiator step `k` begins: the first frame at or after
+    /// its beat. Every step decision goes through this one function, so "which step starts here" and "where
+    /// does the next step start" can never disagree, whether boundaries fall on or between frames.
+    @inline(__always) @_noAllocation @_noLocks
+    func boundaryFrame(_ k: Int64) -> Int { frameOffset(ofBeat: Double(k) * controls.pointee.arpBeats) }
+
+    /// The step in progress at `frame` (by the beat), as a starting point for the boundary search.
+    @inline(__always) @_noAllocation @_noLocks
+    func approximateStep(at frame: Int) -> Int64 {
+        let host = hostSlice.pointee
+        return Int64(max(0, (host.beat + Double(frame) * host.beatsPerFrame) / controls.pointee.arpBeats))
+    }
+
+    @_noAllocation @_noLocks
+    func nextArpeggiatorFrame(after frame: Int, frameCount: Int) -> Int {
+        let host = hostSlice.pointee
+        guard controls.pointee.arpMode != 0, host.valid, host.playing else { return frameCount }
+        var next = frameCount
+        if arp.pointee.sounding >= 0 {
+            let off = Int(arp.pointee.offAt - time.pointee)
+            if off > frame && off < next { next = off }
+        }
+        if arp.pointee.count > 0 {
+            let k0 = approximateStep(at: frame)
+            for k in k0...(k0 + 2) {
+                let boundary = boundaryFrame(k)
+                if boundary > frame {
+                    if boundary < next { next = boundary }
+                    break
+                }
+            }
+        }
+        return next
+    }
+
+    /// At `frame`: closes the gate of the sounding arpeggio note when due, and plays the next step when a
+    /// step boundary falls exactly here.
+    @_noAllocation @_noLocks
+    func runArpeggiator(at frame: Int) {
+        let host = hostSlice.pointee
+        guard controls.pointee.arpMode != 0, host.valid, host.playing else { return }
+        let now = time.pointee + Int64(frame)
+        if arp.pointee.sounding >= 0 && now >= arp.pointee.offAt {
+            noteOff(UInt8(arp.pointee.sounding), channel: arp.pointee.channel)
+            arp.pointee.sounding = -1
+        }
+        guard arp.pointee.count > 0 else { return }
+        let k0 = approximateStep(at: frame)
+        var step: Int64 = -1
+        for k in max(0, k0 - 1)...(k0 + 1) where boundaryFrame(k) == frame { step = k }
+        guard step >= 0 else { return }
+        if arp.pointee.sounding >= 0 {
+            noteOff(UInt8(arp.pointee.sounding), channel: arp.pointee.channel)
+            arp.pointee.sounding = -1
+        }
+        let note = arpeggioNote(step: step)
+        guard note >= 0 && note <= 127 else { return }
+        noteOn(UInt8(note), velocity: arp.pointee.velocity, channel: arp.pointee.channel)
+        arp.pointee.sounding = note
+        let stepFrames = controls.pointee.arpBeats / host.beatsPerFrame
+        arp.pointee.offAt = now + max(1, Int64(stepFrames * controls.pointee.arpGate))
+    }
+
+    /// The note of step `step` of the current pattern.
+    @_noAllocation @_noLocks
+    func arpeggioNote(step: Int64) -> Int {
+        let count = arp.pointee.count
+        let octaves = controls.pointee.arpOctaves
+        let length = count * octaves
+        // Sorted copy into the scratch tail (no allocation): insertion sort of at most 64 notes.
+        let sorted = arpNotes + 32
+        for index in 0..<count {
+            var position = index
+            let value = arpNotes[index]
+            while position > 0 && sorted[position - 1] > value {
+                sorted[position] = sorted[position - 1]
+                position -= 1
+            }
+            sorted[position] = value
+        }
+        var index: Int
+        switch controls.pointee.arpMode {
+        case 1: index = Int(step % Int64(length))
+        case 2: index = length - 1 - Int(step % Int64(length))
+        case 3:
+            let period = max(1, 2 * length - 2)
+            let position = Int(step % Int64(period))
+            index = position < length ? position : period - position
+        case 4:
+            index = Int(UInt32(bitPattern: Int32(arp.pointee.random.next() * 1_000_000)) % UInt32(length))
+        default:
+            let position = Int(step % Int64(length))
+            return Int(arpNotes[position % count]) + 12 * (position / count)
+        }
+        return Int(sorted[index % count]) + 12 * (index / count)
+    }
+
+    @_noAllocation @_noLocks
+    func arpeggiatorKeyDown(_ note: UInt8, velocity: UInt8, channel: Int) {
+        // With latch, the first key after all were released starts a new chord.
+        if controls.pointee.arpLatch && arp.pointee.keysDown == 0 { arp.pointee.count = 0 }
+        arp.pointee.keysDown += 1
+        arp.pointee.channel = channel
+        arp.pointee.velocity = velocity
+        for index in 0..<arp.pointee.count where arpNotes[index] == note { return }
+        guard arp.pointee.count < 32 else { return }
+        arpNotes[arp.pointee.count] = note
+        arp.pointee.count += 1
+    }
+
+    @_noAllocation @_noLocks
+    func arpeggiatorKeyUp(_ note: UInt8) {
+        arp.pointee.keysDown = max(0, arp.pointee.keysDown - 1)
+        guard !controls.pointee.arpLatch else { return }
+        var write = 0
+        for read in 0..<arp.pointee.count where arpNotes[read] != note {
+            arpNotes[write] = arpNotes[read]
+            write += 1
+        }
+        arp.pointee.count = write
+    }
+
     // MARK: MIDI
 
     @_noAllocation @_noLocks
     func handle(_ event: MIDIEvent) {
         let channel = Int(event.status & 0x0F)
+        let arpeggiating = controls.pointee.arpMode != 0 && hostSlice.pointee.valid
         switch event.status & 0xF0 {
+        case 0x90 where event.data2 > 0 && arpeggiating: arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
+        case 0x80 where arpeggiating, 0x90 where arpeggiating: arpeggiatorKeyUp(event.data1)
         case 0x90 where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
         case 0x80, 0x90: noteOff(event.data1, channel: channel)
         case 0xB0: controlChange(event.data1, event.data2, channel: channel)

@@ -28,6 +28,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case ampAttack, ampDecay, ampSustain, ampRelease
         case filterAttack, filterDecay, filterSustain, filterRelease
         case velocitySensitivity, lfoRate, lfoToPitch, lfoToFilter, lfoToAmp, voiceMode, volume
+        case lfoSync, lfoSyncRate, arpMode, arpRate, arpGate, arpOctaves, arpLatch
 
         public var id: ParameterID { ParameterID(rawValue) }
 
@@ -71,8 +72,31 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             case .voiceMode: .init(id: id, name: "Voice Mode", unit: .indexed, range: 0...2, defaultValue: 0,
                                    valueNames: ["poly", "mono", "legato"])
             case .volume: .init(id: id, name: "Volume", unit: .decibels, range: -60...6, defaultValue: -6)
+            case .lfoSync: .init(id: id, name: "LFO Tempo Sync", unit: .boolean, range: 0...1, defaultValue: 0)
+            case .lfoSyncRate: .init(id: id, name: "LFO Synced Rate", unit: .indexed, range: 0...Float(NoteRate.allCases.count - 1),
+                                     defaultValue: Float(NoteRate.quarter.rawValue), valueNames: NoteRate.allCases.map(\.name))
+            case .arpMode: .init(id: id, name: "Arpeggiator", unit: .indexed, range: 0...Float(ArpeggiatorMode.allCases.count - 1),
+                                 defaultValue: 0, valueNames: ArpeggiatorMode.allCases.map(\.name))
+            case .arpRate: .init(id: id, name: "Arpeggiator Rate", unit: .indexed, range: 0...Float(NoteRate.allCases.count - 1),
+                                 defaultValue: Float(NoteRate.sixteenth.rawValue), valueNames: NoteRate.allCases.map(\.name))
+            case .arpGate: .init(id: id, name: "Arpeggiator Gate", unit: .generic, range: 0.05...1, defaultValue: 0.5)
+            case .arpOctaves: .init(id: id, name: "Arpeggiator Octaves", unit: .indexed, range: 1...4, defaultValue: 1)
+            case .arpLatch: .init(id: id, name: "Arpeggiator Latch", unit: .boolean, range: 0...1, defaultValue: 0)
             }
         }
+    }
+
+    /// Arpeggiator patterns.
+    public enum ArpeggiatorMode: Int, CaseIterable, Sendable {
+        case off, up, down, upDown, random, asPlayed
+        public var name: String { ["off", "up", "down", "updown", "random", "played"][rawValue] }
+    }
+
+    /// Note lengths for the arpeggiator and the synced LFO, in beats (quarter notes).
+    public enum NoteRate: Int, CaseIterable, Sendable {
+        case quarter, quarterTriplet, eighth, eighthTriplet, sixteenth, sixteenthTriplet, thirtySecond, thirtySecondTriplet
+        public var name: String { ["1/4", "1/4t", "1/8", "1/8t", "1/16", "1/16t", "1/32", "1/32t"][rawValue] }
+        public var beats: Double { [1, 2.0 / 3, 0.5, 1.0 / 3, 0.25, 1.0 / 6, 0.125, 1.0 / 12][rawValue] }
     }
 
     public let midiInput = MIDIEventQueue(capacity: 2048)
@@ -185,7 +209,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
         let kernel = OscillatorSynthKernel(
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
-            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues, activeVoices: activeVoices)
+            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues, activeVoices: activeVoices,
+            host: hostCallbackInfo)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }
     }
 }

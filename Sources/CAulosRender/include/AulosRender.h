@@ -68,4 +68,35 @@ typedef AulosStatus (*AulosKernelRenderFunction)(void *_Nonnull kernel,
                                                  uint32_t frameCount,
                                                  AulosBufferList *_Nonnull ioData);
 
+/// Core Audio's HostCallback_GetBeatAndTempo: the beat at the first frame of the current slice and the tempo
+/// (beats per minute). Either pointer may be NULL.
+typedef AulosStatus (*AulosHostBeatAndTempoProc)(void *_Nullable hostUserData,
+                                                 double *_Nullable currentBeat,
+                                                 double *_Nullable currentTempo);
+
+/// Core Audio's HostCallback_GetMusicalTimeLocation.
+typedef AulosStatus (*AulosHostMusicalTimeLocationProc)(void *_Nullable hostUserData,
+                                                        uint32_t *_Nullable deltaSampleOffsetToNextBeat,
+                                                        float *_Nullable timeSigNumerator,
+                                                        uint32_t *_Nullable timeSigDenominator,
+                                                        double *_Nullable currentMeasureDownBeat);
+
+/// Core Audio's HostCallback_GetTransportState2 (booleans as 0/1 bytes).
+typedef AulosStatus (*AulosHostTransportStateProc)(void *_Nullable hostUserData,
+                                                   uint8_t *_Nullable isPlaying,
+                                                   uint8_t *_Nullable isRecording,
+                                                   uint8_t *_Nullable transportStateChanged,
+                                                   double *_Nullable currentSampleInTimeLine,
+                                                   uint8_t *_Nullable isCycling,
+                                                   double *_Nullable cycleStartBeat,
+                                                   double *_Nullable cycleEndBeat);
+
+/// Core Audio's HostCallbackInfo: what a host installs on a unit (property HostCallbacks, 27).
+typedef struct AulosHostCallbackInfo {
+    void *_Nullable hostUserData;
+    AulosHostBeatAndTempoProc _Nullable beatAndTempo;
+    AulosHostMusicalTimeLocationProc _Nullable musicalTimeLocation;
+    AulosHostTransportStateProc _Nullable transportState;
+} AulosHostCallbackInfo;
+
 #endif

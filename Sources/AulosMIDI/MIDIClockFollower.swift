@@ -1,0 +1,90 @@
+/// Follows an external MIDI clock (24 ticks per quarter note, Start/Stop/Continue, Song Position Pointer):
+/// the tempo is the least-squares slope of the last 96 tick times (four beats), which smooths jitter, and
+/// the beat phase comes from the same fitted line, so it stays locked to the clock rather than drifting.
+///
+/// Threads: the MIDI input thread (or whoever timestamps the clock). A value type.
+public struct MIDIClockFollower: Sendable {
+    /// Ticks kept for the fit (four beats).
+    public static let window = 96
+
+    /// A fitted clock: tick k arrives at `origin + k × secondsPerTick`; tick 0 is at beat `startBeat`.
+    public struct Line: Sendable, Equatable, BitwiseCopyable {
+        public var origin: Double
+        public var secondsPerTick: Double
+        public var startBeat: Double
+
+        public init(origin: Double, secondsPerTick: Double, startBeat: Double) {
+            self.origin = origin
+            self.secondsPerTick = secondsPerTick
+            self.startBeat = startBeat
+        }
+
+        public func beat(at seconds: Double) -> Double { startBeat + (seconds - origin) / secondsPerTick / 24 }
+        public var tempo: Double { 60 / (24 * secondsPerTick) }
+    }
+
+    private var times: [Double] = []
+    private var firstIndex = 0
+    private var tickCount = 0
+    private var startBeat = 0.0
+    public private(set) var isRunning = false
+
+    public init() {}
+
+    /// Feeds one message with its arrival time in seconds.
+    public mutating func receive(_ message: MIDIMessage, at seconds: Double) {
+        switch message {
+        case .timingClock:
+            guard isRunning else { return }
+            times.append(seconds)
+            tickCount += 1
+            if times.count > Self.window {
+                times.removeFirst(times.count - Self.window)
+                firstIndex = tickCount - times.count
+            }
+        case .start:
+            restart(at: 0)
+        case .continue:
+            restart(at: startBeat + Double(tickCount) / 24)
+        case .stop:
+            if isRunning { startBeat += Double(tickCount) / 24 }
+            isRunning = false
+            times.removeAll()
+            tickCount = 0
+            firstIndex = 0
+        case .songPosition(let sixteenths):
+            if !isRunning { startBeat = Double(sixteenths) / 4 }
+        default:
+            break
+        }
+    }
+
+    private mutating func restart(at beat: Double) {
+        startBeat = beat
+        isRunning = true
+        times.removeAll()
+        tickCount = 0
+        firstIndex = 0
+    }
+
+    /// The fitted clock once at least two ticks have arrived.
+    public var line: Line? {
+        guard isRunning, times.count >= 2 else { return nil }
+        // Least squares of time against tick index (tick k = the k-th tick after Start/Continue, the first
+        // tick marking the beat position itself).
+        let n = Double(times.count)
+        var sumK = 0.0, sumT = 0.0, sumKK = 0.0, sumKT = 0.0
+        for (offset, time) in times.enumerated() {
+            let k = Double(firstIndex + offset)
+            sumK += k
+            sumT += time
+            sumKK += k * k
+            sumKT += k * time
+        }
+        let slope = (n * sumKT - sumK * sumT) / (n * sumKK - sumK * sumK)
+        let origin = (sumT - slope * sumK) / n
+        return Line(origin: origin, secondsPerTick: slope, startBeat: startBeat)
+    }
+
+    public var tempo: Double? { line?.tempo }
+}
