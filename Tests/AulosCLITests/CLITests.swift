@@ -72,9 +72,12 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(result.status == 0)
         #expect(result.stdout.contains("'auou' 'genr' 'appl'"))
         #expect(result.stdout.contains("'aumu' 'osyn' 'Auls'"))
+        #expect(result.stdout.contains("'aumx' 'mcmx' 'appl'"))
         #expect(result.stdout.contains("node 2 output 0 => node 1 input 0"))
+        #expect(result.stdout.contains("node 3 output 0 => node 2 input 0"))
         #expect(result.stdout.contains("128 max frames"))
-        #expect(result.stdout.contains("Render Notifications: 1"))
+        // The transport advances before the MIDI scheduler dispatches, both as pre-render notifications.
+        #expect(result.stdout.contains("Render Notifications: 2"))
         let sampler = try runAulos(["graph", "--instrument", "sampler", "--eq", "rock"])
         #expect(sampler.stdout.contains("'aumu' 'fsmp' 'Auls'"))
         #expect(sampler.stdout.contains("'aufx' 'ipeq' 'appl'"))

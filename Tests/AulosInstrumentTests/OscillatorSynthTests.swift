@@ -240,7 +240,7 @@ import Glibc
         try synth.selectPreset("7")
         #expect(try synth.get(.presentPreset).name == "Glass Bell")
         expectError(.invalidPropertyValue) { try synth.selectPreset("Kazoo") }
-        #expect(OscillatorSynthUnit.Parameter.allCases.count == 26)  // the kernel's literal parameter count
+        #expect(OscillatorSynthUnit.Parameter.allCases.count == 33)  // the kernel's literal parameter count
     }
 
     @Test func brokenPresetFilesNameTheFileAndKey() throws {
