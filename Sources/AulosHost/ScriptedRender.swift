@@ -249,6 +249,11 @@ public final class PlaybackRig {
         try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output)
         try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: rig.volume)
 
+        // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would
+        // silently render something other than what was asked for.
+        if arpeggio != nil && !rig.parts.contains(where: { $0.instrument == .synth }) {
+            throw AudioUnitError(.invalidPropertyValue, "--arpeggio needs a synth part: only the oscillator synth has an arpeggiator")
+        }
         var instruments: [any MusicDevice] = []
         var prelude: [ScheduledMessage] = []
         for (bus, part) in rig.parts.enumerated() {
