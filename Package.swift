@@ -66,7 +66,8 @@ let package = Package(
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "AulosFluid", "AulosMIDI", "CAllocationCounter"],
+            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "AulosFluid", "AulosMIDI", "CAllocationCounter",
+                           "AulosTestSupport"],
             path: "Tests/AulosHostTests"),
         .testTarget(
             name: "AulosMIDITests",

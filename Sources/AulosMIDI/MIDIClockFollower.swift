@@ -1,11 +1,20 @@
 /// Follows an external MIDI clock (24 ticks per quarter note, Start/Stop/Continue, Song Position Pointer):
-/// the tempo is the least-squares slope of the last 96 tick times (four beats), which smooths jitter, and
-/// the beat phase comes from the same fitted line, so it stays locked to the clock rather than drifting.
+/// the tempo is the least-squares slope of the recent tick times, which smooths jitter, and the beat phase
+/// comes from the same fitted line, so it stays locked to the clock rather than drifting.
+///
+/// The window is the last two seconds of ticks, but never fewer than 96 (four beats) nor more than 480.
+/// Why time and not a tick count: the slope's error grows with jitter over the window's duration, so a
+/// four-beat window is four seconds at 60 BPM but one second at 240 BPM — where ±1 ms of jitter alone
+/// moves the estimate by about 0.1 BPM. Two seconds keeps fast clocks as steady as slow ones; a tempo
+/// change is followed within that span.
 ///
 /// Threads: the MIDI input thread (or whoever timestamps the clock). A value type.
 public struct MIDIClockFollower: Sendable {
-    /// Ticks kept for the fit (four beats).
-    public static let window = 96
+    /// Ticks always kept for the fit (four beats), and at most.
+    public static let minimumWindow = 96
+    public static let maximumWindow = 480
+    /// Older ticks than this (seconds before the newest) leave the fit once the minimum is met.
+    public static let windowDuration = 2.0
 
     /// A fitted clock: tick k arrives at `origin + k × secondsPerTick`; tick 0 is at beat `startBeat`.
     public struct Line: Sendable, Equatable, BitwiseCopyable {
@@ -29,7 +38,7 @@ public struct MIDIClockFollower: Sendable {
     private var startBeat = 0.0
     public private(set) var isRunning = false
 
-    public init() {}
+    public init() { times.reserveCapacity(Self.maximumWindow + 1) }
 
     /// Feeds one message with its arrival time in seconds.
     public mutating func receive(_ message: MIDIMessage, at seconds: Double) {
@@ -38,8 +47,10 @@ public struct MIDIClockFollower: Sendable {
             guard isRunning else { return }
             times.append(seconds)
             tickCount += 1
-            if times.count > Self.window {
-                times.removeFirst(times.count - Self.window)
+            var drop = max(0, times.count - Self.maximumWindow)
+            while times.count - drop > Self.minimumWindow && seconds - times[drop] > Self.windowDuration { drop += 1 }
+            if drop > 0 {
+                times.removeFirst(drop)
                 firstIndex = tickCount - times.count
             }
         case .start:
