@@ -71,7 +71,7 @@ let package = Package(
             path: "Tests/AulosHostTests"),
         .testTarget(
             name: "AulosMIDITests",
-            dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter"],
+            dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter", "AulosTestSupport"],
             path: "Tests/AulosMIDITests"),
         .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
         .testTarget(

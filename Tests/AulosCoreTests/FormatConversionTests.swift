@@ -1,4 +1,5 @@
 import AulosCore
+import AulosTestSupport
 import Testing
 
 /// Buffers for one conversion test, owned for the test's duration.
@@ -45,7 +46,7 @@ struct ConversionFixture {
         let f32 = StreamFormat.canonical(channels: 2, sampleRate: Self.rate)
         let fixture = ConversionFixture(s24, f32, frames: UInt32(frames))
         let bytes = fixture.source.list.pointee.buffers[0].data!.assumingMemoryBound(to: UInt8.self)
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom(seed: 0xA0105)  // seeded: a failure replays exactly
         for index in 0..<(frames * 2 * 3) { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
         // Include both extremes.
         (bytes[0], bytes[1], bytes[2]) = (0x00, 0x00, 0x80)

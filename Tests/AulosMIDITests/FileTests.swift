@@ -1,4 +1,5 @@
 import AulosMIDI
+import AulosTestSupport
 import Testing
 
 @Suite struct StandardMIDIFileTests {
@@ -77,7 +78,7 @@ import Testing
     }
 
     @Test func randomGarbageNeverCrashes() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom(seed: 0xA0105)  // seeded: a failure replays exactly
         for _ in 0..<2000 {
             var bytes = Self.validHeader + Array("MTrk".utf8)
             let length = Int.random(in: 0...40, using: &generator)

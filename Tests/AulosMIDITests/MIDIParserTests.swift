@@ -1,4 +1,5 @@
 import AulosMIDI
+import AulosTestSupport
 import Testing
 
 func parse(_ bytes: [UInt8], into parser: inout MIDIParser) -> [MIDIMessage] {
@@ -82,7 +83,7 @@ func parse(_ bytes: [UInt8]) -> [MIDIMessage] {
     }
 
     @Test func everyChannelMessageRoundTripsThroughBytes() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom(seed: 0xA0105)  // seeded: a failure replays exactly
         var messages: [MIDIMessage] = []
         for _ in 0..<2000 {
             let status = UInt8.random(in: 0x80...0xEF, using: &generator)
