@@ -134,7 +134,7 @@ extension Aulos {
         @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
         var eq: String?
 
-        @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map).")
+        @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep their own timing.")
         var tempo: Double?
 
         @Option(help: "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t 1/32 1/32t.")
