@@ -32,6 +32,9 @@ let package = Package(
             name: "CSndfile", path: "Sources/CSndfile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
 
+        // alsa-lib: headers plus a small C shim (its error handler is variadic; hw_params negotiation).
+        .target(name: "CALSA", path: "Sources/CALSA", linkerSettings: [.linkedLibrary("asound")]),
+
         .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
         .target(name: "AulosDSP", dependencies: ["CSamplerate"], path: "Sources/AulosDSP"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
@@ -42,10 +45,11 @@ let package = Package(
         .target(
             name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CFluidSynth"],
             path: "Sources/AulosFluid"),
+        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
-            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont", "AulosFluid",
+            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont", "AulosFluid", "AulosALSA",
                            .product(name: "Yams", package: "Yams")],
             path: "Sources/AulosHost"),
         .executableTarget(
@@ -66,7 +70,7 @@ let package = Package(
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "AulosFluid", "AulosMIDI", "CAllocationCounter",
+            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CAllocationCounter",
                            "AulosTestSupport"],
             path: "Tests/AulosHostTests"),
         .testTarget(

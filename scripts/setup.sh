@@ -8,6 +8,8 @@ packages=(
   pkg-config
   libasound2-dev       # ALSA PCM and sequencer (alsa-lib)
   libfluidsynth-dev    # the SoundFont sampler
+  libjack-jackd2-dev   # satisfies libfluidsynth-dev's JACK dependency with JACK 2, so installing jackd2
+                       # later (the real-time pacing test) does not remove libfluidsynth-dev
   libsndfile1-dev      # WAV/FLAC reading and writing
   libsamplerate0-dev   # sample-rate conversion in the format converter
 )

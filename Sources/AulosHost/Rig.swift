@@ -71,7 +71,7 @@ public struct Rig: Equatable, Sendable {
         guard let root, let mapping = root.mapping else {
             throw AudioUnitError(.invalidFile, "\(file):1: a rig is a mapping with at least 'parts'")
         }
-        var reader = RigReader(file: file)
+        let reader = RigReader(file: file)
         let keys = try reader.keys(mapping, allowed: ["name", "sample-rate", "slice", "output", "parts"], at: "")
         self.name = try keys["name"].map { node throws(AudioUnitError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] { sampleRate = try reader.number(node, "sample-rate", in: 8000...192_000) }

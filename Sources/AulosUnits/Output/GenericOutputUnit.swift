@@ -47,7 +47,7 @@ public final class GenericOutputUnit: IOUnit, @unchecked Sendable {
 /// caller's buffers. When the formats are identical it pulls straight into the caller's buffers (no copy).
 ///
 /// Threads: render thread only. Holds no class references.
-struct ConvertingPullKernel {
+package struct ConvertingPullKernel {
     let conversion: FormatConversion
     let inputBuffers: UnsafeMutablePointer<AudioBufferList>
     let inputBytesPerFrame: UInt32
@@ -55,7 +55,7 @@ struct ConvertingPullKernel {
 
     /// Builds the kernel for `unit`'s input 0 → output 0 formats, its buffers kept alive by the unit. Different
     /// sample rates get the resampling kernel.
-    static func make(for unit: AudioUnit) throws(AudioUnitError) -> UnitKernel {
+    package static func make(for unit: AudioUnit) throws(AudioUnitError) -> UnitKernel {
         let input = unit.inputFormat(0)
         if input.sampleRate != unit.outputFormat(0).sampleRate {
             return try ResamplingPullKernel.make(for: unit)

@@ -1,0 +1,233 @@
+import AulosCore
+import AulosRealtime
+import CALSA
+import Glibc
+import Synchronization
+
+/// What the I/O thread tells the control thread (Core Audio's interruption and route-change notices,
+/// plus xrun reports). Delivered by `ALSAOutputUnit.dispatchEvents()`.
+public enum IOEvent: BitwiseCopyable, Sendable, Equatable {
+    /// An underrun (the device ran dry): recovered with snd_pcm_prepare and counted.
+    case underrun
+    /// The system suspended the device; it was resumed (or re-prepared).
+    case suspendedAndResumed
+    /// The device went away (USB DAC unplugged: ENODEV and friends). Audio stops; the thread parks and
+    /// tries to reopen it. `errno` is alsa-lib's negative error.
+    case interruptionBegan(errno: Int32)
+    /// The device came back and audio resumed; MIDI, unit state and the timeline were kept.
+    case interruptionEnded
+}
+
+/// Live statistics, readable from any thread while the unit runs.
+public struct IOStatistics: Sendable, Equatable {
+    public var xruns: Int
+    /// Slices whose render took longer than their own duration (each one risks an underrun).
+    public var lateSlices: Int
+    /// Render time ÷ slice time, smoothed (0.0–1.0+), and the peak since start.
+    public var dspLoad: Double
+    public var peakLoad: Double
+    public var framesPlayed: Int64
+    public var isInterrupted: Bool
+}
+
+/// Counters shared between the I/O thread (writer) and the control thread (reader).
+struct IOCounters: ~Copyable {
+    let running = Atomic<Bool>(false)
+    let xruns = Atomic<Int>(0)
+    let lateSlices = Atomic<Int>(0)
+    /// Loads in parts per million, so they fit an atomic integer.
+    let loadPPM = Atomic<Int>(0)
+    let peakPPM = Atomic<Int>(0)
+    let framesPlayed = Atomic<Int64>(0)
+    let interrupted = Atomic<Bool>(false)
+    let realtimeRefused = Atomic<Bool>(false)
+    /// Fault injection (tests): a negative errno the next write reports as if the device had.
+    let injectedError = Atomic<Int32>(0)
+    /// Fault injection (tests): microseconds the next renders sleep, making them overrun for real.
+    let injectedDelayMicroseconds = Atomic<Int>(0)
+}
+
+/// The I/O thread's whole world: no class references, so nothing it touches is reference counted.
+///
+/// Threads: created and freed by the control thread (the unit) while the I/O thread is not running;
+/// owned by the I/O thread in between.
+struct IOThreadState {
+    var pcm: OpaquePointer?
+    let entry: RenderEntry
+    let counters: UnsafeMutablePointer<IOCounters>
+    let events: SPSCRing<IOEvent>
+    /// One period of device-format, interleaved audio.
+    let buffers: UnsafeMutablePointer<AudioBufferList>
+    let bytes: UnsafeMutableRawPointer
+    let bytesPerFrame: Int
+    let period: Int
+    /// The graph's maximumFramesPerSlice: a period longer than it is rendered in several slices.
+    let sliceLimit: Int
+    let sampleRate: Double
+    var sampleTime: Int64 = 0
+    /// Between losing the device and the first successful write after reopening it.
+    var recovering = false
+    var framesSinceReopen = 0
+    /// Frames that must be written after a reopen before the device counts as back.
+    var recoveryFrames = 0
+    /// How to reopen the device after it went away (C strings owned by the unit).
+    let reopenName: UnsafePointer<CChar>
+    let reopenConfiguration: UnsafePointer<CChar>?
+    var reopenRequest: AulosPCMConfig
+    let realtimePriority: Int32
+}
+
+enum IOThread {
+    /// The thread body. Renders a period, writes it (blocking: the device paces us), repeats; recovers
+    /// from underruns and suspends, parks and reopens when the device goes away.
+    static func run(_ state: UnsafeMutablePointer<IOThreadState>) {
+        let counters = state.pointee.counters
+        let nanosPerSlice = Double(state.pointee.period) / state.pointee.sampleRate * 1e9
+        var smoothed = 0.0
+        while counters.pointee.running.load(ordering: .acquiring) {
+            guard let pcm = state.pointee.pcm else {
+                reopen(state)
+                continue
+            }
+            let started = monotonicNanoseconds()
+            renderPeriod(state)
+            let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
+            if delay > 0 { usleep(UInt32(delay)) }
+            let load = Double(monotonicNanoseconds() - started) / nanosPerSlice
+            smoothed += (load - smoothed) * 0.05
+            counters.pointee.loadPPM.store(Int(smoothed * 1e6), ordering: .relaxed)
+            if Int(load * 1e6) > counters.pointee.peakPPM.load(ordering: .relaxed) {
+                counters.pointee.peakPPM.store(Int(load * 1e6), ordering: .relaxed)
+            }
+            if load > 1 { counters.pointee.lateSlices.add(1, ordering: .relaxed) }
+            write(state, pcm)
+        }
+    }
+
+    /// Pulls the graph for one period into the device buffer (in slices of at most `sliceLimit`).
+    @_noAllocation @_noLocks
+    static func renderPeriod(_ state: UnsafeMutablePointer<IOThreadState>) {
+        var done = 0
+        let period = state.pointee.period
+        while done < period {
+            let frames = min(state.pointee.sliceLimit, period - done)
+            let target = state.pointee.buffers
+            target.pointee.buffers[0].data = state.pointee.bytes + done * state.pointee.bytesPerFrame
+            target.pointee.setFrameCount(UInt32(frames), bytesPerFrame: UInt32(state.pointee.bytesPerFrame))
+            var flags = RenderActionFlags(rawValue: 0)
+            var stamp = AudioTimeStamp()
+            stamp.sampleTime = state.pointee.sampleTime
+            stamp.flags = AulosTimeStampFlags(rawValue: 1)  // sample time valid
+            let status = state.pointee.entry.render(flags: &flags, timeStamp: &stamp, frameCount: UInt32(frames), ioData: target)
+            if status != RenderStatus.noErr { target.pointee.zeroFill() }
+            state.pointee.sampleTime += Int64(frames)
+            done += frames
+        }
+    }
+
+    /// Writes the period, handling the device's answers with one policy: underrun → prepare, count, go on;
+    /// suspend → resume; anything else (device gone) → interruption, park, reopen.
+    static func write(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer) {
+        let counters = state.pointee.counters
+        var offset = 0
+        let period = state.pointee.period
+        while offset < period {
+            var result: Int
+            let injected = counters.pointee.injectedError.exchange(0, ordering: .relaxed)
+            if injected != 0 {
+                result = Int(injected)
+            } else {
+                result = Int(snd_pcm_writei(pcm, state.pointee.bytes + offset * state.pointee.bytesPerFrame,
+                                            snd_pcm_uframes_t(period - offset)))
+            }
+            if result >= 0 {
+                state.pointee.framesSinceReopen += result
+                if state.pointee.recovering && state.pointee.framesSinceReopen > state.pointee.recoveryFrames {
+                    // Audio has flowed through a whole buffer again: only now is the interruption over (a
+                    // reopened PCM can accept its first writes and still fail, as a file PCM whose folder
+                    // is gone does once it flushes).
+                    state.pointee.recovering = false
+                    counters.pointee.interrupted.store(false, ordering: .releasing)
+                    _ = state.pointee.events.push(.interruptionEnded)
+                }
+                offset += result
+                counters.pointee.framesPlayed.add(Int64(result), ordering: .relaxed)
+                continue
+            }
+            switch Int32(result) {
+            case -EAGAIN:
+                snd_pcm_wait(pcm, 100)
+            case -EPIPE:
+                counters.pointee.xruns.add(1, ordering: .relaxed)
+                _ = state.pointee.events.push(.underrun)
+                if snd_pcm_prepare(pcm) < 0 { return lose(state, Int32(result)) }
+            case -ESTRPIPE:
+                var resumed = snd_pcm_resume(pcm)
+                while resumed == -EAGAIN && counters.pointee.running.load(ordering: .relaxed) {
+                    usleep(10_000)
+                    resumed = snd_pcm_resume(pcm)
+                }
+                if resumed < 0 && snd_pcm_prepare(pcm) < 0 { return lose(state, Int32(result)) }
+                _ = state.pointee.events.push(.suspendedAndResumed)
+            case -EINTR:
+                continue
+            default:
+                // stop() drops the stream to wake a blocked write: that error is not a lost device.
+                guard counters.pointee.running.load(ordering: .acquiring) else { return }
+                return lose(state, Int32(result))
+            }
+        }
+    }
+
+    /// The device is gone: report, close, and let `run` park in `reopen`.
+    static func lose(_ state: UnsafeMutablePointer<IOThreadState>, _ error: Int32) {
+        if let pcm = state.pointee.pcm { snd_pcm_close(pcm) }
+        state.pointee.pcm = nil
+        // One interruption per outage: a reopened device failing again is the same outage.
+        guard !state.pointee.recovering else { return }
+        state.pointee.recovering = true
+        state.pointee.counters.pointee.interrupted.store(true, ordering: .releasing)
+        _ = state.pointee.events.push(.interruptionBegan(errno: error))
+    }
+
+    /// Parked: every 250 ms, try to open the device again with the settings granted before. Opening
+    /// allocates, which is fine here: no audio is flowing. A device that comes back with another rate,
+    /// format or channel count is not the same route; keep waiting (the host can rebuild).
+    static func reopen(_ state: UnsafeMutablePointer<IOThreadState>) {
+        let counters = state.pointee.counters
+        var slept = 0
+        while slept < 250_000 && counters.pointee.running.load(ordering: .relaxed) {
+            usleep(10_000)
+            slept += 10_000
+        }
+        guard counters.pointee.running.load(ordering: .relaxed) else { return }
+        var pcm: OpaquePointer?
+        guard aulos_alsa_open(&pcm, state.pointee.reopenName, state.pointee.reopenConfiguration, SND_PCM_STREAM_PLAYBACK, 0) >= 0,
+              let pcm else { return }
+        var config = state.pointee.reopenRequest
+        var stage: UnsafePointer<CChar>?
+        let wanted = state.pointee.reopenRequest
+        guard aulos_alsa_configure(pcm, &config, &stage) >= 0, config.format == wanted.format, config.rate == wanted.rate,
+              config.channels == wanted.channels else {
+            snd_pcm_close(pcm)
+            return
+        }
+        state.pointee.pcm = pcm
+        state.pointee.framesSinceReopen = 0
+        state.pointee.recoveryFrames = Int(config.buffer) + state.pointee.period
+        snd_pcm_prepare(pcm)
+    }
+
+    /// Asks for SCHED_FIFO for the calling thread; returns the errno when refused.
+    static func requestRealtime(priority: Int32) -> Int32? {
+        var parameters = sched_param(sched_priority: priority)
+        let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        return result == 0 ? nil : result
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}

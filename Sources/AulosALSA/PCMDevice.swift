@@ -1,0 +1,158 @@
+import AulosCore
+import CALSA
+import Glibc
+
+/// The settings a host asks an ALSA PCM for (the audio session's preferences end up here).
+public struct PCMRequest: Sendable, Equatable {
+    /// An ALSA PCM name: `default`, `hw:1,0`, `plughw:…`, or any PCM the configuration defines.
+    public var device: String
+    /// An ALSA configuration to look the name up in instead of the system's (tests, `--alsa-config`).
+    public var configuration: String?
+    public var sampleRate: Double
+    /// Frames per period: the slice the I/O thread renders per wake-up.
+    public var period: UInt32
+    public var periods: UInt32
+    public var format: SampleFormat
+    public var channels: UInt32
+
+    public init(device: String = "default", configuration: String? = nil, sampleRate: Double = 48_000, period: UInt32 = 256,
+                periods: UInt32 = 2, format: SampleFormat = .float32, channels: UInt32 = 2) {
+        self.device = device
+        self.configuration = configuration
+        self.sampleRate = sampleRate
+        self.period = period
+        self.periods = periods
+        self.format = format
+        self.channels = channels
+    }
+}
+
+/// What the device actually granted: ALSA's "near" negotiation may move every value.
+public struct PCMGrant: Sendable, Equatable {
+    public var device: String
+    public var sampleRate: Double
+    public var period: UInt32
+    public var periods: UInt32
+    public var bufferFrames: UInt32
+    public var format: SampleFormat
+    public var channels: UInt32
+
+    /// The audio the buffer holds ahead of the speaker: Core Audio's output latency, in seconds.
+    public var outputLatency: Double { Double(bufferFrames) / sampleRate }
+    public var streamFormat: StreamFormat { StreamFormat(sample: format, channels: channels, sampleRate: sampleRate, interleaved: true) }
+}
+
+/// One open ALSA PCM (playback). Opened and configured on the control thread; written by the I/O thread.
+///
+/// Threads: control thread for open/close; the I/O thread uses `handle` only while it runs.
+public final class PCMDevice: @unchecked Sendable {
+    public let handle: OpaquePointer
+    public let grant: PCMGrant
+    /// False once the I/O thread has closed the handle itself (the device went away).
+    private var ownsHandle = true
+
+    private init(handle: OpaquePointer, grant: PCMGrant) {
+        self.handle = handle
+        self.grant = grant
+    }
+
+    deinit { if ownsHandle { snd_pcm_close(handle) } }
+
+    /// Takes over a handle the I/O thread reopened with the same format, rate and channels.
+    static func adopting(_ handle: OpaquePointer, grant: PCMGrant) -> PCMDevice { PCMDevice(handle: handle, grant: grant) }
+
+    /// The handle was closed elsewhere (by the I/O thread when the device was lost): do not close it again.
+    func abandonHandle() { ownsHandle = false }
+
+    /// Opens and configures `request.device`; throws one clear sentence when the device is missing or
+    /// refuses every format/rate/period it was offered.
+    public static func open(_ request: PCMRequest) throws(AudioUnitError) -> PCMDevice {
+        aulos_alsa_capture_errors()
+        aulos_alsa_clear_error()
+        var pcm: OpaquePointer?
+        let status = request.configuration.map { text in
+            aulos_alsa_open(&pcm, request.device, text, SND_PCM_STREAM_PLAYBACK, 0)
+        } ?? aulos_alsa_open(&pcm, request.device, nil, SND_PCM_STREAM_PLAYBACK, 0)
+        guard status >= 0, let pcm else { throw openError(request.device, status) }
+        var config = AulosPCMConfig(format: alsaFormat(request.format), channels: request.channels,
+                                    rate: UInt32(request.sampleRate.rounded()), period: snd_pcm_uframes_t(request.period),
+                                    periods: request.periods, buffer: 0)
+        var stage: UnsafePointer<CChar>?
+        let configured = aulos_alsa_configure(pcm, &config, &stage)
+        guard configured >= 0 else {
+            snd_pcm_close(pcm)
+            let step = stage.map { String(cString: $0) } ?? "configuration"
+            throw AudioUnitError(.formatNotSupported, "ALSA device '\(request.device)' refused the \(step): \(describe(configured))")
+        }
+        guard let format = sampleFormat(config.format) else {
+            snd_pcm_close(pcm)
+            throw AudioUnitError(.formatNotSupported, "ALSA device '\(request.device)' granted an unsupported sample format")
+        }
+        let grant = PCMGrant(device: request.device, sampleRate: Double(config.rate), period: UInt32(config.period),
+                             periods: config.periods, bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
+        return PCMDevice(handle: pcm, grant: grant)
+    }
+
+    static func openError(_ device: String, _ status: Int32) -> AudioUnitError {
+        let detail = String(cString: aulos_alsa_last_error())
+        if access("/dev/snd", F_OK) != 0 && (device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")) {
+            return AudioUnitError(.noConnection, "no sound device: this machine has no /dev/snd (no sound card or driver); name a configured PCM with --device")
+        }
+        let reason = detail.isEmpty ? describe(status) : detail
+        return AudioUnitError(.noConnection, "cannot open ALSA device '\(device)': \(reason)")
+    }
+
+    static func describe(_ status: Int32) -> String { String(cString: snd_strerror(status)) }
+
+    static func alsaFormat(_ format: SampleFormat) -> snd_pcm_format_t {
+        switch format {
+        case .float32: SND_PCM_FORMAT_FLOAT_LE
+        case .int32: SND_PCM_FORMAT_S32_LE
+        case .int24: SND_PCM_FORMAT_S24_3LE
+        case .int16: SND_PCM_FORMAT_S16_LE
+        }
+    }
+
+    static func sampleFormat(_ format: snd_pcm_format_t) -> SampleFormat? {
+        switch format {
+        case SND_PCM_FORMAT_FLOAT_LE: .float32
+        case SND_PCM_FORMAT_S32_LE: .int32
+        case SND_PCM_FORMAT_S24_3LE: .int24
+        case SND_PCM_FORMAT_S16_LE: .int16
+        default: nil
+        }
+    }
+}
+
+/// ALSA's PCM names, as `aplay -L` lists them.
+public enum PCMDeviceList {
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var description: String
+        public var playback: Bool
+        public var capture: Bool
+    }
+
+    /// Every PCM the system configuration names (hints), with their one-line descriptions.
+    public static func all() -> [Entry] {
+        aulos_alsa_capture_errors()
+        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
+        defer { snd_device_name_free_hint(hints) }
+        var entries: [Entry] = []
+        var index = 0
+        while let hint = hints[index] {
+            index += 1
+            func field(_ id: String) -> String? {
+                guard let raw = snd_device_name_get_hint(hint, id) else { return nil }
+                defer { free(raw) }
+                return String(cString: raw)
+            }
+            guard let name = field("NAME") else { continue }
+            let direction = field("IOID")  // nil = both
+            let description = (field("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
+            entries.append(Entry(name: name, description: description, playback: direction != "Input", capture: direction != "Output"))
+        }
+        return entries
+    }
+}
