@@ -1,3 +1,4 @@
+import AulosALSA
 import AulosCore
 import AulosFluid
 import AulosUnits
@@ -10,6 +11,7 @@ public enum HostComponents {
         registry.register(Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") {
             FluidSynthSamplerUnit(soundFont: SoundFontLocator.defaultPath)
         })
+        registry.register(Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") { ALSAOutputUnit() })
         return registry
     }
 }

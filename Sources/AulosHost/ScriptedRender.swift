@@ -1,3 +1,4 @@
+import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosFluid
@@ -133,21 +134,10 @@ public enum ScriptedRender {
         return ferror(file) == 0 ? bytes : nil
     }
 
-    public static func run(_ options: RenderOptions, progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
-        let rate = options.effectiveRig.sampleRate
-        let loaded = try options.input.map { path throws(AudioUnitError) in try load(path, sampleRate: rate) }
-            ?? LoadedInput(score: try Score(text: DemoPiece.score, name: "demo"), sampleRate: rate)
-        var messages = loaded.messages
+    /// Which parts play each message, with notes on what is skipped (system messages, channels no part
+    /// plays, program changes the synth ignores). The rig's prelude comes first.
+    static func route(_ messages: [ScheduledMessage], through rig: PlaybackRig) -> ([(ScheduledMessage, [UInt16])], [String]) {
         var notes: [String] = []
-
-        var rigDescription = options.effectiveRig
-        if options.rig == nil && options.instrument == .synth {
-            // One synth alone has no drum kit: leave GM's drum channel out rather than play drums as notes.
-            rigDescription.parts[0].channels.removeAll { $0 == 10 }
-        }
-        let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? loaded.tempoMap
-        let rig = try PlaybackRig(rigDescription, fileSample: options.sample, tempoMap: tempoMap, arpeggio: options.arpeggio)
-        defer { rig.close() }
         let channelMessages = messages.filter { $0.message.channelBytes != nil }
         if channelMessages.count < messages.count {
             notes.append("\(messages.count - channelMessages.count) system messages (sysex, clock) not played")
@@ -169,6 +159,26 @@ public enum ScriptedRender {
             notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
         }
         if programsSkipped { notes.append("program changes ignored by the synth") }
+        return (routed, notes)
+    }
+
+    public static func run(_ options: RenderOptions, progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
+        let rate = options.effectiveRig.sampleRate
+        let loaded = try options.input.map { path throws(AudioUnitError) in try load(path, sampleRate: rate) }
+            ?? LoadedInput(score: try Score(text: DemoPiece.score, name: "demo"), sampleRate: rate)
+        var messages = loaded.messages
+        var notes: [String] = []
+
+        var rigDescription = options.effectiveRig
+        if options.rig == nil && options.instrument == .synth {
+            // One synth alone has no drum kit: leave GM's drum channel out rather than play drums as notes.
+            rigDescription.parts[0].channels.removeAll { $0 == 10 }
+        }
+        let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? loaded.tempoMap
+        let rig = try PlaybackRig(rigDescription, fileSample: options.sample, tempoMap: tempoMap, arpeggio: options.arpeggio)
+        defer { rig.close() }
+        let (routed, routingNotes) = route(messages, through: rig)
+        notes += routingNotes
         messages = routed.map(\.0)
         let scheduler = rig.scheduler
         let graph = rig.graph
@@ -225,16 +235,29 @@ public final class PlaybackRig {
     /// Messages to send before the input's own: each sampler part's program on its channels.
     public let prelude: [ScheduledMessage]
 
+    /// With `device`, the graph's head is the ALSA I/O unit on that PCM (live playback): the device is opened
+    /// first and the whole graph runs at its granted rate with its granted period as the slice — every
+    /// unit's maximumFramesPerSlice set before initialize. Without, it is a Generic Output (offline render).
     public init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
-                arpeggio: Arpeggio? = nil) throws {
+                arpeggio: Arpeggio? = nil, device: PCMRequest? = nil) throws {
+        var rig = rig
+        graph = AudioGraph(registry: HostComponents.registry())
+        let outputNode = try graph.addNode(device == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
+        graph.open()
+        if let device, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
+            io.request = device
+            let grant = try io.openDevice()
+            guard grant.period <= 4096 else {
+                throw AudioUnitError(.formatNotSupported, "ALSA device '\(grant.device)' granted a \(grant.period)-frame period; Aulos renders at most 4096 frames per slice")
+            }
+            rig.sampleRate = grant.sampleRate
+            rig.slice = grant.period
+        }
         self.rig = rig
         transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
-        graph = AudioGraph(registry: HostComponents.registry())
         let processing = StreamFormat.canonical(channels: 2, sampleRate: rig.sampleRate)
         fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
-        let outputNode = try graph.addNode(GenericOutputUnit.componentDescription)
         let mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
-        graph.open()
         let callbacks = transport.callbacks
         func configure(_ unit: AudioUnit) throws {
             try unit.set(.maximumFramesPerSlice, rig.slice)
@@ -246,7 +269,7 @@ public final class PlaybackRig {
         try mixer.set(.elementCount, UInt32(rig.parts.count), scope: .input)
         try configure(mixer)
         try configure(try graph.unit(for: outputNode))
-        try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output)
+        if device == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
         try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: rig.volume)
 
         // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would

@@ -18,7 +18,7 @@ struct Aulos: ParsableCommand {
         commandName: "aulos",
         abstract: "A real-time MIDI synthesizer and instrument host for Linux, on Core Audio's audio-unit model.",
         version: version,
-        subcommands: [Units.self, Graph.self, Render.self, Presets.self, SoundFont.self])
+        subcommands: [Units.self, Graph.self, Render.self, Play.self, Devices.self, Presets.self, SoundFont.self])
 }
 
 /// Options shared by commands that build the default rig.

@@ -51,7 +51,8 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(all.stdout.contains("aumu osyn Auls"))
         #expect(all.stdout.contains("aumu fsmp Auls"))
         let outputs = try runAulos(["units", "--matching", "auou"])
-        #expect(outputs.stdout.split(separator: "\n").count == 2)
+        #expect(outputs.stdout.split(separator: "\n").count == 3)  // header, Generic Output, ALSA I/O
+        #expect(outputs.stdout.contains("auou alsa Auls"))
         let bad = try runAulos(["units", "--matching", "toolong/x"])
         #expect(bad.status == 64)
     }
@@ -113,6 +114,9 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         BadInvocation(["render", "--arpeggio", "up:1/16", "--instrument", "sampler"], 1),
         BadInvocation(["render", "--arpeggio", "sideways:1/16"], 64),
         BadInvocation(["render", "--tempo", "0"], 64),
+        BadInvocation(["play", "--device", "nosuchpcm", "--duration", "1"], 1),
+        BadInvocation(["play", "--periods", "1"], 64),
+        BadInvocation(["play", "--duration", "-3"], 64),
         BadInvocation(["render", "--rig", "presets/rigs/band.yaml", "--program", "3"], 64),
         BadInvocation(["graph", "--rig", "/nonexistent/rig.yaml"], 1),
         BadInvocation(["render", "-o", "out.mp3"], 64),

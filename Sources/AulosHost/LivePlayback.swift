@@ -1,0 +1,118 @@
+import AulosALSA
+import AulosCore
+import AulosMIDI
+import AulosFluid
+import AulosUnits
+import Glibc
+import Synchronization
+
+/// What `LivePlayback` reports while it plays (for the CLI's status line) and at the end.
+public struct LiveStatus: Sendable {
+    public var seconds: Double
+    public var voices: Int
+    public var statistics: IOStatistics
+    public var grant: PCMGrant
+}
+
+/// Real-time playback: a MIDI file or score → the rig → the ALSA I/O unit. The control thread feeds the
+/// MIDI scheduler a little ahead of the device (never the whole file: the queue is bounded; `lookahead`
+/// seconds beyond the device buffer, which must cover the control loop's 20 ms tick), reports
+/// status, and relays the I/O unit's interruption events.
+///
+/// Threads: the calling (control) thread; audio runs on the ALSA unit's I/O thread.
+public enum LivePlayback {
+    /// Set by SIGINT/SIGTERM: stop at the next status tick, with every note released.
+    nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
+
+    public static func run(_ options: RenderOptions, device: PCMRequest, duration: Double?,
+                           status: (LiveStatus) -> Void = { _ in }, warn: (String) -> Void = { _ in },
+                           event: @escaping (IOEvent) -> Void = { _ in }, lookahead lookaheadSeconds: Double = 0.25) throws -> LiveStatus {
+        var rigDescription = options.effectiveRig
+        if options.rig == nil && options.instrument == .synth { rigDescription.parts[0].channels.removeAll { $0 == 10 } }
+        var request = device
+        request.sampleRate = rigDescription.sampleRate
+        request.period = rigDescription.slice
+        let preview = try load(options, sampleRate: request.sampleRate)
+        let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? preview.tempoMap
+        let rig = try PlaybackRig(rigDescription, tempoMap: tempoMap, arpeggio: options.arpeggio, device: request)
+        defer { rig.close() }
+        let io = rig.graph.outputUnit as! ALSAOutputUnit
+        let grant = io.grant!
+        // The device may have granted another rate: event times are frames at the granted rate.
+        let loaded = grant.sampleRate == request.sampleRate ? preview : try load(options, sampleRate: grant.sampleRate)
+        let (routed, _) = ScriptedRender.route(loaded.messages, through: rig)
+        let tail = Int64((options.tail * grant.sampleRate).rounded())
+        let end = duration.map { Int64($0 * grant.sampleRate) } ?? (max(loaded.end, routed.last?.0.sampleTime ?? 0) + tail)
+        let lookahead = Int64(grant.bufferFrames) + Int64(lookaheadSeconds * grant.sampleRate)
+
+        var next = 0
+        func feed(until horizon: Int64) {
+            while next < routed.count && routed[next].0.sampleTime < horizon {
+                for destination in routed[next].1 {
+                    // Full queue: try again next tick (the horizon is only a quarter second ahead).
+                    guard rig.scheduler.schedule(routed[next].0.message, at: routed[next].0.sampleTime, destination: destination) else { return }
+                }
+                next += 1
+            }
+        }
+        feed(until: lookahead)
+        io.addListener(event)
+        stopRequested = 0
+        signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
+        signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }
+        defer {
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
+        try rig.graph.start()
+        if let warning = io.realtimeWarningAfterStart() { warn(warning) }
+        for warning in io.warnings { warn(warning) }
+        var current = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
+        while stopRequested == 0 {
+            usleep(20_000)
+            io.dispatchEvents()
+            current.statistics = io.statistics
+            let played = current.statistics.framesPlayed
+            current.seconds = Double(played) / grant.sampleRate
+            current.voices = rig.activeVoices
+            status(current)
+            if played >= end { break }
+            feed(until: played + lookahead)
+        }
+        if stopRequested != 0 {
+            // Release everything before the device stops so nothing hangs on the next start.
+            for channel in 0..<16 { _ = rig.scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0) }
+            usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000)
+        }
+        try rig.graph.stop()
+        io.dispatchEvents()
+        current.statistics = io.statistics
+        return current
+    }
+
+    static func load(_ options: RenderOptions, sampleRate: Double) throws -> LoadedInput {
+        try options.input.map { path throws(AudioUnitError) in try ScriptedRender.load(path, sampleRate: sampleRate) }
+            ?? LoadedInput(score: try Score(text: DemoPiece.score, name: "demo"), sampleRate: sampleRate)
+    }
+}
+
+extension PlaybackRig {
+    /// Voices sounding across every instrument part.
+    public var activeVoices: Int {
+        instruments.reduce(0) { total, instrument in
+            switch instrument {
+            case let synth as OscillatorSynthUnit: total + synth.activeVoiceCount
+            case let sampler as FluidSynthSamplerUnit: total + sampler.activeVoiceCount
+            default: total
+            }
+        }
+    }
+}
+
+extension ALSAOutputUnit {
+    /// The I/O thread asks for SCHED_FIFO as its first act; give it a moment before reading the answer.
+    func realtimeWarningAfterStart() -> String? {
+        for _ in 0..<50 where realtimeWarning == nil { usleep(1_000) }
+        return realtimeWarning
+    }
+}

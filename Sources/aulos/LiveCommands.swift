@@ -1,0 +1,143 @@
+import ArgumentParser
+import AulosALSA
+import AulosCore
+import AulosHost
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Aulos {
+    struct Devices: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List ALSA PCM devices (outputs and inputs), as 'aplay -L' names them.")
+
+        func run() throws {
+            let devices = PCMDeviceList.all()
+            let soundCard = access("/dev/snd", F_OK) == 0
+            print("PCM devices (use the name with --device):")
+            for device in devices {
+                let direction = device.playback && device.capture ? "out+in" : device.playback ? "out" : "in"
+                print("  \(device.name) [\(direction)]" + (device.description.isEmpty ? "" : ": \(device.description)"))
+            }
+            if devices.isEmpty { print("  none") }
+            if !soundCard { print("no sound card: this machine has no /dev/snd; only software PCMs (null, file, jack) can play") }
+        }
+    }
+
+    struct Play: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Play a MIDI file or score in real time through an ALSA device.",
+            discussion: """
+                The device's period is the render slice; the graph runs at the rate the device grants. On a \
+                terminal a status line shows time, voices, DSP load and xruns. Ctrl-C stops cleanly.
+                """)
+
+        @Argument(help: "A .mid file or a score; omit for the built-in demo piece.")
+        var input: String?
+
+        @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
+        var device: String = "default"
+
+        @Option(name: .customLong("alsa-config"), help: "Look --device up in this ALSA configuration file instead of the system's.")
+        var alsaConfig: String?
+
+        @OptionGroup var rig: RigOptions
+
+        @Option(help: "Periods in the device buffer (2 = lowest latency).")
+        var periods: UInt32 = 3
+
+        @Option(help: "Instrument: synth or sampler.")
+        var instrument: InstrumentChoice = .synth
+
+        @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
+        var soundfont: String?
+
+        @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
+        var program: Int?
+
+        @Option(help: "Synth preset by name (see presets/synth).")
+        var preset: String?
+
+        @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md).")
+        var rigFile: String?
+
+        @Option(help: "Master iPod-style EQ preset, by name or number.")
+        var eq: String?
+
+        @Option(help: "Transport tempo in BPM for tempo-synced units.")
+        var tempo: Double?
+
+        @Option(help: "Synth arpeggiator as MODE:RATE, e.g. up:1/16.")
+        var arpeggio: String?
+
+        @Option(help: "Stop after this many seconds (default: the end of the input plus its tail).")
+        var duration: Double?
+
+        func validate() throws {
+            guard (2...16).contains(periods) else { throw ValidationError("--periods must be between 2 and 16, not \(periods)") }
+            if let duration, !(duration > 0 && duration <= 86_400) {
+                throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
+            }
+            if let program, !(0...127).contains(program) { throw ValidationError("--program must be 0…127, not \(program)") }
+            if let tempo, !(tempo >= 1 && tempo <= 1000) { throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)") }
+            if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
+                throw ValidationError("--arpeggio takes MODE:RATE like up:1/16, not '\(arpeggio)'")
+            }
+            if soundfont != nil && instrument != .sampler { throw ValidationError("--soundfont goes with --instrument sampler") }
+        }
+
+        func run() throws {
+            var options = RenderOptions(output: "")
+            options.input = input
+            options.instrument = instrument
+            options.soundFont = soundfont
+            options.program = program
+            options.preset = preset
+            options.sampleRate = rig.sampleRate
+            options.slice = rig.slice
+            options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
+            options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
+            options.tempo = tempo
+            options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
+            var request = PCMRequest(device: device, periods: periods)
+            if let alsaConfig {
+                guard let text = try? String(contentsOfFile: alsaConfig, encoding: .utf8) else {
+                    throw AudioUnitError(.invalidFile, "cannot read ALSA configuration '\(alsaConfig)'")
+                }
+                request.configuration = text
+            }
+            let terminal = isatty(2) == 1
+            var lastLine = ""
+            let final = try LivePlayback.run(options, device: request, duration: duration, status: { status in
+                guard terminal else { return }
+                let line = Self.statusLine(status)
+                if line != lastLine { printError("\r" + line + "   ", newline: false) }
+                lastLine = line
+            }, warn: { printError("aulos: warning: " + $0) }, event: { event in
+                switch event {
+                case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
+                case .interruptionEnded: printError("\raulos: device back; playing on")
+                case .underrun, .suspendedAndResumed: break
+                }
+            })
+            if terminal { printError("") }
+            let grant = final.grant
+            print("played \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
+                + "\(grant.period)-frame periods × \(grant.periods) (\(String(format: "%.1f", grant.outputLatency * 1000)) ms buffer), "
+                + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
+                + "DSP load \(String(format: "%.1f", final.statistics.dspLoad * 100))% (peak \(String(format: "%.1f", final.statistics.peakLoad * 100))%)")
+        }
+
+        static func clock(_ seconds: Double) -> String {
+            let whole = Int(seconds)
+            return "\(whole / 60):" + String(format: "%04.1f", seconds - Double(whole / 60 * 60))
+        }
+
+        static func statusLine(_ status: LiveStatus) -> String {
+            "\(clock(status.seconds))  voices \(status.voices)  DSP \(String(format: "%.1f", status.statistics.dspLoad * 100))% "
+                + "(peak \(String(format: "%.1f", status.statistics.peakLoad * 100))%)  xruns \(status.statistics.xruns)"
+                + (status.statistics.isInterrupted ? "  DEVICE LOST" : "")
+        }
+    }
+}

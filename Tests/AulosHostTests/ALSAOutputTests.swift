@@ -1,0 +1,147 @@
+import AulosALSA
+import AulosAudioFile
+import AulosCore
+import AulosHost
+import Foundation
+import Testing
+
+/// The ALSA I/O unit through alsa-lib's real code paths, with no sound card: a `file` PCM (writes a WAV of
+/// exactly what was played) over a `null` PCM (accepts everything, unpaced). The configuration is loaded
+/// in-process, so no files or environment variables are involved.
+@Suite(.serialized) struct ALSAOutputTests {
+    static func fileDevice(_ path: String) -> PCMRequest {
+        PCMRequest(device: "aulostest", configuration: """
+            pcm.aulostest { type file slave.pcm { type null } file "\(path)" format wav }
+            """, format: .int16)
+    }
+
+    static func temporaryPath(_ name: String) -> String { NSTemporaryDirectory() + "aulos-\(name)-\(UUID().uuidString).wav" }
+
+    static let score = """
+        0b tempo 120
+        0b note C4 1b vel=100
+        0.5b note E4 1b vel=90
+        1b note G4 2b vel=80
+        """
+
+    /// What goes out through ALSA is sample for sample what the offline render of the same input gives.
+    @Test func playedAudioEqualsTheOfflineRender() throws {
+        let scorePath = NSTemporaryDirectory() + "aulos-alsa-\(UUID().uuidString).score"
+        try Self.score.write(toFile: scorePath, atomically: true, encoding: .utf8)
+        let played = Self.temporaryPath("played")
+        let offline = Self.temporaryPath("offline")
+        defer { for path in [scorePath, played, offline] { unlink(path) } }
+
+        var options = RenderOptions(output: offline)
+        options.input = scorePath
+        options.preset = "Warm Pad"
+        options.slice = 64
+        options.sample = .int16
+        options.tail = 1
+        _ = try ScriptedRender.run(options)
+        // The null PCM is not paced (it takes seconds of audio in milliseconds), so schedule the whole
+        // input before the device starts rather than a quarter second ahead as on a real device.
+        let final = try LivePlayback.run(options, device: Self.fileDevice(played), duration: 2.5, lookahead: 10)
+        #expect(final.grant.format == .int16)
+        #expect(final.grant.period == 64)
+        #expect(final.statistics.xruns == 0)
+
+        let live = try AudioFileContents(path: played)
+        let reference = try AudioFileContents(path: offline)
+        #expect(live.channels == 2 && live.sampleRate == 48_000)
+        let frames = min(live.frameCount, reference.frameCount)
+        #expect(frames >= 48_000 * 2)  // at least two seconds to compare
+        #expect(reference.samples[..<(frames * 2)].contains { $0 != 0 })
+        var firstDifference: Int?
+        for index in 0..<(frames * 2) where live.samples[index] != reference.samples[index] {
+            firstDifference = index / 2
+            break
+        }
+        #expect(firstDifference == nil, "first differing frame: \(firstDifference ?? -1)")
+    }
+
+    /// Underrun and suspend are recovered and counted; a lost device is an interruption that ends when it
+    /// can be reopened, and the audio resumes.
+    @Test func faultsAreRecoveredWithOnePolicy() throws {
+        let folder = NSTemporaryDirectory() + "aulos-alsa-dev-\(UUID().uuidString)"
+        mkdir(folder, 0o755)
+        defer { _ = try? FileManager.default.removeItem(atPath: folder) }
+        var rig = Rig(name: "fault", parts: [Rig.Part(name: "synth", instrument: .synth, channels: [1])])
+        rig.slice = 256
+        let playback = try PlaybackRig(rig, device: Self.fileDevice(folder + "/out.wav"))
+        defer { playback.close() }
+        let io = playback.graph.outputUnit as! ALSAOutputUnit
+        var events: [IOEvent] = []
+        io.addListener { events.append($0) }
+        try playback.graph.start()
+        func waitFor(_ description: String, _ condition: () -> Bool) {
+            for _ in 0..<500 where !condition() {
+                usleep(10_000)
+                io.dispatchEvents()
+            }
+            #expect(condition(), "\(description)")
+        }
+        func framesAdvance() {
+            let before = io.statistics.framesPlayed
+            waitFor("audio flows") { io.statistics.framesPlayed > before + 48_000 }
+        }
+        framesAdvance()
+
+        io.injectDeviceError(-EPIPE)
+        waitFor("underrun counted") { io.statistics.xruns == 1 }
+        framesAdvance()
+        #expect(events.contains(.underrun))
+
+        io.injectDeviceError(-ESTRPIPE)
+        waitFor("resumed") { events.contains(.suspendedAndResumed) }
+        framesAdvance()
+
+        // The device goes away and cannot be reopened while its folder is missing.
+        try FileManager.default.removeItem(atPath: folder)
+        io.injectDeviceError(-ENODEV)
+        waitFor("interruption began") { events.contains(.interruptionBegan(errno: -ENODEV)) }
+        #expect(io.statistics.isInterrupted)
+        usleep(600_000)  // several reopen attempts, all failing
+        io.dispatchEvents()
+        #expect(io.statistics.isInterrupted)
+        #expect(!events.contains(.interruptionEnded))
+        mkdir(folder, 0o755)
+        waitFor("interruption ended") { events.contains(.interruptionEnded) }
+        #expect(!io.statistics.isInterrupted)
+        framesAdvance()
+        try playback.graph.stop()
+        #expect(FileManager.default.fileExists(atPath: folder + "/out.wav"))
+        // Stopped and started again: it reopens the device it ended with.
+        try playback.graph.start()
+        framesAdvance()
+    }
+
+    @Test func unknownDeviceIsOneClearError() {
+        var request = Self.fileDevice("/tmp/unused.wav")
+        request.device = "nosuchpcm"
+        #expect {
+            _ = try PCMDevice.open(request)
+        } throws: { error in
+            (error as? AudioUnitError)?.detail.contains("cannot open ALSA device 'nosuchpcm'") == true
+        }
+    }
+
+    /// The device grants what it can; every unit then runs at the granted period.
+    @Test func grantsAreReportedAndUsedAsTheSlice() throws {
+        var request = Self.fileDevice(Self.temporaryPath("grant"))
+        request.period = 100
+        request.periods = 4
+        request.format = .float32
+        let device = try PCMDevice.open(request)
+        #expect(device.grant.period >= 1 && device.grant.periods >= 2)
+        #expect(device.grant.bufferFrames == device.grant.period * device.grant.periods)
+        #expect(device.grant.outputLatency == Double(device.grant.bufferFrames) / 48_000)
+        var rig = Rig(name: "grant", parts: [Rig.Part(name: "synth", instrument: .synth, channels: [1])])
+        rig.slice = 4096
+        let playback = try PlaybackRig(rig, device: request)
+        defer { playback.close() }
+        let grant = (playback.graph.outputUnit as! ALSAOutputUnit).grant!
+        #expect(playback.rig.slice == grant.period)
+        #expect(try playback.mixer.get(.maximumFramesPerSlice) == grant.period)
+    }
+}
