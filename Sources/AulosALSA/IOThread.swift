@@ -125,7 +125,8 @@ enum IOThread {
         }
     }
 
-    /// Writes the period, handling the device's answers with one policy: underrun → prepare, count, go on;
+    /// Writes the period (non-blocking writes, waiting in snd_pcm_wait when the buffer is full), handling
+    /// the device's answers with one policy: underrun → prepare, count, go on;
     /// suspend → resume; anything else (device gone) → interruption, park, reopen.
     static func write(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer) {
         let counters = state.pointee.counters
@@ -156,7 +157,9 @@ enum IOThread {
             }
             switch Int32(result) {
             case -EAGAIN:
-                snd_pcm_wait(pcm, 100)
+                // The buffer is full: wait for a period's room, but never so long that stop() waits on us.
+                guard counters.pointee.running.load(ordering: .relaxed) else { return }
+                _ = snd_pcm_wait(pcm, 50)
             case -EPIPE:
                 counters.pointee.xruns.add(1, ordering: .relaxed)
                 _ = state.pointee.events.push(.underrun)
@@ -202,7 +205,7 @@ enum IOThread {
         }
         guard counters.pointee.running.load(ordering: .relaxed) else { return }
         var pcm: OpaquePointer?
-        guard aulos_alsa_open(&pcm, state.pointee.reopenName, state.pointee.reopenConfiguration, SND_PCM_STREAM_PLAYBACK, 0) >= 0,
+        guard aulos_alsa_open(&pcm, state.pointee.reopenName, state.pointee.reopenConfiguration, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode) >= 0,
               let pcm else { return }
         var config = state.pointee.reopenRequest
         var stage: UnsafePointer<CChar>?

@@ -58,6 +58,10 @@ public final class PCMDevice: @unchecked Sendable {
 
     deinit { if ownsHandle { snd_pcm_close(handle) } }
 
+    /// Non-blocking: the I/O thread waits with a timeout (snd_pcm_wait) instead of blocking in a write, so
+    /// stop() never hangs on a PCM that ignores snd_pcm_drop from another thread (the jack plugin does).
+    static let openMode = Int32(SND_PCM_NONBLOCK)
+
     /// Takes over a handle the I/O thread reopened with the same format, rate and channels.
     static func adopting(_ handle: OpaquePointer, grant: PCMGrant) -> PCMDevice { PCMDevice(handle: handle, grant: grant) }
 
@@ -71,8 +75,8 @@ public final class PCMDevice: @unchecked Sendable {
         aulos_alsa_clear_error()
         var pcm: OpaquePointer?
         let status = request.configuration.map { text in
-            aulos_alsa_open(&pcm, request.device, text, SND_PCM_STREAM_PLAYBACK, 0)
-        } ?? aulos_alsa_open(&pcm, request.device, nil, SND_PCM_STREAM_PLAYBACK, 0)
+            aulos_alsa_open(&pcm, request.device, text, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
+        } ?? aulos_alsa_open(&pcm, request.device, nil, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
         guard status >= 0, let pcm else { throw openError(request.device, status) }
         var config = AulosPCMConfig(format: alsaFormat(request.format), channels: request.channels,
                                     rate: UInt32(request.sampleRate.rounded()), period: snd_pcm_uframes_t(request.period),
