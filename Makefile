@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup build test tsan demo bench clean
+.PHONY: all setup build test tsan demo bench vm-test realtime-test clean
 
 all: build
 
@@ -25,14 +25,14 @@ tsan: setup
 	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests'
 
 ## Renders the built-in demo piece offline on both instruments (the oscillator synth and the FluidSynth
-## sampler with the bundled SoundFont) and plays the result where a sound device and aplay exist.
+## sampler with the bundled SoundFont), then plays it live on the sampler where a sound device exists.
 demo: setup
 	$(SWIFT) build -c release --product aulos
 	.build/release/aulos graph --instrument sampler
 	.build/release/aulos render --instrument synth --output $(DEMO_DIR)/demo-synth.wav
 	.build/release/aulos render --instrument sampler --output $(DEMO_DIR)/demo-sampler.wav
-	@if [ -e /dev/snd/pcmC0D0p ] && command -v aplay >/dev/null 2>&1; then \
-		aplay -q $(DEMO_DIR)/demo-sampler.wav $(DEMO_DIR)/demo-synth.wav; \
+	@if [ -e /dev/snd/pcmC0D0p ]; then \
+		.build/release/aulos play --instrument sampler; \
 	else \
 		echo "demo: no sound device here; open demo-synth.wav and demo-sampler.wav in any player"; \
 	fi
@@ -41,5 +41,14 @@ demo: setup
 bench: setup
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown
 
+## aulos on a real kernel sound stack: QEMU boots a Debian kernel with snd-aloop; aulos plays to the
+## loopback card, the guest captures it, the host compares it with the offline render (~1 min warm).
+vm-test: setup
+	scripts/vm-test.sh
+
+## Real-time pacing with no sound card: 30 s at 64-frame slices through JACK's dummy backend, zero xruns.
+realtime-test: setup
+	scripts/realtime-test.sh 64 30
+
 clean:
-	rm -rf .build .build-tsan Benchmarks/.build demo-synth.wav demo-sampler.wav
+	rm -rf .build .build-tsan .build-vm Benchmarks/.build demo-synth.wav demo-sampler.wav

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `make realtime-test`: aulos plays in real time, paced by JACK's dummy backend (scripts/jack-pacing.sh),
+# for SECONDS (default 30) at PERIOD-frame slices (default 64), and must report zero xruns: with no sound
+# card this is how "our render cost never makes the device run dry" is checked. Release build.
+#   scripts/realtime-test.sh [PERIOD] [SECONDS] [INPUT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+period=${1:-64}
+seconds=${2:-30}
+input=${3:-}
+swift build -c release --product aulos >/dev/null
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# 3 periods: two in the device buffer plus one being rendered.
+scripts/jack-pacing.sh --period "$period" -- \
+    .build/release/aulos play $input --device aulosjack_raw --slice "$period" --periods 3 --duration "$seconds" | tee "$log"
+xruns=$(sed -n 's/.* \([0-9]*\) xruns.*/\1/p' "$log")
+[ -n "$xruns" ] || { echo "realtime-test: no summary line from aulos play" >&2; exit 1; }
+if [ "$xruns" -ne 0 ]; then
+    echo "realtime-test: FAILED: $xruns xruns in $seconds s at $period-frame slices" >&2
+    exit 1
+fi
+echo "realtime-test: passed: $seconds s at $period-frame slices, 0 xruns"
