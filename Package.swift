@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CFluidSynth"],
             path: "Sources/AulosFluid"),
-        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
+        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosGraph", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
@@ -70,7 +70,7 @@ let package = Package(
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosAudioFile", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CAllocationCounter",
+            dependencies: ["AulosHost", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CAllocationCounter",
                            "AulosTestSupport"],
             path: "Tests/AulosHostTests"),
         .testTarget(

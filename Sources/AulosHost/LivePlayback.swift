@@ -24,22 +24,21 @@ public enum LivePlayback {
     /// Set by SIGINT/SIGTERM: stop at the next status tick, with every note released.
     nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
 
-    public static func run(_ options: RenderOptions, device: PCMRequest, duration: Double?,
+    public static func run(_ options: RenderOptions, session: AudioSession, duration: Double?,
                            status: (LiveStatus) -> Void = { _ in }, warn: (String) -> Void = { _ in },
                            event: @escaping (IOEvent) -> Void = { _ in }, lookahead lookaheadSeconds: Double = 0.25) throws -> LiveStatus {
         var rigDescription = options.effectiveRig
         if options.rig == nil && options.instrument == .synth { rigDescription.parts[0].channels.removeAll { $0 == 10 } }
-        var request = device
-        request.sampleRate = rigDescription.sampleRate
-        request.period = rigDescription.slice
-        let preview = try load(options, sampleRate: request.sampleRate)
+        try session.setPreferredSampleRate(rigDescription.sampleRate)
+        try session.setPreferredIOBufferFrames(rigDescription.slice)
+        let preview = try load(options, sampleRate: session.preferredSampleRate)
         let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? preview.tempoMap
-        let rig = try PlaybackRig(rigDescription, tempoMap: tempoMap, arpeggio: options.arpeggio, device: request)
+        let rig = try PlaybackRig(rigDescription, tempoMap: tempoMap, arpeggio: options.arpeggio, session: session)
         defer { rig.close() }
         let io = rig.graph.outputUnit as! ALSAOutputUnit
         let grant = io.grant!
         // The device may have granted another rate: event times are frames at the granted rate.
-        let loaded = grant.sampleRate == request.sampleRate ? preview : try load(options, sampleRate: grant.sampleRate)
+        let loaded = grant.sampleRate == session.preferredSampleRate ? preview : try load(options, sampleRate: grant.sampleRate)
         let (routed, _) = ScriptedRender.route(loaded.messages, through: rig)
         let tail = Int64((options.tail * grant.sampleRate).rounded())
         let end = duration.map { Int64($0 * grant.sampleRate) } ?? (max(loaded.end, routed.last?.0.sampleTime ?? 0) + tail)
@@ -56,7 +55,7 @@ public enum LivePlayback {
             }
         }
         feed(until: lookahead)
-        io.addListener(event)
+        io.addListener(event)  // the session relays the same events as interruptions and route changes
         stopRequested = 0
         signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
         signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }

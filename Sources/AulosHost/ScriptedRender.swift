@@ -232,27 +232,26 @@ public final class PlaybackRig {
     public let scheduler: MIDIScheduler
     public let transport: HostTransport
     public let fileFormat: StreamFormat
+    /// The live session, when the rig plays to a device.
+    public let session: AudioSession?
     /// Messages to send before the input's own: each sampler part's program on its channels.
     public let prelude: [ScheduledMessage]
 
-    /// With `device`, the graph's head is the ALSA I/O unit on that PCM (live playback): the device is opened
-    /// first and the whole graph runs at its granted rate with its granted period as the slice — every
+    /// With a `session`, the graph's head is the ALSA I/O unit (live playback): the session is activated
+    /// first and the whole graph runs at the granted rate with the granted period as the slice — every
     /// unit's maximumFramesPerSlice set before initialize. Without, it is a Generic Output (offline render).
     public init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
-                arpeggio: Arpeggio? = nil, device: PCMRequest? = nil) throws {
+                arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
         var rig = rig
         graph = AudioGraph(registry: HostComponents.registry())
-        let outputNode = try graph.addNode(device == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
+        let outputNode = try graph.addNode(session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
         graph.open()
-        if let device, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
-            io.request = device
-            let grant = try io.openDevice()
-            guard grant.period <= 4096 else {
-                throw AudioUnitError(.formatNotSupported, "ALSA device '\(grant.device)' granted a \(grant.period)-frame period; Aulos renders at most 4096 frames per slice")
-            }
+        if let session {
+            let grant = try session.activate(for: graph)
             rig.sampleRate = grant.sampleRate
             rig.slice = grant.period
         }
+        self.session = session
         self.rig = rig
         transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
         let processing = StreamFormat.canonical(channels: 2, sampleRate: rig.sampleRate)
@@ -269,7 +268,7 @@ public final class PlaybackRig {
         try mixer.set(.elementCount, UInt32(rig.parts.count), scope: .input)
         try configure(mixer)
         try configure(try graph.unit(for: outputNode))
-        if device == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
+        if session == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
         try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: rig.volume)
 
         // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would
@@ -355,6 +354,7 @@ public final class PlaybackRig {
     public func close() {
         try? graph.stop()
         try? graph.uninitialize()
+        try? session?.deactivate()
     }
 }
 

@@ -100,16 +100,17 @@ extension Aulos {
             options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
             options.tempo = tempo
             options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
-            var request = PCMRequest(device: device, periods: periods)
+            let session = AudioSession(device: device)
+            try session.setPreferredPeriods(periods)
             if let alsaConfig {
                 guard let text = try? String(contentsOfFile: alsaConfig, encoding: .utf8) else {
                     throw AudioUnitError(.invalidFile, "cannot read ALSA configuration '\(alsaConfig)'")
                 }
-                request.configuration = text
+                session.configuration = text
             }
             let terminal = isatty(2) == 1
             var lastLine = ""
-            let final = try LivePlayback.run(options, device: request, duration: duration, status: { status in
+            let final = try LivePlayback.run(options, session: session, duration: duration, status: { status in
                 guard terminal else { return }
                 let line = Self.statusLine(status)
                 if line != lastLine { printError("\r" + line + "   ", newline: false) }

@@ -1,7 +1,9 @@
 import AulosALSA
 import AulosAudioFile
 import AulosCore
+import AulosGraph
 import AulosHost
+import AulosUnits
 import Foundation
 import Testing
 
@@ -9,10 +11,18 @@ import Testing
 /// exactly what was played) over a `null` PCM (accepts everything, unpaced). The configuration is loaded
 /// in-process, so no files or environment variables are involved.
 @Suite(.serialized) struct ALSAOutputTests {
+    static func fileDeviceConfiguration(_ path: String) -> String {
+        #"pcm.aulostest { type file slave.pcm { type null } file "\#(path)" format wav }"#
+    }
+
     static func fileDevice(_ path: String) -> PCMRequest {
-        PCMRequest(device: "aulostest", configuration: """
-            pcm.aulostest { type file slave.pcm { type null } file "\(path)" format wav }
-            """, format: .int16)
+        PCMRequest(device: "aulostest", configuration: fileDeviceConfiguration(path), format: .int16)
+    }
+
+    static func fileSession(_ path: String, profile: AudioSession.Profile? = nil) -> AudioSession {
+        let session = AudioSession(device: "aulostest", configuration: fileDeviceConfiguration(path), profile: profile)
+        session.preferredFormat = .int16
+        return session
     }
 
     static func temporaryPath(_ name: String) -> String { NSTemporaryDirectory() + "aulos-\(name)-\(UUID().uuidString).wav" }
@@ -41,7 +51,7 @@ import Testing
         _ = try ScriptedRender.run(options)
         // The null PCM is not paced (it takes seconds of audio in milliseconds), so schedule the whole
         // input before the device starts rather than a quarter second ahead as on a real device.
-        let final = try LivePlayback.run(options, device: Self.fileDevice(played), duration: 2.5, lookahead: 10)
+        let final = try LivePlayback.run(options, session: Self.fileSession(played), duration: 2.5, lookahead: 10)
         #expect(final.grant.format == .int16)
         #expect(final.grant.period == 64)
         #expect(final.statistics.xruns == 0)
@@ -68,7 +78,12 @@ import Testing
         defer { _ = try? FileManager.default.removeItem(atPath: folder) }
         var rig = Rig(name: "fault", parts: [Rig.Part(name: "synth", instrument: .synth, channels: [1])])
         rig.slice = 256
-        let playback = try PlaybackRig(rig, device: Self.fileDevice(folder + "/out.wav"))
+        let session = Self.fileSession(folder + "/out.wav")
+        var interruptions: [AudioSession.Interruption] = []
+        var routes: [AudioSession.RouteChangeReason] = []
+        session.addInterruptionListener { interruptions.append($0) }
+        session.addRouteChangeListener { routes.append($0) }
+        let playback = try PlaybackRig(rig, session: session)
         defer { playback.close() }
         let io = playback.graph.outputUnit as! ALSAOutputUnit
         var events: [IOEvent] = []
@@ -109,6 +124,8 @@ import Testing
         waitFor("interruption ended") { events.contains(.interruptionEnded) }
         #expect(!io.statistics.isInterrupted)
         framesAdvance()
+        #expect(interruptions == [.began, .ended])
+        #expect(routes == [.deviceLost(errno: -ENODEV), .deviceBack])
         try playback.graph.stop()
         #expect(FileManager.default.fileExists(atPath: folder + "/out.wav"))
         // Stopped and started again: it reopens the device it ended with.
@@ -137,11 +154,53 @@ import Testing
         #expect(device.grant.bufferFrames == device.grant.period * device.grant.periods)
         #expect(device.grant.outputLatency == Double(device.grant.bufferFrames) / 48_000)
         var rig = Rig(name: "grant", parts: [Rig.Part(name: "synth", instrument: .synth, channels: [1])])
-        rig.slice = 4096
-        let playback = try PlaybackRig(rig, device: request)
+        rig.slice = 64
+        let session = Self.fileSession(Self.temporaryPath("grant"))
+        try session.setPreferredIOBufferFrames(1024)
+        let playback = try PlaybackRig(rig, session: session)
         defer { playback.close() }
         let grant = (playback.graph.outputUnit as! ALSAOutputUnit).grant!
+        #expect(session.ioBufferFrames == grant.period)
+        #expect(session.ioBufferDuration == Double(grant.period) / grant.sampleRate)
         #expect(playback.rig.slice == grant.period)
         #expect(try playback.mixer.get(.maximumFramesPerSlice) == grant.period)
+    }
+
+    /// The seeds' rule: slice sizes go up before initialize. A power-saving session raises every unit's
+    /// MaximumFramesPerSlice, including the default 1024 a unit starts with.
+    @Test func sessionProfilesAndPreferences() throws {
+        let session = Self.fileSession(Self.temporaryPath("session"), profile: .powersave)
+        #expect(session.preferredIOBufferFrames == 2048 && session.preferredPeriods == 2)
+        let graph = AudioGraph(registry: HostComponents.registry())
+        let output = try graph.addNode(ALSAOutputUnit.componentDescription)
+        let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
+        try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
+        graph.open()
+        try session.activate(for: graph)
+        #expect(session.isActive && session.ioBufferFrames == 2048)
+        #expect(try graph.unit(for: tone).get(.maximumFramesPerSlice) == 2048)
+        #expect(throws: AudioUnitError.self) { try session.setPreferredIOBufferFrames(64) }  // not while active
+        try graph.initialize()
+        try graph.start()
+        usleep(50_000)
+        #expect((graph.outputUnit as! ALSAOutputUnit).statistics.framesPlayed > 0)
+        #expect(throws: AudioUnitError.self) { try session.deactivate() }  // still running
+        try graph.stop()
+        try graph.uninitialize()
+        try session.deactivate()
+        #expect(!session.isActive && session.grant == nil)
+
+        let live = AudioSession(profile: .live)
+        #expect(live.preferredIOBufferFrames == 64 && live.preferredPeriods == 3)
+        try live.setPreferredSampleRate(44_100)
+        try live.setPreferredIOBufferDuration(0.005)
+        #expect(live.preferredIOBufferFrames == 221)  // 5 ms at 44.1 kHz
+        #expect(throws: AudioUnitError.self) { try live.setPreferredIOBufferFrames(8) }
+        #expect(throws: AudioUnitError.self) { try live.setPreferredSampleRate(1_000_000) }
+        // The file PCM over null has no capture side worth the name; null itself does.
+        let null = AudioSession(device: "nullpcm", configuration: "pcm.nullpcm { type null }")
+        #expect(null.isInputAvailable)
+        let nothing = AudioSession(device: "nosuchpcm", configuration: "pcm.nullpcm { type null }")
+        #expect(!nothing.isInputAvailable)
     }
 }

@@ -1,0 +1,185 @@
+import AulosCore
+import AulosGraph
+import CALSA
+
+/// Core Audio's audio session, on Linux: what the host would like from the sound device (sample rate,
+/// I/O buffer duration, period count), negotiated once on activation; what it actually got; and the
+/// notices that matter to a live instrument (interruptions, route changes).
+///
+/// There is no system arbiter on Linux: "activating" opens the device for this process. The seeds'
+/// rule carries over unchanged: every unit's MaximumFramesPerSlice must cover the slice the device will
+/// ask for *before* the graph initializes, so `activate` raises it on every node.
+///
+/// Threads: control thread only. Events from the I/O thread arrive through `dispatchEvents()`.
+public final class AudioSession {
+    /// Presets for the trade between latency and power, as the seeds describe for a locked screen.
+    public enum Profile: String, CaseIterable, Sendable {
+        /// Small slices for playing: 64 frames × 3 periods (4 ms of buffer at 48 kHz).
+        case live
+        /// Large slices for background playback: 2048 frames × 2 periods; fewer wake-ups.
+        case powersave
+
+        var ioBufferFrames: UInt32 { self == .live ? 64 : 2048 }
+        var periods: UInt32 { self == .live ? 3 : 2 }
+    }
+
+    public enum Interruption: Sendable, Equatable { case began, ended }
+
+    /// Why the route changed (Core Audio's AVAudioSessionRouteChangeReason, the cases Linux can see).
+    public enum RouteChangeReason: Sendable, Equatable {
+        /// The device went away (USB interface unplugged); `errno` is alsa-lib's error.
+        case deviceLost(errno: Int32)
+        /// The device is back and audio resumed.
+        case deviceBack
+    }
+
+    public var device: String
+    /// An ALSA configuration to find `device` in, instead of the system's.
+    public var configuration: String?
+    public private(set) var preferredSampleRate: Double = 48_000
+    public private(set) var preferredIOBufferFrames: UInt32 = 256
+    public private(set) var preferredPeriods: UInt32 = 3
+    /// The format asked for first (the device may grant another; the I/O unit converts).
+    public var preferredFormat: SampleFormat = .float32
+
+    public private(set) var isActive = false
+    /// What the device granted, while active.
+    public private(set) var grant: PCMGrant?
+    private weak var outputUnit: ALSAOutputUnit?
+    private var interruptionListeners: [(Interruption) -> Void] = []
+    private var routeListeners: [(RouteChangeReason) -> Void] = []
+
+    public init(device: String = "default", configuration: String? = nil, profile: Profile? = nil) {
+        self.device = device
+        self.configuration = configuration
+        if let profile { apply(profile) }
+    }
+
+    // MARK: Preferences (set before activation)
+
+    public func setPreferredSampleRate(_ rate: Double) throws(AudioUnitError) {
+        try requireInactive()
+        guard rate >= 8_000 && rate <= 192_000 else {
+            throw AudioUnitError(.invalidPropertyValue, "preferred sample rate must be 8000…192000 Hz, not \(rate)")
+        }
+        preferredSampleRate = rate
+    }
+
+    /// The slice, in frames (16…4096).
+    public func setPreferredIOBufferFrames(_ frames: UInt32) throws(AudioUnitError) {
+        try requireInactive()
+        guard (16...4096).contains(frames) else {
+            throw AudioUnitError(.invalidPropertyValue, "preferred I/O buffer must be 16…4096 frames, not \(frames)")
+        }
+        preferredIOBufferFrames = frames
+    }
+
+    /// The slice, in seconds (Core Audio's PreferredHardwareIOBufferDuration), at the preferred rate.
+    public func setPreferredIOBufferDuration(_ seconds: Double) throws(AudioUnitError) {
+        try setPreferredIOBufferFrames(UInt32(max(1, min(1e6, (seconds * preferredSampleRate).rounded()))))
+    }
+
+    public func setPreferredPeriods(_ periods: UInt32) throws(AudioUnitError) {
+        try requireInactive()
+        guard (2...16).contains(periods) else {
+            throw AudioUnitError(.invalidPropertyValue, "preferred period count must be 2…16, not \(periods)")
+        }
+        preferredPeriods = periods
+    }
+
+    public func apply(_ profile: Profile) {
+        preferredIOBufferFrames = profile.ioBufferFrames
+        preferredPeriods = profile.periods
+    }
+
+    public var request: PCMRequest {
+        PCMRequest(device: device, configuration: configuration, sampleRate: preferredSampleRate, period: preferredIOBufferFrames,
+                   periods: preferredPeriods, format: preferredFormat)
+    }
+
+    private func requireInactive() throws(AudioUnitError) {
+        guard !isActive else {
+            throw AudioUnitError(.cannotDoInCurrentContext, "set audio session preferences before activating it")
+        }
+    }
+
+    // MARK: Activation
+
+    /// Opens the device for `graph` (whose I/O unit must be the ALSA one, not yet initialized), negotiates,
+    /// and raises every node's MaximumFramesPerSlice to the granted slice. Returns what was granted.
+    @discardableResult
+    public func activate(for graph: AudioGraph) throws(AudioUnitError) -> PCMGrant {
+        guard !isActive else { throw AudioUnitError(.cannotDoInCurrentContext, "the audio session is already active") }
+        guard let io = graph.outputUnit as? ALSAOutputUnit else {
+            throw AudioUnitError(.outputNodeError, "the graph's I/O unit is not the ALSA I/O unit (auou/alsa/Auls)")
+        }
+        guard !graph.isInitialized else {
+            throw AudioUnitError(.initialized, "activate the audio session before initializing the graph: slice sizes are set before initialize")
+        }
+        io.request = request
+        let granted = try io.openDevice()
+        guard granted.period <= 4096 else {
+            io.closeDevice()
+            throw AudioUnitError(.formatNotSupported, "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames per slice")
+        }
+        for node in graph.nodeIDs {
+            let unit = try graph.unit(for: node)
+            if unit.maximumFramesPerSlice < granted.period { try unit.set(.maximumFramesPerSlice, granted.period) }
+        }
+        outputUnit = io
+        grant = granted
+        isActive = true
+        io.addListener { [weak self] event in self?.relay(event) }
+        return granted
+    }
+
+    /// Releases the device (the graph must be stopped and uninitialized first, as in Core Audio).
+    public func deactivate() throws(AudioUnitError) {
+        guard isActive else { return }
+        if let io = outputUnit {
+            guard !io.isRunning else { throw AudioUnitError(.cannotDoInCurrentContext, "stop the graph before deactivating the session") }
+            io.closeDevice()
+        }
+        isActive = false
+        grant = nil
+        outputUnit = nil
+    }
+
+    // MARK: What was granted (Core Audio's CurrentHardware… queries)
+
+    public var sampleRate: Double? { grant?.sampleRate }
+    public var ioBufferFrames: UInt32? { grant?.period }
+    public var ioBufferDuration: Double? { grant.map { Double($0.period) / $0.sampleRate } }
+    public var outputLatency: Double? { grant?.outputLatency }
+
+    /// Whether the device can capture (Core Audio's InputAvailable): a capture stream opens on it.
+    public var isInputAvailable: Bool {
+        aulos_alsa_capture_errors()
+        var pcm: OpaquePointer?
+        let status = configuration.map { aulos_alsa_open(&pcm, device, $0, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK)) }
+            ?? aulos_alsa_open(&pcm, device, nil, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK))
+        if let pcm { snd_pcm_close(pcm) }
+        return status >= 0
+    }
+
+    // MARK: Notices
+
+    public func addInterruptionListener(_ listener: @escaping (Interruption) -> Void) { interruptionListeners.append(listener) }
+    public func addRouteChangeListener(_ listener: @escaping (RouteChangeReason) -> Void) { routeListeners.append(listener) }
+
+    /// Delivers what the I/O thread reported since the last call; call from the control loop.
+    public func dispatchEvents() { outputUnit?.dispatchEvents() }
+
+    private func relay(_ event: IOEvent) {
+        switch event {
+        case .interruptionBegan(let error):
+            for listener in interruptionListeners { listener(.began) }
+            for listener in routeListeners { listener(.deviceLost(errno: error)) }
+        case .interruptionEnded:
+            for listener in routeListeners { listener(.deviceBack) }
+            for listener in interruptionListeners { listener(.ended) }
+        case .underrun, .suspendedAndResumed:
+            break
+        }
+    }
+}
