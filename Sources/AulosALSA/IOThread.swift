@@ -89,6 +89,16 @@ enum IOThread {
                 reopen(state)
                 continue
             }
+            // Render as late as possible: once the stream runs, wait until a whole period is free, so the
+            // slice is computed just before the device needs it (and the write never finds the buffer
+            // full). Before the stream starts (buffer filling) and after an error, render straight away.
+            if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING {
+                let free = snd_pcm_avail_update(pcm)
+                if free >= 0 && Int(free) < state.pointee.period {
+                    _ = snd_pcm_wait(pcm, 50)
+                    continue
+                }
+            }
             let started = monotonicNanoseconds()
             renderPeriod(state)
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
