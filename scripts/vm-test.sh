@@ -18,7 +18,23 @@ cat > "$work/bin/test.score" <<'SCORE'
 2b note E5 2b vel=80
 SCORE
 
+echo "0b tempo 120" > "$work/bin/silence.score"
+sox -n -r 48000 -c 2 -b 16 "$work/bin/sine.wav" synth 4 sine 440 vol 0.5
+
 scripts/alsa-vm/run.sh "$work/bin" scripts/alsa-vm/aulos-play-test.sh "$work/out"
+
+# Duplex: what aulos captured and passed through its mixer must be the 440 Hz sine at its own level.
+sox "$work/out/duplex.wav" "$work/duplex-trimmed.wav" remix 1 silence 1 1 0.001 trim 0.2 1.5
+duplex_rms=$(sox "$work/duplex-trimmed.wav" -n stat 2>&1 | awk '/RMS     amplitude/ { print $3 }')
+duplex_hz=$(sox "$work/duplex-trimmed.wav" -n stat 2>&1 | awk '/Rough   frequency/ { print $3 }')
+echo "vm-test: duplex pass-through RMS $duplex_rms (sine 0.354), rough frequency $duplex_hz Hz"
+python3 - "$duplex_rms" "$duplex_hz" <<'PY'
+import math, sys
+rms, hz = map(float, sys.argv[1:])
+db = 20 * math.log10(rms / (0.5 / math.sqrt(2))) if rms > 0 else -999
+print(f"vm-test: duplex level {db:+.2f} dB, frequency {hz:.0f} Hz")
+sys.exit(0 if abs(db) < 0.5 and abs(hz - 440) < 10 else 1)
+PY
 
 .build/release/aulos render "$work/bin/test.score" -o "$work/offline.wav" --slice 256 --tail 1.5
 # Trim the capture's leading silence (arecord starts first) and compare the first 2.5 s of both.

@@ -10,8 +10,10 @@ import Synchronization
 /// graph's canonical audio into the granted format, and drives the graph from its own I/O thread, one
 /// period per wake-up, paced by the device.
 ///
-/// Element 0 is the output, enabled by default. Capture (element 1) is not built yet: the unit reports no
-/// input element, so EnableIO on it fails with InvalidElement rather than silently doing nothing.
+/// Element 0 is the output, enabled by default. Element 1 is the input (capture), off by default: with
+/// EnableIO on it, `start()` opens `request.inputDevice` (or the output's name) for capture at the output's
+/// rate and period, and `inputCallback` serves each slice's captured audio to whichever node input it is
+/// installed on — Core Audio's I/O pass-through (capture → mixer → playback).
 ///
 /// Threads: control thread for everything public; the I/O thread owns `IOThreadState` between `start()`
 /// and `stop()`; statistics and events cross by atomics and an SPSC ring.
@@ -36,6 +38,11 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     private var thread = pthread_t()
     private let counters: UnsafeMutablePointer<IOCounters>
     private let events = SPSCRing<IOEvent>(minimumCapacity: 256)
+    private let capture: UnsafeMutablePointer<CaptureBuffer>
+    private var captureStorage: (device: AudioBufferListStorage, canonical: AudioBufferListStorage, scratch: AudioBufferListStorage)?
+    private var capturePCM: OpaquePointer?
+    /// What the capture side granted while running with input enabled.
+    public private(set) var inputGrant: PCMGrant?
     private var listeners: [(IOEvent) -> Void] = []
     private var deviceBuffer: AudioBufferListStorage?
     private var reopenStrings: (name: UnsafeMutablePointer<CChar>, configuration: UnsafeMutablePointer<CChar>?)?
@@ -44,12 +51,16 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         self.request = request
         counters = .allocate(capacity: 1)
         counters.initialize(to: IOCounters())
-        super.init(description: Self.componentDescription, name: "Aulos: ALSA I/O", hasInputElement: false)
+        capture = .allocate(capacity: 1)
+        capture.initialize(to: CaptureBuffer())
+        super.init(description: Self.componentDescription, name: "Aulos: ALSA I/O", hasInputElement: true)
     }
 
     deinit {
         closeDevice()
         events.deallocate()
+        capture.deinitialize(count: 1)
+        capture.deallocate()
         counters.deinitialize(count: 1)
         counters.deallocate()
     }
@@ -108,6 +119,7 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         let name = strdup(grant.device)!
         let configuration = request.configuration.map { strdup($0)! }
         reopenStrings = (name, configuration)
+        try openCapture(matching: grant)
         let state = UnsafeMutablePointer<IOThreadState>.allocate(capacity: 1)
         state.initialize(to: IOThreadState(
             pcm: device.handle, entry: entry, counters: counters, events: events, buffers: buffer.list,
@@ -117,7 +129,14 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             reopenRequest: AulosPCMConfig(format: PCMDevice.alsaFormat(grant.format), channels: grant.channels,
                                           rate: UInt32(grant.sampleRate), period: snd_pcm_uframes_t(grant.period),
                                           periods: grant.periods, buffer: 0),
-            realtimePriority: realtimePriority))
+            realtimePriority: realtimePriority,
+            capturePCM: capturePCM, captureList: captureStorage?.device.list,
+            captureBytesPerFrame: Int(inputGrant?.streamFormat.bytesPerFrame ?? 0),
+            captureConversion: try inputGrant.map { input throws(AudioUnitError) in
+                try FormatConversion(from: input.streamFormat, to: .canonical(channels: 2, sampleRate: grant.sampleRate))
+            },
+            captureCanonical: captureStorage?.canonical.list, captureScratch: captureStorage?.scratch.list.pointee.floatChannel(0),
+            capture: capture))
         self.ioState = state
         counters.pointee.xruns.store(0, ordering: .relaxed)
         counters.pointee.lateSlices.store(0, ordering: .relaxed)
@@ -126,6 +145,10 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
         counters.pointee.running.store(true, ordering: .releasing)
         snd_pcm_prepare(device.handle)
+        if let capturePCM {
+            snd_pcm_prepare(capturePCM)
+            snd_pcm_start(capturePCM)
+        }
         let created = pthread_create(&thread, nil, { raw in
             let state = raw!.assumingMemoryBound(to: IOThreadState.self)
             // The refusal is read back by the control thread after start; the thread runs either way.
@@ -162,7 +185,56 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         freeState()
     }
 
+    /// Opens the capture side when the input element is enabled: same rate and period as the output
+    /// (one clock), any channel count the converter handles (mono or stereo).
+    private func openCapture(matching output: PCMGrant) throws(AudioUnitError) {
+        capture.pointee = CaptureBuffer()
+        guard isInputEnabled else { return }
+        var input = request
+        input.device = request.inputDevice ?? request.device
+        input.sampleRate = output.sampleRate
+        input.period = output.period
+        input.periods = max(output.periods, 2)
+        input.format = output.format
+        aulos_alsa_capture_errors()
+        aulos_alsa_clear_error()
+        var pcm: OpaquePointer?
+        let status = input.configuration.map { aulos_alsa_open(&pcm, input.device, $0, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode) }
+            ?? aulos_alsa_open(&pcm, input.device, nil, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode)
+        guard status >= 0, let pcm else { throw PCMDevice.openError(input.device, status, capture: true) }
+        var config = AulosPCMConfig(format: PCMDevice.alsaFormat(input.format), channels: input.channels, rate: UInt32(output.sampleRate),
+                                    period: snd_pcm_uframes_t(output.period), periods: input.periods, buffer: 0)
+        var stage: UnsafePointer<CChar>?
+        let configured = aulos_alsa_configure(pcm, &config, &stage)
+        guard configured >= 0, let format = PCMDevice.sampleFormat(config.format), config.rate == UInt32(output.sampleRate),
+              config.period == snd_pcm_uframes_t(output.period), (1...2).contains(config.channels) else {
+            snd_pcm_close(pcm)
+            throw AudioUnitError(.formatNotSupported, "ALSA capture device '\(input.device)' cannot run at the output's \(Int(output.sampleRate)) Hz with \(output.period)-frame periods in mono or stereo")
+        }
+        let grant = PCMGrant(device: input.device, sampleRate: Double(config.rate), period: UInt32(config.period), periods: config.periods,
+                             bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
+        let canonical = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: grant.sampleRate), maximumFrames: grant.period)
+        captureStorage = (AudioBufferListStorage(format: grant.streamFormat, maximumFrames: grant.period), canonical,
+                          AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: grant.sampleRate), maximumFrames: 2 * grant.period))
+        capture.pointee.channels = (canonical.list.pointee.floatChannel(0), canonical.list.pointee.floatChannel(1))
+        capturePCM = pcm
+        inputGrant = grant
+    }
+
+    /// The input element's audio as a render callback: install it with `AudioGraph.setNodeInputCallback`
+    /// on the input that should hear the capture (a mixer bus, or this unit's own input 0 for a straight
+    /// pass-through). Silence while input is off or not running.
+    public var inputCallback: RenderCallbackStruct {
+        RenderCallbackStruct(IOThread.inputCallback, refCon: UnsafeMutableRawPointer(capture))
+    }
+
     private func freeState() {
+        // The thread may have closed a failing capture itself (it sets its copy to nil).
+        if let pcm = capturePCM, ioState?.pointee.capturePCM != nil { snd_pcm_close(pcm) }
+        capturePCM = nil
+        captureStorage = nil
+        inputGrant = nil
+        capture.pointee = CaptureBuffer()
         ioState?.deinitialize(count: 1)
         ioState?.deallocate()
         ioState = nil

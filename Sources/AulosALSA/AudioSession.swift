@@ -36,6 +36,8 @@ public final class AudioSession {
     public var device: String
     /// An ALSA configuration to find `device` in, instead of the system's.
     public var configuration: String?
+    /// The capture PCM for the I/O unit's input element, when not the same name as `device`.
+    public var inputDevice: String?
     public private(set) var preferredSampleRate: Double = 48_000
     public private(set) var preferredIOBufferFrames: UInt32 = 256
     public private(set) var preferredPeriods: UInt32 = 3
@@ -93,8 +95,10 @@ public final class AudioSession {
     }
 
     public var request: PCMRequest {
-        PCMRequest(device: device, configuration: configuration, sampleRate: preferredSampleRate, period: preferredIOBufferFrames,
-                   periods: preferredPeriods, format: preferredFormat)
+        var request = PCMRequest(device: device, configuration: configuration, sampleRate: preferredSampleRate,
+                                 period: preferredIOBufferFrames, periods: preferredPeriods, format: preferredFormat)
+        request.inputDevice = inputDevice
+        return request
     }
 
     private func requireInactive() throws(AudioUnitError) {

@@ -47,6 +47,17 @@ struct IOCounters: ~Copyable {
     let injectedDelayMicroseconds = Atomic<Int>(0)
 }
 
+/// The input element's audio for the current period, already in the graph's canonical format, and where
+/// the slice being rendered starts in it. The unit owns it for its whole life (it is the input callback's
+/// refCon, installed before the I/O thread exists); only the I/O thread writes or reads it.
+struct CaptureBuffer {
+    /// Canonical (Float32, non-interleaved, stereo) storage for one period.
+    var channels: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) = (nil, nil)
+    var active = false
+    var sliceOffset = 0
+    var frames = 0
+}
+
 /// The I/O thread's whole world: no class references, so nothing it touches is reference counted.
 ///
 /// Threads: created and freed by the control thread (the unit) while the I/O thread is not running;
@@ -75,6 +86,15 @@ struct IOThreadState {
     let reopenConfiguration: UnsafePointer<CChar>?
     var reopenRequest: AulosPCMConfig
     let realtimePriority: Int32
+    /// The input element: a capture PCM (nil when input is off), its device-format period, and the
+    /// conversion into the canonical buffer the input callback serves.
+    var capturePCM: OpaquePointer?
+    let captureList: UnsafeMutablePointer<AudioBufferList>?
+    let captureBytesPerFrame: Int
+    let captureConversion: FormatConversion?
+    let captureCanonical: UnsafeMutablePointer<AudioBufferList>?
+    let captureScratch: UnsafeMutablePointer<Float>?
+    let capture: UnsafeMutablePointer<CaptureBuffer>
 }
 
 enum IOThread {
@@ -99,6 +119,7 @@ enum IOThread {
                     continue
                 }
             }
+            if state.pointee.capturePCM != nil { readCapture(state) }
             let started = monotonicNanoseconds()
             renderPeriod(state)
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
@@ -121,6 +142,7 @@ enum IOThread {
         let period = state.pointee.period
         while done < period {
             let frames = min(state.pointee.sliceLimit, period - done)
+            state.pointee.capture.pointee.sliceOffset = done
             let target = state.pointee.buffers
             target.pointee.buffers[0].data = state.pointee.bytes + done * state.pointee.bytesPerFrame
             target.pointee.setFrameCount(UInt32(frames), bytesPerFrame: UInt32(state.pointee.bytesPerFrame))
@@ -133,6 +155,69 @@ enum IOThread {
             state.pointee.sampleTime += Int64(frames)
             done += frames
         }
+    }
+
+    /// Reads one period from the capture PCM (waiting for it: capture and playback run on one clock) and
+    /// converts it for the input callback. An overrun is recovered and counted like an underrun; any other
+    /// error turns the input off (silence) without stopping the output.
+    static func readCapture(_ state: UnsafeMutablePointer<IOThreadState>) {
+        guard let pcm = state.pointee.capturePCM, let list = state.pointee.captureList,
+              let canonical = state.pointee.captureCanonical, let conversion = state.pointee.captureConversion,
+              let scratch = state.pointee.captureScratch else { return }
+        let counters = state.pointee.counters
+        let period = state.pointee.period
+        let bytes = list.pointee.buffers[0].data!
+        var offset = 0
+        while offset < period {
+            let result = Int(snd_pcm_readi(pcm, bytes + offset * state.pointee.captureBytesPerFrame, snd_pcm_uframes_t(period - offset)))
+            if result >= 0 {
+                offset += result
+                continue
+            }
+            switch Int32(result) {
+            case -EAGAIN:
+                guard counters.pointee.running.load(ordering: .relaxed) else { return }
+                _ = snd_pcm_wait(pcm, 50)
+            case -EPIPE:
+                counters.pointee.xruns.add(1, ordering: .relaxed)
+                _ = state.pointee.events.push(.underrun)
+                snd_pcm_prepare(pcm)
+                snd_pcm_start(pcm)
+            case -EINTR:
+                continue
+            default:
+                state.pointee.capture.pointee.active = false
+                state.pointee.capturePCM = nil
+                snd_pcm_close(pcm)
+                return
+            }
+        }
+        list.pointee.setFrameCount(UInt32(period), bytesPerFrame: UInt32(state.pointee.captureBytesPerFrame))
+        conversion.convert(list, into: canonical, frameCount: period, scratch: scratch)
+        state.pointee.capture.pointee.frames = period
+        state.pointee.capture.pointee.active = true
+    }
+
+    /// The input element as a render callback (Core Audio's AudioUnitRender on element 1 from an input
+    /// callback): serves the captured period's frames for the slice being rendered; silence when input is
+    /// off. Install it on the node input that should hear the capture.
+    static let inputCallback: RenderCallback = { refCon, _, _, _, frameCount, ioData in
+        guard let refCon else { return RenderStatus.noErr }
+        let capture = refCon.assumingMemoryBound(to: CaptureBuffer.self)
+        let frames = Int(frameCount)
+        let start = capture.pointee.sliceOffset
+        guard capture.pointee.active, start + frames <= capture.pointee.frames,
+              let left = capture.pointee.channels.0, let right = capture.pointee.channels.1 else {
+            ioData.pointee.zeroFill()
+            return RenderStatus.noErr
+        }
+        let count = Int(ioData.pointee.bufferCount)
+        for index in 0..<count {
+            guard let data = ioData.pointee.buffers[index].data else { continue }
+            let source = index == 0 ? left : right
+            data.assumingMemoryBound(to: Float.self).update(from: source + start, count: frames)
+        }
+        return RenderStatus.noErr
     }
 
     /// Writes the period (non-blocking writes, waiting in snd_pcm_wait when the buffer is full), handling

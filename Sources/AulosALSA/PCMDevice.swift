@@ -14,6 +14,9 @@ public struct PCMRequest: Sendable, Equatable {
     public var periods: UInt32
     public var format: SampleFormat
     public var channels: UInt32
+    /// The PCM the input element captures from, when it differs from `device` (a loopback's capture side,
+    /// a separate USB microphone). Nil: the same name as the output.
+    public var inputDevice: String?
 
     public init(device: String = "default", configuration: String? = nil, sampleRate: Double = 48_000, period: UInt32 = 256,
                 periods: UInt32 = 2, format: SampleFormat = .float32, channels: UInt32 = 2) {
@@ -97,13 +100,13 @@ public final class PCMDevice: @unchecked Sendable {
         return PCMDevice(handle: pcm, grant: grant)
     }
 
-    static func openError(_ device: String, _ status: Int32) -> AudioUnitError {
+    static func openError(_ device: String, _ status: Int32, capture: Bool = false) -> AudioUnitError {
         let detail = String(cString: aulos_alsa_last_error())
         if access("/dev/snd", F_OK) != 0 && (device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")) {
             return AudioUnitError(.noConnection, "no sound device: this machine has no /dev/snd (no sound card or driver); name a configured PCM with --device")
         }
         let reason = detail.isEmpty ? describe(status) : detail
-        return AudioUnitError(.noConnection, "cannot open ALSA device '\(device)': \(reason)")
+        return AudioUnitError(.noConnection, "cannot open ALSA \(capture ? "capture " : "")device '\(device)': \(reason)")
     }
 
     static func describe(_ status: Int32) -> String { String(cString: snd_strerror(status)) }

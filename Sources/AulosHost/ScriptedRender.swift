@@ -265,7 +265,10 @@ public final class PlaybackRig {
             try unit.set(.streamFormat, processing, scope: .output)
         }
         mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
-        try mixer.set(.elementCount, UInt32(rig.parts.count), scope: .input)
+        // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
+        // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments.
+        let inputBus = session?.inputDevice == nil ? nil : Element(rig.parts.count)
+        try mixer.set(.elementCount, UInt32(rig.parts.count + (inputBus == nil ? 0 : 1)), scope: .input)
         try configure(mixer)
         try configure(try graph.unit(for: outputNode))
         if session == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
@@ -329,6 +332,10 @@ public final class PlaybackRig {
             try graph.connectNodeInput(eqNode, sourceOutput: 0, outputNode, destinationInput: 0)
         } else {
             try graph.connectNodeInput(mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
+        }
+        if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
+            try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
+            try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)
         }
         self.instruments = instruments
         self.prelude = prelude

@@ -34,7 +34,7 @@ extension Aulos {
                 """)
 
         @Argument(help: "A .mid file or a score; omit for the built-in demo piece.")
-        var input: String?
+        var file: String?
 
         @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
         var device: String = "default"
@@ -43,6 +43,9 @@ extension Aulos {
         var alsaConfig: String?
 
         @OptionGroup var rig: RigOptions
+
+        @Option(help: "Also play what this ALSA capture PCM hears, mixed with the instruments (I/O pass-through).")
+        var input: String? = nil
 
         @Option(help: "Periods in the device buffer (2 = lowest latency).")
         var periods: UInt32 = 3
@@ -89,7 +92,7 @@ extension Aulos {
 
         func run() throws {
             var options = RenderOptions(output: "")
-            options.input = input
+            options.input = file
             options.instrument = instrument
             options.soundFont = soundfont
             options.program = program
@@ -102,6 +105,7 @@ extension Aulos {
             options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
             let session = AudioSession(device: device)
             try session.setPreferredPeriods(periods)
+            session.inputDevice = input
             if let alsaConfig {
                 guard let text = try? String(contentsOfFile: alsaConfig, encoding: .utf8) else {
                     throw AudioUnitError(.invalidFile, "cannot read ALSA configuration '\(alsaConfig)'")

@@ -203,4 +203,47 @@ import Testing
         let nothing = AudioSession(device: "nosuchpcm", configuration: "pcm.nullpcm { type null }")
         #expect(!nothing.isInputAvailable)
     }
+
+    /// Core Audio's I/O pass-through: the input element's capture, through the input callback installed on
+    /// the output element's own input, comes out of the output sample for sample. Capture comes from the
+    /// file PCM's `infile` (raw S16 stereo) over null; playback goes to a file PCM writing a WAV.
+    @Test func inputPassesThroughToTheOutput() throws {
+        let input = NSTemporaryDirectory() + "aulos-in-\(UUID().uuidString).raw"
+        let output = Self.temporaryPath("passthrough")
+        defer { unlink(input); unlink(output) }
+        var samples: [Int16] = []
+        for frame in 0..<96_000 {
+            samples.append(Int16(8_000 * sin(2 * Double.pi * 440 * Double(frame) / 48_000)))
+            samples.append(Int16(frame % 2000) - 1000)  // a different right channel: a ramp
+        }
+        try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: input))
+        let session = AudioSession(device: "aulostest", configuration: Self.fileDeviceConfiguration(output)
+            + #" pcm.aulosin { type file slave.pcm { type null } file "/dev/null" infile "\#(input)" format raw }"#)
+        session.preferredFormat = .int16
+        session.inputDevice = "aulosin"
+        try session.setPreferredIOBufferFrames(128)
+        let graph = AudioGraph(registry: HostComponents.registry())
+        let node = try graph.addNode(ALSAOutputUnit.componentDescription)
+        graph.open()
+        let io = graph.outputUnit as! ALSAOutputUnit
+        try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
+        try graph.setNodeInputCallback(node, destinationInput: 0, io.inputCallback)
+        try session.activate(for: graph)
+        try graph.initialize()
+        try graph.start()
+        for _ in 0..<500 where io.statistics.framesPlayed < 60_000 { usleep(10_000) }
+        try graph.stop()
+        #expect(io.statistics.xruns == 0)
+        try graph.uninitialize()
+        try session.deactivate()
+
+        let written = try AudioFileContents(path: output)
+        #expect(written.frameCount >= 48_000)
+        var firstDifference: Int?
+        for index in 0..<(48_000 * 2) where written.samples[index] != Float(samples[index]) / 32_768 {
+            firstDifference = index / 2
+            break
+        }
+        #expect(firstDifference == nil, "first differing frame: \(firstDifference ?? -1)")
+    }
 }

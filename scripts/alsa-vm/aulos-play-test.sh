@@ -23,6 +23,19 @@ cat /out/play.txt /out/play-stderr.txt
 wait $rec || { echo "arecord failed"; fail=1; }
 cp /tmp/capture.wav /out/capture.wav
 
+echo "== duplex: hw:Loopback,1,0 (aplay's sine) → aulos input → mixer → hw:Loopback,0,1, captured on hw:Loopback,1,1"
+arecord -D hw:Loopback,1,1 -f S16_LE -r 48000 -c 2 -d 4 --buffer-time=2000000 /tmp/duplex.wav &
+rec=$!
+aplay -q -D hw:Loopback,0,0 "$BIN/sine.wav" &
+player=$!
+sleep 0.3
+"$BIN/aulos" play "$BIN/silence.score" --device hw:Loopback,0,1 --input hw:Loopback,1,0 --slice 1024 --duration 2.5 \
+    > /out/duplex.txt 2> /out/duplex-stderr.txt || { echo "aulos duplex failed"; cat /out/duplex-stderr.txt; fail=1; }
+cat /out/duplex.txt
+wait $rec || { echo "arecord failed"; fail=1; }
+wait $player
+cp /tmp/duplex.wav /out/duplex.wav
+
 echo "== a card that does not exist"
 if "$BIN/aulos" play "$BIN/test.score" --device hw:9,0 --duration 1 2> /out/missing.txt; then
     echo "playing to hw:9,0 succeeded?"; fail=1
