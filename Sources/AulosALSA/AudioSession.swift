@@ -1,6 +1,7 @@
 import AulosCore
 import AulosGraph
 import CALSA
+import Glibc
 
 /// Core Audio's audio session, on Linux: what the host would like from the sound device (sample rate,
 /// I/O buffer duration, period count), negotiated once on activation; what it actually got; and the
@@ -31,6 +32,9 @@ public final class AudioSession {
         case deviceLost(errno: Int32)
         /// The device is back and audio resumed.
         case deviceBack
+        /// Sound cards appeared or went away (a USB interface plugged in or out): the default device
+        /// may now be another one. Names as ALSA reports them (`/proc/asound/cards`).
+        case cardsChanged(added: [String], removed: [String])
     }
 
     public var device: String
@@ -50,6 +54,11 @@ public final class AudioSession {
     private weak var outputUnit: ALSAOutputUnit?
     private var interruptionListeners: [(Interruption) -> Void] = []
     private var routeListeners: [(RouteChangeReason) -> Void] = []
+    /// The sound cards seen at the last check, and when that was (cards are polled at most twice a second).
+    private var knownCards: [String]?
+    private var lastCardCheck = 0.0
+    /// Lists the system's sound cards; replaceable for tests (there are none to plug in here).
+    var listCards: () -> [String] = AudioSession.systemCards
 
     public init(device: String = "default", configuration: String? = nil, profile: Profile? = nil) {
         self.device = device
@@ -171,8 +180,38 @@ public final class AudioSession {
     public func addInterruptionListener(_ listener: @escaping (Interruption) -> Void) { interruptionListeners.append(listener) }
     public func addRouteChangeListener(_ listener: @escaping (RouteChangeReason) -> Void) { routeListeners.append(listener) }
 
-    /// Delivers what the I/O thread reported since the last call; call from the control loop.
-    public func dispatchEvents() { outputUnit?.dispatchEvents() }
+    /// Delivers what the I/O thread reported since the last call, and notices cards coming and going; call
+    /// from the control loop.
+    public func dispatchEvents() {
+        outputUnit?.dispatchEvents()
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let seconds = Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+        guard seconds - lastCardCheck >= 0.5 || knownCards == nil else { return }
+        lastCardCheck = seconds
+        let cards = listCards()
+        defer { knownCards = cards }
+        guard let known = knownCards, known != cards else { return }
+        let added = cards.filter { !known.contains($0) }
+        let removed = known.filter { !cards.contains($0) }
+        for listener in routeListeners { listener(.cardsChanged(added: added, removed: removed)) }
+    }
+
+    /// The sound cards alsa-lib sees, as "index: name".
+    static func systemCards() -> [String] {
+        var cards: [String] = []
+        var index: Int32 = -1
+        while snd_card_next(&index) >= 0 && index >= 0 {
+            var name: UnsafeMutablePointer<CChar>?
+            if snd_card_get_name(index, &name) >= 0, let name {
+                cards.append("\(index): \(String(cString: name))")
+                free(name)
+            } else {
+                cards.append("\(index)")
+            }
+        }
+        return cards
+    }
 
     private func relay(_ event: IOEvent) {
         switch event {

@@ -69,7 +69,7 @@ public enum LivePlayback {
         var current = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
         while stopRequested == 0 {
             usleep(20_000)
-            io.dispatchEvents()
+            session.dispatchEvents()
             current.statistics = io.statistics
             let played = current.statistics.framesPlayed
             current.seconds = Double(played) / grant.sampleRate
@@ -84,7 +84,7 @@ public enum LivePlayback {
             usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000)
         }
         try rig.graph.stop()
-        io.dispatchEvents()
+        session.dispatchEvents()
         current.statistics = io.statistics
         return current
     }

@@ -112,6 +112,11 @@ extension Aulos {
                 }
                 session.configuration = text
             }
+            session.addRouteChangeListener { change in
+                guard case .cardsChanged(let added, let removed) = change else { return }
+                for card in added { printError("\raulos: sound card plugged in: \(card)") }
+                for card in removed { printError("\raulos: sound card gone: \(card)") }
+            }
             let terminal = isatty(2) == 1
             var lastLine = ""
             let final = try LivePlayback.run(options, session: session, duration: duration, status: { status in

@@ -1,4 +1,4 @@
-import AulosALSA
+@testable import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosGraph
@@ -202,6 +202,27 @@ import Testing
         #expect(null.isInputAvailable)
         let nothing = AudioSession(device: "nosuchpcm", configuration: "pcm.nullpcm { type null }")
         #expect(!nothing.isInputAvailable)
+    }
+
+    /// A USB interface plugged in or out is a route change naming the cards. (No cards to plug here: the
+    /// card list is the injected part; the polling and the notice are the real ones.)
+    @Test func cardsComingAndGoingAreRouteChanges() {
+        let session = AudioSession()
+        var cards = ["0: HDA Intel PCH"]
+        session.listCards = { cards }
+        var routes: [AudioSession.RouteChangeReason] = []
+        session.addRouteChangeListener { routes.append($0) }
+        session.dispatchEvents()
+        #expect(routes.isEmpty)  // the first look only learns what is there
+        cards.append("1: Scarlett 2i2 USB")
+        usleep(510_000)
+        session.dispatchEvents()
+        cards.removeFirst()
+        session.dispatchEvents()  // within half a second of the last look: not polled yet
+        usleep(510_000)
+        session.dispatchEvents()
+        #expect(routes == [.cardsChanged(added: ["1: Scarlett 2i2 USB"], removed: []),
+                           .cardsChanged(added: [], removed: ["0: HDA Intel PCH"])])
     }
 
     /// Core Audio's I/O pass-through: the input element's capture, through the input callback installed on
