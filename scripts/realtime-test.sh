@@ -21,3 +21,15 @@ if [ "$xruns" -ne 0 ]; then
     exit 1
 fi
 echo "realtime-test: passed: $seconds s at $period-frame slices, 0 xruns"
+
+# A real overrun: renders one second in sleep 50 ms (AULOS_INJECT_OVERRUN), longer than the 3-period
+# buffer; the device must underrun, the unit recover and count it, and playback run to the end.
+AULOS_INJECT_OVERRUN=0.05 scripts/jack-pacing.sh --period "$period" -- \
+    .build/release/aulos play $input --device aulosjack_raw --slice "$period" --periods 3 --duration 3 | tee "$log"
+xruns=$(sed -n 's/.* \([0-9]*\) xruns.*/\1/p' "$log")
+played=$(sed -n 's/^played \([0-9:.]*\) .*/\1/p' "$log")
+if [ -z "$xruns" ] || [ "$xruns" -lt 1 ] || [ "$played" != "0:03.0" ]; then
+    echo "realtime-test: FAILED: injected overrun gave xruns='$xruns', played '$played' (want >= 1 and 0:03.0)" >&2
+    exit 1
+fi
+echo "realtime-test: passed: injected overrun recovered and counted ($xruns xruns), played to the end"

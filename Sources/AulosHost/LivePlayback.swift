@@ -66,6 +66,10 @@ public enum LivePlayback {
         try rig.graph.start()
         if let warning = io.realtimeWarningAfterStart() { warn(warning) }
         for warning in io.warnings { warn(warning) }
+        // Fault injection for `make realtime-test`: AULOS_INJECT_OVERRUN=SECONDS makes the renders that
+        // start one second in sleep for that long, a real overrun the paced device answers with -EPIPE.
+        let overrun = getenv("AULOS_INJECT_OVERRUN").flatMap { Double(String(cString: $0)) }
+        var overrunState = 0  // 0 pending, 1 injecting, 2 done
         var current = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
         while stopRequested == 0 {
             usleep(20_000)
@@ -76,6 +80,15 @@ public enum LivePlayback {
             current.voices = rig.activeVoices
             status(current)
             if played >= end { break }
+            if let overrun, overrunState < 2, current.seconds >= 1 {
+                if overrunState == 0 {
+                    io.injectRenderDelay(microseconds: Int(overrun * 1e6))
+                    overrunState = 1
+                } else {
+                    io.injectRenderDelay(microseconds: 0)
+                    overrunState = 2
+                }
+            }
             feed(until: played + lookahead)
         }
         if stopRequested != 0 {
