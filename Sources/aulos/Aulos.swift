@@ -39,6 +39,68 @@ struct RigOptions: ParsableArguments {
     }
 }
 
+/// What to play and with what: shared by `render` and `play`.
+struct PlaybackOptions: ParsableArguments {
+    @Option(help: "Instrument: synth or sampler.")
+    var instrument: InstrumentChoice = .synth
+
+    @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
+    var soundfont: String?
+
+    @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
+    var program: Int?
+
+    @Option(help: "Synth preset by name (see presets/synth).")
+    var preset: String?
+
+    @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
+    var rigFile: String?
+
+    @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
+    var eq: String?
+
+    @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep their own timing.")
+    var tempo: Double?
+
+    @Option(help: "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t 1/32 1/32t.")
+    var arpeggio: String?
+
+    func validate() throws {
+        if let program, !(0...127).contains(program) {
+            throw ValidationError("--program must be 0…127, not \(program)")
+        }
+        if soundfont != nil && instrument != .sampler {
+            throw ValidationError("--soundfont goes with --instrument sampler")
+        }
+        if let tempo, !(tempo >= 1 && tempo <= 1000) {
+            throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
+        }
+        if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
+            throw ValidationError("--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
+        }
+        if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
+            throw ValidationError("--rig describes its own instruments; --soundfont, --program and --preset go without it")
+        }
+    }
+
+    /// The host's options for these flags (loading the rig file and checking the EQ name).
+    func renderOptions(output: String, input: String?, rig: RigOptions) throws -> RenderOptions {
+        var options = RenderOptions(output: output)
+        options.input = input
+        options.instrument = instrument
+        options.soundFont = soundfont
+        options.program = program
+        options.preset = preset
+        options.sampleRate = rig.sampleRate
+        options.slice = rig.slice
+        options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
+        options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
+        options.tempo = tempo
+        options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
+        return options
+    }
+}
+
 extension Aulos {
     struct Units: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -110,35 +172,13 @@ extension Aulos {
         @Option(name: .shortAndLong, help: "Output file (.wav or .flac). Default: INPUT with .wav, or demo.wav.")
         var output: String?
 
-        @Option(help: "Instrument: synth or sampler.")
-        var instrument: InstrumentChoice = .synth
-
-        @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
-        var soundfont: String?
-
-        @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
-        var program: Int?
-
-        @Option(help: "Synth preset by name (see presets/synth).")
-        var preset: String?
-
         @Option(help: "Sample format: float, s16 or s24 (FLAC: s16 or s24).")
         var format: String = "s16"
 
         @Option(help: "Seconds rendered after the last event (release tails).")
         var tail: Double = 1.5
 
-        @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
-        var rigFile: String?
-
-        @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
-        var eq: String?
-
-        @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep their own timing.")
-        var tempo: Double?
-
-        @Option(help: "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t 1/32 1/32t.")
-        var arpeggio: String?
+        @OptionGroup var playback: PlaybackOptions
 
         @OptionGroup var rig: RigOptions
 
@@ -149,22 +189,7 @@ extension Aulos {
             guard sampleFormat != nil else {
                 throw ValidationError("--format must be float, s16 or s24, not '\(format)'")
             }
-            if let program, !(0...127).contains(program) {
-                throw ValidationError("--program must be 0…127, not \(program)")
-            }
             guard tail >= 0, tail <= 60 else { throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)") }
-            if soundfont != nil && instrument != .sampler {
-                throw ValidationError("--soundfont goes with --instrument sampler")
-            }
-            if let tempo, !(tempo >= 1 && tempo <= 1000) {
-                throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
-            }
-            if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
-                throw ValidationError("--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
-            }
-            if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
-                throw ValidationError("--rig describes its own instruments; --soundfont, --program and --preset go without it")
-            }
         }
 
         var sampleFormat: SampleFormat? {
@@ -185,20 +210,9 @@ extension Aulos {
         }
 
         func run() throws {
-            var options = RenderOptions(output: outputPath)
-            options.input = input
-            options.instrument = instrument
-            options.soundFont = soundfont
-            options.program = program
-            options.preset = preset
-            options.sampleRate = rig.sampleRate
-            options.slice = rig.slice
+            var options = try playback.renderOptions(output: outputPath, input: input, rig: rig)
             options.tail = tail
             options.sample = sampleFormat!
-            options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
-            options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
-            options.tempo = tempo
-            options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
             let bar = ProgressBar()
             let started = ContinuousClock.now
             let summary = try ScriptedRender.run(options) { bar.update($0) }

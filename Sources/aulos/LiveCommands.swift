@@ -50,29 +50,7 @@ extension Aulos {
         @Option(help: "Periods in the device buffer (2 = lowest latency).")
         var periods: UInt32 = 3
 
-        @Option(help: "Instrument: synth or sampler.")
-        var instrument: InstrumentChoice = .synth
-
-        @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
-        var soundfont: String?
-
-        @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
-        var program: Int?
-
-        @Option(help: "Synth preset by name (see presets/synth).")
-        var preset: String?
-
-        @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md).")
-        var rigFile: String?
-
-        @Option(help: "Master iPod-style EQ preset, by name or number.")
-        var eq: String?
-
-        @Option(help: "Transport tempo in BPM for tempo-synced units.")
-        var tempo: Double?
-
-        @Option(help: "Synth arpeggiator as MODE:RATE, e.g. up:1/16.")
-        var arpeggio: String?
+        @OptionGroup var playback: PlaybackOptions
 
         @Option(help: "Stop after this many seconds (default: the end of the input plus its tail).")
         var duration: Double?
@@ -82,27 +60,10 @@ extension Aulos {
             if let duration, !(duration > 0 && duration <= 86_400) {
                 throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
             }
-            if let program, !(0...127).contains(program) { throw ValidationError("--program must be 0…127, not \(program)") }
-            if let tempo, !(tempo >= 1 && tempo <= 1000) { throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)") }
-            if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
-                throw ValidationError("--arpeggio takes MODE:RATE like up:1/16, not '\(arpeggio)'")
-            }
-            if soundfont != nil && instrument != .sampler { throw ValidationError("--soundfont goes with --instrument sampler") }
         }
 
         func run() throws {
-            var options = RenderOptions(output: "")
-            options.input = file
-            options.instrument = instrument
-            options.soundFont = soundfont
-            options.program = program
-            options.preset = preset
-            options.sampleRate = rig.sampleRate
-            options.slice = rig.slice
-            options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
-            options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
-            options.tempo = tempo
-            options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
+            let options = try playback.renderOptions(output: "", input: file, rig: rig)
             let session = AudioSession(device: device)
             try session.setPreferredPeriods(periods)
             session.inputDevice = input
