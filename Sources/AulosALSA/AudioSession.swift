@@ -221,7 +221,7 @@ public final class AudioSession {
         case .interruptionEnded:
             for listener in routeListeners { listener(.deviceBack) }
             for listener in interruptionListeners { listener(.ended) }
-        case .underrun, .suspendedAndResumed:
+        case .underrun, .overrun, .suspendedAndResumed:
             break
         }
     }

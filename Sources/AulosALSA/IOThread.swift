@@ -9,6 +9,8 @@ import Synchronization
 public enum IOEvent: BitwiseCopyable, Sendable, Equatable {
     /// An underrun (the device ran dry): recovered with snd_pcm_prepare and counted.
     case underrun
+    /// A capture overrun (input arrived faster than it was read): recovered and counted as an xrun.
+    case overrun
     /// The system suspended the device; it was resumed (or re-prepared).
     case suspendedAndResumed
     /// The device went away (USB DAC unplugged: ENODEV and friends). Audio stops; the thread parks and
@@ -180,7 +182,7 @@ enum IOThread {
                 _ = snd_pcm_wait(pcm, 50)
             case -EPIPE:
                 counters.pointee.xruns.add(1, ordering: .relaxed)
-                _ = state.pointee.events.push(.underrun)
+                _ = state.pointee.events.push(.overrun)
                 snd_pcm_prepare(pcm)
                 snd_pcm_start(pcm)
             case -EINTR:

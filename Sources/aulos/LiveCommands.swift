@@ -89,7 +89,7 @@ extension Aulos {
                 switch event {
                 case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
                 case .interruptionEnded: printError("\raulos: device back; playing on")
-                case .underrun, .suspendedAndResumed: break
+                case .underrun, .overrun, .suspendedAndResumed: break
                 }
             })
             if terminal { printError("") }
