@@ -289,7 +289,13 @@ public final class PlaybackRig {
             switch instrument {
             case let synth as OscillatorSynthUnit:
                 let choice = part.preset ?? part.program.map(String.init) ?? "String Ensemble"
-                if !synth.presets.isEmpty { try synth.selectPreset(choice) }
+                if !synth.presets.isEmpty {
+                    try synth.selectPreset(choice)
+                } else if part.preset != nil || part.program != nil {
+                    // Asked for a sound we cannot load: say so rather than play the bare default patch.
+                    throw AudioUnitError(.invalidFile, "no synth presets found, so preset '\(choice)' cannot be selected "
+                        + "(searched \(SynthPresetLibrary.searchPaths.joined(separator: ", ")); set AULOS_PRESETS)")
+                }
                 try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
                 if let arpeggio {
                     try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
