@@ -18,11 +18,12 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## The threaded tests (live graph updates under a render thread, the SPSC ring) under ThreadSanitizer.
+## The threaded tests (live graph updates under a render thread, the SPSC ring, the ALSA I/O thread) under
+## ThreadSanitizer.
 ## The allocation-counting tests skip themselves here: the sanitizer owns malloc.
 tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests'
+	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests'
 
 ## Renders the built-in demo piece offline on both instruments (the oscillator synth and the FluidSynth
 ## sampler with the bundled SoundFont), then plays it live on the sampler where a sound device exists.

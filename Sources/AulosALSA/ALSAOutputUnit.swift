@@ -166,8 +166,10 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     }
 
     public override func stopIO() throws(AudioUnitError) {
+        // The thread never blocks for more than 50 ms (non-blocking PCM, snd_pcm_wait with a timeout), so it
+        // sees the flag and returns on its own. Touching its state (say, to drop the PCM) before the join
+        // would race with it: ThreadSanitizer caught exactly that.
         counters.pointee.running.store(false, ordering: .releasing)
-        if let pcm = ioState?.pointee.pcm { snd_pcm_drop(pcm) }  // wakes a blocked write
         pthread_join(thread, nil)
         // The thread may have reopened the device (a new handle) or lost it: adopt what it ended with.
         if let state = ioState, state.pointee.pcm != device?.handle {
