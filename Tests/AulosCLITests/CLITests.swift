@@ -87,6 +87,27 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(rig.stdout.contains("'aumx' 'mcmx' 'appl'"))
     }
 
+    /// `aulos play` end to end through alsa-lib: a file PCM (over null) named in an --alsa-config file.
+    @Test func playGoesThroughAnALSADevice() throws {
+        let folder = NSTemporaryDirectory() + "aulos-cli-play-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = folder + "/asound.conf"
+        try #"pcm.capturefile { type file slave.pcm { type null } file "\#(folder)/played.wav" format wav }"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try runAulos(["play", "--device", "capturefile", "--alsa-config", config, "--slice", "128", "--duration", "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("played 0:01"))
+        #expect(result.stdout.contains("on capturefile: 48000 Hz"))
+        #expect(result.stdout.contains("128-frame periods × 3"))
+        #expect(result.stdout.contains(" 0 xruns"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: folder + "/played.wav")
+        #expect((attributes[.size] as? Int ?? 0) > 48_000 * 4)  // at least a second of 16-bit stereo or more
+        let devices = try runAulos(["devices"])
+        #expect(devices.status == 0)
+        #expect(devices.stdout.contains("null"))
+    }
+
     @Test func renderWritesAFile() throws {
         let path = NSTemporaryDirectory() + "aulos-cli-\(UUID().uuidString).flac"
         defer { try? FileManager.default.removeItem(atPath: path) }
