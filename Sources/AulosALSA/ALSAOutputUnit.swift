@@ -284,6 +284,10 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         while let event = events.pop() { for listener in listeners { listener(event) } }
     }
 
+    /// Renders no more than `frames` frames from the next start (rounded up to a whole period); 0 lifts
+    /// the limit. The played-frames counter then stops there too.
+    public func stopRendering(after frames: Int64) { counters.pointee.frameLimit.store(max(0, frames), ordering: .relaxed) }
+
     // MARK: Fault injection (tests and `make realtime-test`)
 
     /// Makes the next write report `error` (a negative errno: -EPIPE, -ESTRPIPE, -ENODEV) as if the device had.

@@ -47,6 +47,9 @@ struct IOCounters: ~Copyable {
     let injectedError = Atomic<Int32>(0)
     /// Fault injection (tests): microseconds the next renders sleep, making them overrun for real.
     let injectedDelayMicroseconds = Atomic<Int>(0)
+    /// Stop rendering once this many frames have been rendered (0: no limit), so a timed run ends on
+    /// the frame rather than whenever the control thread next looks.
+    let frameLimit = Atomic<Int64>(0)
 }
 
 /// The input element's audio for the current period, already in the graph's canonical format, and where
@@ -109,6 +112,11 @@ enum IOThread {
         while counters.pointee.running.load(ordering: .acquiring) {
             guard let pcm = state.pointee.pcm else {
                 reopen(state)
+                continue
+            }
+            let limit = counters.pointee.frameLimit.load(ordering: .relaxed)
+            if limit > 0 && state.pointee.sampleTime >= limit {
+                _ = snd_pcm_wait(pcm, 10)  // done: idle until stop(), letting the device drain what it has
                 continue
             }
             // Render as late as possible: once the stream runs, wait until a whole period is free, so the

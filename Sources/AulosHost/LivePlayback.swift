@@ -63,6 +63,7 @@ public enum LivePlayback {
             signal(SIGINT, SIG_DFL)
             signal(SIGTERM, SIG_DFL)
         }
+        io.stopRendering(after: end)  // the run ends on its frame, however late the control loop looks
         try rig.graph.start()
         if let warning = io.realtimeWarningAfterStart() { warn(warning) }
         for warning in io.warnings { warn(warning) }
