@@ -243,7 +243,8 @@ public final class PlaybackRig {
     public init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
                 arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
         var rig = rig
-        graph = AudioGraph(registry: HostComponents.registry())
+        let graph = AudioGraph(registry: HostComponents.registry())
+        self.graph = graph
         let outputNode = try graph.addNode(session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
         graph.open()
         if let session {
@@ -263,6 +264,15 @@ public final class PlaybackRig {
             try unit.set(.hostCallbacks, callbacks)
             if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) { try unit.set(.streamFormat, processing, scope: .input) }
             try unit.set(.streamFormat, processing, scope: .output)
+        }
+        /// An iPod-style EQ set to `preset`, fed by `source`: a part's or the master EQ.
+        func insertEQ(_ preset: String, after source: NodeID) throws -> NodeID {
+            let eqNode = try graph.addNode(IPodEQUnit.componentDescription)
+            let unit = try graph.unit(for: eqNode) as! IPodEQUnit
+            try configure(unit)
+            try unit.selectPreset(preset)
+            try graph.connectNodeInput(source, sourceOutput: 0, eqNode, destinationInput: 0)
+            return eqNode
         }
         mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
         // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
@@ -314,31 +324,15 @@ public final class PlaybackRig {
             default:
                 break
             }
-            var source = node
-            if let eq = part.eq {
-                let eqNode = try graph.addNode(IPodEQUnit.componentDescription)
-                let unit = try graph.unit(for: eqNode) as! IPodEQUnit
-                try configure(unit)
-                try unit.selectPreset(eq)
-                try graph.connectNodeInput(node, sourceOutput: 0, eqNode, destinationInput: 0)
-                source = eqNode
-            }
+            let source = try part.eq.map { eq in try insertEQ(eq, after: node) } ?? node
             try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: Element(bus))
             try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: Element(bus), value: part.volume)
             try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: Element(bus), value: part.pan)
             try mixer.setParameter(MultichannelMixerUnit.Parameter.enable, scope: .input, element: Element(bus), value: part.enabled ? 1 : 0)
             instruments.append(instrument)
         }
-        if let eq = rig.eq {
-            let eqNode = try graph.addNode(IPodEQUnit.componentDescription)
-            let unit = try graph.unit(for: eqNode) as! IPodEQUnit
-            try configure(unit)
-            try unit.selectPreset(eq)
-            try graph.connectNodeInput(mixerNode, sourceOutput: 0, eqNode, destinationInput: 0)
-            try graph.connectNodeInput(eqNode, sourceOutput: 0, outputNode, destinationInput: 0)
-        } else {
-            try graph.connectNodeInput(mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
-        }
+        let master = try rig.eq.map { eq in try insertEQ(eq, after: mixerNode) } ?? mixerNode
+        try graph.connectNodeInput(master, sourceOutput: 0, outputNode, destinationInput: 0)
         if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
             try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
             try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)

@@ -1,6 +1,6 @@
 import AulosAudioFile
 import AulosCore
-import AulosHost
+@testable import AulosHost
 import AulosMIDI
 import Testing
 
@@ -8,18 +8,8 @@ import Testing
 import Glibc
 #endif
 
-func fileBytes(_ path: String) -> [UInt8] {
-    guard let file = fopen(path, "rb") else { return [] }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&buffer, 1, buffer.count, file)
-        if count == 0 { break }
-        bytes += buffer[..<count]
-    }
-    return bytes
-}
+/// A file's bytes, through the reader the host itself uses (empty when unreadable).
+func fileBytes(_ path: String) -> [UInt8] { ScriptedRender.readFile(path) ?? [] }
 
 func writeFile(_ path: String, _ bytes: [UInt8]) {
     let file = fopen(path, "wb")!

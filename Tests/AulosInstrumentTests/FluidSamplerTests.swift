@@ -5,6 +5,7 @@ import AulosSoundFont
 import AulosUnits
 import CAllocationCounter
 import CFluidSynth
+import Foundation
 import Testing
 
 #if canImport(Glibc)
@@ -246,15 +247,7 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
 
 @Suite struct BundledSoundFontTests {
     @Test func theCommittedFontIsExactlyWhatTheGeneratorWrites() throws {
-        let file = try #require(fopen(bundledFont, "rb"))
-        defer { fclose(file) }
-        var committed: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count == 0 { break }
-            committed += buffer[..<count]
-        }
-        #expect(committed == AulosGMSoundFont.make().encode())
+        let committed = try #require(FileManager.default.contents(atPath: bundledFont))
+        #expect([UInt8](committed) == AulosGMSoundFont.make().encode())
     }
 }
