@@ -129,7 +129,6 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             reopenRequest: AulosPCMConfig(format: PCMDevice.alsaFormat(grant.format), channels: grant.channels,
                                           rate: UInt32(grant.sampleRate), period: snd_pcm_uframes_t(grant.period),
                                           periods: grant.periods, buffer: 0),
-            realtimePriority: realtimePriority,
             capturePCM: capturePCM, captureList: captureStorage?.device.list,
             captureBytesPerFrame: Int(inputGrant?.streamFormat.bytesPerFrame ?? 0),
             captureConversion: try inputGrant.map { input throws(AudioUnitError) in
@@ -149,15 +148,21 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             snd_pcm_prepare(capturePCM)
             snd_pcm_start(capturePCM)
         }
-        let created = pthread_create(&thread, nil, { raw in
-            let state = raw!.assumingMemoryBound(to: IOThreadState.self)
-            // The refusal is read back by the control thread after start; the thread runs either way.
-            if IOThread.requestRealtime(priority: state.pointee.realtimePriority) != nil {
-                state.pointee.counters.pointee.realtimeRefused.store(true, ordering: .releasing)
-            }
-            IOThread.run(state)
-            return nil
-        }, state)
+        // Ask for SCHED_FIFO when creating the thread, so the answer is immediate: refused (no rtprio
+        // limit), the thread starts at normal priority and the host gets a warning naming the fix.
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
+        pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
+        var priority = sched_param(sched_priority: realtimePriority)
+        pthread_attr_setschedparam(&attributes, &priority)
+        var created = pthread_create(&thread, &attributes, IOThread.entry, state)
+        if created == EPERM {
+            warnings.insert("real-time priority refused: the I/O thread runs at normal priority and may glitch under load; "
+                + "allow it with an rtprio limit (e.g. '@audio - rtprio 95' in /etc/security/limits.d/, or LimitRTPRIO=95 in the systemd unit)", at: 0)
+            created = pthread_create(&thread, nil, IOThread.entry, state)
+        }
         guard created == 0 else {
             counters.pointee.running.store(false, ordering: .releasing)
             freeState()
@@ -248,14 +253,6 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         deviceBuffer = nil
     }
 
-    /// Real-time refusal as a one-line warning with the fix (call after `start()`; the thread reports it
-    /// within its first instructions).
-    public var realtimeWarning: String? {
-        counters.pointee.realtimeRefused.load(ordering: .acquiring)
-            ? "real-time priority refused: the I/O thread runs at normal priority and may glitch under load; allow it with an rtprio limit (e.g. '@audio - rtprio 95' in /etc/security/limits.d/, or LimitRTPRIO=95 in the systemd unit)"
-            : nil
-    }
-
     /// Locks the process's pages (no page faults on the I/O thread) when the memlock limit allows it.
     /// With a small limit, MCL_FUTURE would make later allocations fail, so then it only warns.
     private func lockMemoryIfAllowed() -> [String] {
@@ -286,7 +283,13 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
 
     /// Renders no more than `frames` frames from the next start (rounded up to a whole period); 0 lifts
     /// the limit. The played-frames counter then stops there too.
-    public func stopRendering(after frames: Int64) { counters.pointee.frameLimit.store(max(0, frames), ordering: .relaxed) }
+    public func stopRendering(after frames: Int64) {
+        counters.pointee.frameLimit.store(max(0, frames), ordering: .relaxed)
+        counters.pointee.reachedFrameLimit.store(false, ordering: .relaxed)
+    }
+
+    /// Whether the I/O thread has rendered up to the limit (even if the device did not take it all).
+    public var hasReachedFrameLimit: Bool { counters.pointee.reachedFrameLimit.load(ordering: .acquiring) }
 
     // MARK: Fault injection (tests and `make realtime-test`)
 

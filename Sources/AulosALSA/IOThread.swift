@@ -42,7 +42,6 @@ struct IOCounters: ~Copyable {
     let peakPPM = Atomic<Int>(0)
     let framesPlayed = Atomic<Int64>(0)
     let interrupted = Atomic<Bool>(false)
-    let realtimeRefused = Atomic<Bool>(false)
     /// Fault injection (tests): a negative errno the next write reports as if the device had.
     let injectedError = Atomic<Int32>(0)
     /// Fault injection (tests): microseconds the next renders sleep, making them overrun for real.
@@ -50,6 +49,7 @@ struct IOCounters: ~Copyable {
     /// Stop rendering once this many frames have been rendered (0: no limit), so a timed run ends on
     /// the frame rather than whenever the control thread next looks.
     let frameLimit = Atomic<Int64>(0)
+    let reachedFrameLimit = Atomic<Bool>(false)
 }
 
 /// The input element's audio for the current period, already in the graph's canonical format, and where
@@ -90,7 +90,6 @@ struct IOThreadState {
     let reopenName: UnsafePointer<CChar>
     let reopenConfiguration: UnsafePointer<CChar>?
     var reopenRequest: AulosPCMConfig
-    let realtimePriority: Int32
     /// The input element: a capture PCM (nil when input is off), its device-format period, and the
     /// conversion into the canonical buffer the input callback serves.
     var capturePCM: OpaquePointer?
@@ -116,7 +115,10 @@ enum IOThread {
             }
             let limit = counters.pointee.frameLimit.load(ordering: .relaxed)
             if limit > 0 && state.pointee.sampleTime >= limit {
-                _ = snd_pcm_wait(pcm, 10)  // done: idle until stop(), letting the device drain what it has
+                // Done: idle until stop(). Sleep rather than snd_pcm_wait, which returns at once on a PCM
+                // that is not running (a reopened one, say) and would spin.
+                counters.pointee.reachedFrameLimit.store(true, ordering: .releasing)
+                usleep(5_000)
                 continue
             }
             // Render as late as possible: once the stream runs, wait until a whole period is free, so the
@@ -326,11 +328,10 @@ enum IOThread {
         snd_pcm_prepare(pcm)
     }
 
-    /// Asks for SCHED_FIFO for the calling thread; returns the errno when refused.
-    static func requestRealtime(priority: Int32) -> Int32? {
-        var parameters = sched_param(sched_priority: priority)
-        let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-        return result == 0 ? nil : result
+    /// The pthread entry point: the state pointer is the argument.
+    static let entry: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
+        run(raw!.assumingMemoryBound(to: IOThreadState.self))
+        return nil
     }
 
     static func monotonicNanoseconds() -> Int64 {

@@ -65,7 +65,6 @@ public enum LivePlayback {
         }
         io.stopRendering(after: end)  // the run ends on its frame, however late the control loop looks
         try rig.graph.start()
-        if let warning = io.realtimeWarningAfterStart() { warn(warning) }
         for warning in io.warnings { warn(warning) }
         // Fault injection for `make realtime-test`: AULOS_INJECT_OVERRUN=SECONDS makes the renders that
         // start one second in sleep for that long, a real overrun the paced device answers with -EPIPE.
@@ -80,7 +79,9 @@ public enum LivePlayback {
             current.seconds = Double(played) / grant.sampleRate
             current.voices = rig.activeVoices
             status(current)
-            if played >= end { break }
+            // Played to the end, or rendered to it while the device failed to take it (a lost device
+            // whose writes never land): either way the timed run is over.
+            if played >= end || io.hasReachedFrameLimit { break }
             if let overrun, overrunState < 2, current.seconds >= 1 {
                 if overrunState == 0 {
                     io.injectRenderDelay(microseconds: Int(overrun * 1e6))
@@ -119,13 +120,5 @@ extension PlaybackRig {
             default: total
             }
         }
-    }
-}
-
-extension ALSAOutputUnit {
-    /// The I/O thread asks for SCHED_FIFO as its first act; give it a moment before reading the answer.
-    func realtimeWarningAfterStart() -> String? {
-        for _ in 0..<50 where realtimeWarning == nil { usleep(1_000) }
-        return realtimeWarning
     }
 }
