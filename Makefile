@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup build test tsan demo bench vm-test realtime-test clean
+.PHONY: all setup build test tsan demo bench vm-test test-alsa realtime-test clean
 
 all: build
 
@@ -33,7 +33,7 @@ demo: setup
 	.build/release/aulos render --instrument synth --output $(DEMO_DIR)/demo-synth.wav
 	.build/release/aulos render --instrument sampler --output $(DEMO_DIR)/demo-sampler.wav
 	@if [ -e /dev/snd/pcmC0D0p ]; then \
-		.build/release/aulos play --instrument sampler; \
+		.build/release/aulos play --demo --instrument sampler; \
 	else \
 		echo "demo: no sound device here; open demo-synth.wav and demo-sampler.wav in any player"; \
 	fi
@@ -46,6 +46,11 @@ bench: setup
 ## loopback card, the guest captures it, the host compares it with the offline render (~1 min warm).
 vm-test: setup
 	scripts/vm-test.sh
+
+## aulos as a live MIDI instrument in the same VM: aplaymidi, virmidi unplug/re-plug with a note held,
+## SIGINT, and event-to-onset latency/jitter measured by scripts/alsa-vm/latency-probe.c (~2 min warm).
+test-alsa: setup
+	scripts/alsa-test.sh
 
 ## Real-time pacing with no sound card: 30 s at 64-frame slices through JACK's dummy backend, zero xruns.
 realtime-test: setup

@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CFluidSynth"],
             path: "Sources/AulosFluid"),
-        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosGraph", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
+        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 period=${1:-64}
 seconds=${2:-30}
-input=${3:-}
+input=${3:---demo}  # the built-in demo piece unless a file is given
 swift build -c release --product aulos >/dev/null
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -133,7 +133,7 @@ enum IOThread {
             }
             if state.pointee.capturePCM != nil { readCapture(state) }
             let started = monotonicNanoseconds()
-            renderPeriod(state)
+            renderPeriod(state, hostNanos: started)
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
             if delay > 0 { usleep(UInt32(delay)) }
             let load = Double(monotonicNanoseconds() - started) / nanosPerSlice
@@ -148,8 +148,12 @@ enum IOThread {
     }
 
     /// Pulls the graph for one period into the device buffer (in slices of at most `sliceLimit`).
+    /// `hostNanos` (CLOCK_MONOTONIC) is when the period's render began, i.e. when the device woke us: the
+    /// slices carry it as their host time (later slices of the period advanced by their frame offset), so
+    /// render notifications can relate wall-clock events such as MIDI arrivals to sample time. It is the
+    /// cycle start, as in JACK, not the time the frames will be heard (that is later by the buffer).
     @_noAllocation @_noLocks
-    static func renderPeriod(_ state: UnsafeMutablePointer<IOThreadState>) {
+    static func renderPeriod(_ state: UnsafeMutablePointer<IOThreadState>, hostNanos: Int64) {
         var done = 0
         let period = state.pointee.period
         while done < period {
@@ -161,7 +165,8 @@ enum IOThread {
             var flags = RenderActionFlags(rawValue: 0)
             var stamp = AudioTimeStamp()
             stamp.sampleTime = state.pointee.sampleTime
-            stamp.flags = AulosTimeStampFlags(rawValue: 1)  // sample time valid
+            stamp.hostTime = UInt64(hostNanos) &+ UInt64(Double(done) * 1e9 / state.pointee.sampleRate)
+            stamp.flags = AulosTimeStampFlags(rawValue: 3)  // sample time and host time valid
             let status = state.pointee.entry.render(flags: &flags, timeStamp: &stamp, frameCount: UInt32(frames), ioData: target)
             if status != RenderStatus.noErr { target.pointee.zeroFill() }
             state.pointee.sampleTime += Int64(frames)

@@ -12,6 +12,8 @@ public struct LiveStatus: Sendable {
     public var voices: Int
     public var statistics: IOStatistics
     public var grant: PCMGrant
+    /// Live MIDI events that arrived after their frame (live instrument only).
+    public var midiLate = 0
 }
 
 /// Real-time playback: a MIDI file or score → the rig → the ALSA I/O unit. The control thread feeds the

@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
 
 // One buffer for the whole process: alsa-lib errors are reported on the control thread (open, configure,
 // recover); a race would only garble a diagnostic message.
@@ -81,4 +83,186 @@ done:
     if (hw) snd_pcm_hw_params_free(hw);
     if (sw) snd_pcm_sw_params_free(sw);
     return err;
+}
+
+// ---- Sequencer -------------------------------------------------------------------------------------
+
+int aulos_seq_open(snd_seq_t **seq, const char *client_name) {
+    int err = snd_seq_open(seq, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+    if (err < 0) return err;
+    err = snd_seq_set_client_name(*seq, client_name);
+    if (err < 0) { snd_seq_close(*seq); *seq = NULL; }
+    return err;
+}
+
+int aulos_seq_create_port(snd_seq_t *seq, const char *name, unsigned capability, unsigned type, int timestamp_queue) {
+    snd_seq_port_info_t *info;
+    snd_seq_port_info_alloca(&info);
+    snd_seq_port_info_set_name(info, name);
+    snd_seq_port_info_set_capability(info, capability);
+    snd_seq_port_info_set_type(info, type);
+    if (timestamp_queue >= 0) {
+        snd_seq_port_info_set_timestamping(info, 1);
+        snd_seq_port_info_set_timestamp_real(info, 1);
+        snd_seq_port_info_set_timestamp_queue(info, timestamp_queue);
+    }
+    int err = snd_seq_create_port(seq, info);
+    return err < 0 ? err : snd_seq_port_info_get_port(info);
+}
+
+int aulos_seq_start_timestamp_queue(snd_seq_t *seq) {
+    int queue = snd_seq_alloc_named_queue(seq, "Aulos arrival clock");
+    if (queue < 0) return queue;
+    int err = snd_seq_start_queue(seq, queue, NULL);
+    if (err >= 0) err = snd_seq_drain_output(seq);
+    if (err < 0) { snd_seq_free_queue(seq, queue); return err; }
+    return queue;
+}
+
+int aulos_seq_queue_time(snd_seq_t *seq, int queue, int64_t *ns) {
+    snd_seq_queue_status_t *status;
+    snd_seq_queue_status_alloca(&status);
+    int err = snd_seq_get_queue_status(seq, queue, status);
+    if (err < 0) return err;
+    const snd_seq_real_time_t *time = snd_seq_queue_status_get_real_time(status);
+    *ns = (int64_t)time->tv_sec * 1000000000 + time->tv_nsec;
+    return 0;
+}
+
+static void fill_port(snd_seq_client_info_t *client, const snd_seq_port_info_t *port, AulosSeqPort *out) {
+    out->client = snd_seq_port_info_get_client(port);
+    out->port = snd_seq_port_info_get_port(port);
+    snprintf(out->client_name, sizeof out->client_name, "%s", snd_seq_client_info_get_name(client));
+    snprintf(out->port_name, sizeof out->port_name, "%s", snd_seq_port_info_get_name(port));
+    out->capability = snd_seq_port_info_get_capability(port);
+    out->type = snd_seq_port_info_get_type(port);
+    out->client_type = snd_seq_client_info_get_type(client);
+}
+
+int aulos_seq_list_ports(snd_seq_t *seq, AulosSeqPort *ports, int capacity) {
+    snd_seq_client_info_t *client;
+    snd_seq_port_info_t *port;
+    snd_seq_client_info_alloca(&client);
+    snd_seq_port_info_alloca(&port);
+    int count = 0;
+    snd_seq_client_info_set_client(client, -1);
+    while (snd_seq_query_next_client(seq, client) >= 0) {
+        snd_seq_port_info_set_client(port, snd_seq_client_info_get_client(client));
+        snd_seq_port_info_set_port(port, -1);
+        while (snd_seq_query_next_port(seq, port) >= 0) {
+            if (count < capacity) fill_port(client, port, &ports[count]);
+            count++;
+        }
+    }
+    return count < capacity ? count : capacity;
+}
+
+int aulos_seq_port(snd_seq_t *seq, int client_id, int port_id, AulosSeqPort *out) {
+    snd_seq_client_info_t *client;
+    snd_seq_port_info_t *port;
+    snd_seq_client_info_alloca(&client);
+    snd_seq_port_info_alloca(&port);
+    int err = snd_seq_get_any_client_info(seq, client_id, client);
+    if (err < 0) return err;
+    err = snd_seq_get_any_port_info(seq, client_id, port_id, port);
+    if (err < 0) return err;
+    fill_port(client, port, out);
+    return 0;
+}
+
+int aulos_seq_connect_from(snd_seq_t *seq, int my_port, int client, int port) {
+    return snd_seq_connect_from(seq, my_port, client, port);
+}
+
+int aulos_seq_disconnect_from(snd_seq_t *seq, int my_port, int client, int port) {
+    return snd_seq_disconnect_from(seq, my_port, client, port);
+}
+
+snd_midi_event_t *aulos_seq_decoder_new(void) {
+    snd_midi_event_t *decoder = NULL;
+    // The buffer size only matters for encoding (bytes → events); decoding writes into the caller's.
+    if (snd_midi_event_new(256, &decoder) < 0) return NULL;
+    snd_midi_event_no_status(decoder, 1);  // every message complete, never running status
+    return decoder;
+}
+
+void aulos_seq_convert(snd_midi_event_t *decoder, const snd_seq_event_t *event, AulosSeqInput *out,
+                       unsigned char *bytes, long capacity) {
+    memset(out, 0, sizeof *out);
+    out->source_client = event->source.client;
+    out->source_port = event->source.port;
+    if ((event->flags & SND_SEQ_TIME_STAMP_MASK) == SND_SEQ_TIME_STAMP_REAL && event->queue != SND_SEQ_QUEUE_DIRECT) {
+        out->has_timestamp = 1;
+        out->timestamp_ns = (int64_t)event->time.time.tv_sec * 1000000000 + event->time.time.tv_nsec;
+    }
+    switch (event->type) {
+    case SND_SEQ_EVENT_CLIENT_START: out->kind = AULOS_SEQ_CLIENT_START; out->client = event->data.addr.client; return;
+    case SND_SEQ_EVENT_CLIENT_EXIT: out->kind = AULOS_SEQ_CLIENT_EXIT; out->client = event->data.addr.client; return;
+    case SND_SEQ_EVENT_PORT_START: out->kind = AULOS_SEQ_PORT_START; break;
+    case SND_SEQ_EVENT_PORT_EXIT: out->kind = AULOS_SEQ_PORT_EXIT; break;
+    case SND_SEQ_EVENT_PORT_CHANGE: out->kind = AULOS_SEQ_PORT_CHANGE; break;
+    case SND_SEQ_EVENT_PORT_SUBSCRIBED:
+    case SND_SEQ_EVENT_PORT_UNSUBSCRIBED:
+        out->kind = event->type == SND_SEQ_EVENT_PORT_SUBSCRIBED ? AULOS_SEQ_PORT_SUBSCRIBED : AULOS_SEQ_PORT_UNSUBSCRIBED;
+        out->client = event->data.connect.sender.client;
+        out->port = event->data.connect.sender.port;
+        out->dest_client = event->data.connect.dest.client;
+        out->dest_port = event->data.connect.dest.port;
+        return;
+    default: {
+        snd_midi_event_reset_decode(decoder);
+        long length = snd_midi_event_decode(decoder, bytes, capacity, event);
+        // -ENOENT: not a MIDI event (queue control, user data, …). -ENOMEM: a sysex larger than `capacity`.
+        if (length == -ENOENT || length == 0) { out->kind = AULOS_SEQ_OTHER; return; }
+        out->kind = AULOS_SEQ_MIDI;
+        out->length = length;
+        return;
+    }
+    }
+    out->client = event->data.addr.client;
+    out->port = event->data.addr.port;
+}
+
+int aulos_seq_read(snd_seq_t *seq, snd_midi_event_t *decoder, AulosSeqInput *out, unsigned char *bytes,
+                   long capacity, int echo_port) {
+    snd_seq_event_t *event = NULL;
+    int err = snd_seq_event_input(seq, &event);
+    if (err == -EAGAIN) return 0;
+    if (err < 0) return err;
+    aulos_seq_convert(decoder, event, out, bytes, capacity);
+    if (echo_port >= 0 && out->kind == AULOS_SEQ_MIDI) {
+        snd_seq_event_t copy = *event;
+        snd_seq_ev_set_source(&copy, echo_port);
+        snd_seq_ev_set_subs(&copy);
+        snd_seq_ev_set_direct(&copy);
+        snd_seq_event_output_direct(seq, &copy);  // no subscribers: -ENOENT, harmless
+    }
+    return 1;
+}
+
+int aulos_seq_wait(snd_seq_t *seq, int timeout_ms) {
+    if (snd_seq_event_input_pending(seq, 1) > 0) return 1;
+    struct pollfd fds[4];
+    int count = snd_seq_poll_descriptors(seq, fds, 4, POLLIN);
+    int result = poll(fds, count, timeout_ms);
+    return result < 0 ? -errno : result;
+}
+
+void aulos_seq_make_event(snd_seq_event_t *event, int type, int channel, int a, int b, const void *data, unsigned length) {
+    memset(event, 0, sizeof *event);
+    event->type = type;
+    event->flags = SND_SEQ_TIME_STAMP_TICK | SND_SEQ_EVENT_LENGTH_FIXED;
+    event->queue = SND_SEQ_QUEUE_DIRECT;
+    switch (type) {
+    case SND_SEQ_EVENT_NOTEON: case SND_SEQ_EVENT_NOTEOFF: case SND_SEQ_EVENT_KEYPRESS:
+        snd_seq_ev_set_fixed(event);
+        event->data.note.channel = channel; event->data.note.note = a; event->data.note.velocity = b;
+        break;
+    case SND_SEQ_EVENT_SYSEX:
+        snd_seq_ev_set_sysex(event, length, (void *)data);
+        break;
+    default:  // controller family: channel, param, value
+        event->data.control.channel = channel; event->data.control.param = a; event->data.control.value = b;
+        break;
+    }
 }

@@ -22,19 +22,48 @@ extension Aulos {
             }
             if devices.isEmpty { print("  none") }
             if !soundCard { print("no sound card: this machine has no /dev/snd; only software PCMs (null, file, jack) can play") }
+            print("MIDI ports (ALSA sequencer; use the name or client:port with --connect):")
+            do {
+                let ports = try SequencerPort.all().filter { $0.address.client != SequencerAddress.systemClient }
+                for port in ports {
+                    let direction = port.isReadable && port.isWritable ? "in+out" : port.isReadable ? "in" : port.isWritable ? "out" : "-"
+                    print("  \(port.address) \(port.clientName): \(port.portName) [\(direction)\(port.isKernelClient ? ", device" : "")]")
+                }
+                if ports.isEmpty { print("  none") }
+            } catch {
+                print("  none: \(error.detail)")
+            }
         }
     }
 
     struct Play: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Play a MIDI file or score in real time through an ALSA device.",
+            abstract: "Play live from MIDI keyboards, or play a MIDI file or score, in real time through an ALSA device.",
             discussion: """
+                With no file, aulos is a live instrument: the ALSA sequencer client 'Aulos' (input port 0, echo \
+                port 1) connects to every MIDI keyboard present and to those plugged in later, releases the notes \
+                of one unplugged, and plays until Ctrl-C or SIGTERM. Events sound one period after they arrive, \
+                exactly (no jitter); --lowest-latency plays them at the next slice instead.
                 The device's period is the render slice; the graph runs at the rate the device grants. On a \
                 terminal a status line shows time, voices, DSP load and xruns. Ctrl-C stops cleanly.
                 """)
 
-        @Argument(help: "A .mid file or a score; omit for the built-in demo piece.")
+        @Argument(help: "A .mid file or a score; omit to play live from MIDI keyboards and other ALSA sequencer clients.")
         var file: String?
+
+        @Flag(help: "Play the built-in demo piece.")
+        var demo = false
+
+        @Option(name: .customLong("connect"), help: ArgumentHelp(
+            "Also listen to this sequencer port: a name (part of the client or port name) or client:port. Remembered by name across re-plugs. Repeatable.",
+            valueName: "port"))
+        var connections: [String] = []
+
+        @Flag(name: .customLong("no-autoconnect"), help: "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
+        var noAutoconnect = false
+
+        @Flag(name: .customLong("lowest-latency"), help: "Play live MIDI at the next slice start rather than a constant period after arrival (less latency, up to a period of jitter).")
+        var lowestLatency = false
 
         @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
         var device: String = "default"
@@ -60,7 +89,13 @@ extension Aulos {
             if let duration, !(duration > 0 && duration <= 86_400) {
                 throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
             }
+            if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
+            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency) {
+                throw ValidationError("--connect, --no-autoconnect and --lowest-latency are for live play (no file)")
+            }
         }
+
+        var isLive: Bool { file == nil && !demo }
 
         func run() throws {
             let options = try playback.renderOptions(output: "", input: file, rig: rig)
@@ -79,6 +114,10 @@ extension Aulos {
                 for card in removed { printError("\raulos: sound card gone: \(card)") }
             }
             let terminal = isatty(2) == 1
+            if isLive {
+                try runLive(options, session: session, terminal: terminal)
+                return
+            }
             var lastLine = ""
             let final = try LivePlayback.run(options, session: session, duration: duration, status: { status in
                 guard terminal else { return }
@@ -98,6 +137,43 @@ extension Aulos {
                 + "\(grant.period)-frame periods × \(grant.periods) (\(String(format: "%.1f", grant.outputLatency * 1000)) ms buffer), "
                 + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
                 + "DSP load \(String(format: "%.1f", final.statistics.dspLoad * 100))% (peak \(String(format: "%.1f", final.statistics.peakLoad * 100))%)")
+        }
+
+        func runLive(_ options: RenderOptions, session: AudioSession, terminal: Bool) throws {
+            var lastLine = ""
+            let input = LiveInputOptions(autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
+                                         placement: lowestLatency ? .lowestLatency : .constantLatency)
+            let report = try LiveInstrument.run(options, input: input, session: session, duration: duration, status: { status in
+                guard terminal else { return }
+                let line = Self.statusLine(status) + "  late MIDI \(status.midiLate)"
+                if line != lastLine { printError("\r" + line + "   ", newline: false) }
+                lastLine = line
+            }, warn: { printError("aulos: warning: " + $0) }, notice: { notice in
+                let prefix = terminal ? "\r" : ""
+                switch notice {
+                case .connected(let port): printError(prefix + "aulos: MIDI: connected \(port)")
+                case .connectFailed(let port, let reason): printError(prefix + "aulos: MIDI: cannot connect \(port): \(reason)")
+                case .disconnected(let port, let notes):
+                    printError(prefix + "aulos: MIDI: \(port) gone; released \(notes) note\(notes == 1 ? "" : "s")")
+                case .subscribed(let address, let name): printError(prefix + "aulos: MIDI: \(address) \(name) plays into aulos")
+                case .inputOverflow: printError(prefix + "aulos: MIDI: input overflowed, events lost")
+                }
+            }, event: { event in
+                switch event {
+                case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
+                case .interruptionEnded: printError("\raulos: device back; playing on")
+                case .underrun, .overrun, .suspendedAndResumed: break
+                }
+            })
+            if terminal { printError("") }
+            let final = report.status
+            let grant = final.grant
+            let latency = report.latencyFrames > 0
+                ? String(format: "constant %.1f ms (%d frames) after arrival", Double(report.latencyFrames) / grant.sampleRate * 1000, report.latencyFrames)
+                : "at the next slice"
+            print("played live \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
+                + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
+                + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late, \(report.midiDropped) dropped")
         }
 
         static func clock(_ seconds: Double) -> String {

@@ -95,7 +95,7 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         let config = folder + "/asound.conf"
         try #"pcm.capturefile { type file slave.pcm { type null } file "\#(folder)/played.wav" format wav }"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let result = try runAulos(["play", "--device", "capturefile", "--alsa-config", config, "--slice", "128", "--duration", "1"])
+        let result = try runAulos(["play", "--demo", "--device", "capturefile", "--alsa-config", config, "--slice", "128", "--duration", "1"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("played 0:01"))
         #expect(result.stdout.contains("on capturefile: 48000 Hz"))
@@ -135,7 +135,10 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         BadInvocation(["render", "--arpeggio", "up:1/16", "--instrument", "sampler"], 1),
         BadInvocation(["render", "--arpeggio", "sideways:1/16"], 64),
         BadInvocation(["render", "--tempo", "0"], 64),
-        BadInvocation(["play", "--device", "nosuchpcm", "--duration", "1"], 1),
+        BadInvocation(["play", "--demo", "--device", "nosuchpcm", "--duration", "1"], 1),
+        BadInvocation(["play", "--demo", "song.mid"], 64),
+        BadInvocation(["play", "song.mid", "--connect", "Keystation"], 64),
+        BadInvocation(["play", "--demo", "--lowest-latency"], 64),
         BadInvocation(["play", "--periods", "1"], 64),
         BadInvocation(["play", "--duration", "-3"], 64),
         BadInvocation(["render", "--rig", "presets/rigs/band.yaml", "--program", "3"], 64),

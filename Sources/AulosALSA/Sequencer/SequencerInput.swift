@@ -1,0 +1,268 @@
+import AulosCore
+import AulosMIDI
+import CALSA
+import Glibc
+import Synchronization
+
+/// Aulos as an ALSA sequencer client: a writable input port any program or keyboard can play, a readable
+/// port echoing what arrives (for monitoring), automatic connection to keyboards as they are plugged in,
+/// and release of the notes a keyboard held when it is unplugged.
+///
+/// The MIDI thread (its own, started by `start`) reads the sequencer, converts each event to a
+/// `MIDIMessage` with its arrival time, and hands it to `handler`; it never touches audio units. Arrival
+/// times come from the kernel: the input port timestamps every event with a sequencer queue's real time
+/// on arrival, which this class maps onto CLOCK_MONOTONIC (the clock the I/O unit stamps slices with), so
+/// how late the MIDI thread is scheduled does not matter.
+///
+/// Threads: create, `start`, `stop`, `takeNotices` on the control thread; `handler` runs on the MIDI thread.
+public final class SequencerInput: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var clientName = "Aulos"
+        public var autoconnect = true
+        public var requests: [ConnectionRequest] = []
+        /// Re-send what arrives on the readable port.
+        public var echo = true
+
+        public init(clientName: String = "Aulos", autoconnect: Bool = true, requests: [ConnectionRequest] = [], echo: Bool = true) {
+            self.clientName = clientName
+            self.autoconnect = autoconnect
+            self.requests = requests
+            self.echo = echo
+        }
+    }
+
+    /// What happened to connections, for the control thread to report.
+    public enum Notice: Equatable, Sendable {
+        case connected(SequencerPort)
+        case connectFailed(SequencerPort, reason: String)
+        case disconnected(SequencerPort, releasedNotes: Int)
+        /// Another program subscribed to (or played into) our input port.
+        case subscribed(SequencerAddress, name: String)
+        /// The kernel's input buffer overflowed: events were lost (the MIDI thread fell behind).
+        case inputOverflow
+    }
+
+    /// One message from the sequencer: `arrivalNanos` is CLOCK_MONOTONIC ns.
+    public typealias Handler = @Sendable (_ message: MIDIMessage, _ arrivalNanos: Int64, _ source: SequencerAddress) -> Void
+
+    public let client: Int
+    public let inputPort: Int
+    public let echoPort: Int
+    public let options: Options
+
+    private let handle: OpaquePointer
+    private let decoder: OpaquePointer
+    private let timestampQueue: Int32
+    private let handler: Handler
+    private let running = Atomic<Bool>(false)
+    private let noticeBox = Mutex<[Notice]>([])
+    private var thread = pthread_t()
+    private var threadStarted = false
+    // Owned by the MIDI thread while it runs (by the control thread before and after).
+    private var connections: LiveConnections
+    private var parser = MIDIParser()
+    private var queueOffsetNanos: Int64 = 0
+    private var lastOffsetUpdate: Int64 = 0
+    private var lastArrival: Int64 = 0
+
+    /// Opens the sequencer and creates the ports. Throws a one-line error when there is no sequencer.
+    public init(options: Options = Options(), handler: @escaping Handler) throws(AudioUnitError) {
+        aulos_alsa_capture_errors()
+        var opened: OpaquePointer?
+        let status = aulos_seq_open(&opened, options.clientName)
+        guard status >= 0, let opened else { throw SequencerInput.unavailable(status) }
+        handle = opened
+        guard let decoder = aulos_seq_decoder_new() else {
+            snd_seq_close(opened)
+            throw AudioUnitError(.cannotDoInCurrentContext, "cannot create an ALSA MIDI event decoder")
+        }
+        self.decoder = decoder
+        self.options = options
+        self.handler = handler
+        client = Int(snd_seq_client_id(opened))
+        // A queue only to stamp arrivals; without one (a restricted sequencer) arrivals are stamped when read.
+        timestampQueue = aulos_seq_start_timestamp_queue(opened)
+        let input = aulos_seq_create_port(
+            opened, "\(options.clientName) MIDI In", UInt32(SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE),
+            UInt32(SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_SOFTWARE | SND_SEQ_PORT_TYPE_APPLICATION),
+            timestampQueue)
+        let echo = aulos_seq_create_port(
+            opened, "\(options.clientName) MIDI Out", UInt32(SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ),
+            UInt32(SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION), -1)
+        guard input >= 0, echo >= 0 else {
+            snd_midi_event_free(decoder)
+            snd_seq_close(opened)
+            throw AudioUnitError(.cannotDoInCurrentContext, "cannot create the ALSA sequencer ports: \(String(cString: snd_strerror(min(input, echo))))")
+        }
+        inputPort = Int(input)
+        echoPort = Int(echo)
+        let ownPort = Int32(input)
+        nonisolated(unsafe) let sequencer = opened
+        connections = LiveConnections(
+            manager: ConnectionManager(ownClient: client, autoconnect: options.autoconnect, requests: options.requests),
+            connect: { port in aulos_seq_connect_from(sequencer, ownPort, Int32(port.address.client), Int32(port.address.port)) })
+        // System:Announce tells us about clients and ports coming and going (hot-plug).
+        _ = aulos_seq_connect_from(opened, input, Int32(SequencerAddress.systemClient), Int32(SND_SEQ_PORT_SYSTEM_ANNOUNCE))
+    }
+
+    deinit {
+        stop()
+        snd_midi_event_free(decoder)
+        snd_seq_close(handle)
+    }
+
+    /// The one-line error for a sequencer that cannot be opened.
+    static func unavailable(_ status: Int32) -> AudioUnitError {
+        if access("/dev/snd/seq", F_OK) != 0 {
+            return AudioUnitError(.noConnection, "the ALSA sequencer is unavailable (no /dev/snd/seq): load it with 'sudo modprobe snd-seq', or play a file with 'aulos play FILE'")
+        }
+        return AudioUnitError(.noConnection, "cannot open the ALSA sequencer: \(String(cString: snd_strerror(status)))")
+    }
+
+    /// Connects to the ports present now, then starts the MIDI thread.
+    public func start() throws(AudioUnitError) {
+        guard !threadStarted else { return }
+        updateQueueOffset(now: Self.monotonicNanoseconds())
+        apply(connections.start(with: SequencerPort.list(handle)))
+        running.store(true, ordering: .releasing)
+        let created = pthread_create(&thread, nil, { raw in
+            Unmanaged<SequencerInput>.fromOpaque(raw!).takeUnretainedValue().run()
+            return nil
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard created == 0 else {
+            running.store(false, ordering: .releasing)
+            throw AudioUnitError(.cannotDoInCurrentContext, "cannot start the MIDI thread: \(String(cString: strerror(created)))")
+        }
+        threadStarted = true
+    }
+
+    /// Stops the MIDI thread and releases every note still held by any source (the handler receives the
+    /// note-offs, on this thread).
+    public func stop() {
+        guard threadStarted else { return }
+        running.store(false, ordering: .releasing)
+        pthread_join(thread, nil)
+        threadStarted = false
+        let now = max(Self.monotonicNanoseconds(), lastArrival)
+        for (message, source) in connections.releaseAll() { handler(message, now, source) }
+    }
+
+    /// Notices since the last call (control thread).
+    public func takeNotices() -> [Notice] {
+        noticeBox.withLock { notices in
+            defer { notices.removeAll() }
+            return notices
+        }
+    }
+
+    /// Addresses connected now (MIDI thread's view; for status and tests after `stop`).
+    public var connectedPorts: [SequencerPort] { connections.manager.connected.values.sorted { $0.address < $1.address } }
+
+    // MARK: MIDI thread
+
+    private func run() {
+        var input = AulosSeqInput()
+        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        while running.load(ordering: .acquiring) {
+            // Wake at least every 100 ms to notice stop().
+            guard aulos_seq_wait(handle, 100) > 0 else { continue }
+            while true {
+                let status = bytes.withUnsafeMutableBufferPointer { buffer in
+                    aulos_seq_read(handle, decoder, &input, buffer.baseAddress, buffer.count, options.echo ? Int32(echoPort) : -1)
+                }
+                if status == 0 { break }
+                if status == -ENOSPC {
+                    post(.inputOverflow)
+                    continue
+                }
+                if status < 0 { break }
+                process(input, bytes)
+            }
+        }
+    }
+
+    private func process(_ input: AulosSeqInput, _ bytes: [UInt8]) {
+        switch input.kind {
+        case AULOS_SEQ_MIDI:
+            guard input.length > 0 else { return }
+            let now = Self.monotonicNanoseconds()
+            if now - lastOffsetUpdate > 1_000_000_000 { updateQueueOffset(now: now) }
+            var arrival = input.has_timestamp != 0 && timestampQueue >= 0 ? input.timestamp_ns + queueOffsetNanos : now
+            // Never before an earlier event, nor in the future (a stale offset): placement relies on order.
+            arrival = min(max(arrival, lastArrival), now)
+            lastArrival = arrival
+            let source = SequencerAddress(client: Int(input.source_client), port: Int(input.source_port))
+            parser.reset()
+            parser.parse(bytes[0..<Int(input.length)]) { message in
+                connections.received(message, from: source)
+                handler(message, arrival, source)
+            }
+        case AULOS_SEQ_PORT_START, AULOS_SEQ_PORT_CHANGE:
+            var port = AulosSeqPort()
+            guard aulos_seq_port(handle, input.client, input.port, &port) >= 0 else { return }
+            apply(connections.portAppeared(SequencerPort(port)))
+        case AULOS_SEQ_PORT_EXIT:
+            apply(connections.portExited(SequencerAddress(client: Int(input.client), port: Int(input.port))))
+        case AULOS_SEQ_CLIENT_EXIT:
+            apply(connections.clientExited(Int(input.client)))
+        case AULOS_SEQ_PORT_UNSUBSCRIBED where Int(input.dest_client) == client && Int(input.dest_port) == inputPort:
+            apply(connections.unsubscribed(SequencerAddress(client: Int(input.client), port: Int(input.port))))
+        case AULOS_SEQ_PORT_SUBSCRIBED where Int(input.dest_client) == client && Int(input.dest_port) == inputPort:
+            let sender = SequencerAddress(client: Int(input.client), port: Int(input.port))
+            guard connections.manager.connected[sender] == nil, sender.client != SequencerAddress.systemClient else { return }
+            var port = AulosSeqPort()
+            let name = aulos_seq_port(handle, input.client, input.port, &port) >= 0 ? SequencerPort(port).clientName : ""
+            post(.subscribed(sender, name: name))
+        default:
+            return
+        }
+    }
+
+    /// Posts the notices and plays the releases (stamped now, never before an earlier event).
+    private func apply(_ outcome: LiveConnections.Outcome) {
+        if !outcome.releases.isEmpty {
+            let now = max(Self.monotonicNanoseconds(), lastArrival)
+            lastArrival = now
+            for (message, source) in outcome.releases { handler(message, now, source) }
+        }
+        for notice in outcome.notices { post(notice) }
+    }
+
+    private func post(_ notice: Notice) { noticeBox.withLock { $0.append(notice) } }
+
+    /// Measures the timestamp queue's offset from CLOCK_MONOTONIC, bracketing the query between two clock
+    /// reads; a slow query (preempted) is ignored.
+    private func updateQueueOffset(now: Int64) {
+        lastOffsetUpdate = now
+        guard timestampQueue >= 0 else { return }
+        var queueTime: Int64 = 0
+        let before = Self.monotonicNanoseconds()
+        guard aulos_seq_queue_time(handle, timestampQueue, &queueTime) >= 0 else { return }
+        let after = Self.monotonicNanoseconds()
+        if after - before < 500_000 || queueOffsetNanos == 0 { queueOffsetNanos = (before + after) / 2 - queueTime }
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}
+
+extension SequencerInput {
+    /// Converts one sequencer event the way the MIDI thread does (alsa-lib's decoder, then our parser): for
+    /// tests and tools. Nil for events that are not MIDI.
+    public static func convert(_ event: snd_seq_event_t) -> [MIDIMessage]? {
+        guard let decoder = aulos_seq_decoder_new() else { return nil }
+        defer { snd_midi_event_free(decoder) }
+        var event = event
+        var input = AulosSeqInput()
+        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        bytes.withUnsafeMutableBufferPointer { aulos_seq_convert(decoder, &event, &input, $0.baseAddress, $0.count) }
+        guard input.kind == AULOS_SEQ_MIDI, input.length > 0 else { return nil }
+        var parser = MIDIParser()
+        var messages: [MIDIMessage] = []
+        parser.parse(bytes[0..<Int(input.length)]) { messages.append($0) }
+        return messages
+    }
+}

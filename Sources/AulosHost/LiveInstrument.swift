@@ -1,0 +1,146 @@
+import AulosALSA
+import AulosCore
+import AulosMIDI
+import Glibc
+import Synchronization
+
+/// How the live instrument listens: which sequencer ports, and how events are placed in time.
+public struct LiveInputOptions: Sendable {
+    public var autoconnect = true
+    public var requests: [ConnectionRequest] = []
+    public var placement: LiveMIDIPlacement = .constantLatency
+    /// Sequencer client name (tests run several).
+    public var clientName = "Aulos"
+
+    public init(autoconnect: Bool = true, requests: [ConnectionRequest] = [], placement: LiveMIDIPlacement = .constantLatency,
+                clientName: String = "Aulos") {
+        self.autoconnect = autoconnect
+        self.requests = requests
+        self.placement = placement
+        self.clientName = clientName
+    }
+}
+
+/// Routes what the sequencer delivers: channel messages to the rig's instruments through the live input's
+/// queue (stamped, never touching a unit), transport messages to the host transport, clock ticks to its
+/// follower with their arrival on the sample clock.
+///
+/// Threads: `receive` on the MIDI thread only (it is the single producer of the live input queue and of
+/// the transport's command queue while the live instrument runs).
+final class LiveMIDIRouter: @unchecked Sendable {
+    let rig: PlaybackRig
+    let input: LiveMIDIInput
+    let sampleRate: Double
+
+    init(rig: PlaybackRig, input: LiveMIDIInput, sampleRate: Double) {
+        self.rig = rig
+        self.input = input
+        self.sampleRate = sampleRate
+    }
+
+    func receive(_ message: MIDIMessage, arrivalNanos: Int64) {
+        if let (status, data1, data2) = message.normalized.channelBytes {
+            for destination in rig.destinations(of: message) {
+                input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: destination, status: status, data1: data1, data2: data2))
+            }
+            return
+        }
+        switch message {
+        case .timingClock, .start, .stop, .continue, .songPosition:
+            if let frame = input.sampleTime(atNanos: arrivalNanos) { rig.transport.receiveClock(message, at: frame / sampleRate) }
+            if case .timingClock = message { return }
+            rig.transport.handle(message)
+        case .systemExclusive:
+            rig.transport.handle(message)  // MIDI Machine Control; other sysex is not played live yet
+        default:
+            return
+        }
+    }
+}
+
+/// `aulos play` with no file: the ALSA sequencer in, the rig, the ALSA I/O unit out, until SIGINT/SIGTERM
+/// (or `duration`). Keyboards are connected as they appear and their notes released when they vanish.
+///
+/// Threads: the calling (control) thread reports status and connection notices; MIDI arrives on the
+/// sequencer's MIDI thread; audio runs on the I/O thread.
+public enum LiveInstrument {
+    public struct Report: Sendable {
+        public var status: LiveStatus
+        public var midiDelivered: Int
+        public var midiLate: Int
+        public var midiDropped: Int
+        public var latencyFrames: Int
+    }
+
+    public static func run(_ options: RenderOptions, input inputOptions: LiveInputOptions, session: AudioSession, duration: Double?,
+                           status: (LiveStatus) -> Void = { _ in }, warn: (String) -> Void = { _ in },
+                           notice: (SequencerInput.Notice) -> Void = { _ in },
+                           event: @escaping (IOEvent) -> Void = { _ in }) throws -> Report {
+        // The sequencer first: without one there is nothing to play, and the error should say so, not
+        // something about the audio device. The handler forwards to a router made once the rig exists;
+        // the MIDI thread only starts after that.
+        let routerBox = RouterBox()
+        let sequencer = try SequencerInput(
+            options: .init(clientName: inputOptions.clientName, autoconnect: inputOptions.autoconnect, requests: inputOptions.requests)
+        ) { message, arrival, _ in
+            routerBox.router?.receive(message, arrivalNanos: arrival)
+        }
+        let rigDescription = options.effectiveRig
+        try session.setPreferredSampleRate(rigDescription.sampleRate)
+        try session.setPreferredIOBufferFrames(rigDescription.slice)
+        let rig = try PlaybackRig(rigDescription, tempoMap: [(beat: 0, bpm: options.tempo ?? 120)], arpeggio: options.arpeggio, session: session)
+        defer { rig.close() }
+        let io = rig.graph.outputUnit as! ALSAOutputUnit
+        let grant = io.grant!
+        let live = LiveMIDIInput(destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
+                                 periodFrames: Int(grant.period), placement: inputOptions.placement)
+        try rig.graph.addRenderNotify(live.renderNotify)
+        routerBox.router = LiveMIDIRouter(rig: rig, input: live, sampleRate: grant.sampleRate)
+        for (message, destinations) in ScriptedRender.route([], through: rig).0 {
+            for destination in destinations { rig.scheduler.schedule(message.message, at: message.sampleTime, destination: destination) }
+        }
+        io.addListener(event)
+        LivePlayback.stopRequested = 0
+        signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
+        signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }
+        defer {
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
+        if let duration { io.stopRendering(after: Int64(duration * grant.sampleRate)) }
+        try rig.graph.start()
+        for warning in io.warnings { warn(warning) }
+        try sequencer.start()
+        var current = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
+        while LivePlayback.stopRequested == 0 {
+            usleep(20_000)
+            session.dispatchEvents()
+            rig.transport.dispatchChanges()
+            for item in sequencer.takeNotices() { notice(item) }
+            current.statistics = io.statistics
+            current.seconds = Double(current.statistics.framesPlayed) / grant.sampleRate
+            current.voices = rig.activeVoices
+            current.midiLate = live.lateCount
+            status(current)
+            if io.hasReachedFrameLimit { break }
+        }
+        // Stop listening (releasing whatever keyboards still hold), then silence everything before the
+        // device stops, so nothing hangs on the next start.
+        sequencer.stop()
+        for item in sequencer.takeNotices() { notice(item) }
+        for channel in 0..<16 { _ = rig.scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0) }
+        if !io.hasReachedFrameLimit { usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000) }
+        try rig.graph.stop()
+        routerBox.router = nil
+        session.dispatchEvents()
+        current.statistics = io.statistics
+        return Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
+                      latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0)
+    }
+}
+
+/// Hands the router to the sequencer's handler once it exists. Written on the control thread before the
+/// MIDI thread starts and after it stops; read on the MIDI thread in between (pthread_create/join order it).
+final class RouterBox: @unchecked Sendable {
+    var router: LiveMIDIRouter?
+}

@@ -1,0 +1,168 @@
+import AulosCore
+import AulosRealtime
+import Synchronization
+
+/// A live MIDI event as the MIDI thread queues it: the message, which instrument gets it, and when it
+/// arrived (CLOCK_MONOTONIC ns).
+public struct LiveMIDIEvent: BitwiseCopyable, Sendable, Equatable {
+    public var arrivalNanos: Int64
+    public var destination: UInt16
+    public var status: UInt8
+    public var data1: UInt8
+    public var data2: UInt8
+
+    public init(arrivalNanos: Int64, destination: UInt16, status: UInt8, data1: UInt8, data2: UInt8) {
+        self.arrivalNanos = arrivalNanos
+        self.destination = destination
+        self.status = status
+        self.data1 = data1
+        self.data2 = data2
+    }
+}
+
+/// How live MIDI is placed in the slices.
+public enum LiveMIDIPlacement: Sendable, Equatable {
+    /// Each event at its arrival time plus a constant latency (one I/O period): no jitter. This is
+    /// the method of JACK's alsa_seqmidi bridge.
+    case constantLatency
+    /// Each event at the start of the next slice rendered: the least latency, but the event's position
+    /// within a period is lost (up to one period of jitter).
+    case lowestLatency
+}
+
+/// Places live MIDI on frames. The MIDI thread stamps and queues (`send`); the pre-render notification
+/// maps each arrival time through the I/O unit's clock (`MIDIPlacementClock`, fed by the slices' host
+/// times) to a sample time, adds the fixed latency, and inserts the event into its instrument's event list
+/// at that offset. Events not yet due wait for their slice; events whose frame has already passed play at
+/// offset 0 and are counted as late. Slices without a host time (offline rendering) use lowest latency.
+///
+/// Threads: `send` from one thread (the MIDI thread); `renderNotify` on the render thread; counters and
+/// `sampleTime(atNanos:)` from any thread.
+public final class LiveMIDIInput: @unchecked Sendable {
+    struct State: ~Copyable {
+        var inbox: SPSCRing<LiveMIDIEvent>
+        var clock: MIDIPlacementClock
+        var latencyFrames: Int64
+        var placement: LiveMIDIPlacement
+        var destinations: UnsafeMutablePointer<MIDIEventList>
+        var destinationCount: Int
+        let late: Atomic<Int>
+        let delivered: Atomic<Int>
+        let dropped: Atomic<Int>
+        /// The clock line, published for other threads: frame 0's host time and ns per frame (as bits).
+        let publishedOrigin: Atomic<Int64>
+        let publishedNanosPerFrame: Atomic<UInt64>
+        /// Largest lateness seen, in frames (for the status report).
+        let worstLateFrames: Atomic<Int>
+    }
+
+    private let state: UnsafeMutablePointer<State>
+    private let destinationQueues: [MIDIEventQueue]
+
+    /// `latencyFrames`: the constant latency (normally the I/O period); `periodFrames` sets the clock's
+    /// update interval.
+    public init(destinations: [MIDIEventQueue], sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil,
+                placement: LiveMIDIPlacement = .constantLatency, capacity: Int = 4096) {
+        destinationQueues = destinations
+        let lists = UnsafeMutablePointer<MIDIEventList>.allocate(capacity: max(1, destinations.count))
+        for (index, queue) in destinations.enumerated() { (lists + index).initialize(to: queue.list) }
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(
+            inbox: SPSCRing(minimumCapacity: capacity), clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
+            latencyFrames: Int64(latencyFrames ?? periodFrames), placement: placement, destinations: lists,
+            destinationCount: destinations.count, late: Atomic(0), delivered: Atomic(0), dropped: Atomic(0),
+            publishedOrigin: Atomic(0), publishedNanosPerFrame: Atomic(0), worstLateFrames: Atomic(0)))
+    }
+
+    deinit {
+        state.pointee.inbox.deallocate()
+        state.pointee.destinations.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// Queues an event (MIDI thread). Returns false, and counts it, when the queue is full.
+    @discardableResult
+    public func send(_ event: LiveMIDIEvent) -> Bool {
+        precondition(Int(event.destination) < destinationQueues.count, "no MIDI destination \(event.destination)")
+        if state.pointee.inbox.push(event) { return true }
+        state.pointee.dropped.add(1, ordering: .relaxed)
+        return false
+    }
+
+    public var placement: LiveMIDIPlacement { state.pointee.placement }
+    public var latencyFrames: Int { Int(state.pointee.latencyFrames) }
+    /// Events delivered to instruments.
+    public var deliveredCount: Int { state.pointee.delivered.load(ordering: .relaxed) }
+    /// Events that reached the render thread after their frame had passed (played at once).
+    public var lateCount: Int { state.pointee.late.load(ordering: .relaxed) }
+    /// The latest a late event was, in frames.
+    public var worstLateFrames: Int { state.pointee.worstLateFrames.load(ordering: .relaxed) }
+    /// Events dropped because the queue or an instrument's list was full.
+    public var droppedCount: Int {
+        state.pointee.dropped.load(ordering: .relaxed) + destinationQueues.reduce(0) { $0 + $1.droppedCount }
+    }
+
+    /// The sample time at a host time, from the render thread's latest clock line; nil before the first
+    /// slice with a host time. For other threads (the MIDI clock follower wants seconds on the sample clock).
+    public func sampleTime(atNanos nanos: Int64) -> Double? {
+        let bits = state.pointee.publishedNanosPerFrame.load(ordering: .acquiring)
+        guard bits != 0 else { return nil }
+        return (Double(nanos) - Double(state.pointee.publishedOrigin.load(ordering: .relaxed))) / Double(bitPattern: bits)
+    }
+
+    /// Install with `AudioGraph.addRenderNotify`. Valid while this object lives.
+    public var renderNotify: RenderCallbackStruct {
+        RenderCallbackStruct(LiveMIDIInput.preRender, refCon: UnsafeMutableRawPointer(state))
+    }
+
+    static let preRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, _ in
+        guard flags.pointee.contains(.preRender) else { return 0 }
+        let stamp = timeStamp.pointee
+        let hasHostTime = stamp.flags.rawValue & 2 != 0
+        LiveMIDIInput.deliver(refCon!.assumingMemoryBound(to: State.self), sliceStart: stamp.sampleTime,
+                              hostNanos: hasHostTime ? Int64(bitPattern: stamp.hostTime) : nil, frameCount: Int64(frameCount))
+        return 0
+    }
+
+    /// Moves every queued event due in this slice to its instrument at its frame offset.
+    @_noAllocation @_noLocks
+    static func deliver(_ state: UnsafeMutablePointer<State>, sliceStart: Int64, hostNanos: Int64?, frameCount: Int64) {
+        var constantLatency = state.pointee.placement == .constantLatency
+        if let hostNanos {
+            state.pointee.clock.update(frame: sliceStart, hostNanos: hostNanos)
+            let clock = state.pointee.clock
+            state.pointee.publishedOrigin.store(
+                Int64(clock.referenceNanos - clock.marginNanos - Double(clock.referenceFrame) * clock.nanosPerFrame), ordering: .relaxed)
+            state.pointee.publishedNanosPerFrame.store(clock.nanosPerFrame.bitPattern, ordering: .releasing)
+        } else {
+            constantLatency = false
+        }
+        while let event = state.pointee.inbox.peek() {
+            var offset: Int64 = 0
+            if constantLatency {
+                // floor() without FloatingPointRoundingRule, which the real-time checker rejects.
+                let exact = state.pointee.clock.frame(atNanos: event.arrivalNanos)
+                var arrivalFrame = Int64(exact)
+                if Double(arrivalFrame) > exact { arrivalFrame -= 1 }
+                let frame = arrivalFrame + state.pointee.latencyFrames
+                offset = frame - sliceStart
+                // Arrivals are in order, so everything behind this one is due later too.
+                if offset >= frameCount { break }
+                if offset < 0 {
+                    state.pointee.late.add(1, ordering: .relaxed)
+                    if Int(-offset) > state.pointee.worstLateFrames.load(ordering: .relaxed) {
+                        state.pointee.worstLateFrames.store(Int(-offset), ordering: .relaxed)
+                    }
+                    offset = 0
+                }
+            }
+            _ = state.pointee.inbox.pop()
+            if Int(event.destination) < state.pointee.destinationCount {
+                state.pointee.destinations[Int(event.destination)].insert(
+                    MIDIEvent(offset: UInt32(offset), status: event.status, data1: event.data1, data2: event.data2))
+                state.pointee.delivered.add(1, ordering: .relaxed)
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import AulosCore
+import AulosMIDI
+import AulosTestSupport
+import CAllocationCounter
+import Testing
+
+/// A simulated sound card and MIDI source for the live placement: a device whose crystal runs `ppm` off
+/// nominal, an I/O thread that wakes once per period with random scheduling jitter, and MIDI events arriving
+/// at random moments. Everything is in ns of a simulated CLOCK_MONOTONIC.
+struct SimulatedLiveClock {
+    let sampleRate: Double
+    let period: Int
+    let ppm: Double
+    let jitterNanos: Double
+    var random: SeededRandom
+
+    /// The true host time of sample frame `frame` (the device's clock).
+    func trueNanos(ofFrame frame: Double) -> Double { 5e9 + frame / (sampleRate * (1 + ppm * 1e-6)) * 1e9 }
+    func trueFrame(atNanos nanos: Double) -> Double { (nanos - 5e9) / 1e9 * sampleRate * (1 + ppm * 1e-6) }
+
+    /// When the I/O thread wakes for the period starting at `frame`: the device interrupt (a period after
+    /// the previous one was consumed) plus scheduling jitter, never early.
+    mutating func wakeNanos(forFrame frame: Int64) -> Int64 {
+        Int64(trueNanos(ofFrame: Double(frame)) + Double.random(in: 0...jitterNanos, using: &random))
+    }
+}
+
+/// Drives a `LiveMIDIInput`'s render notification slice by slice and collects where each event landed.
+struct LivePlacementHarness {
+    let queue = MIDIEventQueue(capacity: 4096)
+    let input: LiveMIDIInput
+    let period: Int
+    /// The notification ignores the buffers; the callback type still wants a pointer.
+    let unusedBuffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
+
+    init(sampleRate: Double = 48_000, period: Int, placement: LiveMIDIPlacement = .constantLatency) {
+        self.period = period
+        input = LiveMIDIInput(destinations: [queue], sampleRate: sampleRate, periodFrames: period, placement: placement)
+    }
+
+    /// Renders one slice; returns the absolute frames of the events delivered in it (by their data1).
+    func slice(at frame: Int64, hostNanos: Int64?) -> [(note: UInt8, frame: Int64)] {
+        var flags = RenderActionFlags.preRender
+        var stamp = AudioTimeStamp(sampleTime: frame, hostTime: hostNanos.map { UInt64($0) })
+        let notify = input.renderNotify
+        _ = notify.callback(notify.refCon, &flags, &stamp, 0, UInt32(period), unusedBuffers)
+        var landed: [(UInt8, Int64)] = []
+        while let event = queue.list.popDue(at: Int.max) { landed.append((event.data1, frame + Int64(event.offset))) }
+        queue.list.endSlice(frameCount: period)
+        return landed
+    }
+}
+
+@Suite struct LiveMIDIPlacementTests {
+    /// The heart of jitter-free live input: with a device 80 ppm fast, the I/O thread waking up to 50 µs
+    /// late (a real-time thread on a quiet machine) or up to 200 µs late (a loaded one), and events arriving
+    /// anywhere, every event sounds the same time after it arrived: within one frame, or 1.5 under the
+    /// heavy jitter (±0.5 of that is rounding to whole frames).
+    @Test(arguments: [(64, 50.0), (256, 50.0), (1024, 50.0), (64, 200.0), (256, 200.0), (1024, 200.0)])
+    func eventsLandAConstantLatencyAfterArrival(period: Int, jitterMicroseconds: Double) {
+        var clock = SimulatedLiveClock(sampleRate: 48_000, period: period, ppm: 80, jitterNanos: jitterMicroseconds * 1000,
+                                       random: SeededRandom(seed: UInt64(period)))
+        let harness = LivePlacementHarness(period: period)
+        var arrivals: [Double] = []  // true frame at arrival, by note index
+        var errors: [Double] = []
+        var nextArrival = clock.trueNanos(ofFrame: 100)
+        var frame: Int64 = 0
+        let slices = Int(60 * 48_000 / period)
+        for _ in 0..<slices {
+            let wake = clock.wakeNanos(forFrame: frame)
+            // Everything that arrived before the I/O thread woke is in the queue for this slice.
+            while nextArrival < Double(wake) {
+                harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(nextArrival), destination: 0, status: 0x90,
+                                                 data1: UInt8(arrivals.count % 128), data2: 100))
+                arrivals.append(clock.trueFrame(atNanos: nextArrival))
+                nextArrival += Double.random(in: 1e6...40e6, using: &clock.random)
+            }
+            for (_, landed) in harness.slice(at: frame, hostNanos: wake) {
+                let index = errors.count
+                errors.append(Double(landed) - arrivals[index])
+            }
+            frame += Int64(period)
+        }
+        #expect(errors.count > 2000)
+        // Only while the loop locks on (its margin still growing) can an event be late.
+        #expect(harness.input.lateCount <= 3)
+        // After the loop has locked and narrowed (the first ten seconds): latency = one period plus at most the
+        // wake-up jitter, the same for every event.
+        let settled = Array(errors.dropFirst(errors.count / 6))
+        let mean = settled.reduce(0, +) / Double(settled.count)
+        let spread = settled.map { abs($0 - mean) }.max()!
+        let jitterFrames = jitterMicroseconds * 1e-6 * 48_000
+        #expect(mean >= Double(period) - 1 && mean <= Double(period) + jitterFrames + 1, "mean latency \(mean) frames, period \(period)")
+        #expect(spread <= (jitterMicroseconds > 100 ? 1.5 : 1.0), "jitter ±\(spread) frames around \(mean)")
+        print("placement, period \(period), wake jitter \(Int(jitterMicroseconds)) µs: latency \(String(format: "%.2f", mean)) frames, jitter ±\(String(format: "%.2f", spread)) frames, \(harness.input.lateCount) late of \(errors.count)")
+    }
+
+    /// Lowest-latency mode: whatever is queued plays at the start of the next slice.
+    @Test func lowestLatencyDeliversAtTheSliceStart() {
+        let harness = LivePlacementHarness(period: 256, placement: .lowestLatency)
+        _ = harness.slice(at: 0, hostNanos: 1_000_000_000)
+        harness.input.send(LiveMIDIEvent(arrivalNanos: 1_002_000_000, destination: 0, status: 0x90, data1: 60, data2: 1))
+        harness.input.send(LiveMIDIEvent(arrivalNanos: 1_004_000_000, destination: 0, status: 0x90, data1: 61, data2: 1))
+        let landed = harness.slice(at: 256, hostNanos: 1_005_333_333)
+        #expect(landed.map(\.frame) == [256, 256])
+        #expect(harness.input.lateCount == 0)
+    }
+
+    /// Offline (no host time on the slices): events play at the next slice start, not lost.
+    @Test func slicesWithoutHostTimeDeliverAtOnce() {
+        let harness = LivePlacementHarness(period: 128)
+        harness.input.send(LiveMIDIEvent(arrivalNanos: 123, destination: 0, status: 0x90, data1: 60, data2: 1))
+        #expect(harness.slice(at: 0, hostNanos: nil).map(\.frame) == [0])
+    }
+
+    /// An event that reaches the render thread after its frame (the MIDI thread stalled) plays at once
+    /// and is counted, with how late it was.
+    @Test func staleEventsAreLateAndCounted() {
+        let harness = LivePlacementHarness(period: 256)
+        let nanosPerPeriod = 256.0 / 48_000 * 1e9
+        for index in 0..<10 { _ = harness.slice(at: Int64(index * 256), hostNanos: Int64(1e9 + Double(index) * nanosPerPeriod)) }
+        // Arrived during slice 2, delivered only now at slice 10: its frame (2×256 + 256) is long gone.
+        harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + 2 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
+        let landed = harness.slice(at: 2560, hostNanos: Int64(1e9 + 10 * nanosPerPeriod))
+        #expect(landed.map(\.frame) == [2560])
+        #expect(harness.input.lateCount == 1)
+        #expect(harness.input.worstLateFrames >= 2560 - 768 - 1)
+    }
+
+    /// Events due beyond this slice wait for theirs (the wake-up came early relative to the clock line).
+    @Test func eventsDueLaterWaitForTheirSlice() {
+        let harness = LivePlacementHarness(period: 256)
+        let nanosPerPeriod = 256.0 / 48_000 * 1e9
+        _ = harness.slice(at: 0, hostNanos: 1_000_000_000)
+        // Arrives 1.5 periods after frame 0's wake: frame 384 + 256 latency = 640, in the slice at 512.
+        harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + 1.5 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
+        #expect(harness.slice(at: 256, hostNanos: Int64(1e9 + nanosPerPeriod)).isEmpty)
+        let landed = harness.slice(at: 512, hostNanos: Int64(1e9 + 2 * nanosPerPeriod))
+        #expect(landed.count == 1 && abs(landed[0].frame - 640) <= 1)
+    }
+
+    /// The clock follows a discontinuity (an xrun, a reopened device) by starting over, not by drifting.
+    @Test func theClockRestartsAfterADiscontinuity() {
+        var clock = MIDIPlacementClock(sampleRate: 48_000, periodFrames: 256)
+        for index in 0..<100 { clock.update(frame: Int64(index * 256), hostNanos: Int64(Double(index) * 256 / 48_000 * 1e9)) }
+        clock.update(frame: 100 * 256, hostNanos: Int64(100.0 * 256 / 48_000 * 1e9 + 50e6))  // 50 ms late: an xrun
+        #expect(clock.resets == 1)
+        #expect(abs(clock.frame(atNanos: Int64(100.0 * 256 / 48_000 * 1e9 + 50e6)) - 25_600) < 0.01)
+    }
+
+    @Test func placementAllocatesNothing() {
+        let harness = LivePlacementHarness(period: 64)
+        let nanosPerPeriod = 64.0 / 48_000 * 1e9
+        var allocations: Int64 = 0
+        var flags = RenderActionFlags.preRender
+        let notify = harness.input.renderNotify
+        for cycle in 0..<10_000 {
+            harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + (Double(cycle) - 0.5) * nanosPerPeriod), destination: 0,
+                                             status: 0x90, data1: 60, data2: 1))
+            var stamp = AudioTimeStamp(sampleTime: Int64(cycle * 64), hostTime: UInt64(1e9 + Double(cycle) * nanosPerPeriod))
+            allocation_counter_begin()
+            _ = notify.callback(notify.refCon, &flags, &stamp, 0, 64, harness.unusedBuffers)
+            while harness.queue.list.popDue(at: Int.max) != nil {}
+            harness.queue.list.endSlice(frameCount: 64)
+            allocations += allocation_counter_end().allocations
+        }
+        #expect(allocations == 0)
+        #expect(harness.input.deliveredCount == 10_000)
+    }
+}
+
+@Suite struct HeldNotesTests {
+    @Test func releasingASourceEndsItsNotesAndPedalOnly() {
+        var held = HeldNotes<Int>()
+        for note in [60, 64, 67] { held.observe(.noteOn(channel: 0, note: UInt8(note), velocity: 90), from: 1) }
+        held.observe(.noteOn(channel: 3, note: 127, velocity: 90), from: 1)
+        held.observe(.noteOn(channel: 0, note: 0, velocity: 90), from: 1)
+        held.observe(.noteOff(channel: 0, note: 64, velocity: 0), from: 1)
+        held.observe(.noteOn(channel: 0, note: 67, velocity: 0), from: 1)  // velocity 0 is a note-off
+        held.observe(.controlChange(channel: 5, controller: 64, value: 127), from: 1)
+        held.observe(.noteOn(channel: 0, note: 72, velocity: 90), from: 2)
+        #expect(held.count(from: 1) == 3)
+        let released = held.release(1)
+        #expect(released == [.noteOff(channel: 0, note: 0, velocity: 64), .noteOff(channel: 0, note: 60, velocity: 64),
+                             .noteOff(channel: 3, note: 127, velocity: 64), .controlChange(channel: 5, controller: 64, value: 0)])
+        #expect(held.release(1).isEmpty)
+        #expect(held.count(from: 2) == 1)
+    }
+
+    @Test func allNotesOffForgetsTheChannel() {
+        var held = HeldNotes<Int>()
+        held.observe(.noteOn(channel: 2, note: 50, velocity: 90), from: 7)
+        held.observe(.controlChange(channel: 2, controller: 123, value: 0), from: 7)
+        #expect(held.count(from: 7) == 0)
+        #expect(held.activeSources.isEmpty)
+    }
+}
