@@ -70,7 +70,7 @@ let package = Package(
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CAllocationCounter",
+            dependencies: ["AulosHost", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CALSA", "CAllocationCounter",
                            "AulosTestSupport"],
             path: "Tests/AulosHostTests"),
         .testTarget(

@@ -108,6 +108,16 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         #expect(devices.stdout.contains("null"))
     }
 
+    /// Live play with no sequencer (this machine, CI): one line saying so and how to get it, exit 1.
+    @Test(.enabled(if: access("/dev/snd/seq", F_OK) != 0, "a sequencer exists: live play would really start"))
+    func livePlayWithoutASequencerSaysSo() throws {
+        let result = try runAulos(["play", "--device", "null", "--duration", "1"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "aulos: error: the ALSA sequencer is unavailable (no /dev/snd/seq): load it with 'sudo modprobe snd-seq', "
+            + "or play a file with 'aulos play FILE' (NoConnection, -10876)\n")
+        #expect(result.stdout.isEmpty)
+    }
+
     @Test func renderWritesAFile() throws {
         let path = NSTemporaryDirectory() + "aulos-cli-\(UUID().uuidString).flac"
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -42,6 +42,8 @@ public struct ConnectionManager: Sendable {
     public private(set) var requests: [ConnectionRequest]
     /// Ports asked for by address, remembered by (client name, port name) once seen.
     public private(set) var rememberedNames: [(client: String, port: String)] = []
+    /// Address requests already resolved to names: from then on the address means nothing.
+    private var resolvedAddresses: Set<SequencerAddress> = []
     /// What is connected now.
     public private(set) var connected: [SequencerAddress: SequencerPort] = [:]
 
@@ -61,10 +63,9 @@ public struct ConnectionManager: Sendable {
     mutating func isRequested(_ port: SequencerPort) -> Bool {
         for request in requests {
             switch request {
-            case .address(let address) where address == port.address:
-                if !rememberedNames.contains(where: { $0.client == port.clientName && $0.port == port.portName }) {
-                    rememberedNames.append((port.clientName, port.portName))
-                }
+            case .address(let address) where address == port.address && !resolvedAddresses.contains(address):
+                resolvedAddresses.insert(address)
+                rememberedNames.append((port.clientName, port.portName))
                 return true
             case .name(let name):
                 let wanted = name.lowercased()

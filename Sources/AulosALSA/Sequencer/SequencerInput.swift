@@ -64,6 +64,9 @@ public final class SequencerInput: @unchecked Sendable {
     private var queueOffsetNanos: Int64 = 0
     private var lastOffsetUpdate: Int64 = 0
     private var lastArrival: Int64 = 0
+    /// Programs subscribed to our input port (the kernel announces a subscription both to System:Announce
+    /// and to the port itself: report it once).
+    private var subscribers: Set<SequencerAddress> = []
 
     /// Opens the sequencer and creates the ports. Throws a one-line error when there is no sequencer.
     public init(options: Options = Options(), handler: @escaping Handler) throws(AudioUnitError) {
@@ -206,10 +209,13 @@ public final class SequencerInput: @unchecked Sendable {
         case AULOS_SEQ_CLIENT_EXIT:
             apply(connections.clientExited(Int(input.client)))
         case AULOS_SEQ_PORT_UNSUBSCRIBED where Int(input.dest_client) == client && Int(input.dest_port) == inputPort:
-            apply(connections.unsubscribed(SequencerAddress(client: Int(input.client), port: Int(input.port))))
+            let sender = SequencerAddress(client: Int(input.client), port: Int(input.port))
+            subscribers.remove(sender)
+            apply(connections.unsubscribed(sender))
         case AULOS_SEQ_PORT_SUBSCRIBED where Int(input.dest_client) == client && Int(input.dest_port) == inputPort:
             let sender = SequencerAddress(client: Int(input.client), port: Int(input.port))
-            guard connections.manager.connected[sender] == nil, sender.client != SequencerAddress.systemClient else { return }
+            guard connections.manager.connected[sender] == nil, sender.client != SequencerAddress.systemClient,
+                  subscribers.insert(sender).inserted else { return }
             var port = AulosSeqPort()
             let name = aulos_seq_port(handle, input.client, input.port, &port) >= 0 ? SequencerPort(port).clientName : ""
             post(.subscribed(sender, name: name))
