@@ -23,7 +23,7 @@ test: setup
 ## The allocation-counting tests skip themselves here: the sanitizer owns malloc.
 tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests'
+	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests'
 
 ## Renders the built-in demo piece offline on both instruments (the oscillator synth and the FluidSynth
 ## sampler with the bundled SoundFont), then plays it live on the sampler where a sound device exists.
@@ -48,7 +48,7 @@ vm-test: setup
 	scripts/vm-test.sh
 
 ## aulos as a live MIDI instrument in the same VM: aplaymidi, virmidi unplug/re-plug with a note held,
-## SIGINT, and event-to-onset latency/jitter measured by scripts/alsa-vm/latency-probe.c (~2 min warm).
+## SIGINT, and event-to-onset latency/jitter measured by scripts/alsa-vm/latency-probe.c (~1 min warm).
 test-alsa: setup
 	scripts/alsa-test.sh
 

@@ -120,6 +120,10 @@ public struct MIDIEventList: @unchecked Sendable {
     }
 
     public var pendingCount: Int { count.pointee }
+
+    /// No room for another event (render thread: stop delivering, keep the rest queued).
+    @_noAllocation @_noLocks
+    public func isFull() -> Bool { count.pointee >= capacity }
 }
 
 /// An instrument's MIDI input, control side: owns the render-side `MIDIEventList` and its inbox ring.

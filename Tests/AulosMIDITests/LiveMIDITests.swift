@@ -2,6 +2,7 @@ import AulosCore
 import AulosMIDI
 import AulosTestSupport
 import CAllocationCounter
+import Synchronization
 import Testing
 
 /// A simulated sound card and MIDI source for the live placement: a device whose crystal runs `ppm` off
@@ -193,5 +194,37 @@ struct LivePlacementHarness {
         held.observe(.controlChange(channel: 2, controller: 123, value: 0), from: 7)
         #expect(held.count(from: 7) == 0)
         #expect(held.activeSources.isEmpty)
+    }
+}
+
+/// The MIDI thread and the render thread at once (run under ThreadSanitizer by `make tsan`): everything
+/// sent arrives, in order, nothing is torn.
+@Suite struct LiveMIDIThreadingTests {
+    @Test func aMIDIThreadAndARenderThreadShareTheInput() {
+        let harness = LivePlacementHarness(period: 64, placement: .lowestLatency)
+        let total = 20_000
+        let finished = Atomic<Bool>(false)
+        let producer = TestThread {
+            var sent = 0
+            while sent < total {
+                if harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(sent), destination: 0, status: 0x90,
+                                                    data1: UInt8(sent % 128), data2: 1)) { sent += 1 }
+            }
+            finished.store(true, ordering: .releasing)
+        }
+        var received: [UInt8] = []
+        var frame: Int64 = 0
+        var idleAfterFinish = 0
+        while received.count < total && idleAfterFinish < 10 {
+            let landed = harness.slice(at: frame, hostNanos: Int64(frame) * 20_833).map(\.note)
+            if landed.isEmpty && finished.load(ordering: .acquiring) { idleAfterFinish += 1 }
+            received += landed
+            frame += 64
+            _ = harness.input.sampleTime(atNanos: 0)  // the published clock line, read across threads
+        }
+        producer.join()
+        #expect(received.count == total)
+        #expect(received == (0..<total).map { UInt8($0 % 128) })
+        #expect(harness.input.deliveredCount == total)
     }
 }

@@ -22,6 +22,8 @@ public final class SequencerInput: @unchecked Sendable {
         public var requests: [ConnectionRequest] = []
         /// Re-send what arrives on the readable port.
         public var echo = true
+        /// SCHED_FIFO priority of the MIDI thread (the ALSA I/O thread's default is 70).
+        public var realtimePriority: Int32 = 65
 
         public init(clientName: String = "Aulos", autoconnect: Bool = true, requests: [ConnectionRequest] = [], echo: Bool = true) {
             self.clientName = clientName
@@ -128,10 +130,22 @@ public final class SequencerInput: @unchecked Sendable {
         updateQueueOffset(now: Self.monotonicNanoseconds())
         apply(connections.start(with: SequencerPort.list(handle)))
         running.store(true, ordering: .releasing)
-        let created = pthread_create(&thread, nil, { raw in
+        // Real-time priority just below the audio thread's where allowed (as a2jmidid and JACK do): arrival
+        // stamps come from the kernel, so this only matters for --lowest-latency and for the notes an
+        // unplug releases. Refused, it runs at normal priority, quietly: the audio thread already warned.
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
+        pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
+        var priority = sched_param(sched_priority: options.realtimePriority)
+        pthread_attr_setschedparam(&attributes, &priority)
+        let body: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
             Unmanaged<SequencerInput>.fromOpaque(raw!).takeUnretainedValue().run()
             return nil
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }
+        var created = pthread_create(&thread, &attributes, body, Unmanaged.passUnretained(self).toOpaque())
+        if created == EPERM { created = pthread_create(&thread, nil, body, Unmanaged.passUnretained(self).toOpaque()) }
         guard created == 0 else {
             running.store(false, ordering: .releasing)
             throw AudioUnitError(.cannotDoInCurrentContext, "cannot start the MIDI thread: \(String(cString: strerror(created)))")

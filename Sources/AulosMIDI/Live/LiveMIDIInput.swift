@@ -139,6 +139,11 @@ public final class LiveMIDIInput: @unchecked Sendable {
             constantLatency = false
         }
         while let event = state.pointee.inbox.peek() {
+            // A full instrument list: leave the rest queued for the next slice rather than drop it (the
+            // MIDI thread may keep queueing while this loop runs, so it must not run unbounded).
+            if Int(event.destination) < state.pointee.destinationCount {
+                if state.pointee.destinations[Int(event.destination)].isFull() { break }
+            }
             var offset: Int64 = 0
             if constantLatency {
                 // floor() without FloatingPointRoundingRule, which the real-time checker rejects.
