@@ -39,76 +39,91 @@ public enum LiveMIDIPlacement: Sendable, Equatable {
 /// Threads: `send` from one thread (the MIDI thread); `renderNotify` on the render thread; counters and
 /// `sampleTime(atNanos:)` from any thread.
 public final class LiveMIDIInput: @unchecked Sendable {
-    struct State: ~Copyable {
-        var inbox: SPSCRing<LiveMIDIEvent>
-        var clock: MIDIPlacementClock
-        var latencyFrames: Int64
-        var placement: LiveMIDIPlacement
-        var destinations: UnsafeMutablePointer<MIDIEventList>
-        var destinationCount: Int
-        let late: Atomic<Int>
-        let delivered: Atomic<Int>
-        let dropped: Atomic<Int>
+    /// What any thread reads (atomics only, so no thread ever modifies the struct itself).
+    struct Shared: ~Copyable {
+        let late = Atomic<Int>(0)
+        let delivered = Atomic<Int>(0)
+        let dropped = Atomic<Int>(0)
         /// The clock line, published for other threads: frame 0's host time and ns per frame (as bits).
-        let publishedOrigin: Atomic<Int64>
-        let publishedNanosPerFrame: Atomic<UInt64>
+        let publishedOrigin = Atomic<Int64>(0)
+        let publishedNanosPerFrame = Atomic<UInt64>(0)
         /// Largest lateness seen, in frames (for the status report).
-        let worstLateFrames: Atomic<Int>
+        let worstLateFrames = Atomic<Int>(0)
     }
 
-    private let state: UnsafeMutablePointer<State>
+    /// The render thread's own state (mutated only there). Kept apart from `Shared` and from the producer's
+    /// copy of the ring: the render thread's writes must not be accesses to memory other threads read.
+    struct RenderState {
+        let inbox: SPSCRing<LiveMIDIEvent>
+        var clock: MIDIPlacementClock
+        let latencyFrames: Int64
+        let placement: LiveMIDIPlacement
+        let destinations: UnsafeMutablePointer<MIDIEventList>
+        let destinationCount: Int
+        let shared: UnsafeMutablePointer<Shared>
+    }
+
+    private let state: UnsafeMutablePointer<RenderState>
+    private let shared: UnsafeMutablePointer<Shared>
+    private let inbox: SPSCRing<LiveMIDIEvent>
     private let destinationQueues: [MIDIEventQueue]
+    public let placement: LiveMIDIPlacement
+    public let latencyFrames: Int
 
     /// `latencyFrames`: the constant latency (normally the I/O period); `periodFrames` sets the clock's
     /// update interval.
     public init(destinations: [MIDIEventQueue], sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil,
                 placement: LiveMIDIPlacement = .constantLatency, capacity: Int = 4096) {
         destinationQueues = destinations
+        self.placement = placement
+        self.latencyFrames = latencyFrames ?? periodFrames
         let lists = UnsafeMutablePointer<MIDIEventList>.allocate(capacity: max(1, destinations.count))
         for (index, queue) in destinations.enumerated() { (lists + index).initialize(to: queue.list) }
+        inbox = SPSCRing(minimumCapacity: capacity)
+        shared = .allocate(capacity: 1)
+        shared.initialize(to: Shared())
         state = .allocate(capacity: 1)
-        state.initialize(to: State(
-            inbox: SPSCRing(minimumCapacity: capacity), clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
-            latencyFrames: Int64(latencyFrames ?? periodFrames), placement: placement, destinations: lists,
-            destinationCount: destinations.count, late: Atomic(0), delivered: Atomic(0), dropped: Atomic(0),
-            publishedOrigin: Atomic(0), publishedNanosPerFrame: Atomic(0), worstLateFrames: Atomic(0)))
+        state.initialize(to: RenderState(
+            inbox: inbox, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
+            latencyFrames: Int64(self.latencyFrames), placement: placement, destinations: lists,
+            destinationCount: destinations.count, shared: shared))
     }
 
     deinit {
-        state.pointee.inbox.deallocate()
+        inbox.deallocate()
         state.pointee.destinations.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
+        shared.deinitialize(count: 1)
+        shared.deallocate()
     }
 
     /// Queues an event (MIDI thread). Returns false, and counts it, when the queue is full.
     @discardableResult
     public func send(_ event: LiveMIDIEvent) -> Bool {
         precondition(Int(event.destination) < destinationQueues.count, "no MIDI destination \(event.destination)")
-        if state.pointee.inbox.push(event) { return true }
-        state.pointee.dropped.add(1, ordering: .relaxed)
+        if inbox.push(event) { return true }
+        shared.pointee.dropped.add(1, ordering: .relaxed)
         return false
     }
 
-    public var placement: LiveMIDIPlacement { state.pointee.placement }
-    public var latencyFrames: Int { Int(state.pointee.latencyFrames) }
     /// Events delivered to instruments.
-    public var deliveredCount: Int { state.pointee.delivered.load(ordering: .relaxed) }
+    public var deliveredCount: Int { shared.pointee.delivered.load(ordering: .relaxed) }
     /// Events that reached the render thread after their frame had passed (played at once).
-    public var lateCount: Int { state.pointee.late.load(ordering: .relaxed) }
+    public var lateCount: Int { shared.pointee.late.load(ordering: .relaxed) }
     /// The latest a late event was, in frames.
-    public var worstLateFrames: Int { state.pointee.worstLateFrames.load(ordering: .relaxed) }
+    public var worstLateFrames: Int { shared.pointee.worstLateFrames.load(ordering: .relaxed) }
     /// Events dropped because the queue or an instrument's list was full.
     public var droppedCount: Int {
-        state.pointee.dropped.load(ordering: .relaxed) + destinationQueues.reduce(0) { $0 + $1.droppedCount }
+        shared.pointee.dropped.load(ordering: .relaxed) + destinationQueues.reduce(0) { $0 + $1.droppedCount }
     }
 
     /// The sample time at a host time, from the render thread's latest clock line; nil before the first
     /// slice with a host time. For other threads (the MIDI clock follower wants seconds on the sample clock).
     public func sampleTime(atNanos nanos: Int64) -> Double? {
-        let bits = state.pointee.publishedNanosPerFrame.load(ordering: .acquiring)
+        let bits = shared.pointee.publishedNanosPerFrame.load(ordering: .acquiring)
         guard bits != 0 else { return nil }
-        return (Double(nanos) - Double(state.pointee.publishedOrigin.load(ordering: .relaxed))) / Double(bitPattern: bits)
+        return (Double(nanos) - Double(shared.pointee.publishedOrigin.load(ordering: .relaxed))) / Double(bitPattern: bits)
     }
 
     /// Install with `AudioGraph.addRenderNotify`. Valid while this object lives.
@@ -120,21 +135,22 @@ public final class LiveMIDIInput: @unchecked Sendable {
         guard flags.pointee.contains(.preRender) else { return 0 }
         let stamp = timeStamp.pointee
         let hasHostTime = stamp.flags.rawValue & 2 != 0
-        LiveMIDIInput.deliver(refCon!.assumingMemoryBound(to: State.self), sliceStart: stamp.sampleTime,
+        LiveMIDIInput.deliver(refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: stamp.sampleTime,
                               hostNanos: hasHostTime ? Int64(bitPattern: stamp.hostTime) : nil, frameCount: Int64(frameCount))
         return 0
     }
 
     /// Moves every queued event due in this slice to its instrument at its frame offset.
     @_noAllocation @_noLocks
-    static func deliver(_ state: UnsafeMutablePointer<State>, sliceStart: Int64, hostNanos: Int64?, frameCount: Int64) {
+    static func deliver(_ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64?, frameCount: Int64) {
         var constantLatency = state.pointee.placement == .constantLatency
         if let hostNanos {
             state.pointee.clock.update(frame: sliceStart, hostNanos: hostNanos)
             let clock = state.pointee.clock
-            state.pointee.publishedOrigin.store(
+            let shared = state.pointee.shared
+            shared.pointee.publishedOrigin.store(
                 Int64(clock.referenceNanos - clock.marginNanos - Double(clock.referenceFrame) * clock.nanosPerFrame), ordering: .relaxed)
-            state.pointee.publishedNanosPerFrame.store(clock.nanosPerFrame.bitPattern, ordering: .releasing)
+            shared.pointee.publishedNanosPerFrame.store(clock.nanosPerFrame.bitPattern, ordering: .releasing)
         } else {
             constantLatency = false
         }
@@ -155,9 +171,9 @@ public final class LiveMIDIInput: @unchecked Sendable {
                 // Arrivals are in order, so everything behind this one is due later too.
                 if offset >= frameCount { break }
                 if offset < 0 {
-                    state.pointee.late.add(1, ordering: .relaxed)
-                    if Int(-offset) > state.pointee.worstLateFrames.load(ordering: .relaxed) {
-                        state.pointee.worstLateFrames.store(Int(-offset), ordering: .relaxed)
+                    state.pointee.shared.pointee.late.add(1, ordering: .relaxed)
+                    if Int(-offset) > state.pointee.shared.pointee.worstLateFrames.load(ordering: .relaxed) {
+                        state.pointee.shared.pointee.worstLateFrames.store(Int(-offset), ordering: .relaxed)
                     }
                     offset = 0
                 }
@@ -166,7 +182,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
             if Int(event.destination) < state.pointee.destinationCount {
                 state.pointee.destinations[Int(event.destination)].insert(
                     MIDIEvent(offset: UInt32(offset), status: event.status, data1: event.data1, data2: event.data2))
-                state.pointee.delivered.add(1, ordering: .relaxed)
+                state.pointee.shared.pointee.delivered.add(1, ordering: .relaxed)
             }
         }
     }
