@@ -70,6 +70,10 @@ public enum LiveInstrument {
         public var midiLate: Int
         public var midiDropped: Int
         public var latencyFrames: Int
+        /// The longest an event waited for the MIDI thread after it arrived (ms).
+        public var worstReadDelay: Double
+        /// The latest a late event was (ms).
+        public var worstLateness: Double
     }
 
     public static func run(_ options: RenderOptions, input inputOptions: LiveInputOptions, session: AudioSession, duration: Double?,
@@ -135,7 +139,9 @@ public enum LiveInstrument {
         session.dispatchEvents()
         current.statistics = io.statistics
         return Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
-                      latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0)
+                      latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0,
+                      worstReadDelay: Double(sequencer.worstReadDelayNanos) / 1e6,
+                      worstLateness: Double(live.worstLateFrames) / grant.sampleRate * 1000)
     }
 }
 

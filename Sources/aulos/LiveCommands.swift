@@ -173,7 +173,9 @@ extension Aulos {
                 : "at the next slice"
             print("played live \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
                 + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
-                + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late, \(report.midiDropped) dropped")
+                + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
+                + (report.midiLate > 0 ? String(format: " (by up to %.1f ms)", report.worstLateness) : "")
+                + ", \(report.midiDropped) dropped; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms")
         }
 
         static func clock(_ seconds: Double) -> String {

@@ -140,13 +140,22 @@ struct LivePlacementHarness {
         #expect(landed.count == 1 && abs(landed[0].frame - 640) <= 1)
     }
 
-    /// The clock follows a discontinuity (an xrun, a reopened device) by starting over, not by drifting.
+    /// The clock follows a discontinuity (an xrun, a reopened device) by starting over, not by drifting,
+    /// and keeps the jitter margin it learnt (the machine did not change).
     @Test func theClockRestartsAfterADiscontinuity() {
         var clock = MIDIPlacementClock(sampleRate: 48_000, periodFrames: 256)
-        for index in 0..<100 { clock.update(frame: Int64(index * 256), hostNanos: Int64(Double(index) * 256 / 48_000 * 1e9)) }
-        clock.update(frame: 100 * 256, hostNanos: Int64(100.0 * 256 / 48_000 * 1e9 + 50e6))  // 50 ms late: an xrun
+        var random = SeededRandom(seed: 7)
+        let nanosPerPeriod = 256 / 48_000.0 * 1e9
+        for index in 0..<2000 {
+            clock.update(frame: Int64(index * 256), hostNanos: Int64(Double(index) * nanosPerPeriod + Double.random(in: 0...100_000, using: &random)))
+        }
+        let margin = clock.marginNanos
+        #expect(margin > 20_000 && margin < 100_000)
+        let late = Int64(2000 * nanosPerPeriod + 50e6)  // 50 ms late: an xrun
+        clock.update(frame: 2000 * 256, hostNanos: late)
         #expect(clock.resets == 1)
-        #expect(abs(clock.frame(atNanos: Int64(100.0 * 256 / 48_000 * 1e9 + 50e6)) - 25_600) < 0.01)
+        #expect(clock.marginNanos == margin)
+        #expect(abs(clock.frame(atNanos: late) - (512_000 + margin / 1e9 * 48_000)) < 0.01)
     }
 
     @Test func placementAllocatesNothing() {

@@ -57,6 +57,7 @@ public final class SequencerInput: @unchecked Sendable {
     private let timestampQueue: Int32
     private let handler: Handler
     private let running = Atomic<Bool>(false)
+    private let worstReadDelay = Atomic<Int64>(0)
     private let noticeBox = Mutex<[Notice]>([])
     private var thread = pthread_t()
     private var threadStarted = false
@@ -164,6 +165,9 @@ public final class SequencerInput: @unchecked Sendable {
         for (message, source) in connections.releaseAll() { handler(message, now, source) }
     }
 
+    /// The longest an event waited between its kernel arrival stamp and the MIDI thread reading it (ns).
+    public var worstReadDelayNanos: Int64 { worstReadDelay.load(ordering: .relaxed) }
+
     /// Notices since the last call (control thread).
     public func takeNotices() -> [Notice] {
         noticeBox.withLock { notices in
@@ -208,6 +212,9 @@ public final class SequencerInput: @unchecked Sendable {
             // Never before an earlier event, nor in the future (a stale offset): placement relies on order.
             arrival = min(max(arrival, lastArrival), now)
             lastArrival = arrival
+            // How long the event waited for this thread: if that exceeds the placement's latency budget,
+            // the event is late however good the clock is. Kept as a statistic to tell the two apart.
+            if now - arrival > worstReadDelay.load(ordering: .relaxed) { worstReadDelay.store(now - arrival, ordering: .relaxed) }
             let source = SequencerAddress(client: Int(input.source_client), port: Int(input.source_port))
             parser.reset()
             parser.parse(bytes[0..<Int(input.length)]) { message in

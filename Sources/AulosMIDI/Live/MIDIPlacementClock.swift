@@ -27,6 +27,7 @@ public struct MIDIPlacementClock: Sendable, BitwiseCopyable {
     /// The loop starts wide (locks within a fraction of a second, learning the device's real rate) and
     /// narrows to `bandwidth` over about two seconds (averaging jitter away from then on).
     var currentBandwidth: Double = 0
+    var hasSettled = false
     let narrowing: Double
     static let lockingBandwidth = 4.0
 
@@ -62,8 +63,13 @@ public struct MIDIPlacementClock: Sendable, BitwiseCopyable {
         let locking = currentBandwidth > bandwidth
         if locking {
             currentBandwidth = max(bandwidth, currentBandwidth * narrowing)
-            // Locked: forget the margin the wide loop needed; it regrows to what the narrow one needs.
-            if currentBandwidth == bandwidth { marginNanos = 0 }
+            // Locked for the first time: forget the margin the wide loop needed; it regrows to what the
+            // narrow one needs. After a restart (an xrun) the machine's jitter is what it was: keep it,
+            // or the events right after every xrun would play late.
+            if currentBandwidth == bandwidth && !hasSettled {
+                marginNanos = 0
+                hasSettled = true
+            }
         }
         let omega = 2 * Double.pi * currentBandwidth * periodSeconds
         let b = 1.4142135623730951 * omega  // √2 ω: critically damped (Adriaensen)
@@ -88,7 +94,6 @@ public struct MIDIPlacementClock: Sendable, BitwiseCopyable {
         referenceFrame = frame
         referenceNanos = hostNanos
         nanosPerFrame = nominalNanosPerFrame
-        marginNanos = 0
         currentBandwidth = Self.lockingBandwidth
         isLocked = true
     }
