@@ -49,6 +49,13 @@ set +e
 ALSA_VM_TIMEOUT=${ALSA_VM_TIMEOUT:-600} scripts/alsa-vm/run.sh "$work/bin" scripts/alsa-vm/live-midi-test.sh "$work/out"
 guest=$?
 set -e
+# run.sh's own failures, before or around the guest test: 2 = could not set the VM up (packages, kernel),
+# 124 = the VM timed out, 125 = the guest never reported. Exit 3 so CI can tell "could not run" from
+# "ran and failed" (the guest's checks bound every wait, so a hung aulos fails in the guest, not here).
+if [ "$guest" -eq 2 ] || [ "$guest" -eq 124 ] || [ "$guest" -eq 125 ]; then
+  echo "alsa-test: the VM harness failed (run.sh exit $guest; see $work/out/console.log)" >&2
+  exit 3
+fi
 
 # The audio checks. Sound = 5 ms blocks peaking above -40 dBFS; gaps under 50 ms do not split a note.
 python3 - "$work/out" "$guest" "$(cat "$work/bin/play-options")" <<'PY'
