@@ -69,6 +69,8 @@ public enum LiveInstrument {
         public var midiDelivered: Int
         public var midiLate: Int
         public var midiDropped: Int
+        /// Note-ons dropped for being more than half a second overdue.
+        public var midiStale: Int
         public var latencyFrames: Int
         /// The longest an event waited for the MIDI thread after it arrived (ms).
         public var worstReadDelay: Double
@@ -138,7 +140,7 @@ public enum LiveInstrument {
         routerBox.router = nil
         session.dispatchEvents()
         current.statistics = io.statistics
-        return Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
+        return Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount, midiStale: live.staleCount,
                       latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0,
                       worstReadDelay: Double(sequencer.worstReadDelayNanos) / 1e6,
                       worstLateness: Double(live.worstLateFrames) / grant.sampleRate * 1000)

@@ -175,7 +175,8 @@ extension Aulos {
                 + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
                 + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
                 + (report.midiLate > 0 ? String(format: " (by up to %.1f ms)", report.worstLateness) : "")
-                + ", \(report.midiDropped) dropped; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms")
+                + ", \(report.midiDropped) dropped" + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
+                + "; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms")
         }
 
         static func clock(_ seconds: Double) -> String {

@@ -128,6 +128,22 @@ struct LivePlacementHarness {
         #expect(harness.input.worstLateFrames >= 2560 - 768 - 1)
     }
 
+    /// Events that arrive long before the render thread sees them (the device was away for a second):
+    /// the note-on is dropped as stale, its note-off and the pedal still apply.
+    @Test func longOverdueNoteOnsAreDroppedButNoteOffsApply() {
+        let harness = LivePlacementHarness(period: 256)
+        let nanosPerPeriod = 256.0 / 48_000 * 1e9
+        for index in 0..<10 { _ = harness.slice(at: Int64(index * 256), hostNanos: Int64(1e9 + Double(index) * nanosPerPeriod)) }
+        for (status, data1, data2) in [(UInt8(0x90), UInt8(60), UInt8(100)), (0x80, 60, 0), (0xB0, 64, 0), (0x90, 62, 0)] {
+            harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + 10 * nanosPerPeriod), destination: 0, status: status, data1: data1, data2: data2))
+        }
+        // The device returns 1.2 s later (slices resume where they stopped): the events are 1.2 s overdue.
+        let back = Int64(1e9 + 10 * nanosPerPeriod + 1.2e9)
+        let landed = harness.slice(at: 2560, hostNanos: back)
+        #expect(landed.map(\.note).sorted() == [60, 62, 64])  // the note-off, the velocity-0 note-on, the pedal
+        #expect(harness.input.staleCount == 1)
+    }
+
     /// Events due beyond this slice wait for theirs (the wake-up came early relative to the clock line).
     @Test func eventsDueLaterWaitForTheirSlice() {
         let harness = LivePlacementHarness(period: 256)
@@ -216,7 +232,8 @@ struct LivePlacementHarness {
         let producer = TestThread {
             var sent = 0
             while sent < total {
-                if harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(sent), destination: 0, status: 0x90,
+                // Note-offs: with these made-up arrival times a note-on would be long overdue and dropped.
+                if harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(sent), destination: 0, status: 0x80,
                                                     data1: UInt8(sent % 128), data2: 1)) { sent += 1 }
             }
             finished.store(true, ordering: .releasing)

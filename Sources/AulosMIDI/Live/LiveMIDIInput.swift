@@ -34,7 +34,8 @@ public enum LiveMIDIPlacement: Sendable, Equatable {
 /// maps each arrival time through the I/O unit's clock (`MIDIPlacementClock`, fed by the slices' host
 /// times) to a sample time, adds the fixed latency, and inserts the event into its instrument's event list
 /// at that offset. Events not yet due wait for their slice; events whose frame has already passed play at
-/// offset 0 and are counted as late. Slices without a host time (offline rendering) use lowest latency.
+/// offset 0 and are counted as late — except note-ons overdue by more than half a second, which are
+/// dropped (counted as stale) so a device coming back does not start a burst of old notes. Slices without a host time (offline rendering) use lowest latency.
 ///
 /// Threads: `send` from one thread (the MIDI thread); `renderNotify` on the render thread; counters and
 /// `sampleTime(atNanos:)` from any thread.
@@ -49,6 +50,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
         let publishedNanosPerFrame = Atomic<UInt64>(0)
         /// Largest lateness seen, in frames (for the status report).
         let worstLateFrames = Atomic<Int>(0)
+        /// Note-ons dropped for being long overdue.
+        let stale = Atomic<Int>(0)
     }
 
     /// The render thread's own state (mutated only there). Kept apart from `Shared` and from the producer's
@@ -61,6 +64,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
         let destinations: UnsafeMutablePointer<MIDIEventList>
         let destinationCount: Int
         let shared: UnsafeMutablePointer<Shared>
+        /// Overdue by more than this (half a second), a note-on is dropped rather than started.
+        let staleFrames: Int64
     }
 
     private let state: UnsafeMutablePointer<RenderState>
@@ -86,7 +91,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
         state.initialize(to: RenderState(
             inbox: inbox, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
             latencyFrames: Int64(self.latencyFrames), placement: placement, destinations: lists,
-            destinationCount: destinations.count, shared: shared))
+            destinationCount: destinations.count, shared: shared, staleFrames: Int64(sampleRate / 2)))
     }
 
     deinit {
@@ -113,6 +118,9 @@ public final class LiveMIDIInput: @unchecked Sendable {
     public var lateCount: Int { shared.pointee.late.load(ordering: .relaxed) }
     /// The latest a late event was, in frames.
     public var worstLateFrames: Int { shared.pointee.worstLateFrames.load(ordering: .relaxed) }
+    /// Note-ons dropped because they reached the render thread more than half a second after they were
+    /// due (the device was away, the machine stalled): a burst of stale notes is worse than none.
+    public var staleCount: Int { shared.pointee.stale.load(ordering: .relaxed) }
     /// Events dropped because the queue or an instrument's list was full.
     public var droppedCount: Int {
         shared.pointee.dropped.load(ordering: .relaxed) + destinationQueues.reduce(0) { $0 + $1.droppedCount }
@@ -143,7 +151,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
     /// Moves every queued event due in this slice to its instrument at its frame offset.
     @_noAllocation @_noLocks
     static func deliver(_ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64?, frameCount: Int64) {
-        var constantLatency = state.pointee.placement == .constantLatency
+        let constantLatency = state.pointee.placement == .constantLatency
+        let clocked = hostNanos != nil
         if let hostNanos {
             state.pointee.clock.update(frame: sliceStart, hostNanos: hostNanos)
             let clock = state.pointee.clock
@@ -151,8 +160,6 @@ public final class LiveMIDIInput: @unchecked Sendable {
             shared.pointee.publishedOrigin.store(
                 Int64(clock.referenceNanos - clock.marginNanos - Double(clock.referenceFrame) * clock.nanosPerFrame), ordering: .relaxed)
             shared.pointee.publishedNanosPerFrame.store(clock.nanosPerFrame.bitPattern, ordering: .releasing)
-        } else {
-            constantLatency = false
         }
         while let event = state.pointee.inbox.peek() {
             // A full instrument list: leave the rest queued for the next slice rather than drop it (the
@@ -161,21 +168,31 @@ public final class LiveMIDIInput: @unchecked Sendable {
                 if state.pointee.destinations[Int(event.destination)].isFull() { break }
             }
             var offset: Int64 = 0
-            if constantLatency {
+            if clocked {
                 // floor() without FloatingPointRoundingRule, which the real-time checker rejects.
                 let exact = state.pointee.clock.frame(atNanos: event.arrivalNanos)
                 var arrivalFrame = Int64(exact)
                 if Double(arrivalFrame) > exact { arrivalFrame -= 1 }
-                let frame = arrivalFrame + state.pointee.latencyFrames
-                offset = frame - sliceStart
-                // Arrivals are in order, so everything behind this one is due later too.
-                if offset >= frameCount { break }
-                if offset < 0 {
-                    state.pointee.shared.pointee.late.add(1, ordering: .relaxed)
-                    if Int(-offset) > state.pointee.shared.pointee.worstLateFrames.load(ordering: .relaxed) {
-                        state.pointee.shared.pointee.worstLateFrames.store(Int(-offset), ordering: .relaxed)
+                let due = arrivalFrame + state.pointee.latencyFrames
+                // Long overdue (the device was gone, the machine stalled): starting the note now would
+                // be a burst of stale notes. Drop note-ons; everything else (note-offs, pedals,
+                // controllers) still applies, so nothing is left hanging.
+                if sliceStart - due > state.pointee.staleFrames && event.status & 0xF0 == 0x90 && event.data2 > 0 {
+                    _ = state.pointee.inbox.pop()
+                    state.pointee.shared.pointee.stale.add(1, ordering: .relaxed)
+                    continue
+                }
+                if constantLatency {
+                    offset = due - sliceStart
+                    // Arrivals are in order, so everything behind this one is due later too.
+                    if offset >= frameCount { break }
+                    if offset < 0 {
+                        state.pointee.shared.pointee.late.add(1, ordering: .relaxed)
+                        if Int(-offset) > state.pointee.shared.pointee.worstLateFrames.load(ordering: .relaxed) {
+                            state.pointee.shared.pointee.worstLateFrames.store(Int(-offset), ordering: .relaxed)
+                        }
+                        offset = 0
                     }
-                    offset = 0
                 }
             }
             _ = state.pointee.inbox.pop()
