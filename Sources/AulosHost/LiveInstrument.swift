@@ -106,13 +106,8 @@ public enum LiveInstrument {
             for destination in destinations { rig.scheduler.schedule(message.message, at: message.sampleTime, destination: destination) }
         }
         io.addListener(event)
-        LivePlayback.stopRequested = 0
-        signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
-        signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }
-        defer {
-            signal(SIGINT, SIG_DFL)
-            signal(SIGTERM, SIG_DFL)
-        }
+        LivePlayback.catchStopSignals()
+        defer { LivePlayback.releaseStopSignals() }
         if let duration { io.stopRendering(after: Int64(duration * grant.sampleRate)) }
         try rig.graph.start()
         for warning in io.warnings { warn(warning) }

@@ -26,6 +26,19 @@ public enum LivePlayback {
     /// Set by SIGINT/SIGTERM: stop at the next status tick, with every note released.
     nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
 
+    /// SIGINT and SIGTERM set `stopRequested` (cleared now) instead of killing the process, so a run can
+    /// release its notes and close the device.
+    static func catchStopSignals() {
+        stopRequested = 0
+        signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
+        signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }
+    }
+
+    static func releaseStopSignals() {
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+
     public static func run(_ options: RenderOptions, session: AudioSession, duration: Double?,
                            status: (LiveStatus) -> Void = { _ in }, warn: (String) -> Void = { _ in },
                            event: @escaping (IOEvent) -> Void = { _ in }, lookahead lookaheadSeconds: Double = 0.25) throws -> LiveStatus {
@@ -58,13 +71,8 @@ public enum LivePlayback {
         }
         feed(until: lookahead)
         io.addListener(event)  // the session relays the same events as interruptions and route changes
-        stopRequested = 0
-        signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
-        signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }
-        defer {
-            signal(SIGINT, SIG_DFL)
-            signal(SIGTERM, SIG_DFL)
-        }
+        LivePlayback.catchStopSignals()
+        defer { LivePlayback.releaseStopSignals() }
         io.stopRendering(after: end)  // the run ends on its frame, however late the control loop looks
         try rig.graph.start()
         for warning in io.warnings { warn(warning) }

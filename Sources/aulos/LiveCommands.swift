@@ -124,13 +124,7 @@ extension Aulos {
                 let line = Self.statusLine(status)
                 if line != lastLine { printError("\r" + line + "   ", newline: false) }
                 lastLine = line
-            }, warn: { printError("aulos: warning: " + $0) }, event: { event in
-                switch event {
-                case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
-                case .interruptionEnded: printError("\raulos: device back; playing on")
-                case .underrun, .overrun, .suspendedAndResumed: break
-                }
-            })
+            }, warn: { printError("aulos: warning: " + $0) }, event: Self.reportDeviceEvent)
             if terminal { printError("") }
             let grant = final.grant
             print("played \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
@@ -158,13 +152,7 @@ extension Aulos {
                 case .subscribed(let address, let name): printError(prefix + "aulos: MIDI: \(address) \(name) plays into aulos")
                 case .inputOverflow: printError(prefix + "aulos: MIDI: input overflowed, events lost")
                 }
-            }, event: { event in
-                switch event {
-                case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
-                case .interruptionEnded: printError("\raulos: device back; playing on")
-                case .underrun, .overrun, .suspendedAndResumed: break
-                }
-            })
+            }, event: Self.reportDeviceEvent)
             if terminal { printError("") }
             let final = report.status
             let grant = final.grant
@@ -177,6 +165,15 @@ extension Aulos {
                 + (report.midiLate > 0 ? String(format: " (by up to %.1f ms)", report.worstLateness) : "")
                 + ", \(report.midiDropped) dropped" + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
                 + "; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms")
+        }
+
+        /// Device lost and back, on stderr (xruns are counted in the status line instead).
+        static func reportDeviceEvent(_ event: IOEvent) {
+            switch event {
+            case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
+            case .interruptionEnded: printError("\raulos: device back; playing on")
+            case .underrun, .overrun, .suspendedAndResumed: break
+            }
         }
 
         static func clock(_ seconds: Double) -> String {
