@@ -161,6 +161,12 @@ for name, label in [("probe.txt", play), ("probe-lowest.txt", play + " --lowest-
         summary.append(f"latency {label}: mean {r.get('mean_ms', '-')} ms, min {r.get('min_ms', '-')}, "
                        f"max {r.get('max_ms', '-')}, jitter (std dev) {r.get('jitter_ms', '-')} ms; "
                        f"{r['notes']} notes, {r['missing']} missing, pitch error max {r.get('max_cents', '-')} cents")
+        # The placement itself: onset frames against aulos's own arrival stamps (read from its echo port).
+        if float(r.get("stamp_jitter_frames", -1)) >= 0:
+            summary.append(f"   onset vs aulos's arrival stamps ({r['stamped']} notes): residual std dev "
+                           f"{r['stamp_jitter_frames']} frames, max {r['stamp_max_frames']} frames")
+        else:
+            check(False, f"{name}: no arrival stamps from aulos's echo port")
 
 for name in ["live-stdout.txt", "live-lowest-stdout.txt"]:  # aulos's own last words: xruns, late MIDI
     try:

@@ -124,7 +124,7 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         state.initialize(to: IOThreadState(
             pcm: device.handle, entry: entry, counters: counters, events: events, buffers: buffer.list,
             bytes: buffer.list.pointee.buffers[0].data!, bytesPerFrame: Int(grant.streamFormat.bytesPerFrame),
-            period: Int(grant.period), sliceLimit: Int(maximumFramesPerSlice), sampleRate: grant.sampleRate,
+            period: Int(grant.period), bufferFrames: Int(grant.bufferFrames), sliceLimit: Int(maximumFramesPerSlice), sampleRate: grant.sampleRate,
             reopenName: UnsafePointer(name), reopenConfiguration: configuration.map { UnsafePointer($0) },
             reopenRequest: AulosPCMConfig(format: PCMDevice.alsaFormat(grant.format), channels: grant.channels,
                                           rate: UInt32(grant.sampleRate), period: snd_pcm_uframes_t(grant.period),

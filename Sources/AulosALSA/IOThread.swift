@@ -77,6 +77,8 @@ struct IOThreadState {
     let bytes: UnsafeMutableRawPointer
     let bytesPerFrame: Int
     let period: Int
+    /// The device buffer (all periods), for working out when a rendered frame will be heard.
+    let bufferFrames: Int
     /// The graph's maximumFramesPerSlice: a period longer than it is rendered in several slices.
     let sliceLimit: Int
     let sampleRate: Double
@@ -133,7 +135,7 @@ enum IOThread {
             }
             if state.pointee.capturePCM != nil { readCapture(state) }
             let started = monotonicNanoseconds()
-            renderPeriod(state, hostNanos: started)
+            renderPeriod(state, hostNanos: playTime(state, pcm, wokeAt: started))
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
             if delay > 0 { usleep(UInt32(delay)) }
             let load = Double(monotonicNanoseconds() - started) / nanosPerSlice
@@ -147,11 +149,32 @@ enum IOThread {
         }
     }
 
+    /// When the first frame about to be rendered will be heard (CLOCK_MONOTONIC ns): Core Audio's
+    /// mHostTime for an output. From the device's own timestamp of its last position update and how many
+    /// frames were queued ahead of the hardware then — so it does not move with this thread's scheduling
+    /// — or, where the device gives no timestamp (some plugins) or is not running yet, estimated from the
+    /// wake-up time and the frames a running stream has queued when a period becomes free.
+    static func playTime(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer, wokeAt wake: Int64) -> Int64 {
+        let nanosPerFrame = 1e9 / state.pointee.sampleRate
+        if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING {
+            var available: snd_pcm_uframes_t = 0
+            var stamp = snd_htimestamp_t()
+            if snd_pcm_htimestamp(pcm, &available, &stamp) == 0 && (stamp.tv_sec != 0 || stamp.tv_nsec != 0) {
+                let stampNanos = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
+                let queued = state.pointee.bufferFrames - Int(available)
+                // A stamp on another clock (a plugin ignoring the monotonic request) is seconds away.
+                if queued >= 0 && abs(stampNanos - wake) < 1_000_000_000 {
+                    return stampNanos + Int64(Double(queued) * nanosPerFrame)
+                }
+            }
+        }
+        return wake + Int64(Double(state.pointee.bufferFrames - state.pointee.period) * nanosPerFrame)
+    }
+
     /// Pulls the graph for one period into the device buffer (in slices of at most `sliceLimit`).
-    /// `hostNanos` (CLOCK_MONOTONIC) is when the period's render began, i.e. when the device woke us: the
-    /// slices carry it as their host time (later slices of the period advanced by their frame offset), so
-    /// render notifications can relate wall-clock events such as MIDI arrivals to sample time. It is the
-    /// cycle start, as in JACK, not the time the frames will be heard (that is later by the buffer).
+    /// `hostNanos` is when the period's first frame will be heard (`playTime`); the slices carry it as
+    /// their host time (later slices of the period advanced by their frame offset), so render
+    /// notifications can relate wall-clock events such as MIDI arrivals to sample time.
     @_noAllocation @_noLocks
     static func renderPeriod(_ state: UnsafeMutablePointer<IOThreadState>, hostNanos: Int64) {
         var done = 0

@@ -98,8 +98,12 @@ public enum LiveInstrument {
         defer { rig.close() }
         let io = rig.graph.outputUnit as! ALSAOutputUnit
         let grant = io.grant!
+        // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
+        // an event arriving as a period begins rendering lands at the start of the period rendered next,
+        // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
         let live = LiveMIDIInput(destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
-                                 periodFrames: Int(grant.period), placement: inputOptions.placement)
+                                 periodFrames: Int(grant.period), latencyFrames: Int(grant.bufferFrames),
+                                 placement: inputOptions.placement)
         try rig.graph.addRenderNotify(live.renderNotify)
         routerBox.router = LiveMIDIRouter(rig: rig, input: live, sampleRate: grant.sampleRate)
         for (message, destinations) in ScriptedRender.route([], through: rig).0 {

@@ -78,6 +78,11 @@ int aulos_alsa_configure(snd_pcm_t *pcm, AulosPCMConfig *config, const char **st
     // Start once the buffer is full (the I/O thread pre-fills it), wake when a period is free.
     STEP(snd_pcm_sw_params_set_start_threshold(pcm, sw, config->buffer), "start threshold");
     STEP(snd_pcm_sw_params_set_avail_min(pcm, sw, config->period), "wake-up threshold");
+    // Monotonic timestamps on every position update (snd_pcm_htimestamp): they tell when the frames being
+    // written will be heard, for placing live MIDI. Not every plugin supports them; without, the I/O thread
+    // estimates from its wake-up time.
+    if (snd_pcm_sw_params_set_tstamp_mode(pcm, sw, SND_PCM_TSTAMP_ENABLE) == 0)
+        snd_pcm_sw_params_set_tstamp_type(pcm, sw, SND_PCM_TSTAMP_TYPE_MONOTONIC);
     STEP(snd_pcm_sw_params(pcm, sw), "applying sw params");
 done:
     if (hw) snd_pcm_hw_params_free(hw);

@@ -11,6 +11,12 @@
 // sample lags the true clock by up to one tick; a least-squares line through thousands of samples
 // gives the rate, and the line moved up to the samples' upper envelope gives the continuous clock.
 //
+// Placement relative to the synth's own arrival stamps (what "jitter-free" promises): if DEST's client
+// has an echo port DEST+1 that re-sends what it receives with its kernel arrival stamp (Aulos's port 1
+// does), the probe subscribes to it and records each note-on's stamp. Onsets (the first non-zero sample
+// after silence: sample-exact, whatever the pitch) against stamps, fitted by a line, leave residuals in
+// frames: the placement jitter itself, free of this probe's capture-clock mapping and its timer ticks.
+//
 // Build: cc -O2 -Wall -o latency-probe latency-probe.c -lasound -lm
 // Usage: latency-probe [-n NOTES] [-c CAPTURE_PCM] [-w OUT.wav] [-W WAIT_S] [-s SEED] [-t DBFS] DEST
 //   DEST      sequencer port to play, e.g. Aulos:0 or 128:0 (snd_seq_parse_address)
@@ -33,7 +39,7 @@
 #define MAX_NOTES 200
 
 typedef struct { double t; double pos; } Sample;  // status sample: monotonic s, capture frame
-typedef struct { int key; double on, off; } Note;  // monotonic seconds of the sends
+typedef struct { int key; double on, off; double stamp; } Note;  // monotonic s of the sends; echo stamp (s, 0 = none)
 
 static snd_pcm_t *pcm;
 static int16_t *audio;            // the whole capture, interleaved
@@ -198,7 +204,7 @@ int main(int argc, char **argv) {
   // senders, like a virmidi port, still gets the notes). Waits for DEST while capturing.
   snd_seq_t *seq;
   snd_seq_addr_t addr;
-  if ((err = snd_seq_open(&seq, "default", SND_SEQ_OPEN_OUTPUT, 0)) < 0) die("sequencer", err);
+  if ((err = snd_seq_open(&seq, "default", SND_SEQ_OPEN_DUPLEX, 0)) < 0) die("sequencer", err);
   snd_seq_set_client_name(seq, "latency-probe");
   int port = snd_seq_create_simple_port(seq, "probe out", SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ,
                                         SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION);
@@ -210,7 +216,12 @@ int main(int argc, char **argv) {
     if (now() >= deadline) die(dest, err);
     pump_until(now() + 0.05);
   }
-  printf("latency-probe: capturing %s, playing %d notes to %s (%d:%d)\n", device, count, dest, addr.client, addr.port);
+  // The echo port, if the destination has one: its events carry the destination's arrival stamps.
+  int echo_in = snd_seq_create_simple_port(seq, "probe echo in", SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE,
+                                           SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION);
+  int have_echo = echo_in >= 0 && snd_seq_connect_from(seq, echo_in, addr.client, addr.port + 1) >= 0;
+  printf("latency-probe: capturing %s, playing %d notes to %s (%d:%d)%s\n", device, count, dest, addr.client, addr.port,
+         have_echo ? ", reading its arrival stamps from the echo port" : "");
   fflush(stdout);
 
   // Let the synth settle (a client just started may not play yet), then take the noise floor:
@@ -238,12 +249,21 @@ int main(int argc, char **argv) {
     snd_seq_ev_set_direct(&ev);
     snd_seq_ev_set_noteon(&ev, 0, key, 100);
     notes[i].key = key;
+    notes[i].stamp = 0;
     notes[i].on = now();
     if ((err = snd_seq_event_output_direct(seq, &ev)) < 0) die("note-on", err);
     pump_until(notes[i].on + 0.15);
     snd_seq_ev_set_noteoff(&ev, 0, key, 0);
     notes[i].off = now();
     if ((err = snd_seq_event_output_direct(seq, &ev)) < 0) die("note-off", err);
+    // The echoed note-on (read without blocking: only what is already there).
+    while (have_echo && snd_seq_event_input_pending(seq, 1) > 0) {
+      snd_seq_event_t *in = NULL;
+      if (snd_seq_event_input(seq, &in) < 0 || !in) break;
+      if (in->type == SND_SEQ_EVENT_NOTEON && in->data.note.velocity > 0 && in->data.note.note == key &&
+          (in->flags & SND_SEQ_TIME_STAMP_MASK) == SND_SEQ_TIME_STAMP_REAL)
+        notes[i].stamp = in->time.time.tv_sec + in->time.time.tv_nsec / 1e9;
+    }
   }
   pump_until(now() + 0.5);
   snd_pcm_close(pcm);
@@ -270,7 +290,8 @@ int main(int argc, char **argv) {
 
   // Onsets: the first frame over the threshold after the note-on's frame, which must come after
   // 20 ms of silence; searched up to the next note-on (at most 1 s).
-  double lat[MAX_NOTES], cents_max = 0;
+  double lat[MAX_NOTES], cents_max = 0, stamp_x[MAX_NOTES], stamp_y[MAX_NOTES];
+  int stamped = 0;
   int found = 0, missing = 0, off_pitch = 0;
   for (int i = 0; i < count; i++) {
     double f_on = a * (notes[i].on - t0) + b;
@@ -289,6 +310,19 @@ int main(int argc, char **argv) {
       continue;
     }
     lat[found] = ((onset - b) / a + t0 - notes[i].on) * 1000;
+    if (notes[i].stamp > 0) {
+      // The note's first sample: back from the threshold crossing to the end of the exact silence
+      // (16 all-zero frames) before it, at most 50 ms.
+      size_t first = onset;
+      for (size_t limit = onset > RATE / 20 ? onset - RATE / 20 : 16; first > limit && first >= 16; first--) {
+        int zeros = 1;
+        for (size_t z = first - 16; z < first && zeros; z++) zeros = audio[z * 2] == 0 && audio[z * 2 + 1] == 0;
+        if (zeros) break;
+      }
+      stamp_x[stamped] = notes[i].stamp;
+      stamp_y[stamped] = (double)first;
+      stamped++;
+    }
     double f = pitch(onset + RATE / 100, RATE / 20);  // 50 ms, past the first 10 ms of attack
     double cents = f > 0 ? 1200 * log2(f / expect) : INFINITY;
     if (fabs(cents) > 50) off_pitch++;
@@ -304,9 +338,30 @@ int main(int argc, char **argv) {
     double sd = found > 1 ? sqrt(var / (found - 1)) : 0;
     printf("latency-probe: %d notes, %d missing, %d off pitch; latency mean %.2f ms, min %.2f, max %.2f, jitter (std dev) %.2f ms; pitch error max %.1f cents\n",
            count, missing, off_pitch, mean, lo, hi, sd, cents_max);
+    // Onset frame against arrival stamp: a line (the device's rate and the constant latency); what is
+    // left is the placement's jitter, in frames.
+    double stamp_sd = -1, stamp_max = -1;
+    if (stamped >= 3) {
+      double x0 = stamp_x[0], sx = 0, sy = 0, sxx = 0, sxy = 0, m = stamped;
+      for (int i = 0; i < stamped; i++) {
+        double x = stamp_x[i] - x0;
+        sx += x; sy += stamp_y[i]; sxx += x * x; sxy += x * stamp_y[i];
+      }
+      double slope = (m * sxy - sx * sy) / (m * sxx - sx * sx), icpt = (sy - slope * sx) / m, ss = 0;
+      stamp_max = 0;
+      for (int i = 0; i < stamped; i++) {
+        double r = stamp_y[i] - (icpt + slope * (stamp_x[i] - x0));
+        printf("stamp %2d  arrival %.6f s  first sample %8.0f  residual %+8.2f frames\n", i + 1, stamp_x[i], stamp_y[i], r);
+        ss += r * r;
+        if (fabs(r) > stamp_max) stamp_max = fabs(r);
+      }
+      stamp_sd = sqrt(ss / (stamped - 2));
+      printf("latency-probe: onset against the synth's arrival stamps (%d notes): rate %.1f frames/s, residual std dev %.2f frames, max %.2f frames\n",
+             stamped, slope, stamp_sd, stamp_max);
+    }
     // One key=value line for scripts.
-    printf("RESULT notes=%d missing=%d off_pitch=%d mean_ms=%.2f min_ms=%.2f max_ms=%.2f jitter_ms=%.2f max_cents=%.1f\n",
-           count, missing, off_pitch, mean, lo, hi, sd, cents_max);
+    printf("RESULT notes=%d missing=%d off_pitch=%d mean_ms=%.2f min_ms=%.2f max_ms=%.2f jitter_ms=%.2f max_cents=%.1f stamped=%d stamp_jitter_frames=%.2f stamp_max_frames=%.2f\n",
+           count, missing, off_pitch, mean, lo, hi, sd, cents_max, stamped, stamp_sd, stamp_max);
   } else {
     printf("latency-probe: %d notes, all missing\nRESULT notes=%d missing=%d\n", count, count, count);
   }
