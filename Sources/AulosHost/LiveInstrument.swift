@@ -76,6 +76,9 @@ public enum LiveInstrument {
         public var worstReadDelay: Double
         /// The latest a late event was (ms).
         public var worstLateness: Double
+        /// The placement clock's restarts and jitter margin (ms).
+        public var clockResets: Int
+        public var clockMargin: Double
     }
 
     public static func run(_ options: RenderOptions, input inputOptions: LiveInputOptions, session: AudioSession, duration: Double?,
@@ -142,7 +145,8 @@ public enum LiveInstrument {
         return Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount, midiStale: live.staleCount,
                       latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0,
                       worstReadDelay: Double(sequencer.worstReadDelayNanos) / 1e6,
-                      worstLateness: Double(live.worstLateFrames) / grant.sampleRate * 1000)
+                      worstLateness: Double(live.worstLateFrames) / grant.sampleRate * 1000,
+                      clockResets: live.clockResets, clockMargin: Double(live.clockMarginNanos) / 1e6)
     }
 }
 

@@ -164,7 +164,8 @@ extension Aulos {
                 + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
                 + (report.midiLate > 0 ? String(format: " (by up to %.1f ms)", report.worstLateness) : "")
                 + ", \(report.midiDropped) dropped" + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
-                + "; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms")
+                + "; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms"
+                + (report.latencyFrames > 0 ? String(format: "; clock margin %.2f ms, %d restarts", report.clockMargin, report.clockResets) : ""))
         }
 
         /// Device lost and back, on stderr (xruns are counted in the status line instead).

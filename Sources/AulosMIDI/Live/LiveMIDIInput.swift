@@ -52,6 +52,9 @@ public final class LiveMIDIInput: @unchecked Sendable {
         let worstLateFrames = Atomic<Int>(0)
         /// Note-ons dropped for being long overdue.
         let stale = Atomic<Int>(0)
+        /// The clock's restarts and its current jitter margin (ns), for the status report.
+        let clockResets = Atomic<Int>(0)
+        let clockMargin = Atomic<Int64>(0)
     }
 
     /// The render thread's own state (mutated only there). Kept apart from `Shared` and from the producer's
@@ -121,6 +124,10 @@ public final class LiveMIDIInput: @unchecked Sendable {
     /// Note-ons dropped because they reached the render thread more than half a second after they were
     /// due (the device was away, the machine stalled): a burst of stale notes is worse than none.
     public var staleCount: Int { shared.pointee.stale.load(ordering: .relaxed) }
+    /// Times the placement clock started over (a discontinuity: an xrun, a reopened device).
+    public var clockResets: Int { shared.pointee.clockResets.load(ordering: .relaxed) }
+    /// The jitter margin the clock adds (ns): the earliest host time seen before its line.
+    public var clockMarginNanos: Int64 { shared.pointee.clockMargin.load(ordering: .relaxed) }
     /// Events dropped because the queue or an instrument's list was full.
     public var droppedCount: Int {
         shared.pointee.dropped.load(ordering: .relaxed) + destinationQueues.reduce(0) { $0 + $1.droppedCount }
@@ -160,6 +167,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
             shared.pointee.publishedOrigin.store(
                 Int64(clock.referenceNanos - clock.marginNanos - Double(clock.referenceFrame) * clock.nanosPerFrame), ordering: .relaxed)
             shared.pointee.publishedNanosPerFrame.store(clock.nanosPerFrame.bitPattern, ordering: .releasing)
+            shared.pointee.clockResets.store(clock.resets, ordering: .relaxed)
+            shared.pointee.clockMargin.store(Int64(clock.marginNanos), ordering: .relaxed)
         }
         while let event = state.pointee.inbox.peek() {
             // A full instrument list: leave the rest queued for the next slice rather than drop it (the
