@@ -152,20 +152,21 @@ enum IOThread {
     /// When the first frame about to be rendered will be heard (CLOCK_MONOTONIC ns): Core Audio's
     /// mHostTime for an output. From the device's own timestamp of its last position update and how many
     /// frames were queued ahead of the hardware then — so it does not move with this thread's scheduling
-    /// — or, where the device gives no timestamp (some plugins) or is not running yet, estimated from the
-    /// wake-up time and the frames a running stream has queued when a period becomes free.
-    static func playTime(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer, wokeAt wake: Int64) -> Int64 {
+    /// — or, where the device gives no timestamp (some plugins), estimated from the wake-up time and the
+    /// frames a running stream has queued when a period becomes free. Nil while the stream is not running
+    /// (filling the buffer at start or after an xrun: those periods are rendered back to back, and when
+    /// they will be heard is not known yet).
+    static func playTime(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer, wokeAt wake: Int64) -> Int64? {
+        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return nil }
         let nanosPerFrame = 1e9 / state.pointee.sampleRate
-        if snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING {
-            var available: snd_pcm_uframes_t = 0
-            var stamp = snd_htimestamp_t()
-            if snd_pcm_htimestamp(pcm, &available, &stamp) == 0 && (stamp.tv_sec != 0 || stamp.tv_nsec != 0) {
-                let stampNanos = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
-                let queued = state.pointee.bufferFrames - Int(available)
-                // A stamp on another clock (a plugin ignoring the monotonic request) is seconds away.
-                if queued >= 0 && abs(stampNanos - wake) < 1_000_000_000 {
-                    return stampNanos + Int64(Double(queued) * nanosPerFrame)
-                }
+        var available: snd_pcm_uframes_t = 0
+        var stamp = snd_htimestamp_t()
+        if snd_pcm_htimestamp(pcm, &available, &stamp) == 0 && (stamp.tv_sec != 0 || stamp.tv_nsec != 0) {
+            let stampNanos = Int64(stamp.tv_sec) * 1_000_000_000 + Int64(stamp.tv_nsec)
+            let queued = state.pointee.bufferFrames - Int(available)
+            // A stamp on another clock (a plugin ignoring the monotonic request) is seconds away.
+            if queued >= 0 && abs(stampNanos - wake) < 1_000_000_000 {
+                return stampNanos + Int64(Double(queued) * nanosPerFrame)
             }
         }
         return wake + Int64(Double(state.pointee.bufferFrames - state.pointee.period) * nanosPerFrame)
@@ -176,7 +177,7 @@ enum IOThread {
     /// their host time (later slices of the period advanced by their frame offset), so render
     /// notifications can relate wall-clock events such as MIDI arrivals to sample time.
     @_noAllocation @_noLocks
-    static func renderPeriod(_ state: UnsafeMutablePointer<IOThreadState>, hostNanos: Int64) {
+    static func renderPeriod(_ state: UnsafeMutablePointer<IOThreadState>, hostNanos: Int64?) {
         var done = 0
         let period = state.pointee.period
         while done < period {
@@ -188,8 +189,12 @@ enum IOThread {
             var flags = RenderActionFlags(rawValue: 0)
             var stamp = AudioTimeStamp()
             stamp.sampleTime = state.pointee.sampleTime
-            stamp.hostTime = UInt64(hostNanos) &+ UInt64(Double(done) * 1e9 / state.pointee.sampleRate)
-            stamp.flags = AulosTimeStampFlags(rawValue: 3)  // sample time and host time valid
+            if let hostNanos {
+                stamp.hostTime = UInt64(hostNanos) &+ UInt64(Double(done) * 1e9 / state.pointee.sampleRate)
+                stamp.flags = AulosTimeStampFlags(rawValue: 3)  // sample time and host time valid
+            } else {
+                stamp.flags = AulosTimeStampFlags(rawValue: 1)  // sample time only
+            }
             let status = state.pointee.entry.render(flags: &flags, timeStamp: &stamp, frameCount: UInt32(frames), ioData: target)
             if status != RenderStatus.noErr { target.pointee.zeroFill() }
             state.pointee.sampleTime += Int64(frames)

@@ -42,8 +42,8 @@ extension Aulos {
             discussion: """
                 With no file, aulos is a live instrument: the ALSA sequencer client 'Aulos' (input port 0, echo \
                 port 1) connects to every MIDI keyboard present and to those plugged in later, releases the notes \
-                of one unplugged, and plays until Ctrl-C or SIGTERM. Events sound one period after they arrive, \
-                exactly (no jitter); --lowest-latency plays them at the next slice instead.
+                of one unplugged, and plays until Ctrl-C or SIGTERM. Every event sounds the same time after it arrives \
+                (the device buffer: no jitter); --lowest-latency plays them at the next slice instead.
                 The device's period is the render slice; the graph runs at the rate the device grants. On a \
                 terminal a status line shows time, voices, DSP load and xruns. Ctrl-C stops cleanly.
                 """)
@@ -62,7 +62,7 @@ extension Aulos {
         @Flag(name: .customLong("no-autoconnect"), help: "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
         var noAutoconnect = false
 
-        @Flag(name: .customLong("lowest-latency"), help: "Play live MIDI at the next slice start rather than a constant period after arrival (less latency, up to a period of jitter).")
+        @Flag(name: .customLong("lowest-latency"), help: "Play live MIDI at the next slice start rather than a constant latency after arrival (less latency, up to a period of jitter).")
         var lowestLatency = false
 
         @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
