@@ -4,7 +4,7 @@
 # Why: development and CI machines have no sound card, no /dev/snd and cannot load kernel modules.
 # A stock Debian 12 kernel booted under qemu-system-x86_64 (TCG) can: it loads snd-aloop (loopback
 # PCM: what is played on hw:Loopback,0,N is captured on hw:Loopback,1,N), snd-dummy, snd-seq,
-# snd-seq-dummy ("Midi Through", client 14) and snd-virmidi (card VirMIDI, clients 20..23).
+# snd-seq-dummy ("Midi Through", client 14) and snd-virmidi (card VirMIDI, card 2 here, so clients 24..27: 16 + 4 × card).
 # Background and measurements: /work/shared/reference/alsa-vm.md.
 #
 # Usage:
