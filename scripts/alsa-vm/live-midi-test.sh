@@ -8,7 +8,7 @@
 #      plug it back (bind), aulos must reconnect and play a new note  -> /out/hotplug.wav
 #   c) latency-probe: 20 notes, event -> onset latency and jitter  -> /out/probe.txt
 #   d) SIGINT while a note sounds: exit 0 within 2 s, audio silent  -> /out/stop.wav
-#   e) latency-probe again with a fresh `aulos --lowest-latency`   -> /out/probe-lowest.txt
+#   e) latency-probe again with a fresh `aulos --lowest-latency`, stopped by SIGTERM -> /out/probe-lowest.txt
 # Facts this relies on (seen in this VM): the virmidi card is card 2, its sequencer clients are
 # 24..27 (16 + 4 * card + device) and get the same numbers back on re-bind; unbind deletes them
 # (announce: Port exit, Client exit) and drops their subscriptions, bind recreates them unsubscribed.
@@ -146,7 +146,8 @@ probe=$!
 sleep 0.5
 if start_aulos live-lowest --lowest-latency; then
     wait $probe || bad "latency probe with --lowest-latency (see probe-lowest.txt)"
-    kill -INT $aulos; wait $aulos || bad "aulos --lowest-latency exited $? after SIGINT"
+    # SIGTERM this time (what systemd sends): the same clean stop as SIGINT, exit 0.
+    kill -TERM $aulos; wait $aulos || bad "aulos --lowest-latency exited $? after SIGTERM"
     cat /out/live-lowest-stdout.txt
 else
     bad "aulos --lowest-latency did not start"; kill $probe
