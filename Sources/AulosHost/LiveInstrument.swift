@@ -9,14 +9,18 @@ public struct LiveInputOptions: Sendable {
     public var autoconnect = true
     public var requests: [ConnectionRequest] = []
     public var placement: LiveMIDIPlacement = .constantLatency
+    /// Extra constant latency (seconds) on top of the device buffer, for machines where the MIDI thread
+    /// can be held up for longer than a period: events then stay on time instead of playing late.
+    public var headroom: Double = 0
     /// Sequencer client name (tests run several).
     public var clientName = "Aulos"
 
     public init(autoconnect: Bool = true, requests: [ConnectionRequest] = [], placement: LiveMIDIPlacement = .constantLatency,
-                clientName: String = "Aulos") {
+                headroom: Double = 0, clientName: String = "Aulos") {
         self.autoconnect = autoconnect
         self.requests = requests
         self.placement = placement
+        self.headroom = headroom
         self.clientName = clientName
     }
 }
@@ -105,7 +109,8 @@ public enum LiveInstrument {
         // an event arriving as a period begins rendering lands at the start of the period rendered next,
         // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
         let live = LiveMIDIInput(destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
-                                 periodFrames: Int(grant.period), latencyFrames: Int(grant.bufferFrames),
+                                 periodFrames: Int(grant.period),
+                                 latencyFrames: Int(grant.bufferFrames) + Int((inputOptions.headroom * grant.sampleRate).rounded()),
                                  placement: inputOptions.placement)
         try rig.graph.addRenderNotify(live.renderNotify)
         routerBox.router = LiveMIDIRouter(rig: rig, input: live, sampleRate: grant.sampleRate)

@@ -62,7 +62,12 @@ extension Aulos {
         @Flag(name: .customLong("no-autoconnect"), help: "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
         var noAutoconnect = false
 
-        @Flag(name: .customLong("lowest-latency"), help: "Play live MIDI at the next slice start rather than a constant latency after arrival (less latency, up to a period of jitter).")
+        @Option(name: .customLong("midi-headroom"), help: ArgumentHelp(
+            "Extra constant latency for live MIDI, in ms, on a machine where the MIDI thread can be held up longer than a period (late events in the summary say so).",
+            valueName: "ms"))
+        var midiHeadroom: Double = 0
+
+                @Flag(name: .customLong("lowest-latency"), help: "Play live MIDI at the next slice start rather than a constant latency after arrival (less latency, up to a period of jitter).")
         var lowestLatency = false
 
         @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
@@ -90,9 +95,11 @@ extension Aulos {
                 throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
             }
             if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
-            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency) {
-                throw ValidationError("--connect, --no-autoconnect and --lowest-latency are for live play (no file)")
+            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0) {
+                throw ValidationError("--connect, --no-autoconnect, --lowest-latency and --midi-headroom are for live play (no file)")
             }
+            guard (0...1000).contains(midiHeadroom) else { throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom)") }
+            if lowestLatency && midiHeadroom != 0 { throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none") }
         }
 
         var isLive: Bool { file == nil && !demo }
@@ -136,7 +143,7 @@ extension Aulos {
         func runLive(_ options: RenderOptions, session: AudioSession, terminal: Bool) throws {
             var lastLine = ""
             let input = LiveInputOptions(autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
-                                         placement: lowestLatency ? .lowestLatency : .constantLatency)
+                                         placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000)
             let report = try LiveInstrument.run(options, input: input, session: session, duration: duration, status: { status in
                 guard terminal else { return }
                 let line = Self.statusLine(status) + "  late MIDI \(status.midiLate)"

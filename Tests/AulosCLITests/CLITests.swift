@@ -149,6 +149,8 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         BadInvocation(["play", "--demo", "song.mid"], 64),
         BadInvocation(["play", "song.mid", "--connect", "Keystation"], 64),
         BadInvocation(["play", "--demo", "--lowest-latency"], 64),
+        BadInvocation(["play", "--midi-headroom", "-5"], 64),
+        BadInvocation(["play", "--midi-headroom", "10", "--lowest-latency"], 64),
         BadInvocation(["play", "--periods", "1"], 64),
         BadInvocation(["play", "--duration", "-3"], 64),
         BadInvocation(["render", "--rig", "presets/rigs/band.yaml", "--program", "3"], 64),
