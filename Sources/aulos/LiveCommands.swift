@@ -152,6 +152,9 @@ extension Aulos {
             }, warn: { printError("aulos: warning: " + $0) }, notice: { notice in
                 let prefix = terminal ? "\r" : ""
                 switch notice {
+                case .listening(let address, let connected):
+                    printError(prefix + "aulos: MIDI: listening as \(address) (Aulos MIDI In)"
+                        + (connected == 0 ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : ""))
                 case .connected(let port): printError(prefix + "aulos: MIDI: connected \(port)")
                 case .connectFailed(let port, let reason): printError(prefix + "aulos: MIDI: cannot connect \(port): \(reason)")
                 case .disconnected(let port, let notes):

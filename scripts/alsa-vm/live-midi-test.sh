@@ -66,6 +66,7 @@ echo "Aulos:0 connected from: $sources"
 echo "$sources" | grep -q "$vm0:0" || bad "aulos did not autoconnect to the virmidi port $vm0:0"
 echo "$sources" | grep -q "14:0" && bad "aulos connected to Midi Through"
 grep -i "connected" /out/live-stderr.txt | grep -qi "virtual raw midi\|$vm0:0" || bad "stderr names no virmidi connection"
+grep -q "MIDI: listening as [0-9]*:0" /out/live-stderr.txt || bad "stderr does not say where aulos listens"
 
 # One note first, so the first measured note does not pay for code paged in on first use.
 amidi -p hw:VirMIDI,0 -S '90 30 64'; sleep 0.3; amidi -p hw:VirMIDI,0 -S '80 30 00'

@@ -35,12 +35,15 @@ public final class SequencerInput: @unchecked Sendable {
 
     /// What happened to connections, for the control thread to report.
     public enum Notice: Equatable, Sendable {
+        /// Started: where programs can play into Aulos, and how many ports it connected to by itself.
+        case listening(SequencerAddress, connected: Int)
         case connected(SequencerPort)
         case connectFailed(SequencerPort, reason: String)
         case disconnected(SequencerPort, releasedNotes: Int)
         /// Another program subscribed to (or played into) our input port.
         case subscribed(SequencerAddress, name: String)
-        /// The kernel's input buffer overflowed: events were lost (the MIDI thread fell behind).
+        /// The kernel's input buffer overflowed: events were lost (the MIDI thread fell behind). Posted at
+        /// most once a second.
         case inputOverflow
     }
 
@@ -67,6 +70,7 @@ public final class SequencerInput: @unchecked Sendable {
     private var queueOffsetNanos: Int64 = 0
     private var lastOffsetUpdate: Int64 = 0
     private var lastArrival: Int64 = 0
+    private var lastOverflowNotice: Int64 = 0
     /// Programs subscribed to our input port (the kernel announces a subscription both to System:Announce
     /// and to the port itself: report it once).
     private var subscribers: Set<SequencerAddress> = []
@@ -130,6 +134,7 @@ public final class SequencerInput: @unchecked Sendable {
         guard !threadStarted else { return }
         updateQueueOffset(now: Self.monotonicNanoseconds())
         apply(connections.start(with: SequencerPort.list(handle)))
+        post(.listening(SequencerAddress(client: client, port: inputPort), connected: connections.manager.connected.count))
         running.store(true, ordering: .releasing)
         // Real-time priority just below the audio thread's where allowed (as a2jmidid and JACK do): arrival
         // stamps come from the kernel, so this only matters for --lowest-latency and for the notes an
@@ -193,7 +198,11 @@ public final class SequencerInput: @unchecked Sendable {
                 }
                 if status == 0 { break }
                 if status == -ENOSPC {
-                    post(.inputOverflow)
+                    let now = Self.monotonicNanoseconds()
+                    if now - lastOverflowNotice > 1_000_000_000 {
+                        lastOverflowNotice = now
+                        post(.inputOverflow)
+                    }
                     continue
                 }
                 if status < 0 { break }
