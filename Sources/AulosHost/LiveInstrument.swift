@@ -12,11 +12,14 @@ public struct LiveInputOptions: Sendable {
     /// Extra constant latency (seconds) on top of the device buffer, for machines where the MIDI thread
     /// can be held up for longer than a period: events then stay on time instead of playing late.
     public var headroom: Double = 0
+    /// Send MIDI clock (and Start/Stop/Continue/Song Position) on the readable port: Aulos as master.
+    public var sendClock = false
     /// Sequencer client name (tests run several).
     public var clientName = "Aulos"
 
     public init(autoconnect: Bool = true, requests: [ConnectionRequest] = [], placement: LiveMIDIPlacement = .constantLatency,
-                headroom: Double = 0, clientName: String = "Aulos") {
+                headroom: Double = 0, sendClock: Bool = false, clientName: String = "Aulos") {
+        self.sendClock = sendClock
         self.autoconnect = autoconnect
         self.requests = requests
         self.placement = placement
@@ -114,6 +117,13 @@ public enum LiveInstrument {
                                  placement: inputOptions.placement)
         try rig.graph.addRenderNotify(live.renderNotify)
         routerBox.router = LiveMIDIRouter(rig: rig, input: live, sampleRate: grant.sampleRate)
+        // Clock out reads the transport's snapshot, so its notification goes after the transport's.
+        let clockOutput = inputOptions.sendClock
+            ? MIDIClockOutput(host: rig.transport.callbacks, sampleRate: grant.sampleRate, periodFrames: Int(grant.period)) : nil
+        if let clockOutput {
+            try rig.graph.addRenderNotify(clockOutput.renderNotify)
+            sequencer.sendClock(from: clockOutput)
+        }
         for (message, destinations) in ScriptedRender.route([], through: rig).0 {
             for destination in destinations { rig.scheduler.schedule(message.message, at: message.sampleTime, destination: destination) }
         }

@@ -253,6 +253,26 @@ int aulos_seq_wait(snd_seq_t *seq, int timeout_ms) {
     return result < 0 ? -errno : result;
 }
 
+int aulos_seq_send_at(snd_seq_t *seq, int port, int queue, int64_t queue_time_ns, const unsigned char *bytes, long length) {
+    snd_midi_event_t *encoder = NULL;
+    int err = snd_midi_event_new(16, &encoder);
+    if (err < 0) return err;
+    snd_seq_event_t event;
+    snd_seq_ev_clear(&event);
+    long used = snd_midi_event_encode(encoder, bytes, length, &event);
+    snd_midi_event_free(encoder);
+    if (used <= 0 || event.type == SND_SEQ_EVENT_NONE) return -EINVAL;
+    snd_seq_ev_set_source(&event, port);
+    snd_seq_ev_set_subs(&event);
+    if (queue >= 0 && queue_time_ns > 0) {
+        snd_seq_real_time_t time = {(unsigned)(queue_time_ns / 1000000000), (unsigned)(queue_time_ns % 1000000000)};
+        snd_seq_ev_schedule_real(&event, queue, 0, &time);
+    } else {
+        snd_seq_ev_set_direct(&event);
+    }
+    return snd_seq_event_output_direct(seq, &event);
+}
+
 void aulos_seq_make_event(snd_seq_event_t *event, int type, int channel, int a, int b, const void *data, unsigned length) {
     memset(event, 0, sizeof *event);
     event->type = type;

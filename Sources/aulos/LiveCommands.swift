@@ -62,7 +62,10 @@ extension Aulos {
         @Flag(name: .customLong("no-autoconnect"), help: "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
         var noAutoconnect = false
 
-        @Option(name: .customLong("midi-headroom"), help: ArgumentHelp(
+        @Flag(name: .customLong("send-clock"), help: "Send MIDI clock (24 a beat) with Start/Stop/Continue on port 1, timed to the audio: aulos as the clock master (tempo from --tempo).")
+        var sendClock = false
+
+                @Option(name: .customLong("midi-headroom"), help: ArgumentHelp(
             "Extra constant latency for live MIDI, in ms, on a machine where the MIDI thread can be held up longer than a period (late events in the summary say so).",
             valueName: "ms"))
         var midiHeadroom: Double = 0
@@ -95,8 +98,8 @@ extension Aulos {
                 throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
             }
             if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
-            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0) {
-                throw ValidationError("--connect, --no-autoconnect, --lowest-latency and --midi-headroom are for live play (no file)")
+            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock) {
+                throw ValidationError("--connect, --no-autoconnect, --lowest-latency, --midi-headroom and --send-clock are for live play (no file)")
             }
             guard (0...1000).contains(midiHeadroom) else { throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom)") }
             if lowestLatency && midiHeadroom != 0 { throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none") }
@@ -143,7 +146,8 @@ extension Aulos {
         func runLive(_ options: RenderOptions, session: AudioSession, terminal: Bool) throws {
             var lastLine = ""
             let input = LiveInputOptions(autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
-                                         placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000)
+                                         placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000,
+                                         sendClock: sendClock)
             let report = try LiveInstrument.run(options, input: input, session: session, duration: duration, status: { status in
                 guard terminal else { return }
                 let line = Self.statusLine(status) + "  late MIDI \(status.midiLate)"

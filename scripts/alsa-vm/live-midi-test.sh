@@ -59,7 +59,7 @@ echo "== virmidi clients: $(grep -o 'Virtual Raw MIDI [0-9-]*' /proc/asound/seq/
 
 echo "== start aulos (capture open first: it fixes the loopback at S16_LE/48k/stereo)"
 start_capture warmup.wav
-start_aulos live || { bad "aulos did not start and autoconnect within 30 s"; exit 1; }
+start_aulos live --send-clock || { bad "aulos did not start and autoconnect within 30 s"; exit 1; }
 aconnect -l > /out/aconnect-start.txt
 sources=$(aulos_sources)
 echo "Aulos:0 connected from: $sources"
@@ -80,13 +80,20 @@ grep -q "Virtual Raw MIDI" /out/devices.txt || bad "aulos devices does not list 
 echo "== a) aplaymidi arpeggio (and the echo port re-sends it)"
 aseqdump -p Aulos:1 > /tmp/echo.txt 2>&1 &
 dump=$!
+t_dump=$(uptime_s)
 sleep 0.3
 start_capture arpeggio.wav
 aplaymidi -p Aulos:0 "$BIN/arpeggio.mid" || bad "aplaymidi failed"
 stop_capture arpeggio.wav
 kill $dump; wait $dump 2>/dev/null
+t_dump_end=$(uptime_s)
 cp /tmp/echo.txt /out/echo.txt
 [ "$(grep -c 'Note on' /tmp/echo.txt)" -ge 7 ] || bad "the echo port (Aulos:1) did not re-send the arpeggio's 7 note-ons"
+# --send-clock at the default 120 BPM: 48 clocks a second on the same port.
+clocks=$(grep -c 'Clock' /tmp/echo.txt)
+rate=$(awk -v n="$clocks" -v a="$t_dump" -v b="$t_dump_end" 'BEGIN { printf "%.1f", n / (b - a) }')
+echo "MIDI clock out: $clocks clocks in $(awk -v a="$t_dump" -v b="$t_dump_end" 'BEGIN { printf "%.2f", b - a }') s = $rate a second (120 BPM: 48)"
+awk -v r="$rate" 'BEGIN { exit !(r > 40 && r < 52) }' || bad "MIDI clock out at $rate a second, not about 48"
 
 echo "== b) hot-plug: unplug the virmidi card with a note held, plug it back"
 start_capture hotplug.wav

@@ -71,6 +71,8 @@ public final class SequencerInput: @unchecked Sendable {
     private var lastOffsetUpdate: Int64 = 0
     private var lastArrival: Int64 = 0
     private var lastOverflowNotice: Int64 = 0
+    /// MIDI clock to send on the readable port (Aulos as clock master), set before `start`.
+    private var clockOutput: MIDIClockOutput?
     /// Programs subscribed to our input port (the kernel announces a subscription both to System:Announce
     /// and to the port itself: report it once).
     private var subscribers: Set<SequencerAddress> = []
@@ -127,6 +129,15 @@ public final class SequencerInput: @unchecked Sendable {
             return AudioUnitError(.noConnection, "the ALSA sequencer is unavailable (no /dev/snd/seq): load it with 'sudo modprobe snd-seq', or play a file with 'aulos play FILE'")
         }
         return AudioUnitError(.noConnection, "cannot open the ALSA sequencer: \(String(cString: snd_strerror(status)))")
+    }
+
+    /// Sends what `output` produces (MIDI clock, Start/Stop/Continue, Song Position) on the readable port,
+    /// each scheduled on the sequencer queue for its host time. Call before `start`. The MIDI thread then
+    /// wakes every 2 ms to pass ticks on well before they are due (the audio they belong to is rendered a
+    /// buffer ahead).
+    public func sendClock(from output: MIDIClockOutput) {
+        precondition(!threadStarted, "sendClock before start")
+        clockOutput = output
     }
 
     /// Connects to the ports present now, then starts the MIDI thread.
@@ -190,8 +201,10 @@ public final class SequencerInput: @unchecked Sendable {
         var input = AulosSeqInput()
         var bytes = [UInt8](repeating: 0, count: 64 * 1024)
         while running.load(ordering: .acquiring) {
-            // Wake at least every 100 ms to notice stop().
-            guard aulos_seq_wait(handle, 100) > 0 else { continue }
+            // Wake at least every 100 ms to notice stop(), every 2 ms when sending clock.
+            let ready = aulos_seq_wait(handle, clockOutput == nil ? 100 : 2)
+            if let clockOutput { sendClock(clockOutput) }
+            guard ready > 0 else { continue }
             while true {
                 let status = bytes.withUnsafeMutableBufferPointer { buffer in
                     aulos_seq_read(handle, decoder, &input, buffer.baseAddress, buffer.count, options.echo ? Int32(echoPort) : -1)
@@ -262,6 +275,17 @@ public final class SequencerInput: @unchecked Sendable {
             for (message, source) in outcome.releases { handler(message, now, source) }
         }
         for notice in outcome.notices { post(notice) }
+    }
+
+    /// Schedules every queued clock message on the timestamping queue at its host time (its queue time is
+    /// the host time minus the queue's offset), or sends it at once without a queue.
+    private func sendClock(_ output: MIDIClockOutput) {
+        while let event = output.pop() {
+            var bytes: [UInt8] = [event.status, event.data1, event.data2]
+            let length = event.status == 0xF2 ? 3 : 1
+            let queueTime = timestampQueue >= 0 ? event.hostNanos - queueOffsetNanos : 0
+            _ = aulos_seq_send_at(handle, Int32(echoPort), timestampQueue, queueTime, &bytes, length)
+        }
     }
 
     private func post(_ notice: Notice) { noticeBox.withLock { $0.append(notice) } }

@@ -89,6 +89,13 @@ public struct MIDIPlacementClock: Sendable, BitwiseCopyable {
         Double(referenceFrame) + (Double(hostNanos) - referenceNanos + marginNanos) / nanosPerFrame
     }
 
+    /// The host time of sample time `frame` on the line itself (no margin): when that frame is heard, for
+    /// host times that say so. The inverse of `frame(atNanos:)` without the margin.
+    @_noAllocation @_noLocks
+    public func nanos(atFrame frame: Int64) -> Double {
+        referenceNanos + Double(frame - referenceFrame) * nanosPerFrame
+    }
+
     @_noAllocation @_noLocks
     mutating func restart(frame: Int64, hostNanos: Double) {
         referenceFrame = frame

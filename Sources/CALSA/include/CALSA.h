@@ -111,6 +111,11 @@ int aulos_seq_read(snd_seq_t *seq, snd_midi_event_t *decoder, AulosSeqInput *out
 /// Waits up to `timeout_ms` for input. Returns >0 when there is some, 0 on timeout, negative errno.
 int aulos_seq_wait(snd_seq_t *seq, int timeout_ms);
 
+/// Sends a short MIDI message (1–3 bytes: clock, start, stop, continue, song position, …) from `port` to its
+/// subscribers, delivered by the kernel when `queue`'s real time reaches `queue_time_ns` (at once if that
+/// has passed; with `queue` < 0, at once). Returns 0 or a negative errno.
+int aulos_seq_send_at(snd_seq_t *seq, int port, int queue, int64_t queue_time_ns, const unsigned char *bytes, long length);
+
 /// Builds a sequencer event the way a sending client would (for tests): `type` is SND_SEQ_EVENT_*;
 /// `a`, `b` are its fields (note: note/velocity; controller: param/value; pitch bend/pressure/program:
 /// value; song position: value; sysex: `data`/`length`).

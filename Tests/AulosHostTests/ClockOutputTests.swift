@@ -1,0 +1,65 @@
+import AulosCore
+import AulosHost
+import AulosMIDI
+import Testing
+
+/// The transport and the clock output driven slice by slice with host times, as the ALSA unit would.
+struct ClockOutputHarness {
+    let transport: HostTransport
+    let output: MIDIClockOutput
+    let buffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
+    var frame: Int64 = 0
+    let slice: UInt32 = 256
+
+    init(tempo: Double) {
+        transport = HostTransport(sampleRate: 48_000, tempoMap: [(0, tempo)])
+        output = MIDIClockOutput(host: transport.callbacks, sampleRate: 48_000, periodFrames: 256)
+    }
+
+    /// One slice heard at 1 s + frame / 48 kHz; returns what the clock output queued.
+    mutating func render() -> [MIDIClockEvent] {
+        var stamp = AudioTimeStamp(sampleTime: frame, hostTime: UInt64(1e9 + Double(frame) / 48_000 * 1e9))
+        var pre = RenderActionFlags.preRender
+        var post = RenderActionFlags.postRender
+        for notify in [transport.renderNotify, output.renderNotify] { _ = notify.callback(notify.refCon, &pre, &stamp, 0, slice, buffers) }
+        _ = transport.renderNotify.callback(transport.renderNotify.refCon, &post, &stamp, 0, slice, buffers)
+        frame += Int64(slice)
+        var events: [MIDIClockEvent] = []
+        while let event = output.pop() { events.append(event) }
+        return events
+    }
+}
+
+@Suite struct MIDIClockOutputTests {
+    /// 120 BPM: Start at beat 0, then a tick every 1/48 s exactly, stamped with when its beat is heard.
+    @Test func ticksFollowTheTempoAndTheAudioClock() {
+        var harness = ClockOutputHarness(tempo: 120)
+        harness.transport.play()
+        var events: [MIDIClockEvent] = []
+        for _ in 0..<375 { events += harness.render() }  // 2 s
+        #expect(events.first?.status == 0xFA)
+        let ticks = events.filter { $0.status == 0xF8 }
+        #expect(ticks.count == 96)  // 2 s × 2 beats × 24
+        for (index, tick) in ticks.enumerated() {
+            #expect(abs(Double(tick.hostNanos) - (1e9 + Double(index) * 1e9 / 48)) < 1_000, "tick \(index)")
+        }
+    }
+
+    /// Stop sends Stop; playing again from beat 3 sends Song Position (sixteenth 12) and Continue, and the
+    /// ticks resume from there.
+    @Test func stopAndContinueFromASongPosition() {
+        var harness = ClockOutputHarness(tempo: 90)
+        harness.transport.play()
+        for _ in 0..<100 { _ = harness.render() }
+        harness.transport.stop()
+        let stopped = harness.render()
+        #expect(stopped.map(\.status) == [0xFC])
+        #expect(harness.render().isEmpty)
+        harness.transport.locate(beat: 3)
+        harness.transport.play()
+        let resumed = harness.render()
+        #expect(resumed.prefix(2).map(\.status) == [0xF2, 0xFB])
+        #expect(resumed.first.map { Int($0.data1) | Int($0.data2) << 7 } == 12)
+        #expect(resumed.dropFirst(2).allSatisfy { $0.status == 0xF8 } && resumed.count >= 3)
+    }
+}
