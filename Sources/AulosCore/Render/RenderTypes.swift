@@ -141,3 +141,29 @@ public struct StreamFormatLayout: Sendable {
     }
 }
 
+
+/// What a unit (or render notification) needs from the host for one slice: the beat at its first frame,
+/// the tempo, and whether the transport plays.
+public struct HostBeat: BitwiseCopyable, Sendable {
+    public var beat: Double
+    public var tempo: Double
+    public var playing: Bool
+}
+
+extension AulosHostCallbackInfo {
+    /// Asks the host for this slice's beat, tempo and play state; nil when a callback is missing, refuses
+    /// (outside render) or reports no tempo. Render thread.
+    @_noAllocation @_noLocks
+    public func currentBeat() -> HostBeat? {
+        guard let beatAndTempo, let transportState else { return nil }
+        var beat = 0.0
+        var tempo = 0.0
+        var playing: UInt8 = 0
+        let user = hostUserData
+        // Indirect calls into the host: the checker cannot see through a function pointer.
+        let status = _unsafePerformance { beatAndTempo(user, &beat, &tempo) }
+        let stateStatus = _unsafePerformance { transportState(user, &playing, nil, nil, nil, nil, nil, nil) }
+        guard status == 0, stateStatus == 0, tempo > 0 else { return nil }
+        return HostBeat(beat: beat, tempo: tempo, playing: playing == 1)
+    }
+}

@@ -69,17 +69,10 @@ public final class MIDIClockOutput: @unchecked Sendable {
     @_noAllocation @_noLocks
     static func slice(_ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64, frameCount: Int64) {
         state.pointee.clock.update(frame: sliceStart, hostNanos: hostNanos)
-        let host = state.pointee.host
-        guard let beatAndTempo = host.beatAndTempo, let transportState = host.transportState else { return }
-        var beat = 0.0
-        var tempo = 0.0
-        var playing: UInt8 = 0
-        let user = host.hostUserData
-        let status = _unsafePerformance { beatAndTempo(user, &beat, &tempo) }
-        let stateStatus = _unsafePerformance { transportState(user, &playing, nil, nil, nil, nil, nil, nil) }
-        guard status == 0, stateStatus == 0, tempo > 0 else { return }
+        guard let now = state.pointee.host.currentBeat() else { return }
+        let (beat, tempo) = (now.beat, now.tempo)
         let sliceNanos = Int64(state.pointee.clock.nanos(atFrame: sliceStart))
-        if playing == 0 {
+        if !now.playing {
             if state.pointee.running {
                 state.pointee.running = false
                 send(state, MIDIClockEvent(hostNanos: sliceNanos, status: 0xFC, data1: 0, data2: 0))

@@ -455,15 +455,8 @@ struct OscillatorSynthKernel {
     @_noAllocation @_noLocks
     func queryHost() {
         hostSlice.pointee.valid = false
-        guard let host, let beatAndTempo = host.beatAndTempo, let transportState = host.transportState else { return }
-        var beat = 0.0
-        var tempo = 0.0
-        var playing: UInt8 = 0
-        let user = host.hostUserData
-        let status = _unsafePerformance { beatAndTempo(user, &beat, &tempo) }
-        let stateStatus = _unsafePerformance { transportState(user, &playing, nil, nil, nil, nil, nil, nil) }
-        guard status == 0, stateStatus == 0, tempo > 0 else { return }
-        hostSlice.pointee = HostSlice(valid: true, playing: playing == 1, beat: beat, beatsPerFrame: tempo / 60 / sampleRate)
+        guard let now = host?.currentBeat() else { return }
+        hostSlice.pointee = HostSlice(valid: true, playing: now.playing, beat: now.beat, beatsPerFrame: now.tempo / 60 / sampleRate)
     }
 
     /// The frame at which beat `target` is reached in this slice (frames count from the slice start).
