@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup build test tsan demo bench vm-test test-alsa realtime-test clean
+.PHONY: all setup build test tsan demo bench vm-test test-alsa realtime-test fuzz clean
 
 all: build
 
@@ -52,9 +52,14 @@ vm-test: setup
 test-alsa: setup
 	scripts/alsa-test.sh
 
+## libFuzzer on the MIDI byte parser, the MIDI file reader, the score parser and the rig loader: a million
+## inputs each (~9 minutes; `scripts/fuzz.sh RUNS TARGET…` for other counts), zero crashes expected.
+fuzz: setup
+	scripts/fuzz.sh 1000000
+
 ## Real-time pacing with no sound card: 30 s at 64-frame slices through JACK's dummy backend, zero xruns.
 realtime-test: setup
 	scripts/realtime-test.sh 64 30
 
 clean:
-	rm -rf .build .build-tsan .build-vm Benchmarks/.build demo-synth.wav demo-sampler.wav
+	rm -rf .build .build-tsan .build-vm .build-fuzz Benchmarks/.build Fuzz/.build demo-synth.wav demo-sampler.wav

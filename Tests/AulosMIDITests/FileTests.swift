@@ -161,6 +161,11 @@ import Testing
         ("0b cc 7 100 vel=1", "vel= goes with note"),
         ("0b note C4 1b colour=red", "unknown option 'colour='"),
         ("-1f on 60", "'-1f' is not a time"),
+        // Found by `make fuzz`: converting these to sample times overflowed and trapped.
+        ("52222222222222222222222222222b tempo 101", "at most 24 hours"),
+        ("1e30s on 60", "at most 24 hours"),
+        ("0b note C4 9000000b", "at most 24 hours"),
+        ("99999999999999999f on 60", "at most 24 hours"),
     ])
     func badLinesNameTheFileAndLine(line: String, expected: String) {
         do {

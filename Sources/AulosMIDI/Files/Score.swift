@@ -138,15 +138,37 @@ public struct Score: Sendable {
         return Line(number: number, time: time, command: command)
     }
 
+    /// The longest a score may be: a day of seconds, of beats at the fastest tempo (1000 BPM), or of frames
+    /// at 768 kHz. Beyond, converting to sample times would overflow (found by `make fuzz`: a 30-digit
+    /// beat crashed the renderer instead of being refused).
+    static let maximumSeconds = 86_400.0
+    static let maximumBeats = 86_400.0 * 1000 / 60
+    static let maximumFrames: Int64 = 86_400 * 768_000
+
     /// `480f` frames, `1.5s` seconds, `250ms` milliseconds, `2b` or `2.5b` beats.
     static func parseTime(_ text: String) throws(MIDIFileError) -> Time {
         let lower = text.lowercased()
         func number(_ suffix: Int) -> Double? { Double(lower.dropLast(suffix)) }
-        if lower.hasSuffix("ms"), let value = number(2), value >= 0, value.isFinite { return .seconds(value / 1000) }
-        if lower.hasSuffix("s"), let value = number(1), value >= 0, value.isFinite { return .seconds(value) }
-        if lower.hasSuffix("b"), let value = number(1), value >= 0, value.isFinite { return .beats(value) }
-        if lower.hasSuffix("f"), let value = Int64(lower.dropLast()), value >= 0 { return .frames(value) }
-        throw MIDIFileError("'\(text)' is not a time: write frames (480f), seconds (1.5s, 250ms) or beats (2b)")
+        let time: Time
+        if lower.hasSuffix("ms"), let value = number(2), value >= 0, value.isFinite {
+            time = .seconds(value / 1000)
+        } else if lower.hasSuffix("s"), let value = number(1), value >= 0, value.isFinite {
+            time = .seconds(value)
+        } else if lower.hasSuffix("b"), let value = number(1), value >= 0, value.isFinite {
+            time = .beats(value)
+        } else if lower.hasSuffix("f"), let value = Int64(lower.dropLast()), value >= 0 {
+            time = .frames(value)
+        } else {
+            throw MIDIFileError("'\(text)' is not a time: write frames (480f), seconds (1.5s, 250ms) or beats (2b)")
+        }
+        switch time {
+        case .seconds(let value) where value > maximumSeconds, .beats(let value) where value > maximumBeats:
+            throw MIDIFileError("'\(text)' is too far: a score lasts at most 24 hours")
+        case .frames(let value) where value > maximumFrames:
+            throw MIDIFileError("'\(text)' is too far: a score lasts at most 24 hours")
+        default:
+            return time
+        }
     }
 
     /// A MIDI note number (0…127) or a name: C4 is middle C (60), with # or b: F#3, Bb5, C-1 (0), G9 (127).

@@ -1,0 +1,20 @@
+// swift-tools-version: 6.1
+// libFuzzer targets, in their own package so `make test` never builds them with the fuzzer's
+// instrumentation. Build and run with `make fuzz` (scripts/fuzz.sh) from the repository root.
+import PackageDescription
+
+let package = Package(
+    name: "AulosFuzz",
+    dependencies: [.package(name: "Aulos", path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", path: "Sources/FuzzSupport"),
+        .executableTarget(name: "FuzzMIDIParser", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+                          path: "Sources/FuzzMIDIParser"),
+        .executableTarget(name: "FuzzMIDIFile", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+                          path: "Sources/FuzzMIDIFile"),
+        .executableTarget(name: "FuzzScore", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+                          path: "Sources/FuzzScore"),
+        .executableTarget(name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosHost", package: "Aulos")],
+                          path: "Sources/FuzzRig"),
+    ]
+)

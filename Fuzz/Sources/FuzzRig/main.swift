@@ -1,0 +1,15 @@
+// libFuzzer entry: any text as a rig file (docs/rigs.md, YAML through Yams). Loading either succeeds or
+// throws an AudioUnitError naming the problem; a rig that loads must write itself back out and read that
+// back to the same rig.
+import AulosHost
+import FuzzSupport
+
+runFuzzer { data, count in
+    guard let data else { return 0 }
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: count), as: UTF8.self)
+    if let rig = try? Rig(yaml: text, file: "fuzz") {
+        let again = try? Rig(yaml: rig.yaml(), file: "fuzz-again")
+        precondition(again == rig, "rig did not round-trip:\n\(rig.yaml())")
+    }
+    return 0
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `make fuzz`: libFuzzer on everything that reads untrusted input — the MIDI byte parser (serial/raw MIDI
+# streams), the Standard MIDI File reader, the score parser and the rig loader (YAML). Builds the Fuzz/
+# package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
+# target calls LLVMFuzzerRunDriver), seeds each corpus from the project's own files, and runs each target
+# for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
+# .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
+#
+# Usage: scripts/fuzz.sh [RUNS] [TARGET ...]     (targets: midi-parser midi-file score rig)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-1000000}
+shift || true
+targets=("${@:-midi-parser midi-file score rig}")
+targets=(${targets[*]})
+work=.build-fuzz
+mkdir -p "$work"
+
+fuzzer_lib=$(ls /opt/swift/usr/lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a 2>/dev/null | head -n1 || true)
+[ -z "$fuzzer_lib" ] && fuzzer_lib=$(find "$(dirname "$(dirname "$(command -v swift)")")/lib" -name 'libclang_rt.fuzzer_no_main-*.a' | head -n1)
+[ -n "$fuzzer_lib" ] || { echo "fuzz: libclang_rt.fuzzer_no_main not found in the Swift toolchain" >&2; exit 2; }
+(cd Fuzz && swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
+    -Xlinker "$fuzzer_lib" -Xlinker -lstdc++ 2>&1 | grep -E "error|warning: |Build complete" || true)
+bin=Fuzz/.build/release
+
+# Seeds: the factory rigs, the score documentation's example and the demo piece, and a few MIDI files
+# written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
+seed() { mkdir -p "$work/corpus/$1"; }
+seed midi-parser; seed midi-file; seed score; seed rig
+cp presets/rigs/*.yaml "$work/corpus/rig/"
+awk '/^```$/ { n++; next } n == 3' docs/score.md > "$work/corpus/score/doc.score"
+printf '0b tempo 120\n0b note A4 4b vel=100\n1b note C#5 3b vel=90\n2b on E5\n3b off E5\n2b cc 64 127 ch=2\n3b bend -2048\n4b pressure 30\n5b end\n' > "$work/corpus/score/small.score"
+python3 - "$work/corpus" <<'PY'
+import os, struct, sys
+corpus = sys.argv[1]
+def vlq(n):
+    out = [n & 0x7F]
+    while n > 0x7F:
+        n >>= 7
+        out.insert(0, (n & 0x7F) | 0x80)
+    return bytes(out)
+def track(events):
+    body = b"".join(vlq(delta) + data for delta, data in events) + b"\x00\xff\x2f\x00"
+    return b"MTrk" + struct.pack(">I", len(body)) + body
+def smf(fmt, division, tracks):
+    return b"MThd" + struct.pack(">IHHH", 6, fmt, len(tracks), division) + b"".join(tracks)
+notes = [(0, b"\xff\x51\x03\x07\xa1\x20"), (0, b"\xff\x58\x04\x04\x02\x18\x08"), (0, b"\x90\x3c\x64"),
+         (240, b"\x40\x64"), (240, b"\x80\x3c\x00"), (0, b"\xb0\x40\x7f"), (120, b"\xe0\x00\x40"),
+         (0, b"\xf0\x05\x7e\x7f\x09\x01\xf7"), (480, b"\x80\x40\x00")]
+open(os.path.join(corpus, "midi-file", "format0.mid"), "wb").write(smf(0, 480, [track(notes)]))
+open(os.path.join(corpus, "midi-file", "format1.mid"), "wb").write(
+    smf(1, 96, [track(notes[:2]), track([(0, b"\xc9\x00"), (0, b"\x99\x24\x64"), (48, b"\x89\x24\x00")])]))
+open(os.path.join(corpus, "midi-file", "smpte.mid"), "wb").write(smf(0, 0xE728, [track(notes[2:5])]))
+open(os.path.join(corpus, "midi-parser", "stream"), "wb").write(
+    b"\x00\x90\x3c\x64\x40\x64\xf8\x80\x3c\x00\xf0\x7e\x7f\x09\x01\xf7\xb0\x07\x64\xe0\x00\x40\xfa\xf2\x10\x00")
+PY
+
+failed=0
+for target in "${targets[@]}"; do
+  case $target in
+    midi-parser) exe=FuzzMIDIParser ;; midi-file) exe=FuzzMIDIFile ;; score) exe=FuzzScore ;; rig) exe=FuzzRig ;;
+    *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
+  esac
+  mkdir -p "$work/artifacts/$target"
+  start=$(date +%s)
+  set +e
+  "$bin/$exe" -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" > "$work/$target.log" 2>&1
+  status=$?
+  set -e
+  seconds=$(( $(date +%s) - start ))
+  done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$target.log" | grep -o '[0-9]*$' || echo "?")
+  coverage=$(grep -o 'cov: [0-9]*' "$work/$target.log" | tail -n1 | grep -o '[0-9]*' || echo "?")
+  if [ $status -eq 0 ]; then
+    echo "fuzz: $target: $done_runs inputs in $seconds s, 0 crashes (coverage $coverage edges, corpus $(ls "$work/corpus/$target" | wc -l) files)"
+  else
+    echo "fuzz: $target: FAILED after $seconds s (exit $status); see $work/$target.log and $work/artifacts/$target/"
+    grep -E "ERROR|Fatal error|SUMMARY|artifact" "$work/$target.log" | head -n 5
+    failed=1
+  fi
+done
+exit $failed
