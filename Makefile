@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup build test tsan demo bench vm-test test-alsa realtime-test fuzz clean
+.PHONY: all setup build test tsan asan demo bench vm-test test-alsa realtime-test fuzz clean
 
 all: build
 
@@ -24,6 +24,12 @@ test: setup
 tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests'
+
+## Every test under AddressSanitizer (memory errors fail it). Leak checking is off for now: LeakSanitizer
+## reports graphs and units never freed at teardown (docs/reliability.md), to be fixed.
+asan: setup
+	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address
 
 ## Renders the built-in demo piece offline on both instruments (the oscillator synth and the FluidSynth
 ## sampler with the bundled SoundFont), then plays it live on the sampler where a sound device exists.
@@ -62,4 +68,4 @@ realtime-test: setup
 	scripts/realtime-test.sh 64 30
 
 clean:
-	rm -rf .build .build-tsan .build-vm .build-fuzz Benchmarks/.build Fuzz/.build demo-synth.wav demo-sampler.wav
+	rm -rf .build .build-tsan .build-asan .build-vm .build-fuzz Benchmarks/.build Fuzz/.build demo-synth.wav demo-sampler.wav
