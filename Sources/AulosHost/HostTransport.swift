@@ -105,6 +105,10 @@ public final class HostTransport: @unchecked Sendable {
     }
 
     deinit {
+        if let renderContextStorage {
+            renderContextStorage.deinitialize(count: 1)
+            renderContextStorage.deallocate()
+        }
         timeline.pointee.segments.deallocate()
         timeline.deallocate()
         snapshot.deallocate()
@@ -247,12 +251,16 @@ public final class HostTransport: @unchecked Sendable {
         var beatsPerMeasure: Double
     }
 
-    private lazy var renderContext: UnsafeMutablePointer<RenderContext> = {
+    /// Made on first use of `renderNotify`, freed in deinit (LeakSanitizer found it was never freed).
+    private var renderContextStorage: UnsafeMutablePointer<RenderContext>?
+    private var renderContext: UnsafeMutablePointer<RenderContext> {
+        if let renderContextStorage { return renderContextStorage }
         let context = UnsafeMutablePointer<RenderContext>.allocate(capacity: 1)
         context.initialize(to: RenderContext(snapshot: snapshot, timeline: timeline, commands: commands, changes: changes,
                                              sampleRate: sampleRate, beatsPerMeasure: Double(timeSignature.numerator) * 4 / Double(timeSignature.denominator)))
+        renderContextStorage = context
         return context
-    }()
+    }
 
     static let notify: RenderCallback = { refCon, flags, timeStamp, _, frames, _ in
         let context = refCon!.assumingMemoryBound(to: RenderContext.self)

@@ -3,11 +3,14 @@ import AulosHost
 import AulosMIDI
 import Testing
 
+nonisolated(unsafe) let clockHarnessBuffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
+
 /// The transport and the clock output driven slice by slice with host times, as the ALSA unit would.
 struct ClockOutputHarness {
     let transport: HostTransport
     let output: MIDIClockOutput
-    let buffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
+    /// The notifications ignore the buffers; the callback type still wants a pointer (one for all).
+    var buffers: UnsafeMutablePointer<AulosBufferList> { clockHarnessBuffers }
     var frame: Int64 = 0
     let slice: UInt32 = 256
 

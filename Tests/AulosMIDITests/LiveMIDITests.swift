@@ -26,13 +26,15 @@ struct SimulatedLiveClock {
     }
 }
 
+nonisolated(unsafe) let sharedUnusedBuffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
+
 /// Drives a `LiveMIDIInput`'s render notification slice by slice and collects where each event landed.
 struct LivePlacementHarness {
     let queue = MIDIEventQueue(capacity: 4096)
     let input: LiveMIDIInput
     let period: Int
-    /// The notification ignores the buffers; the callback type still wants a pointer.
-    let unusedBuffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
+    /// The notification ignores the buffers; the callback type still wants a pointer (one for all).
+    var unusedBuffers: UnsafeMutablePointer<AulosBufferList> { sharedUnusedBuffers }
 
     init(sampleRate: Double = 48_000, period: Int, placement: LiveMIDIPlacement = .constantLatency) {
         self.period = period
@@ -180,12 +182,13 @@ struct LivePlacementHarness {
         var allocations: Int64 = 0
         var flags = RenderActionFlags.preRender
         let notify = harness.input.renderNotify
+        let buffers = harness.unusedBuffers  // a global made on first use: not inside the count
         for cycle in 0..<10_000 {
             harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + (Double(cycle) - 0.5) * nanosPerPeriod), destination: 0,
                                              status: 0x90, data1: 60, data2: 1))
             var stamp = AudioTimeStamp(sampleTime: Int64(cycle * 64), hostTime: UInt64(1e9 + Double(cycle) * nanosPerPeriod))
             allocation_counter_begin()
-            _ = notify.callback(notify.refCon, &flags, &stamp, 0, 64, harness.unusedBuffers)
+            _ = notify.callback(notify.refCon, &flags, &stamp, 0, 64, buffers)
             while harness.queue.list.popDue(at: Int.max) != nil {}
             harness.queue.list.endSlice(frameCount: 64)
             allocations += allocation_counter_end().allocations

@@ -187,12 +187,16 @@ public final class RenderPlanStorage: @unchecked Sendable {
     }
 
     public let plan: UnsafeMutablePointer<RenderPlan>
+    /// The units the plan keeps alive while it can render (empty for a unit's own standalone plan).
     public let units: [AudioUnit]
     private let caches: [AudioBufferListStorage]
     private var allocations: [UnsafeMutableRawPointer] = []
 
-    /// Builds the plan. Every unit must be initialized; the inputs must not form a cycle.
-    public init(nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct]) throws(AudioUnitError) {
+    /// Builds the plan. Every unit must be initialized; the inputs must not form a cycle. A graph's plan
+    /// retains its units. A unit's own standalone plan must not (`retainsUnits: false`): the unit owns the
+    /// plan, so retaining it would be a cycle that never frees either (LeakSanitizer found it); the head
+    /// is alive whenever it renders, and it retains its sources through its connections.
+    public init(nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct], retainsUnits: Bool = true) throws(AudioUnitError) {
         guard specs.indices.contains(head) else {
             throw AudioUnitError(.outputNodeError, "render plan has no head node")
         }
@@ -253,7 +257,7 @@ public final class RenderPlanStorage: @unchecked Sendable {
         plan.initialize(to: RenderPlan(
             nodes: nodes, nodeCount: specs.count, head: head, notifies: notifyStorage, notifyCount: notifies.count, cycle: 0))
         self.plan = plan
-        self.units = specs.map(\.unit)
+        self.units = retainsUnits ? specs.map(\.unit) : []
         self.caches = caches
     }
 

@@ -596,6 +596,6 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
                 return .silence
             })
         }
-        return try RenderPlanStorage(nodes: specs, head: 0, notifies: [])
+        return try RenderPlanStorage(nodes: specs, head: 0, notifies: [], retainsUnits: false)
     }
 }
