@@ -26,23 +26,13 @@ echo "${ALSA_TEST_PLAY_OPTIONS:---slice 256 --periods 4}" > "$work/bin/play-opti
 "${CC:-cc}" -O2 -Wall -o "$work/bin/latency-probe" scripts/alsa-vm/latency-probe.c -lasound -lm
 
 # The arpeggio: C4 E4 G4 C5 E5 G5 C6, one every 0.5 s (120 bpm, 480 ticks a beat), each held 0.3 s.
-python3 - "$work/bin/arpeggio.mid" <<'PY'
-import struct, sys
-def vlq(n):
-    out = [n & 0x7F]
-    while n > 0x7F:
-        n >>= 7
-        out.insert(0, (n & 0x7F) | 0x80)
-    return bytes(out)
+PYTHONPATH=scripts python3 - "$work/bin/arpeggio.mid" <<'PY'
+import sys
+from smf import absolute, smf, track
 events = [(0, b"\xff\x51\x03\x07\xa1\x20")]  # tempo 500000 us a beat
 for i, key in enumerate([60, 64, 67, 72, 76, 79, 84]):
     events += [(i * 480, bytes([0x90, key, 100])), (i * 480 + 288, bytes([0x80, key, 0]))]
-track, now = b"", 0
-for tick, data in sorted(events, key=lambda e: e[0]):
-    track += vlq(tick - now) + data
-    now = tick
-track += b"\x00\xff\x2f\x00"
-open(sys.argv[1], "wb").write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(track)) + track)
+open(sys.argv[1], "wb").write(smf(0, 480, [track(absolute(events))]))
 PY
 
 set +e

@@ -30,20 +30,10 @@ seed midi-parser; seed midi-file; seed score; seed rig
 cp presets/rigs/*.yaml "$work/corpus/rig/"
 awk '/^```$/ { n++; next } n == 3' docs/score.md > "$work/corpus/score/doc.score"
 printf '0b tempo 120\n0b note A4 4b vel=100\n1b note C#5 3b vel=90\n2b on E5\n3b off E5\n2b cc 64 127 ch=2\n3b bend -2048\n4b pressure 30\n5b end\n' > "$work/corpus/score/small.score"
-python3 - "$work/corpus" <<'PY'
-import os, struct, sys
+PYTHONPATH=scripts python3 - "$work/corpus" <<'PY'
+import os, sys
+from smf import smf, track
 corpus = sys.argv[1]
-def vlq(n):
-    out = [n & 0x7F]
-    while n > 0x7F:
-        n >>= 7
-        out.insert(0, (n & 0x7F) | 0x80)
-    return bytes(out)
-def track(events):
-    body = b"".join(vlq(delta) + data for delta, data in events) + b"\x00\xff\x2f\x00"
-    return b"MTrk" + struct.pack(">I", len(body)) + body
-def smf(fmt, division, tracks):
-    return b"MThd" + struct.pack(">IHHH", 6, fmt, len(tracks), division) + b"".join(tracks)
 notes = [(0, b"\xff\x51\x03\x07\xa1\x20"), (0, b"\xff\x58\x04\x04\x02\x18\x08"), (0, b"\x90\x3c\x64"),
          (240, b"\x40\x64"), (240, b"\x80\x3c\x00"), (0, b"\xb0\x40\x7f"), (120, b"\xe0\x00\x40"),
          (0, b"\xf0\x05\x7e\x7f\x09\x01\xf7"), (480, b"\x80\x40\x00")]
