@@ -60,7 +60,7 @@ let package = Package(
         // Test support: a malloc/free interposer that counts allocations made by the calling thread only,
         // so the zero-allocation tests measure the render thread and nothing else.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
-        .target(name: "AulosTestSupport", path: "Tests/AulosTestSupport"),
+        .target(name: "AulosTestSupport", dependencies: ["AulosCore"], path: "Tests/AulosTestSupport"),
         .testTarget(
             name: "AulosCoreTests", dependencies: ["AulosCore", "AulosRealtime", "CAllocationCounter", "AulosTestSupport"],
             path: "Tests/AulosCoreTests"),
@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(
             name: "AulosInstrumentTests",
             dependencies: ["AulosUnits", "AulosMIDI", "AulosGraph", "AulosCore", "AulosDSP", "AulosFluid", "AulosSoundFont",
-                           "CFluidSynth", "CAllocationCounter"],
+                           "CFluidSynth", "CAllocationCounter", "AulosTestSupport"],
             path: "Tests/AulosInstrumentTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]

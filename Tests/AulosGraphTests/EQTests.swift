@@ -7,6 +7,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import AulosTestSupport
 #endif
 
 /// A test source (refCon → Float): 2 = an impulse at sample 0, 3 = white noise, another value ≥ 0 = that

@@ -2,6 +2,7 @@ import AulosCore
 import AulosGraph
 import AulosUnits
 import Testing
+import AulosTestSupport
 
 /// Renders one cycle through a graph's render entry (the real-time path).
 @discardableResult

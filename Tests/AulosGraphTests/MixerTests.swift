@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import AulosTestSupport
 #endif
 
 /// Generic Output ← mixer ← callbacks (one per bus, with the given channel counts).

@@ -1,6 +1,7 @@
 import AulosCore
 import AulosUnits
 import Testing
+import AulosTestSupport
 
 @Suite struct UnitLifecycleTests {
     @Test func initializeTwiceIsAnError() throws {

@@ -10,6 +10,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import AulosTestSupport
 #endif
 
 /// The bundled font, from the source tree.

@@ -7,6 +7,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import AulosTestSupport
 #endif
 
 @Suite struct OscillatorSynthTests {
@@ -303,13 +304,3 @@ enum FileManagerless {
     }
 }
 
-func expectError(_ code: AudioUnitError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
-    do {
-        try body()
-        Issue.record("expected \(code.name)", sourceLocation: sourceLocation)
-    } catch let error as AudioUnitError {
-        #expect(error.code == code, "got \(error)", sourceLocation: sourceLocation)
-    } catch {
-        Issue.record("expected \(code.name), got \(error)", sourceLocation: sourceLocation)
-    }
-}
