@@ -184,9 +184,7 @@ public final class AudioSession {
     /// from the control loop.
     public func dispatchEvents() {
         outputUnit?.dispatchEvents()
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let seconds = Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+        let seconds = Double(monotonicNanoseconds()) * 1e-9
         guard seconds - lastCardCheck >= 0.5 || knownCards == nil else { return }
         lastCardCheck = seconds
         let cards = listCards()

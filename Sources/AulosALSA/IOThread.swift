@@ -366,10 +366,4 @@ enum IOThread {
         run(raw!.assumingMemoryBound(to: IOThreadState.self))
         return nil
     }
-
-    static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
 }

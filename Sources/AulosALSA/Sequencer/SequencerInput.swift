@@ -143,7 +143,7 @@ public final class SequencerInput: @unchecked Sendable {
     /// Connects to the ports present now, then starts the MIDI thread.
     public func start() throws(AudioUnitError) {
         guard !threadStarted else { return }
-        updateQueueOffset(now: Self.monotonicNanoseconds())
+        updateQueueOffset(now: monotonicNanoseconds())
         apply(connections.start(with: SequencerPort.list(handle)))
         post(.listening(SequencerAddress(client: client, port: inputPort), connected: connections.manager.connected.count))
         running.store(true, ordering: .releasing)
@@ -177,7 +177,7 @@ public final class SequencerInput: @unchecked Sendable {
         running.store(false, ordering: .releasing)
         pthread_join(thread, nil)
         threadStarted = false
-        let now = max(Self.monotonicNanoseconds(), lastArrival)
+        let now = max(monotonicNanoseconds(), lastArrival)
         for (message, source) in connections.releaseAll() { handler(message, now, source) }
     }
 
@@ -211,7 +211,7 @@ public final class SequencerInput: @unchecked Sendable {
                 }
                 if status == 0 { break }
                 if status == -ENOSPC {
-                    let now = Self.monotonicNanoseconds()
+                    let now = monotonicNanoseconds()
                     if now - lastOverflowNotice > 1_000_000_000 {
                         lastOverflowNotice = now
                         post(.inputOverflow)
@@ -228,7 +228,7 @@ public final class SequencerInput: @unchecked Sendable {
         switch input.kind {
         case AULOS_SEQ_MIDI:
             guard input.length > 0 else { return }
-            let now = Self.monotonicNanoseconds()
+            let now = monotonicNanoseconds()
             if now - lastOffsetUpdate > 1_000_000_000 { updateQueueOffset(now: now) }
             var arrival = input.has_timestamp != 0 && timestampQueue >= 0 ? input.timestamp_ns + queueOffsetNanos : now
             // Never before an earlier event, nor in the future (a stale offset): placement relies on order.
@@ -270,7 +270,7 @@ public final class SequencerInput: @unchecked Sendable {
     /// Posts the notices and plays the releases (stamped now, never before an earlier event).
     private func apply(_ outcome: LiveConnections.Outcome) {
         if !outcome.releases.isEmpty {
-            let now = max(Self.monotonicNanoseconds(), lastArrival)
+            let now = max(monotonicNanoseconds(), lastArrival)
             lastArrival = now
             for (message, source) in outcome.releases { handler(message, now, source) }
         }
@@ -296,16 +296,10 @@ public final class SequencerInput: @unchecked Sendable {
         lastOffsetUpdate = now
         guard timestampQueue >= 0 else { return }
         var queueTime: Int64 = 0
-        let before = Self.monotonicNanoseconds()
+        let before = monotonicNanoseconds()
         guard aulos_seq_queue_time(handle, timestampQueue, &queueTime) >= 0 else { return }
-        let after = Self.monotonicNanoseconds()
+        let after = monotonicNanoseconds()
         if after - before < 500_000 || queueOffsetNanos == 0 { queueOffsetNanos = (before + after) / 2 - queueTime }
-    }
-
-    static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }
 
