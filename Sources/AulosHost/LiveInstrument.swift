@@ -151,8 +151,7 @@ public enum LiveInstrument {
         // device stops, so nothing hangs on the next start.
         sequencer.stop()
         for item in sequencer.takeNotices() { notice(item) }
-        for channel in 0..<16 { _ = rig.scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0) }
-        if !io.hasReachedFrameLimit { usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000) }
+        rig.silenceBeforeStopping(io)
         try rig.graph.stop()
         routerBox.router = nil
         session.dispatchEvents()

@@ -103,11 +103,7 @@ public enum LivePlayback {
             }
             feed(until: played + lookahead)
         }
-        if stopRequested != 0 {
-            // Release everything before the device stops so nothing hangs on the next start.
-            for channel in 0..<16 { _ = rig.scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0) }
-            usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000)
-        }
+        if stopRequested != 0 { rig.silenceBeforeStopping(io) }
         try rig.graph.stop()
         session.dispatchEvents()
         current.statistics = io.statistics
@@ -121,6 +117,14 @@ public enum LivePlayback {
 }
 
 extension PlaybackRig {
+    /// All Sound Off on every channel, then — while the device still plays — two buffers' time for it to
+    /// be rendered and heard, so nothing hangs on the next start. Control thread, before `graph.stop()`.
+    func silenceBeforeStopping(_ io: ALSAOutputUnit) {
+        for channel in 0..<16 { _ = scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0) }
+        guard !io.hasReachedFrameLimit, let grant = io.grant else { return }
+        usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000)
+    }
+
     /// Voices sounding across every instrument part.
     public var activeVoices: Int {
         instruments.reduce(0) { total, instrument in

@@ -71,7 +71,9 @@ public final class MIDIClockOutput: @unchecked Sendable {
         state.pointee.clock.update(frame: sliceStart, hostNanos: hostNanos)
         guard let now = state.pointee.host.currentBeat() else { return }
         let (beat, tempo) = (now.beat, now.tempo)
-        let sliceNanos = Int64(state.pointee.clock.nanos(atFrame: sliceStart))
+        // When the slice's first frame is heard, on the smoothed line; ticks are that plus their offset.
+        let sliceLine = state.pointee.clock.nanos(atFrame: sliceStart)
+        let sliceNanos = Int64(sliceLine)
         if !now.playing {
             if state.pointee.running {
                 state.pointee.running = false
@@ -101,8 +103,7 @@ public final class MIDIClockOutput: @unchecked Sendable {
         while true {
             let offset = (Double(state.pointee.nextTick) - ticksAtStart) * framesPerTick
             if offset >= Double(frameCount) { break }
-            let frame = Double(sliceStart) + max(0, offset)
-            let nanos = state.pointee.clock.nanos(atFrame: sliceStart) + (frame - Double(sliceStart)) * state.pointee.clock.nanosPerFrame
+            let nanos = sliceLine + max(0, offset) * state.pointee.clock.nanosPerFrame
             send(state, MIDIClockEvent(hostNanos: Int64(nanos), status: 0xF8, data1: 0, data2: 0))
             state.pointee.nextTick += 1
         }
