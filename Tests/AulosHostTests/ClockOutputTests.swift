@@ -1,6 +1,7 @@
 import AulosCore
 import AulosHost
 import AulosMIDI
+import CAllocationCounter
 import Testing
 
 nonisolated(unsafe) let clockHarnessBuffers = UnsafeMutablePointer<AulosBufferList>.allocate(capacity: 1)
@@ -64,5 +65,33 @@ struct ClockOutputHarness {
         #expect(resumed.prefix(2).map(\.status) == [0xF2, 0xFB])
         #expect(resumed.first.map { Int($0.data1) | Int($0.data2) << 7 } == 12)
         #expect(resumed.dropFirst(2).allSatisfy { $0.status == 0xF8 } && resumed.count >= 3)
+    }
+
+    /// The transport's and the clock output's notifications allocate nothing over 10,000 slices of ticks,
+    /// stops and restarts (the MIDI thread's side, popping, is not the render thread).
+    @Test func rendersWithoutAllocating() {
+        let harness = ClockOutputHarness(tempo: 140)
+        let transport = harness.transport.renderNotify
+        let output = harness.output.renderNotify
+        let buffers = harness.buffers  // a global made on first use: not inside the count
+        harness.transport.play()
+        var allocations: Int64 = 0
+        var sent = 0
+        for cycle in 0..<10_000 {
+            if cycle % 1000 == 500 { harness.transport.stop() }
+            if cycle % 1000 == 600 { harness.transport.play() }
+            let frame = Int64(cycle * 256)
+            var stamp = AudioTimeStamp(sampleTime: frame, hostTime: UInt64(1e9 + Double(frame) / 48_000 * 1e9))
+            var pre = RenderActionFlags.preRender
+            var post = RenderActionFlags.postRender
+            allocation_counter_begin()
+            _ = transport.callback(transport.refCon, &pre, &stamp, 0, 256, buffers)
+            _ = output.callback(output.refCon, &pre, &stamp, 0, 256, buffers)
+            _ = transport.callback(transport.refCon, &post, &stamp, 0, 256, buffers)
+            allocations += allocation_counter_end().allocations
+            while harness.output.pop() != nil { sent += 1 }
+        }
+        #expect(allocations == 0)
+        #expect(sent > 2000)  // 53 s at 140 BPM, a tenth of it stopped: about 2,700 ticks plus starts/stops
     }
 }
