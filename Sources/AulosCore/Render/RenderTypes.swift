@@ -167,3 +167,19 @@ extension AulosHostCallbackInfo {
         return HostBeat(beat: beat, tempo: tempo, playing: playing == 1)
     }
 }
+
+extension AulosRenderActionFlags {
+    // Concrete versions of the OptionSet members render code uses. The generic ones reach the imported C
+    // type's OptionSet conformance, whose witness table the Swift runtime builds — allocating — the first
+    // time any code in the process uses it: in a live host, on the render thread in the first cycle
+    // (the zero-allocation tests hid it whenever another test happened to run first).
+
+    @inlinable @_noAllocation @_noLocks
+    public func contains(_ member: AulosRenderActionFlags) -> Bool { rawValue & member.rawValue == member.rawValue }
+
+    @inlinable @_noAllocation @_noLocks
+    public mutating func insert(_ member: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | member.rawValue) }
+
+    @inlinable @_noAllocation @_noLocks
+    public mutating func formUnion(_ other: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | other.rawValue) }
+}
