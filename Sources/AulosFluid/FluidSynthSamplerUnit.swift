@@ -75,9 +75,9 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         exchange.deallocate()
     }
 
-    public var activeVoiceCount: Int {
-        Int(current?.activeVoices.pointee.load(ordering: .relaxed) ?? 0)
-    }
+    public let voiceBudget = VoiceBudget()
+
+    public var activeVoiceCount: Int { voiceBudget.active }
 
     // MARK: State
 
@@ -160,7 +160,8 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
             throw AudioUnitError(.failedInitialization, "\(name) needs a SoundFont: set its SoundFont property first")
         }
         try swapIn(FluidInstance(soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony))
-        let kernel = FluidSamplerKernel(exchange: exchange, events: midiInput.list, parameters: renderParameters)
+        let kernel = FluidSamplerKernel(exchange: exchange, events: midiInput.list, parameters: renderParameters,
+                                        budget: voiceBudget.counters)
         return UnitKernel.make(kernel, render: FluidSamplerKernel.render)
     }
 
@@ -193,6 +194,10 @@ struct FluidRenderState {
     var chorusLevel: Float
     var out: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     var effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    /// The polyphony the synth was created with, and room for that many voice pointers (overload shedding
+    /// lists the playing voices here without allocating).
+    var polyphony: Int32
+    var voiceList: UnsafeMutablePointer<OpaquePointer?>
 }
 
 /// One `fluid_settings_t` + `fluid_synth_t` with a SoundFont loaded. Control side creates and deletes it.
@@ -200,7 +205,6 @@ final class FluidInstance {
     let settings: OpaquePointer
     let synth: OpaquePointer
     let state: UnsafeMutablePointer<FluidRenderState>
-    let activeVoices: UnsafeMutablePointer<Atomic<Int32>>
 
     /// FluidSynth logs from whichever thread hits a problem, including the render thread: switch it off once.
     static let silenceLogging: Void = {
@@ -244,8 +248,8 @@ final class FluidInstance {
         }
         self.settings = settings
         self.synth = synth
-        activeVoices = .allocate(capacity: 1)
-        activeVoices.initialize(to: Atomic(0))
+        let voiceList = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: Int(polyphony) + 1)
+        voiceList.initialize(repeating: nil, count: Int(polyphony) + 1)
         let out = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 2)
         let effects = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 4)
         out.initialize(repeating: nil, count: 2)
@@ -253,14 +257,14 @@ final class FluidInstance {
         state = .allocate(capacity: 1)
         state.initialize(to: FluidRenderState(
             synth: synth, framesRendered: 0, gain: -1, reverbEnabled: -1, reverbLevel: -1, chorusEnabled: -1, chorusLevel: -1,
-            out: out, effects: effects))
+            out: out, effects: effects, polyphony: Int32(polyphony), voiceList: voiceList))
     }
 
     deinit {
         state.pointee.out.deallocate()
         state.pointee.effects.deallocate()
+        state.pointee.voiceList.deallocate()
         state.deallocate()
-        activeVoices.deallocate()
         delete_fluid_synth(synth)
         delete_fluid_settings(settings)
     }
@@ -273,6 +277,7 @@ struct FluidSamplerKernel {
     let exchange: HazardExchange
     let events: MIDIEventList
     let parameters: ParameterKernel
+    let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     static let render: KernelRenderFunction = { state, _, flags, _, _, frameCount, io in
         state.assumingMemoryBound(to: FluidSamplerKernel.self).pointee.render(flags: flags, frameCount: Int(frameCount), io: io)
@@ -295,6 +300,7 @@ struct FluidSamplerKernel {
         }
         let state = raw.assumingMemoryBound(to: FluidRenderState.self)
         applyParameters(state)
+        applyVoiceLimit(state)
         var frame = 0
         while frame < frameCount {
             let intoBlock = Int(state.pointee.framesRendered & 63)
@@ -319,11 +325,63 @@ struct FluidSamplerKernel {
         }
         let synth = state.pointee.synth
         let voices = _unsafePerformance { fluid_synth_get_active_voice_count(synth) }
+        budget.pointee.active.store(Int(voices), ordering: .relaxed)
         exchange.release()
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
         if voices == 0 { flags.pointee.insert(.outputIsSilence) }
         return 0
+    }
+
+    /// Sheds voices under the host's overload limit: while more voices are held on than the limit, the
+    /// oldest notes (lowest FluidSynth voice IDs) get a 15 ms release and are stopped, at most 32 voices a
+    /// slice. (FluidSynth exports no way to end a voice outright, and lowering its polyphony neither ends
+    /// playing voices nor can be raised again without allocating.) Voices held only by the sustain pedal
+    /// are not shed: stopping them is a no-op until the pedal lifts.
+    @_noAllocation @_noLocks
+    func applyVoiceLimit(_ state: UnsafeMutablePointer<FluidRenderState>) {
+        let limit = budget.pointee.limit.load(ordering: .relaxed)
+        guard limit < Int(state.pointee.polyphony) else { return }
+        let synth = state.pointee.synth
+        let list = state.pointee.voiceList
+        let capacity = state.pointee.polyphony
+        _unsafePerformance { fluid_synth_get_voicelist(synth, list, capacity, -1) }
+        var on = 0
+        var count = 0
+        while count < Int(capacity), let voice = list[count] {
+            if _unsafePerformance({ fluid_voice_is_on(voice) }) != 0 { on += 1 }
+            count += 1
+        }
+        var shed = 0
+        while on > limit && shed < 32 {
+            // The oldest note still held on.
+            var oldest: UInt32 = .max
+            for index in 0..<count {
+                guard let voice = list[index], _unsafePerformance({ fluid_voice_is_on(voice) }) != 0 else { continue }
+                oldest = min(oldest, UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }))
+            }
+            guard oldest != .max else { break }
+            var stopped = 0
+            for index in 0..<count {
+                guard let voice = list[index], UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }) == oldest,
+                      _unsafePerformance({ fluid_voice_is_on(voice) }) != 0 else { continue }
+                _unsafePerformance {
+                    fluid_voice_gen_set(voice, Int32(GEN_VOLENVRELEASE.rawValue), -7200)
+                    fluid_voice_update_param(voice, Int32(GEN_VOLENVRELEASE.rawValue))
+                }
+                stopped += 1
+            }
+            _ = _unsafePerformance { fluid_synth_stop(synth, UInt32(oldest)) }
+            // Voices the stop left sustained (the pedal is down) sound on: not shed.
+            var sustained = 0
+            for index in 0..<count {
+                guard let voice = list[index], UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }) == oldest else { continue }
+                if _unsafePerformance({ fluid_voice_is_sustained(voice) }) != 0 { sustained += 1 }
+            }
+            on -= stopped
+            shed += stopped - sustained
+        }
+        if shed > 0 { budget.pointee.shed.add(shed, ordering: .relaxed) }
     }
 
     /// Pushes changed parameter values into FluidSynth (render thread: the only caller).

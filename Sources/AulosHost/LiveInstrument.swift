@@ -16,6 +16,13 @@ public struct LiveInputOptions: Sendable {
     public var sendClock = false
     /// Sequencer client name (tests run several).
     public var clientName = "Aulos"
+    /// Unattended (a service at boot): no sound device or no sequencer yet is not an error — wait for
+    /// them, and play when they appear.
+    public var waitForDevices = false
+    /// Where to serve `aulos status`/`set`/`learn` (a Unix socket path), if anywhere.
+    public var controlSocket: String?
+    /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
+    public var rigPath: String?
 
     public init(autoconnect: Bool = true, requests: [ConnectionRequest] = [], placement: LiveMIDIPlacement = .constantLatency,
                 headroom: Double = 0, sendClock: Bool = false, clientName: String = "Aulos") {
@@ -28,16 +35,20 @@ public struct LiveInputOptions: Sendable {
     }
 }
 
-/// Routes what the sequencer delivers: channel messages to the rig's instruments through the live input's
-/// queue (stamped, never touching a unit), transport messages to the host transport, clock ticks to its
-/// follower with their arrival on the sample clock.
+/// Routes what the sequencer (or the control socket) delivers: channel messages through the rig's router
+/// to the instruments via the live input's queue (stamped, never touching a unit), mapped controllers to
+/// their parameters, transport messages to the host transport, clock ticks to its follower with their
+/// arrival on the sample clock.
 ///
-/// Threads: `receive` on the MIDI thread only (it is the single producer of the live input queue and of
-/// the transport's command queue while the live instrument runs).
+/// Threads: `receive` on the MIDI thread, and on the control thread for MIDI sent through the control
+/// socket; `RouterBox`'s mutex serializes the two, so the live input's queue keeps a single producer at
+/// a time.
 final class LiveMIDIRouter: @unchecked Sendable {
     let rig: PlaybackRig
     let input: LiveMIDIInput
     let sampleRate: Double
+    /// Rig switches and EQ-preset controls, for the control thread (property sets belong there).
+    var pendingActions: [RigRouter.Action] = []
 
     init(rig: PlaybackRig, input: LiveMIDIInput, sampleRate: Double) {
         self.rig = rig
@@ -46,9 +57,19 @@ final class LiveMIDIRouter: @unchecked Sendable {
     }
 
     func receive(_ message: MIDIMessage, arrivalNanos: Int64) {
-        if let (status, data1, data2) = message.normalized.channelBytes {
-            for destination in rig.destinations(of: message) {
-                input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: destination, status: status, data1: data1, data2: data2))
+        if message.normalized.channelBytes != nil {
+            var actions: [RigRouter.Action] = []
+            for delivery in rig.router.route(message, actions: &actions) {
+                guard let (status, data1, data2) = delivery.message.channelBytes else { continue }
+                input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: delivery.destination, status: status, data1: data1, data2: data2))
+            }
+            for action in actions {
+                // A parameter is one atomic store, safe here; presets and rig switches wait for the control thread.
+                if case .control(let target, let value) = action, case .parameter = target.kind {
+                    try? target.apply(value)
+                } else {
+                    pendingActions.append(action)
+                }
             }
             return
         }
@@ -65,11 +86,47 @@ final class LiveMIDIRouter: @unchecked Sendable {
     }
 }
 
+/// Hands the current router to whoever delivers MIDI (the sequencer's MIDI thread, the control socket).
+/// The router is swapped when the rig is rebuilt (SIGHUP), so every use holds the lock.
+///
+/// Threads: any; the lock is never taken on the render thread.
+final class RouterBox: @unchecked Sendable {
+    private let router = Mutex<LiveMIDIRouter?>(nil)
+
+    func set(_ value: LiveMIDIRouter?) { router.withLock { $0 = value } }
+
+    func receive(_ message: MIDIMessage, arrivalNanos: Int64) {
+        router.withLock { $0?.receive(message, arrivalNanos: arrivalNanos) }
+    }
+
+    /// A rig switch from the control socket, as a program change would make it.
+    func select(rig index: Int) {
+        router.withLock { router in
+            guard let router else { return }
+            let now = monotonicNanoseconds()
+            for delivery in router.rig.router.select(rig: index) {
+                guard let (status, data1, data2) = delivery.message.channelBytes else { continue }
+                router.input.send(LiveMIDIEvent(arrivalNanos: now, destination: delivery.destination, status: status, data1: data1, data2: data2))
+            }
+        }
+    }
+
+    func takeActions() -> [RigRouter.Action] {
+        router.withLock { router in
+            defer { router?.pendingActions.removeAll() }
+            return router?.pendingActions ?? []
+        }
+    }
+}
+
 /// `aulos play` with no file: the ALSA sequencer in, the rig, the ALSA I/O unit out, until SIGINT/SIGTERM
 /// (or `duration`). Keyboards are connected as they appear and their notes released when they vanish.
+/// Unattended (`waitForDevices`), a missing sound device or sequencer is waited for; SIGHUP rebuilds the
+/// rig from its file (a broken file is reported and the old rig plays on); the control socket answers
+/// `aulos status`/`set`/`learn`; systemd hears READY=1 once audio and MIDI are up.
 ///
-/// Threads: the calling (control) thread reports status and connection notices; MIDI arrives on the
-/// sequencer's MIDI thread; audio runs on the I/O thread.
+/// Threads: the calling (control) thread runs the loop, the control socket and the notices; MIDI arrives
+/// on the sequencer's MIDI thread; audio runs on the I/O thread.
 public enum LiveInstrument {
     public struct Report: Sendable {
         public var status: LiveStatus
@@ -86,25 +143,94 @@ public enum LiveInstrument {
         /// The placement clock's restarts and jitter margin (ms).
         public var clockResets: Int
         public var clockMargin: Double
+        /// Rig rebuilds on SIGHUP.
+        public var reloads: Int
     }
 
     public static func run(_ options: RenderOptions, input inputOptions: LiveInputOptions, session: AudioSession, duration: Double?,
                            status: (LiveStatus) -> Void = { _ in }, warn: (String) -> Void = { _ in },
+                           info: (String) -> Void = { _ in },
                            notice: (SequencerInput.Notice) -> Void = { _ in },
                            event: @escaping (IOEvent) -> Void = { _ in }) throws -> Report {
-        // The sequencer first: without one there is nothing to play, and the error should say so, not
-        // something about the audio device. The handler forwards to a router made once the rig exists;
-        // the MIDI thread only starts after that.
+        LivePlayback.catchStopSignals()
+        defer { LivePlayback.releaseStopSignals() }
         let routerBox = RouterBox()
-        let sequencer = try SequencerInput(
-            options: .init(clientName: inputOptions.clientName, autoconnect: inputOptions.autoconnect, requests: inputOptions.requests)
-        ) { message, arrival, _ in
-            routerBox.router?.receive(message, arrivalNanos: arrival)
+        let control = try inputOptions.controlSocket.map { path throws(AudioUnitError) in try ControlSocket(path: path) }
+        let sequencerOptions = SequencerInput.Options(clientName: inputOptions.clientName, autoconnect: inputOptions.autoconnect,
+                                                      requests: inputOptions.requests)
+        func openSequencer() throws(AudioUnitError) -> SequencerInput {
+            try SequencerInput(options: sequencerOptions) { message, arrival, _ in routerBox.receive(message, arrivalNanos: arrival) }
         }
-        let rigDescription = options.effectiveRig
-        try session.setPreferredSampleRate(rigDescription.sampleRate)
-        try session.setPreferredIOBufferFrames(rigDescription.slice)
-        let rig = try PlaybackRig(rigDescription, tempoMap: [(beat: 0, bpm: options.tempo ?? 120)], arpeggio: options.arpeggio, session: session)
+        // The sequencer first: without one there is nothing to play, and the error should say so, not
+        // something about the audio device. Unattended, it is waited for instead (checked every 2 s).
+        var sequencer: SequencerInput?
+        do {
+            sequencer = try openSequencer()
+        } catch {
+            guard inputOptions.waitForDevices else { throw error }
+            warn("no MIDI input yet (\(error.detail)); waiting for the ALSA sequencer"
+                 + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
+        }
+        var set = options.effectiveRigSet
+        var reloads = 0
+        var report: Report?
+        var waitingForDevice: String?
+        var ready = false
+        let server = ControlServer()
+        defer { if let sequencer { sequencer.stop(); for item in sequencer.takeNotices() { notice(item) } } }
+        while LivePlayback.stopRequested == 0 {
+            // Build the rig on the device; unattended, a missing device is waited for.
+            let rig: PlaybackRig
+            do {
+                let first = set.entries[0].rig
+                try session.setPreferredSampleRate(first.sampleRate)
+                try session.setPreferredIOBufferFrames(first.slice)
+                rig = try PlaybackRig(set: set, tempoMap: [(beat: 0, bpm: options.tempo ?? 120)], arpeggio: options.arpeggio, session: session)
+            } catch let error as AudioUnitError where inputOptions.waitForDevices && error.code != .invalidFile {
+                if waitingForDevice != error.detail { warn("waiting for the audio device: \(error.detail)") }
+                waitingForDevice = error.detail
+                ServiceNotifier.notify("STATUS=waiting for the audio device: \(error.detail)")
+                for _ in 0..<100 where LivePlayback.stopRequested == 0 {
+                    usleep(20_000)
+                    control?.serve { _ in #"{"error":"waiting for the audio device: "# + ControlServer.escape(error.detail) + "\"}" }
+                }
+                continue
+            }
+            if waitingForDevice != nil { info("audio device ready"); waitingForDevice = nil }
+            let outcome = try play(rig, options: options, inputOptions: inputOptions, sequencer: &sequencer, openSequencer: openSequencer,
+                                   routerBox: routerBox, control: control, server: server, duration: duration, reloads: reloads,
+                                   ready: &ready, status: status, warn: warn, info: info, notice: notice, event: event)
+            report = outcome.report
+            guard outcome.reload else { break }
+            // SIGHUP: read the rig file again; a broken file keeps the rig that was playing.
+            ServiceNotifier.notify("RELOADING=1")
+            reloads += 1
+            if let path = inputOptions.rigPath {
+                do {
+                    set = try RigSet.load(path)
+                    info("reloaded \(path): \(set.entries.count == 1 ? "rig '\(set.name)'" : "\(set.entries.count) rigs")")
+                } catch {
+                    warn("reload failed, playing on with the rig as it was: \(error.detail)")
+                }
+            } else {
+                info("SIGHUP: rebuilding the rig")
+            }
+            ready = false
+        }
+        ServiceNotifier.notify("STOPPING=1")
+        guard var report else {
+            throw AudioUnitError(.cannotDoInCurrentContext, "stopped before the audio device appeared")
+        }
+        report.reloads = reloads
+        return report
+    }
+
+    /// One rig on the device until stop, the duration, or SIGHUP (`reload`).
+    private static func play(_ rig: PlaybackRig, options: RenderOptions, inputOptions: LiveInputOptions,
+                             sequencer: inout SequencerInput?, openSequencer: () throws(AudioUnitError) -> SequencerInput,
+                             routerBox: RouterBox, control: ControlSocket?, server: ControlServer, duration: Double?, reloads: Int,
+                             ready: inout Bool, status: (LiveStatus) -> Void, warn: (String) -> Void, info: (String) -> Void,
+                             notice: (SequencerInput.Notice) -> Void, event: @escaping (IOEvent) -> Void) throws -> (report: Report, reload: Bool) {
         defer { rig.close() }
         let io = rig.graph.outputUnit as! ALSAOutputUnit
         let grant = io.grant!
@@ -116,56 +242,83 @@ public enum LiveInstrument {
                                  latencyFrames: Int(grant.bufferFrames) + Int((inputOptions.headroom * grant.sampleRate).rounded()),
                                  placement: inputOptions.placement)
         try rig.graph.addRenderNotify(live.renderNotify)
-        routerBox.router = LiveMIDIRouter(rig: rig, input: live, sampleRate: grant.sampleRate)
+        let router = LiveMIDIRouter(rig: rig, input: live, sampleRate: grant.sampleRate)
+        routerBox.set(router)
+        defer { routerBox.set(nil) }
         // Clock out reads the transport's snapshot, so its notification goes after the transport's.
         let clockOutput = inputOptions.sendClock
             ? MIDIClockOutput(host: rig.transport.callbacks, sampleRate: grant.sampleRate, periodFrames: Int(grant.period)) : nil
         if let clockOutput {
             try rig.graph.addRenderNotify(clockOutput.renderNotify)
-            sequencer.sendClock(from: clockOutput)
+            sequencer?.sendClock(from: clockOutput)
         }
-        for (message, destinations) in ScriptedRender.route([], through: rig).0 {
-            for destination in destinations { rig.scheduler.schedule(message.message, at: message.sampleTime, destination: destination) }
-        }
+        var timeline = ScriptedRender.route([], through: rig)
+        _ = timeline.feed(rig, before: 1)
         io.addListener(event)
-        LivePlayback.catchStopSignals()
-        defer { LivePlayback.releaseStopSignals() }
         if let duration { io.stopRendering(after: Int64(duration * grant.sampleRate)) }
         try rig.graph.start()
         for warning in io.warnings { warn(warning) }
-        try sequencer.start()
+        if let sequencer { try sequencer.start() }
+        LivePlayback.reloadRequested = 0
         var current = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
+        var lastSequencerAttempt = monotonicNanoseconds()
+        var reload = false
+        var governor = OverloadGovernor()
+        server.begin(rig: rig, router: router, live: live, io: io, reloads: reloads)
         while LivePlayback.stopRequested == 0 {
             usleep(20_000)
-            session.dispatchEvents()
+            rig.session?.dispatchEvents()
             rig.transport.dispatchChanges()
-            for item in sequencer.takeNotices() { notice(item) }
+            if let sequencer {
+                for item in sequencer.takeNotices() {
+                    server.note(item)
+                    notice(item)
+                }
+            } else if inputOptions.waitForDevices, monotonicNanoseconds() - lastSequencerAttempt > 2_000_000_000 {
+                lastSequencerAttempt = monotonicNanoseconds()
+                if let opened = try? openSequencer() {
+                    if let clockOutput { opened.sendClock(from: clockOutput) }
+                    try opened.start()
+                    sequencer = opened
+                    info("MIDI input ready")
+                }
+            }
+            for action in routerBox.takeActions() {
+                rig.apply(action)
+                if case .rigSwitched(let index) = action { info("rig \(index + 1): \(rig.set.entries[index].rig.name)") }
+            }
             current.statistics = io.statistics
+            governor.update(load: current.statistics.dspLoad, instruments: rig.instruments)
             current.seconds = Double(current.statistics.framesPlayed) / grant.sampleRate
             current.voices = rig.activeVoices
+            current.voicesShed = rig.voicesShed
             current.midiLate = live.lateCount
             status(current)
+            server.update(current, sequencer: sequencer)
+            control?.serve { line in server.handle(line, routerBox: routerBox) }
+            if !ready && current.statistics.framesPlayed > 0 && (sequencer != nil || control != nil) {
+                ready = true
+                ServiceNotifier.notify("READY=1\nSTATUS=playing '\(rig.set.name)' on \(grant.device), \(Int(grant.sampleRate)) Hz, \(grant.period)-frame periods")
+            }
             if io.hasReachedFrameLimit { break }
+            if LivePlayback.reloadRequested != 0 { reload = true; break }
         }
-        // Stop listening (releasing whatever keyboards still hold), then silence everything before the
-        // device stops, so nothing hangs on the next start.
-        sequencer.stop()
-        for item in sequencer.takeNotices() { notice(item) }
+        // Stop listening (releasing whatever keyboards still hold) unless reloading, then silence
+        // everything before the device stops, so nothing hangs on the next start.
+        if !reload, let sequencer {
+            sequencer.stop()
+            for item in sequencer.takeNotices() { notice(item) }
+        }
         rig.silenceBeforeStopping(io)
         try rig.graph.stop()
-        routerBox.router = nil
-        session.dispatchEvents()
+        rig.session?.dispatchEvents()
         current.statistics = io.statistics
-        return Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount, midiStale: live.staleCount,
-                      latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0,
-                      worstReadDelay: Double(sequencer.worstReadDelayNanos) / 1e6,
-                      worstLateness: Double(live.worstLateFrames) / grant.sampleRate * 1000,
-                      clockResets: live.clockResets, clockMargin: Double(live.clockMarginNanos) / 1e6)
+        server.end()
+        let report = Report(status: current, midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
+                            midiStale: live.staleCount, latencyFrames: live.placement == .constantLatency ? live.latencyFrames : 0,
+                            worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
+                            worstLateness: Double(live.worstLateFrames) / grant.sampleRate * 1000,
+                            clockResets: live.clockResets, clockMargin: Double(live.clockMarginNanos) / 1e6, reloads: reloads)
+        return (report, reload)
     }
-}
-
-/// Hands the router to the sequencer's handler once it exists. Written on the control thread before the
-/// MIDI thread starts and after it stops; read on the MIDI thread in between (pthread_create/join order it).
-final class RouterBox: @unchecked Sendable {
-    var router: LiveMIDIRouter?
 }

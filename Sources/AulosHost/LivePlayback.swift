@@ -14,6 +14,8 @@ public struct LiveStatus: Sendable {
     public var grant: PCMGrant
     /// Live MIDI events that arrived after their frame (live instrument only).
     public var midiLate = 0
+    /// Voices ended early under overload.
+    public var voicesShed = 0
 }
 
 /// Real-time playback: a MIDI file or score → the rig → the ALSA I/O unit. The control thread feeds the
@@ -26,48 +28,48 @@ public enum LivePlayback {
     /// Set by SIGINT/SIGTERM: stop at the next status tick, with every note released.
     nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
 
+    /// Set by SIGHUP: rebuild the live instrument's rig from its file.
+    nonisolated(unsafe) static var reloadRequested: sig_atomic_t = 0
+
     /// SIGINT and SIGTERM set `stopRequested` (cleared now) instead of killing the process, so a run can
-    /// release its notes and close the device.
+    /// release its notes and close the device; SIGHUP sets `reloadRequested` (ignored by file playback).
     static func catchStopSignals() {
         stopRequested = 0
+        reloadRequested = 0
         signal(SIGINT) { _ in LivePlayback.stopRequested = 1 }
         signal(SIGTERM) { _ in LivePlayback.stopRequested = 1 }
+        signal(SIGHUP) { _ in LivePlayback.reloadRequested = 1 }
     }
 
     static func releaseStopSignals() {
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+        signal(SIGHUP, SIG_DFL)
     }
 
     public static func run(_ options: RenderOptions, session: AudioSession, duration: Double?,
                            status: (LiveStatus) -> Void = { _ in }, warn: (String) -> Void = { _ in },
                            event: @escaping (IOEvent) -> Void = { _ in }, lookahead lookaheadSeconds: Double = 0.25) throws -> LiveStatus {
-        var rigDescription = options.effectiveRig
-        if options.rig == nil && options.instrument == .synth { rigDescription.parts[0].channels.removeAll { $0 == 10 } }
-        try session.setPreferredSampleRate(rigDescription.sampleRate)
-        try session.setPreferredIOBufferFrames(rigDescription.slice)
+        var set = options.effectiveRigSet
+        if options.rig == nil && options.rigSet == nil && options.instrument == .synth { set.entries[0].rig.parts[0].channels.removeAll { $0 == 10 } }
+        try session.setPreferredSampleRate(set.entries[0].rig.sampleRate)
+        try session.setPreferredIOBufferFrames(set.entries[0].rig.slice)
         let preview = try load(options, sampleRate: session.preferredSampleRate)
         let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? preview.tempoMap
-        let rig = try PlaybackRig(rigDescription, tempoMap: tempoMap, arpeggio: options.arpeggio, session: session)
+        let rig = try PlaybackRig(set: set, tempoMap: tempoMap, arpeggio: options.arpeggio, session: session)
         defer { rig.close() }
         let io = rig.graph.outputUnit as! ALSAOutputUnit
         let grant = io.grant!
         // The device may have granted another rate: event times are frames at the granted rate.
         let loaded = grant.sampleRate == session.preferredSampleRate ? preview : try load(options, sampleRate: grant.sampleRate)
-        let (routed, _) = ScriptedRender.route(loaded.messages, through: rig)
+        var timeline = ScriptedRender.route(loaded.messages, through: rig)
         let tail = Int64((options.tail * grant.sampleRate).rounded())
-        let end = duration.map { Int64($0 * grant.sampleRate) } ?? (max(loaded.end, routed.last?.0.sampleTime ?? 0) + tail)
+        let end = duration.map { Int64($0 * grant.sampleRate) } ?? (max(loaded.end, timeline.events.last?.sampleTime ?? 0) + tail)
         let lookahead = Int64(grant.bufferFrames) + Int64(lookaheadSeconds * grant.sampleRate)
-
-        var next = 0
+        // Events go to the scheduler `lookahead` ahead (a full queue: again next tick, the horizon is only
+        // a quarter second ahead); controller mappings and rig switches apply as their time is rendered.
         func feed(until horizon: Int64) {
-            while next < routed.count && routed[next].0.sampleTime < horizon {
-                for destination in routed[next].1 {
-                    // Full queue: try again next tick (the horizon is only a quarter second ahead).
-                    guard rig.scheduler.schedule(routed[next].0.message, at: routed[next].0.sampleTime, destination: destination) else { return }
-                }
-                next += 1
-            }
+            _ = timeline.feed(rig, before: horizon, actionsBefore: horizon - lookahead + Int64(grant.bufferFrames))
         }
         feed(until: lookahead)
         io.addListener(event)  // the session relays the same events as interruptions and route changes
@@ -81,10 +83,13 @@ public enum LivePlayback {
         let overrun = getenv("AULOS_INJECT_OVERRUN").flatMap { Double(String(cString: $0)) }
         var overrunState = 0  // 0 pending, 1 injecting, 2 done
         var current = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
+        var governor = OverloadGovernor()
         while stopRequested == 0 {
             usleep(20_000)
             session.dispatchEvents()
             current.statistics = io.statistics
+            governor.update(load: current.statistics.dspLoad, instruments: rig.instruments)
+            current.voicesShed = rig.voicesShed
             let played = current.statistics.framesPlayed
             current.seconds = Double(played) / grant.sampleRate
             current.voices = rig.activeVoices
@@ -120,19 +125,15 @@ extension PlaybackRig {
     /// All Sound Off on every channel, then — while the device still plays — two buffers' time for it to
     /// be rendered and heard, so nothing hangs on the next start. Control thread, before `graph.stop()`.
     func silenceBeforeStopping(_ io: ALSAOutputUnit) {
-        for channel in 0..<16 { _ = scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0) }
+        for destination in instruments.indices {
+            for channel in 0..<16 {
+                _ = scheduler.schedule(.controlChange(channel: UInt8(channel), controller: 123, value: 0), at: 0, destination: UInt16(destination))
+            }
+        }
         guard !io.hasReachedFrameLimit, let grant = io.grant else { return }
         usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + 20_000)
     }
 
     /// Voices sounding across every instrument part.
-    public var activeVoices: Int {
-        instruments.reduce(0) { total, instrument in
-            switch instrument {
-            case let synth as OscillatorSynthUnit: total + synth.activeVoiceCount
-            case let sampler as FluidSynthSamplerUnit: total + sampler.activeVoiceCount
-            default: total
-            }
-        }
-    }
+    public var activeVoices: Int { instruments.reduce(0) { $0 + $1.voiceBudget.active } }
 }

@@ -41,7 +41,18 @@ public struct RenderOptions: Sendable {
     /// Arpeggiate synth parts: mode and rate.
     public var arpeggio: Arpeggio?
 
+    /// A rig set (rigs recalled by program change); wins over `rig`.
+    public var rigSet: RigSet?
+
     public init(output: String) { self.output = output }
+
+    /// The rig set these options describe: the given set (with `eq` as every rig's master EQ), or the
+    /// effective rig alone.
+    public var effectiveRigSet: RigSet {
+        guard var set = rigSet else { return RigSet(effectiveRig) }
+        if let eq { for index in set.entries.indices { set.entries[index].rig.eq = eq } }
+        return set
+    }
 
     /// The rig these options describe: the given one, or one part playing every channel.
     public var effectiveRig: Rig {
@@ -57,6 +68,61 @@ public struct RenderOptions: Sendable {
         }()
         if let eq { rig.eq = eq }
         return rig
+    }
+}
+
+/// A MIDI file or score routed through a rig: what each part hears when, and the parameter changes and
+/// rig switches it causes, fed to the rig slice by slice (offline) or tick by tick (real time).
+///
+/// Threads: the control thread.
+struct RoutedTimeline {
+    var events: [(sampleTime: Int64, destination: UInt16, message: MIDIMessage)] = []
+    /// Mapped controllers moving parameters: sample-exact through the parameters' event queues.
+    var parameterActions: [(sampleTime: Int64, action: RigRouter.Action)] = []
+    /// Rig switches and EQ presets (property changes, which take effect from the next slice): an offline
+    /// render starts a slice at each one, so where it lands does not depend on the slice size.
+    var boundaryActions: [(sampleTime: Int64, action: RigRouter.Action)] = []
+    var notes: [String] = []
+    var nextEvent = 0
+    var nextParameterAction = 0
+    var nextBoundaryAction = 0
+
+    mutating func append(_ action: RigRouter.Action, at time: Int64) {
+        if case .control(let target, _) = action, case .parameter = target.kind {
+            parameterActions.append((time, action))
+        } else {
+            boundaryActions.append((time, action))
+        }
+    }
+
+    /// Schedules the events before `horizon` and applies the parameter actions before it: with
+    /// `sliceStart` (the slice about to render) a parameter lands on its exact frame; without, as soon as
+    /// it is applied. Boundary actions are applied here only when `actionsBefore` is given (real time,
+    /// where they apply as their time is rendered). False when the scheduler is full (the caller tries
+    /// again later).
+    mutating func feed(_ rig: PlaybackRig, before horizon: Int64, sliceStart: Int64? = nil, actionsBefore: Int64? = nil) -> Bool {
+        while nextEvent < events.count && events[nextEvent].sampleTime < horizon {
+            let event = events[nextEvent]
+            guard rig.scheduler.schedule(event.message, at: event.sampleTime, destination: event.destination) else { return false }
+            nextEvent += 1
+        }
+        while nextParameterAction < parameterActions.count && parameterActions[nextParameterAction].sampleTime < (actionsBefore ?? horizon) {
+            let (time, action) = parameterActions[nextParameterAction]
+            rig.apply(action, offset: sliceStart.map { UInt32(max(0, time - $0)) } ?? 0)
+            nextParameterAction += 1
+        }
+        if let actionsBefore { applyBoundaryActions(rig, before: actionsBefore) }
+        return true
+    }
+
+    /// Applies the boundary actions due before `time`; returns when the next one is due (nil: none left).
+    @discardableResult
+    mutating func applyBoundaryActions(_ rig: PlaybackRig, before time: Int64) -> Int64? {
+        while nextBoundaryAction < boundaryActions.count && boundaryActions[nextBoundaryAction].sampleTime < time {
+            rig.apply(boundaryActions[nextBoundaryAction].action)
+            nextBoundaryAction += 1
+        }
+        return nextBoundaryAction < boundaryActions.count ? boundaryActions[nextBoundaryAction].sampleTime : nil
     }
 }
 
@@ -134,39 +200,50 @@ public enum ScriptedRender {
         return ferror(file) == 0 ? bytes : nil
     }
 
-    /// Which parts play each message, with notes on what is skipped (system messages, channels no part
-    /// plays, program changes the synth ignores). The rig's prelude comes first.
-    static func route(_ messages: [ScheduledMessage], through rig: PlaybackRig) -> ([(ScheduledMessage, [UInt16])], [String]) {
-        var notes: [String] = []
+    /// Which parts play each message and as what (the rig's router: channels, key ranges, transposition,
+    /// velocity curves, controller mappings, rig switches), with notes on what is skipped (system
+    /// messages, channels no part plays, program changes the synth ignores). The rig's prelude comes first.
+    static func route(_ messages: [ScheduledMessage], through rig: PlaybackRig) -> RoutedTimeline {
+        var timeline = RoutedTimeline()
         let channelMessages = messages.filter { $0.message.channelBytes != nil }
         if channelMessages.count < messages.count {
-            notes.append("\(messages.count - channelMessages.count) system messages (sysex, clock) not played")
+            timeline.notes.append("\(messages.count - channelMessages.count) system messages (sysex, clock) not played")
         }
-        var routed: [(ScheduledMessage, [UInt16])] = rig.prelude.map { ($0, rig.destinations(of: $0.message)) }
+        timeline.events = rig.prelude.map { (sampleTime: $0.0.sampleTime, destination: $0.1, message: $0.0.message) }
         var unrouted = 0
         var programsSkipped = false
+        let router = rig.router!
         for message in channelMessages {
-            let targets = rig.destinations(of: message.message)
-            if targets.isEmpty {
-                if case .programChange = message.message { programsSkipped = true } else { unrouted += 1 }
+            var actions: [RigRouter.Action] = []
+            let deliveries = router.route(message.message, actions: &actions)
+            for action in actions { timeline.append(action, at: message.sampleTime) }
+            for delivery in deliveries { timeline.events.append((message.sampleTime, delivery.destination, delivery.message)) }
+            guard deliveries.isEmpty && actions.isEmpty else {
+                if case .programChange = message.message, message.message.channel != router.controlChannel,
+                   rig.rig.parts.contains(where: { $0.instrument == .synth }) { programsSkipped = true }
                 continue
             }
-            if case .programChange = message.message, rig.rig.parts.contains(where: { $0.instrument == .synth }) { programsSkipped = true }
-            routed.append((message, targets))
+            switch message.message.normalized {
+            case .programChange: if message.message.channel != router.controlChannel { programsSkipped = true }
+            case .noteOff, .polyPressure: break  // follows a note-on that was skipped, or off a key range
+            case .noteOn(_, let note, _) where rig.rig.parts.contains(where: { $0.channels.contains(Int(message.message.channel!) + 1) && !$0.keys.contains(Int(note)) }): break
+            case .controlChange(let channel, _, _) where channel == router.controlChannel: break
+            default: unrouted += 1
+            }
         }
         if unrouted > 0 {
             let drums = channelMessages.contains { $0.message.channel == 9 } && !rig.rig.parts.contains { $0.channels.contains(10) }
-            notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
+            timeline.notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
         }
-        if programsSkipped { notes.append("program changes ignored by the synth") }
-        return (routed, notes)
+        if programsSkipped { timeline.notes.append("program changes ignored by the synth") }
+        if router.switchCount > 0 { timeline.notes.append("\(router.switchCount) rig switch\(router.switchCount == 1 ? "" : "es") by program change") }
+        return timeline
     }
 
     public static func run(_ options: RenderOptions, progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
-        let rate = options.effectiveRig.sampleRate
+        let rate = options.effectiveRigSet.entries[0].rig.sampleRate
         let loaded = try options.input.map { path throws(AudioUnitError) in try load(path, sampleRate: rate) }
             ?? LoadedInput(score: try Score(text: DemoPiece.score, name: "demo"), sampleRate: rate)
-        var messages = loaded.messages
         var notes: [String] = []
 
         var rigDescription = options.effectiveRig
@@ -175,38 +252,38 @@ public enum ScriptedRender {
             rigDescription.parts[0].channels.removeAll { $0 == 10 }
         }
         let tempoMap = options.tempo.map { [(beat: 0.0, bpm: $0)] } ?? loaded.tempoMap
-        let rig = try PlaybackRig(rigDescription, fileSample: options.sample, tempoMap: tempoMap, arpeggio: options.arpeggio)
+        let rig = try PlaybackRig(set: options.rigSet != nil ? options.effectiveRigSet : RigSet(rigDescription), fileSample: options.sample, tempoMap: tempoMap,
+                                  arpeggio: options.arpeggio)
         defer { rig.close() }
-        let (routed, routingNotes) = route(messages, through: rig)
-        notes += routingNotes
-        messages = routed.map(\.0)
-        let scheduler = rig.scheduler
+        var timeline = route(loaded.messages, through: rig)
+        notes += timeline.notes
         let graph = rig.graph
         let fileFormat = rig.fileFormat
 
         let writer = try AudioFileWriter(path: options.output, format: fileFormat)
         let renderer = try OfflineRenderer(graph: graph, sliceFrames: rig.rig.slice)
-        let total = max(loaded.end, messages.last?.sampleTime ?? 0) + Int64((options.tail * rate).rounded())
-        var next = 0
+        let total = max(loaded.end, timeline.events.last?.sampleTime ?? 0) + Int64((options.tail * rate).rounded())
         do {
-            try renderer.render(frameCount: total, to: writer) { start, frames in
-                // Feed the scheduler slice by slice so a long file never overfills its queue.
-                while next < routed.count && routed[next].0.sampleTime < start + Int64(frames) {
-                    for destination in routed[next].1 {
-                        guard scheduler.schedule(routed[next].0.message, at: routed[next].0.sampleTime, destination: destination) else {
-                            throw AudioUnitError(.cannotDoInCurrentContext, "more than 16384 MIDI events fall in one slice")
-                        }
+            // In segments that end where a rig switch or preset change is due, so each starts a slice.
+            var position: Int64 = 0
+            while position < total {
+                let next = timeline.applyBoundaryActions(rig, before: position + 1) ?? total
+                let end = min(total, max(next, position + 1))
+                try renderer.render(frameCount: end - position, to: writer) { start, frames in
+                    // Feed the scheduler slice by slice so a long file never overfills its queue.
+                    guard timeline.feed(rig, before: start + Int64(frames), sliceStart: start) else {
+                        throw AudioUnitError(.cannotDoInCurrentContext, "more than 16384 MIDI events fall in one slice")
                     }
-                    next += 1
+                    progress(Double(start + Int64(frames)) / Double(max(1, total)))
                 }
-                progress(Double(start + Int64(frames)) / Double(max(1, total)))
+                position = end
             }
             try writer.close()
         } catch {
             unlink(options.output)
             throw error
         }
-        if scheduler.droppedCount > 0 { notes.append("\(scheduler.droppedCount) events dropped (too many in one slice)") }
+        if rig.scheduler.droppedCount > 0 { notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)") }
         let name = zip(rig.rig.parts, rig.instruments).map { part, instrument in
             switch instrument {
             case let synth as OscillatorSynthUnit: "synth (\(synth.currentPreset?.name ?? "default"))"
@@ -214,154 +291,8 @@ public enum ScriptedRender {
             default: part.name
             }
         }.joined(separator: " + ") + (rig.rig.eq.map { ", EQ \($0)" } ?? "")
-        return RenderSummary(frames: total, events: messages.count, format: fileFormat, instrumentDescription: name, notes: notes,
+        return RenderSummary(frames: total, events: timeline.events.count, format: fileFormat, instrumentDescription: name, notes: notes,
                              slice: rig.rig.slice)
-    }
-}
-
-/// The graph a rig describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus →
-/// (master EQ) → Generic Output, with one MIDI scheduler as the graph's render notify routing events by
-/// channel to every part that listens on it. `aulos graph` prints it; `aulos render` pulls it.
-///
-/// Threads: control thread.
-public final class PlaybackRig {
-    public let rig: Rig
-    public let graph: AudioGraph
-    public let instruments: [any MusicDevice]
-    public let mixer: MultichannelMixerUnit
-    public let scheduler: MIDIScheduler
-    public let transport: HostTransport
-    public let fileFormat: StreamFormat
-    /// The live session, when the rig plays to a device.
-    public let session: AudioSession?
-    /// Messages to send before the input's own: each sampler part's program on its channels.
-    public let prelude: [ScheduledMessage]
-
-    /// With a `session`, the graph's head is the ALSA I/O unit (live playback): the session is activated
-    /// first and the whole graph runs at the granted rate with the granted period as the slice — every
-    /// unit's maximumFramesPerSlice set before initialize. Without, it is a Generic Output (offline render).
-    public init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
-                arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
-        var rig = rig
-        let graph = AudioGraph(registry: HostComponents.registry())
-        self.graph = graph
-        let outputNode = try graph.addNode(session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
-        graph.open()
-        if let session {
-            let grant = try session.activate(for: graph)
-            rig.sampleRate = grant.sampleRate
-            rig.slice = grant.period
-        }
-        self.session = session
-        self.rig = rig
-        transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
-        let processing = StreamFormat.canonical(channels: 2, sampleRate: rig.sampleRate)
-        fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
-        let mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
-        let callbacks = transport.callbacks
-        func configure(_ unit: AudioUnit) throws {
-            try unit.set(.maximumFramesPerSlice, rig.slice)
-            try unit.set(.hostCallbacks, callbacks)
-            if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) { try unit.set(.streamFormat, processing, scope: .input) }
-            try unit.set(.streamFormat, processing, scope: .output)
-        }
-        /// An iPod-style EQ set to `preset`, fed by `source`: a part's or the master EQ.
-        func insertEQ(_ preset: String, after source: NodeID) throws -> NodeID {
-            let eqNode = try graph.addNode(IPodEQUnit.componentDescription)
-            let unit = try graph.unit(for: eqNode) as! IPodEQUnit
-            try configure(unit)
-            try unit.selectPreset(preset)
-            try graph.connectNodeInput(source, sourceOutput: 0, eqNode, destinationInput: 0)
-            return eqNode
-        }
-        mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
-        // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
-        // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments.
-        let inputBus = session?.inputDevice == nil ? nil : Element(rig.parts.count)
-        try mixer.set(.elementCount, UInt32(rig.parts.count + (inputBus == nil ? 0 : 1)), scope: .input)
-        try configure(mixer)
-        try configure(try graph.unit(for: outputNode))
-        if session == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
-        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: rig.volume)
-
-        // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would
-        // silently render something other than what was asked for.
-        if arpeggio != nil && !rig.parts.contains(where: { $0.instrument == .synth }) {
-            throw AudioUnitError(.invalidPropertyValue, "--arpeggio needs a synth part: only the oscillator synth has an arpeggiator")
-        }
-        var instruments: [any MusicDevice] = []
-        var prelude: [ScheduledMessage] = []
-        for (bus, part) in rig.parts.enumerated() {
-            let description = part.instrument == .synth ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
-            let node = try graph.addNode(description)
-            let instrument = try graph.unit(for: node) as! any MusicDevice
-            try configure(instrument)
-            switch instrument {
-            case let synth as OscillatorSynthUnit:
-                let choice = part.preset ?? part.program.map(String.init) ?? "String Ensemble"
-                if !synth.presets.isEmpty {
-                    try synth.selectPreset(choice)
-                } else if part.preset != nil || part.program != nil {
-                    // Asked for a sound we cannot load: say so rather than play the bare default patch.
-                    throw AudioUnitError(.invalidFile, "no synth presets found, so preset '\(choice)' cannot be selected "
-                        + "(searched \(SynthPresetLibrary.searchPaths.joined(separator: ", ")); set AULOS_PRESETS)")
-                }
-                try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
-                if let arpeggio {
-                    try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
-                    try synth.setParameter(OscillatorSynthUnit.Parameter.arpRate.id, value: Float(arpeggio.rate.rawValue))
-                }
-            case let sampler as FluidSynthSamplerUnit:
-                guard let font = part.soundFont ?? sampler.soundFontPath ?? SoundFontLocator.defaultPath else {
-                    throw AudioUnitError(.invalidFile, "no SoundFont found for part '\(part.name)'; give one (searched \(SoundFontLocator.searchPaths.joined(separator: ", ")))")
-                }
-                try sampler.loadSoundFont(font)
-                if let program = part.program {
-                    for channel in part.channels where channel != 10 {
-                        prelude.append(ScheduledMessage(sampleTime: 0, message: .programChange(channel: UInt8(channel - 1), program: UInt8(program))))
-                    }
-                }
-            default:
-                break
-            }
-            let source = try part.eq.map { eq in try insertEQ(eq, after: node) } ?? node
-            try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: Element(bus))
-            try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: Element(bus), value: part.volume)
-            try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: Element(bus), value: part.pan)
-            try mixer.setParameter(MultichannelMixerUnit.Parameter.enable, scope: .input, element: Element(bus), value: part.enabled ? 1 : 0)
-            instruments.append(instrument)
-        }
-        let master = try rig.eq.map { eq in try insertEQ(eq, after: mixerNode) } ?? mixerNode
-        try graph.connectNodeInput(master, sourceOutput: 0, outputNode, destinationInput: 0)
-        if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
-            try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
-            try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)
-        }
-        self.instruments = instruments
-        self.prelude = prelude
-        scheduler = MIDIScheduler(destinations: instruments.map(\.midiInput), capacity: 16_384)
-        try graph.addRenderNotify(transport.renderNotify)
-        try graph.addRenderNotify(scheduler.renderNotify)
-        try graph.initialize()
-        transport.play()
-    }
-
-    /// The parts that play a message: those listening on its channel. The synth is one patch with one voice
-    /// pool, so program changes are not sent to synth parts (their sound is the rig's preset).
-    func destinations(of message: MIDIMessage) -> [UInt16] {
-        guard let channel = message.channel else { return [] }
-        var result: [UInt16] = []
-        for (index, part) in rig.parts.enumerated() where part.channels.contains(Int(channel) + 1) {
-            if case .programChange = message, part.instrument == .synth { continue }
-            result.append(UInt16(index))
-        }
-        return result
-    }
-
-    public func close() {
-        try? graph.stop()
-        try? graph.uninitialize()
-        try? session?.deactivate()
     }
 }
 

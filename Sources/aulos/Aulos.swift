@@ -18,7 +18,8 @@ struct Aulos: ParsableCommand {
         commandName: "aulos",
         abstract: "A real-time MIDI synthesizer and instrument host for Linux, on Core Audio's audio-unit model.",
         version: version,
-        subcommands: [Units.self, Graph.self, Render.self, Play.self, Devices.self, Presets.self, SoundFont.self])
+        subcommands: [Units.self, Graph.self, Render.self, Play.self, Devices.self, Presets.self, SoundFont.self,
+                      Status.self, Set.self, Learn.self, Service.self])
 }
 
 /// Options shared by commands that build the default rig.
@@ -93,7 +94,10 @@ struct PlaybackOptions: ParsableArguments {
         options.preset = preset
         options.sampleRate = rig.sampleRate
         options.slice = rig.slice
-        options.rig = try rigFile.map { path throws(AudioUnitError) in try Rig.load(path) }
+        if let rigFile {
+            let set = try RigSet.load(rigFile)
+            if set.entries.count == 1 && set.controlChannel == nil { options.rig = set.entries[0].rig } else { options.rigSet = set }
+        }
         options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
         options.tempo = tempo
         options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
@@ -148,9 +152,9 @@ extension Aulos {
             options.instrument = instrument
             options.sampleRate = rigOptions.sampleRate
             options.slice = rigOptions.slice
-            options.rig = try self.rig.map { path throws(AudioUnitError) in try Rig.load(path) }
+            options.rigSet = try self.rig.map { path throws(AudioUnitError) in try RigSet.load(path) }
             options.eq = try eq.map { name throws(AudioUnitError) in try checkedEQ(name) }
-            let playback = try PlaybackRig(options.effectiveRig)
+            let playback = try PlaybackRig(set: options.effectiveRigSet)
             defer { playback.close() }
             print(playback.graph.dump())
         }
@@ -281,7 +285,9 @@ extension Aulos {
             print("EQ presets (iPod-style, docs/eq-presets.md):")
             for (number, curve) in IPodEQUnit.curves.enumerated() { print("  \(number): \(curve.name)") }
             print("Rigs (presets/rigs):")
-            for rig in RigLibrary.factory { print("  \(rig.path): \(rig.name), \(rig.parts) part\(rig.parts == 1 ? "" : "s")") }
+            for rig in RigLibrary.factory {
+                print("  \(rig.path): \(rig.name), " + (rig.rigs > 1 ? "a set of \(rig.rigs) rigs recalled by program change" : "\(rig.parts) part\(rig.parts == 1 ? "" : "s")"))
+            }
             if let font = SoundFontLocator.defaultPath { print("Sampler SoundFont: \(font)") }
         }
     }

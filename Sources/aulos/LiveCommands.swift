@@ -76,6 +76,14 @@ extension Aulos {
         @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
         var device: String = "default"
 
+        @Option(name: .customLong("control-socket"), help: ArgumentHelp(
+            "Serve aulos status / set / learn on this Unix socket (mode 0660: this user and group only). Live play only.",
+            valueName: "path"))
+        var controlSocket: String?
+
+        @Flag(help: "Run unattended (the systemd unit uses this): wait for a missing sound device or MIDI sequencer instead of failing, serve the control socket (default path unless --control-socket), plain log lines.")
+        var service = false
+
         @Option(name: .customLong("alsa-config"), help: "Look --device up in this ALSA configuration file instead of the system's.")
         var alsaConfig: String?
 
@@ -98,8 +106,8 @@ extension Aulos {
                 throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
             }
             if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
-            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock) {
-                throw ValidationError("--connect, --no-autoconnect, --lowest-latency, --midi-headroom and --send-clock are for live play (no file)")
+            if isLive == false && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock || controlSocket != nil || service) {
+                throw ValidationError("--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket and --service are for live play (no file)")
             }
             guard (0...1000).contains(midiHeadroom) else { throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom)") }
             if lowestLatency && midiHeadroom != 0 { throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none") }
@@ -123,7 +131,7 @@ extension Aulos {
                 for card in added { printError("\raulos: sound card plugged in: \(card)") }
                 for card in removed { printError("\raulos: sound card gone: \(card)") }
             }
-            let terminal = isatty(2) == 1
+            let terminal = isatty(2) == 1 && !service
             if isLive {
                 try runLive(options, session: session, terminal: terminal)
                 return
@@ -145,15 +153,18 @@ extension Aulos {
 
         func runLive(_ options: RenderOptions, session: AudioSession, terminal: Bool) throws {
             var lastLine = ""
-            let input = LiveInputOptions(autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
+            var input = LiveInputOptions(autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
                                          placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000,
                                          sendClock: sendClock)
+            input.waitForDevices = service
+            input.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
+            input.rigPath = playback.rigFile
             let report = try LiveInstrument.run(options, input: input, session: session, duration: duration, status: { status in
                 guard terminal else { return }
                 let line = Self.statusLine(status) + "  late MIDI \(status.midiLate)"
                 if line != lastLine { printError("\r" + line + "   ", newline: false) }
                 lastLine = line
-            }, warn: { printError("aulos: warning: " + $0) }, notice: { notice in
+            }, warn: { printError((terminal ? "\r" : "") + "aulos: warning: " + $0) }, info: { printError((terminal ? "\r" : "") + "aulos: " + $0) }, notice: { notice in
                 let prefix = terminal ? "\r" : ""
                 switch notice {
                 case .listening(let address, let connected):
@@ -179,7 +190,9 @@ extension Aulos {
                 + (report.midiLate > 0 ? String(format: " (by up to %.1f ms)", report.worstLateness) : "")
                 + ", \(report.midiDropped) dropped" + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
                 + "; MIDI thread read delay max \(String(format: "%.1f", report.worstReadDelay)) ms"
-                + (report.latencyFrames > 0 ? String(format: "; clock margin %.2f ms, %d restarts", report.clockMargin, report.clockResets) : ""))
+                + (report.latencyFrames > 0 ? String(format: "; clock margin %.2f ms, %d restarts", report.clockMargin, report.clockResets) : "")
+                + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
+                + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : ""))
         }
 
         /// Device lost and back, on stderr (xruns are counted in the status line instead).
@@ -199,6 +212,7 @@ extension Aulos {
         static func statusLine(_ status: LiveStatus) -> String {
             "\(clock(status.seconds))  voices \(status.voices)  DSP \(String(format: "%.1f", status.statistics.dspLoad * 100))% "
                 + "(peak \(String(format: "%.1f", status.statistics.peakLoad * 100))%)  xruns \(status.statistics.xruns)"
+                + (status.voicesShed > 0 ? "  shed \(status.voicesShed)" : "")
                 + (status.statistics.isInterrupted ? "  DEVICE LOST" : "")
         }
     }

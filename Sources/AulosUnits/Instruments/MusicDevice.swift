@@ -8,6 +8,10 @@ import AulosMIDI
 public protocol MusicDevice: AudioUnit {
     /// The instrument's MIDI input (its render side is the kernel's event list).
     var midiInput: MIDIEventQueue { get }
+    /// Voices sounding, the host's limit on them under overload, and the voices shed to meet it.
+    var voiceBudget: VoiceBudget { get }
+    /// The most voices the instrument can sound (its polyphony).
+    var polyphony: UInt32 { get }
     /// Core Audio's MusicDeviceMIDIEvent.
     func midiEvent(status: UInt8, data1: UInt8, data2: UInt8, offset: UInt32) throws(AudioUnitError)
     /// Core Audio's MusicDeviceSysEx: the bytes between F0 and F7.

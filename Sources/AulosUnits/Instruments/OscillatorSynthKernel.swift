@@ -133,7 +133,7 @@ struct OscillatorSynthKernel {
     let sampleRate: Double
     let polyphony: Int
     let presetValues: UnsafeMutablePointer<Float>
-    let activeVoices: UnsafeMutablePointer<Atomic<Int>>
+    let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     let voices: UnsafeMutablePointer<SynthVoice>
     let channels: UnsafeMutablePointer<SynthChannel>
@@ -155,7 +155,7 @@ struct OscillatorSynthKernel {
     let arpNotes: UnsafeMutablePointer<UInt8>
 
     init(parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
-         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, activeVoices: UnsafeMutablePointer<Atomic<Int>>,
+         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
          host: HostCallbackInfo?) {
         self.host = host
         hostSlice = .allocate(capacity: 1)
@@ -171,7 +171,7 @@ struct OscillatorSynthKernel {
         self.sampleRate = sampleRate
         self.polyphony = polyphony
         self.presetValues = presetValues
-        self.activeVoices = activeVoices
+        self.budget = budget
         voices = .allocate(capacity: polyphony + Self.fadeSlots)
         voices.initialize(repeating: SynthVoice(), count: polyphony + Self.fadeSlots)
         channels = .allocate(capacity: 16)
@@ -223,6 +223,7 @@ struct OscillatorSynthKernel {
         events.beginSlice()
         parameters.beginSlice()
         queryHost()
+        shedToLimit()
         var frame = 0
         while frame < frameCount {
             parameters.applyEvents(dueAt: frame)
@@ -239,7 +240,7 @@ struct OscillatorSynthKernel {
         parameters.endSlice(frameCount: frameCount)
         var sounding = 0
         for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active { sounding += 1 }
-        activeVoices.pointee.store(sounding, ordering: .relaxed)
+        budget.pointee.active.store(sounding, ordering: .relaxed)
         if sounding == 0 { flags.pointee.insert(.outputIsSilence) }
         return 0
     }
@@ -635,11 +636,34 @@ struct OscillatorSynthKernel {
         start(voices + chosen, note: note, velocity: velocity, channel: channel)
     }
 
+    /// Under the host's overload limit, fades out voices beyond it (the stealing order: released first,
+    /// then the oldest) and counts them. Fading voices no longer count: they are gone in 128 frames.
+    @_noAllocation @_noLocks
+    func shedToLimit() {
+        let limit = budget.pointee.limit.load(ordering: .relaxed)
+        guard limit < polyphony else { return }
+        var held = 0
+        for index in 0..<polyphony where voices[index].active { held += 1 }
+        var shed = 0
+        while held > limit {
+            let index = victim(activeOnly: true)
+            guard index >= 0 else { break }
+            fadeOut(index)
+            held -= 1
+            shed += 1
+        }
+        if shed > 0 { budget.pointee.shed.add(shed, ordering: .relaxed) }
+    }
+
     /// The voice to steal: released voices before held ones, then the oldest, then the quietest.
     @_noAllocation @_noLocks
-    func victim() -> Int {
-        var best = 0
-        for index in 1..<polyphony {
+    func victim(activeOnly: Bool = false) -> Int {
+        var best = activeOnly ? -1 : 0
+        for index in (activeOnly ? 0 : 1)..<polyphony {
+            if activeOnly {
+                guard voices[index].active && !voices[index].fading else { continue }
+                if best < 0 { best = index; continue }
+            }
             let a = voices[index]
             let b = voices[best]
             if a.released != b.released {

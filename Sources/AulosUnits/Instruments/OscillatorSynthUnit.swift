@@ -103,21 +103,15 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     public private(set) var polyphony: UInt32 = 32
     public let presets: [SynthPreset]
     private var selectedPreset: Preset?
-    private let activeVoices = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 1)
+    public let voiceBudget = VoiceBudget()
 
     public init(presets: [SynthPreset] = SynthPresetLibrary.factory) {
         self.presets = presets
-        activeVoices.initialize(to: Atomic(0))
         super.init(description: Self.componentDescription, name: "Aulos: Oscillator Synth", inputs: 0, outputs: 1,
                    parameters: Parameter.allCases.map(\.info))
     }
 
-    deinit {
-        activeVoices.deinitialize(count: 1)
-        activeVoices.deallocate()
-    }
-
-    public var activeVoiceCount: Int { activeVoices.pointee.load(ordering: .relaxed) }
+    public var activeVoiceCount: Int { voiceBudget.active }
 
     // MARK: Presets
 
@@ -209,7 +203,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
         let kernel = OscillatorSynthKernel(
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
-            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues, activeVoices: activeVoices,
+            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues, budget: voiceBudget.counters,
             host: hostCallbackInfo)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }
     }

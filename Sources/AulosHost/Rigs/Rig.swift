@@ -28,6 +28,11 @@ public struct Rig: Equatable, Sendable {
         public var enabled = true
         /// An iPod-style EQ preset for this part alone.
         public var eq: String?
+        /// The notes this part plays (a split or a layer's range); others pass it by.
+        public var keys: ClosedRange<Int> = 0...127
+        /// Semitones added to every note this part plays.
+        public var transpose = 0
+        public var velocity = VelocityCurve.linear
 
         public init(name: String, instrument: InstrumentChoice, channels: [Int]) {
             self.name = name
@@ -43,6 +48,8 @@ public struct Rig: Equatable, Sendable {
     /// Master iPod-style EQ preset.
     public var eq: String?
     public var parts: [Part]
+    /// Controllers routed to unit parameters while this rig plays.
+    public var controls: [ControlMapping] = []
 
     public init(name: String, parts: [Part]) {
         self.name = name
@@ -72,7 +79,7 @@ public struct Rig: Equatable, Sendable {
             throw AudioUnitError(.invalidFile, "\(file):1: a rig is a mapping with at least 'parts'")
         }
         let reader = RigReader(file: file)
-        let keys = try reader.keys(mapping, allowed: ["name", "sample-rate", "slice", "output", "parts"], at: "")
+        let keys = try reader.keys(mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls"], at: "")
         self.name = try keys["name"].map { node throws(AudioUnitError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] { sampleRate = try reader.number(node, "sample-rate", in: 8000...192_000) }
         if let node = keys["slice"] { slice = UInt32(try reader.number(node, "slice", in: 1...4096)) }
@@ -93,7 +100,8 @@ public struct Rig: Equatable, Sendable {
             let at = "parts[\(index)]"
             guard let partMapping = node.mapping else { throw reader.error(node, at, "must be a mapping") }
             let partKeys = try reader.keys(partMapping, allowed: ["name", "instrument", "channels", "preset", "program", "soundfont",
-                                                                  "volume", "pan", "enabled", "eq"], at: at + ".")
+                                                                  "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity"],
+                                           at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else { throw reader.error(node, at, "missing 'instrument' (synth or sampler)") }
             let instrumentName = try reader.string(instrumentNode, at + ".instrument")
             guard let instrument = InstrumentChoice(rawValue: instrumentName) else {
@@ -119,6 +127,9 @@ public struct Rig: Equatable, Sendable {
                 part.enabled = flag
             }
             if let n = partKeys["eq"] { part.eq = try reader.eqPreset(n, at + ".eq") }
+            if let n = partKeys["keys"] { part.keys = try reader.keyRange(n, at + ".keys") }
+            if let n = partKeys["transpose"] { part.transpose = Int(try reader.number(n, at + ".transpose", in: -48...48)) }
+            if let n = partKeys["velocity"] { part.velocity = try reader.velocityCurve(n, at + ".velocity") }
             if part.instrument == .synth, part.soundFont != nil {
                 throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
             }
@@ -128,6 +139,12 @@ public struct Rig: Equatable, Sendable {
             parts.append(part)
         }
         self.parts = parts
+        if let n = keys["controls"] { controls = try reader.controls(n) }
+        let names = parts.map { $0.name.lowercased() }
+        if let duplicate = names.enumerated().first(where: { names.firstIndex(of: $0.element) != $0.offset }) {
+            throw reader.error(sequence[duplicate.offset], "parts[\(duplicate.offset)].name",
+                               "'\(parts[duplicate.offset].name)' is used twice (controls and `aulos set` name parts)")
+        }
     }
 
     static func describe(_ error: YamlError) -> String {
@@ -160,6 +177,13 @@ public struct Rig: Equatable, Sendable {
             lines.append("    pan: \(number(part.pan))")
             if !part.enabled { lines.append("    enabled: false") }
             if let eq = part.eq { lines.append("    eq: \(quote(eq))") }
+            if part.keys != 0...127 { lines.append("    keys: [\(part.keys.lowerBound), \(part.keys.upperBound)]") }
+            if part.transpose != 0 { lines.append("    transpose: \(part.transpose)") }
+            if part.velocity != .linear { lines.append("    velocity: \(part.velocity.yamlValue)") }
+        }
+        if !controls.isEmpty {
+            lines.append("controls:")
+            lines += controls.flatMap(\.yamlLines)
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -225,6 +249,8 @@ public enum RigLibrary {
         public var path: String
         public var name: String
         public var parts: Int
+        /// More than one: a set file (rigs recalled by program change).
+        public var rigs: Int
     }
 
     public static var factory: [Entry] {
@@ -239,8 +265,9 @@ public enum RigLibrary {
             closedir(handle)
             guard !names.isEmpty else { continue }
             return names.sorted().compactMap { name in
-                guard let rig = try? Rig.load(folder + "/" + name) else { return nil }
-                return Entry(path: folder + "/" + name, name: rig.name, parts: rig.parts.count)
+                guard let set = try? RigSet.load(folder + "/" + name) else { return nil }
+                return Entry(path: folder + "/" + name, name: set.name, parts: set.entries.reduce(0) { $0 + $1.rig.parts.count },
+                             rigs: set.entries.count)
             }
         }
         return []
