@@ -198,6 +198,9 @@ struct FluidRenderState {
     /// lists the playing voices here without allocating).
     var polyphony: Int32
     var voiceList: UnsafeMutablePointer<OpaquePointer?>
+    /// The last slice had no voice and came out exactly silent: with no events due, the next whole blocks
+    /// can be skipped (FluidSynth would compute exact zeros), which is what makes an idle rig nearly free.
+    var resting = false
 }
 
 /// One `fluid_settings_t` + `fluid_synth_t` with a SoundFont loaded. Control side creates and deletes it.
@@ -301,6 +304,17 @@ struct FluidSamplerKernel {
         let state = raw.assumingMemoryBound(to: FluidRenderState.self)
         applyParameters(state)
         applyVoiceLimit(state)
+        // Idle: skip FluidSynth while it would only compute silence. Whole 64-frame blocks only, so its
+        // block grid keeps its phase against the slice clock and output stays what it would have been
+        // (FluidSynth's chorus LFO, if chorus is on, does not advance while skipped).
+        if state.pointee.resting && !events.hasPendingEvents && frameCount & 63 == 0 && state.pointee.framesRendered & 63 == 0 {
+            exchange.release()
+            budget.pointee.active.store(0, ordering: .relaxed)
+            events.endSlice(frameCount: frameCount)
+            parameters.endSlice(frameCount: frameCount)
+            flags.pointee.insert(.outputIsSilence)
+            return 0
+        }
         var frame = 0
         while frame < frameCount {
             let intoBlock = Int(state.pointee.framesRendered & 63)
@@ -326,10 +340,17 @@ struct FluidSamplerKernel {
         let synth = state.pointee.synth
         let voices = _unsafePerformance { fluid_synth_get_active_voice_count(synth) }
         budget.pointee.active.store(Int(voices), ordering: .relaxed)
+        // Silent only when it is: reverb and chorus ring on after the last voice ends.
+        var silent = true
+        for index in 0..<frameCount where left[index] != 0 || right[index] != 0 {
+            silent = false
+            break
+        }
+        state.pointee.resting = voices == 0 && silent
         exchange.release()
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
-        if voices == 0 { flags.pointee.insert(.outputIsSilence) }
+        if silent { flags.pointee.insert(.outputIsSilence) }
         return 0
     }
 

@@ -90,6 +90,10 @@ public struct MIDIEventList: @unchecked Sendable {
         while count.pointee < capacity, let event = inbox.pop() { insert(event) }
     }
 
+    /// Whether any event is waiting in the list (after `beginSlice`).
+    @inlinable
+    public var hasPendingEvents: Bool { count.pointee > 0 }
+
     /// The next event due at or before `frame`, removed from the list; nil when none is due.
     @_noAllocation @_noLocks
     public func popDue(at frame: Int) -> MIDIEvent? {

@@ -114,6 +114,25 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
         #expect(right == reference.1)
     }
 
+    /// An idle sampler skips FluidSynth (whole blocks of exact silence); after a long gap it must still
+    /// sound exactly as bare libfluidsynth, which computed every block, does.
+    @Test(arguments: [64, 256, 100])
+    func idleSkippingIsInaudible(slice: Int) throws {
+        let score = "0f note C4 0.2s vel=100\n60000f note E4 0.2s\n60010f cc 7 90\n100000f note G4 0.1s\n"
+        let messages = try Score(text: score).scheduledMessages(sampleRate: 48_000).messages
+        let rig = try samplerRig(slice: slice)
+        rig.schedule(messages)
+        let (left, right) = rig.render(120_000, slice: slice)
+        let reference = bareFluidSynth(messages, frames: 120_000)
+        #expect(left[0..<60_000].contains { $0 != 0 } && left[60_000...].contains { $0 != 0 })
+        if slice % 64 == 0 {
+            #expect(left == reference.0 && right == reference.1)
+        } else {
+            // Slices that cut blocks never skip: still what they were before (onsets within a block).
+            #expect(left[..<30_000].map(abs).max() == reference.0[..<30_000].map(abs).max())
+        }
+    }
+
     /// With slices that cut FluidSynth's blocks, every note still starts within 63 frames of its time.
     @Test(arguments: [1, 17, 100, 1000])
     func onsetsAreWithinOneFluidSynthBlock(slice: Int) throws {

@@ -181,5 +181,8 @@ extension AulosRenderActionFlags {
     public mutating func insert(_ member: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | member.rawValue) }
 
     @inlinable @_noAllocation @_noLocks
+    public mutating func remove(_ member: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue & ~member.rawValue) }
+
+    @inlinable @_noAllocation @_noLocks
     public mutating func formUnion(_ other: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | other.rawValue) }
 }

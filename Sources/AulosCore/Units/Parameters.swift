@@ -190,6 +190,10 @@ public struct ParameterKernel: @unchecked Sendable {
     @inline(__always) @_noAllocation @_noLocks
     public func value(_ slot: Int) -> Float { states[slot].current }
 
+    /// Whether the slot holds its value (no glide or ramp under way): `next` would return `value`.
+    @inline(__always) @_noAllocation @_noLocks
+    public func isSteady(_ slot: Int) -> Bool { states[slot].remaining == 0 }
+
     /// Returns the value at the current frame and advances the slot by one frame.
     @inline(__always) @_noAllocation @_noLocks
     public func next(_ slot: Int) -> Float {

@@ -68,13 +68,17 @@ public final class ControlSocket {
         }
     }
 
-    /// Root, our own user, or a member of our group.
+    /// Root, our own user, or a member of our group (as its primary group or a supplementary one, read
+    /// from /proc: a user in group audio usually has another primary group).
     static func peerAllowed(_ client: Int32) -> Bool {
         // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides the type without _GNU_SOURCE).
         var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
         var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
         guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return false }
-        return credentials.uid == 0 || credentials.uid == getuid() || credentials.gid == getgid()
+        if credentials.uid == 0 || credentials.uid == getuid() || credentials.gid == getgid() { return true }
+        guard let bytes = ScriptedRender.readFile("/proc/\(credentials.pid)/status") else { return false }
+        let groups = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("Groups:") }
+        return groups?.split(separator: "\t").last?.split(separator: " ").contains { UInt32($0) == getgid() } ?? false
     }
 
     static func readLine(_ descriptor: Int32) -> String? {

@@ -131,13 +131,16 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
         filters.initialize(repeating: Biquad(), count: channels * Self.bandCenters.count)
         let gains = UnsafeMutablePointer<Float>.allocate(capacity: Self.bandCenters.count)
         for band in 0..<Self.bandCenters.count { gains[band] = Float(fitted[selected][band]) }
+        let resting = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        resting.initialize(to: false)
         let kernel = IPodEQKernel(
             shared: shared.pointer, filters: filters, gains: gains, channels: channels, sampleRate: rate,
-            step: 1 / (0.03 * rate / 16))
+            step: 1 / (0.03 * rate / 16), resting: resting)
         kernel.design(glide: false)
         return UnitKernel.make(kernel, render: IPodEQKernel.render) { kernel in
             kernel.filters.deallocate()
             kernel.gains.deallocate()
+            kernel.resting.deallocate()
         }
     }
 }
@@ -186,6 +189,9 @@ struct IPodEQKernel {
     let sampleRate: Double
     /// Fraction of the way to the target per 16-frame tick.
     let step: Double
+    /// Silent input and the filters rung out: slices pass silence through without filtering (the gain
+    /// glide still runs on its grid, so a preset change made meanwhile lands as it would have).
+    let resting: UnsafeMutablePointer<Bool>
 
     static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, _, frameCount, io in
         state.assumingMemoryBound(to: IPodEQKernel.self).pointee
@@ -239,16 +245,35 @@ struct IPodEQKernel {
         io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
         let status = RenderInputs.pull(inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: io)
         if status != 0 { return status }
+        let silentInput = flags.pointee.contains(.outputIsSilence)
+        if !silentInput { resting.pointee = false }
         let start = timeStamp.pointee.sampleTime
         var frame = 0
         while frame < frameCount {
             let intoTick = Int((start + Int64(frame)) & 15)
             if intoTick == 0 { design(glide: true) }
             let end = min(frameCount, frame + 16 - intoTick)
-            for channel in 0..<channels {
-                BiquadBank.process(filters + channel * 10, count: 10, samples: io.pointee.floatChannel(channel), from: frame, to: end)
+            if !resting.pointee {
+                for channel in 0..<channels {
+                    BiquadBank.process(filters + channel * 10, count: 10, samples: io.pointee.floatChannel(channel), from: frame, to: end)
+                }
             }
             frame = end
+        }
+        guard silentInput, !resting.pointee else { return 0 }
+        // Silent input: the output is the filters ringing out. Below −140 dB it is silence — clear the
+        // filters' memory and rest; until then the output is not silent, whatever the input said.
+        var peak: Float = 0
+        for channel in 0..<channels {
+            let samples = io.pointee.floatChannel(channel)
+            for index in 0..<frameCount { peak = max(peak, abs(samples[index])) }
+        }
+        if peak < 1e-7 {
+            for index in 0..<(channels * 10) { filters[index].reset() }
+            for channel in 0..<channels { io.pointee.floatChannel(channel).update(repeating: 0, count: frameCount) }
+            resting.pointee = true
+        } else {
+            flags.pointee.remove(.outputIsSilence)
         }
         return 0
     }

@@ -195,6 +195,8 @@ struct MixerBusState: BitwiseCopyable {
     var preSquare: (Float, Float) = (0, 0)
     var postPeak: (Float, Float) = (0, 0)
     var postSquare: (Float, Float) = (0, 0)
+    /// This slice's input was flagged silent.
+    var inputSilent = false
 }
 
 /// Render side of the mixer.
@@ -237,6 +239,7 @@ struct MixerKernel {
                                            frameCount: UInt32(frameCount), into: list)
             if status != 0 && status != RenderStatus.noConnection { return status }
             if !busFlags.contains(.outputIsSilence) { anySound = true }
+            state[bus].inputSilent = busFlags.contains(.outputIsSilence)
             if metered { meter(bus, list: list, channels: channels[bus], frameCount: frameCount, pre: true) }
         }
         var frame = 0
@@ -284,6 +287,13 @@ struct MixerKernel {
         let target: Float = parameters.value(slots[busCount + bus]) >= 0.5 ? 1 : 0
         var s = state[bus]
         if s.enableGain < 0 { s.enableGain = target }
+        // A silent bus with its faders at rest and its meters fallen to zero adds nothing and changes no
+        // state: skip it (what keeps a rig of many idle parts cheap).
+        if s.inputSilent && s.enableGain == target && parameters.isSteady(volumeSlot) && parameters.isSteady(panSlot)
+            && s.postPeak == (0, 0) && s.postSquare == (0, 0) {
+            state[bus] = s
+            return
+        }
         var postPeak = s.postPeak
         var postSquare = s.postSquare
         for index in from..<to {
@@ -309,6 +319,11 @@ struct MixerKernel {
             postPeak.1 = max(abs(b), postPeak.1 * peakDecay)
             postSquare.0 += (a * a - postSquare.0) * averageCoefficient
             postSquare.1 += (b * b - postSquare.1) * averageCoefficient
+        }
+        // Meters that have fallen below −240 dB are zero (and let a silent bus be skipped).
+        if postPeak.0 < 1e-12 && postPeak.1 < 1e-12 && postSquare.0 < 1e-24 && postSquare.1 < 1e-24 {
+            postPeak = (0, 0)
+            postSquare = (0, 0)
         }
         s.postPeak = postPeak
         s.postSquare = postSquare
