@@ -4,6 +4,7 @@ import AulosFluid
 import AulosGraph
 import AulosMIDI
 import AulosUnits
+import Glibc
 
 /// The graph a rig set describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus
 /// → (master EQ) → the output, with one MIDI scheduler as the graph's render notify and a `RigRouter`
@@ -263,9 +264,13 @@ public struct OverloadGovernor {
     static let shedAbove = 0.80
     static let restoreBelow = 0.50
 
+    /// AULOS_NO_SHEDDING=1 turns shedding off, for measuring what it prevents (scripts/overload-test.sh).
+    let enabled = getenv("AULOS_NO_SHEDDING") == nil
+
     public init() {}
 
     public mutating func update(load: Double, instruments: [any MusicDevice]) {
+        guard enabled else { return }
         for instrument in instruments {
             let budget = instrument.voiceBudget
             let ceiling = Int(instrument.polyphony)
