@@ -173,6 +173,7 @@ public enum LiveInstrument {
         }
         var set = options.effectiveRigSet
         var reloads = 0
+        var activeRig = 0
         var report: Report?
         var waitingForDevice: String?
         var ready = false
@@ -197,11 +198,17 @@ public enum LiveInstrument {
                 continue
             }
             if waitingForDevice != nil { info("audio device ready"); waitingForDevice = nil }
+            // After a reload the rig that was playing plays on (by its place in the set, if still there).
+            if activeRig > 0, rig.set.entries.indices.contains(activeRig) {
+                _ = rig.router.select(rig: activeRig)
+                try? rig.applyOutputSettings(ofRig: activeRig)
+            }
             let outcome = try play(rig, options: options, inputOptions: inputOptions, sequencer: &sequencer, openSequencer: openSequencer,
                                    routerBox: routerBox, control: control, server: server, duration: duration, reloads: reloads,
                                    ready: &ready, status: status, warn: warn, info: info, notice: notice, event: event)
             report = outcome.report
             guard outcome.reload else { break }
+            activeRig = rig.router.activeRig
             // SIGHUP: read the rig file again; a broken file keeps the rig that was playing.
             ServiceNotifier.notify("RELOADING=1")
             reloads += 1

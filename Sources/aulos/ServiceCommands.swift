@@ -35,6 +35,7 @@ extension Aulos {
         func run() throws {
             let reply = try ControlSocket.request("status", at: socket.resolved)
             if json {
+                _ = try socket.request("status")  // an {"error":…} reply (still waiting for a device) is an error line
                 print(reply)
                 return
             }

@@ -9,6 +9,9 @@
 #   c) latency-probe: 20 notes, event -> onset latency and jitter  -> /out/probe.txt
 #   d) SIGINT while a note sounds: exit 0 within 2 s, audio silent  -> /out/stop.wav
 #   e) latency-probe again with a fresh `aulos --lowest-latency`, stopped by SIGTERM -> /out/probe-lowest.txt
+#   f) the service at boot: `aulos play --service` with no sound card and no keyboard waits; the loopback
+#      card appears (insmod) and it plays; the keyboard appears and it connects; a program change on
+#      channel 16 switches rigs; `aulos set` changes the graph; SIGHUP reloads; SIGTERM exits 0
 # Facts this relies on (seen in this VM): the virmidi card is card 2, its sequencer clients are
 # 24..27 (16 + 4 * card + device) and get the same numbers back on re-bind; unbind deletes them
 # (announce: Port exit, Client exit) and drops their subscriptions, bind recreates them unsubscribed.
@@ -162,5 +165,54 @@ else
 fi
 cat /out/probe-lowest.txt
 cp /tmp/probe-lowest.wav /out/ 2>/dev/null
+
+echo "== f) the service: no sound card and no keyboard at boot, then both appear"
+status() { /tmp/aulos status --json --socket /tmp/control 2>&1; }
+echo snd_virmidi.0 > $VIRMIDI/unbind || bad "unbind failed"
+aloop_ko=$(grep aloop /etc/alsa-vm/modules)
+rmmod snd_aloop || bad "rmmod snd_aloop failed"
+[ -e /proc/asound/Loopback ] && bad "the loopback card is still there"
+/tmp/aulos play --service --rig "$BIN/presets/rigs/stage.yaml" --device hw:Loopback,0,0 $play_options \
+    --control-socket /tmp/control > /out/service-stdout.txt 2> /out/service-stderr.txt &
+aulos=$!
+sleep 4
+kill -0 $aulos 2>/dev/null || bad "aulos --service exited without a sound card"
+grep -q "waiting for the audio device" /out/service-stderr.txt || bad "aulos --service did not say it waits for the device"
+status | tee /out/service-status-waiting.txt | grep -q "waiting for the audio device" || bad "aulos status did not report the wait"
+insmod "$aloop_ko" || bad "insmod snd-aloop failed"
+i=0
+until status | grep -q '"device":"hw:Loopback,0,0"'; do
+    i=$((i + 1)); [ $i -gt 100 ] && { bad "aulos --service did not start playing within 20 s of the card appearing"; break; }
+    sleep 0.2
+done
+status > /out/service-status-playing.txt
+grep -q '"keyboards":\[\]' /out/service-status-playing.txt || bad "keyboards listed with the virmidi card unplugged"
+echo snd_virmidi.0 > $VIRMIDI/bind || bad "bind failed"
+i=0
+until status | grep -q 'Virtual Raw MIDI'; do
+    i=$((i + 1)); [ $i -gt 100 ] && { bad "aulos --service did not connect the keyboard plugged in later"; break; }
+    sleep 0.2
+done
+amidi -p hw:VirMIDI,0 -S 'CF 01' || bad "amidi program change failed"
+sleep 1
+status > /out/service-status-switched.txt
+grep -q '"activeRig":1' /out/service-status-switched.txt || bad "program change 2 on channel 16 did not switch to rig 2"
+grep -q '"rig":"Split Keys"' /out/service-status-switched.txt || bad "the active rig is not Split Keys"
+/tmp/aulos set output.eq off --socket /tmp/control >> /out/service-set.txt 2>&1 || bad "aulos set output.eq off failed"
+/tmp/aulos set Lead.cutoff 900 --socket /tmp/control >> /out/service-set.txt 2>&1 || bad "aulos set Lead.cutoff failed"
+kill -HUP $aulos
+sleep 4
+status > /out/service-status-reloaded.txt
+grep -q '"reloads":1' /out/service-status-reloaded.txt || bad "SIGHUP did not reload the rig"
+grep -q '"activeRig":1' /out/service-status-reloaded.txt || bad "the reload did not keep rig 2 playing"
+/tmp/aulos status --socket /tmp/control > /out/service-status.txt 2>&1 || bad "aulos status (text) failed"
+cat /out/service-status.txt
+kill -TERM $aulos
+i=0
+while kill -0 $aulos 2>/dev/null && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+wait $aulos; rc=$?
+[ $rc -eq 0 ] || bad "aulos --service exited $rc after SIGTERM"
+[ -e /tmp/control ] && bad "the control socket was left behind"
+cat /out/service-stderr.txt
 
 exit $fail
