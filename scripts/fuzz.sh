@@ -16,8 +16,10 @@ targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
 
-fuzzer_lib=$(ls /opt/swift/usr/lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a 2>/dev/null | head -n1 || true)
-[ -z "$fuzzer_lib" ] && fuzzer_lib=$(find "$(dirname "$(dirname "$(command -v swift)")")/lib" -name 'libclang_rt.fuzzer_no_main-*.a' | head -n1)
+# The toolchain's libFuzzer runtime for this machine's architecture (x86_64 here, aarch64 on a Pi).
+arch=$(uname -m)
+toolchain_lib="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")/lib"
+fuzzer_lib=$(find "$toolchain_lib" -name "libclang_rt.fuzzer_no_main-$arch.a" 2>/dev/null | head -n1 || true)
 [ -n "$fuzzer_lib" ] || { echo "fuzz: libclang_rt.fuzzer_no_main not found in the Swift toolchain" >&2; exit 2; }
 (cd Fuzz && swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
     -Xlinker "$fuzzer_lib" -Xlinker -lstdc++ 2>&1 | grep -E "error|warning: |Build complete" || true)
