@@ -23,7 +23,7 @@ test: setup
 ## The allocation-counting tests skip themselves here: the sanitizer owns malloc.
 tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests|ServiceTests'
+	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests|ServiceTests|RouterThreadingTests'
 
 ## Every test under AddressSanitizer with LeakSanitizer: memory errors and leaks fail it (two leaks outside
 ## Aulos, in Foundation's Process and XCTest's runner, are suppressed in scripts/lsan.supp).

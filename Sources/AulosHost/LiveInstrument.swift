@@ -257,7 +257,12 @@ public enum LiveInstrument {
             ? MIDIClockOutput(host: rig.transport.callbacks, sampleRate: grant.sampleRate, periodFrames: Int(grant.period)) : nil
         if let clockOutput {
             try rig.graph.addRenderNotify(clockOutput.renderNotify)
-            sequencer?.sendClock(from: clockOutput)
+            if let sequencer, sequencer.isStarted {
+                // A SIGHUP reload keeps the sequencer running, and its clock source is fixed while it runs.
+                warn("MIDI clock out stops after a reload; restart aulos to send clock again")
+            } else {
+                sequencer?.sendClock(from: clockOutput)
+            }
         }
         var timeline = ScriptedRender.route([], through: rig)
         _ = timeline.feed(rig, before: 1)

@@ -140,6 +140,9 @@ public final class SequencerInput: @unchecked Sendable {
         clockOutput = output
     }
 
+    /// Whether the MIDI thread runs (between `start` and `stop`). Control thread.
+    public var isStarted: Bool { threadStarted }
+
     /// Connects to the ports present now, then starts the MIDI thread.
     public func start() throws(AudioUnitError) {
         guard !threadStarted else { return }

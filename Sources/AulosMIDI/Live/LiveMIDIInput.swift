@@ -170,6 +170,10 @@ public final class LiveMIDIInput: @unchecked Sendable {
             shared.pointee.clockResets.store(clock.resets, ordering: .relaxed)
             shared.pointee.clockMargin.store(Int64(clock.marginNanos), ordering: .relaxed)
         }
+        // Events that would share a frame are spread one frame apart in arrival order: the event list
+        // orders same-frame events by kind (note-off first), which for a key tapped within one period
+        // (note-on and note-off landing together) would put the release before the strike and hang it.
+        var nextFree: Int64 = 0
         while let event = state.pointee.inbox.peek() {
             // A full instrument list: leave the rest queued for the next slice rather than drop it (the
             // MIDI thread may keep queueing while this loop runs, so it must not run unbounded).
@@ -204,7 +208,13 @@ public final class LiveMIDIInput: @unchecked Sendable {
                     }
                 }
             }
+            // No frame left in this slice (a burst of more events than frames): the rest wait for the next.
+            if offset < nextFree {
+                if nextFree >= frameCount { break }
+                offset = nextFree
+            }
             _ = state.pointee.inbox.pop()
+            nextFree = offset + 1
             if Int(event.destination) < state.pointee.destinationCount {
                 state.pointee.destinations[Int(event.destination)].insert(
                     MIDIEvent(offset: UInt32(offset), status: event.status, data1: event.data1, data2: event.data2))
