@@ -203,6 +203,10 @@ public enum ScriptedRender {
     /// Which parts play each message and as what (the rig's router: channels, key ranges, transposition,
     /// velocity curves, controller mappings, rig switches), with notes on what is skipped (system
     /// messages, channels no part plays, program changes the synth ignores). The rig's prelude comes first.
+    static func noteKey(_ destination: UInt16, _ channel: UInt8, _ note: UInt8) -> Int {
+        Int(destination) << 11 | Int(channel) << 7 | Int(note)
+    }
+
     static func route(_ messages: [ScheduledMessage], through rig: PlaybackRig) -> RoutedTimeline {
         var timeline = RoutedTimeline()
         let channelMessages = messages.filter { $0.message.channelBytes != nil }
@@ -212,12 +216,27 @@ public enum ScriptedRender {
         timeline.events = rig.prelude.map { (sampleTime: $0.0.sampleTime, destination: $0.1, message: $0.0.message) }
         var unrouted = 0
         var programsSkipped = false
+        var struckAt: [Int: Int64] = [:]
         let router = rig.router!
         for message in channelMessages {
             var actions: [RigRouter.Action] = []
             let deliveries = router.route(message.message, actions: &actions)
             for action in actions { timeline.append(action, at: message.sampleTime) }
-            for delivery in deliveries { timeline.events.append((message.sampleTime, delivery.destination, delivery.message)) }
+            for delivery in deliveries {
+                var time = message.sampleTime
+                switch delivery.message {
+                case .noteOn(let channel, let note, _):
+                    struckAt[Self.noteKey(delivery.destination, channel, note)] = time
+                case .noteOff(let channel, let note, _):
+                    // A zero-length note (on and off at one time in a MIDI file): the instrument's
+                    // same-frame order puts releases before strikes (so a repeated note is re-struck), which
+                    // would leave this one hanging. End it a frame after it starts instead.
+                    if struckAt[Self.noteKey(delivery.destination, channel, note)] == time { time += 1 }
+                default:
+                    break
+                }
+                timeline.events.append((time, delivery.destination, delivery.message))
+            }
             guard deliveries.isEmpty && actions.isEmpty else {
                 if case .programChange = message.message, message.message.channel != router.controlChannel,
                    rig.rig.parts.contains(where: { $0.instrument == .synth }) { programsSkipped = true }
@@ -231,6 +250,8 @@ public enum ScriptedRender {
             default: unrouted += 1
             }
         }
+        // Back in time order (a shifted note-off may now follow an event of the next frame), stably.
+        timeline.events = timeline.events.enumerated().sorted { ($0.element.sampleTime, $0.offset) < ($1.element.sampleTime, $1.offset) }.map(\.element)
         if unrouted > 0 {
             let drums = channelMessages.contains { $0.message.channel == 9 } && !rig.rig.parts.contains { $0.channels.contains(10) }
             timeline.notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")

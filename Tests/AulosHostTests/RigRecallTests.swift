@@ -1,6 +1,6 @@
 import AulosCore
 import AulosFluid
-import AulosHost
+@testable import AulosHost
 import AulosMIDI
 import AulosTestSupport
 import AulosUnits
@@ -342,5 +342,34 @@ enum FileManagerless {
 
     static func removeTree(_ path: String) throws {
         try FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A zero-length note in a MIDI file (note-on and note-off at one tick) ends; a note released and struck
+/// again at one tick sounds on.
+@Suite struct ZeroLengthNoteTests {
+    @Test func zeroLengthNotesEndAndRepeatedNotesSound() throws {
+        let folder = "/tmp/aulos-zero-\(getpid())"
+        mkdir(folder, 0o755)
+        defer { _ = try? FileManagerless.removeTree(folder) }
+        // Format 0, 480 ticks a beat: C4 on+off at tick 0 (zero length); E4 0..480, then off+on at 480, off at 960.
+        let events: [UInt8] = [0x00, 0x90, 60, 100, 0x00, 0x80, 60, 0, 0x00, 0x90, 64, 100,
+                               0x83, 0x60, 0x80, 64, 0, 0x00, 0x90, 64, 100, 0x83, 0x60, 0x80, 64, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        let track: [UInt8] = Array("MTrk".utf8) + [0, 0, 0, UInt8(events.count)] + events
+        FileManager.default.createFile(atPath: folder + "/zero.mid", contents: Data(header + track))
+        var rig = Rig(name: "one", parts: [Rig.Part(name: "Organ", instrument: .synth, channels: [1])])
+        rig.parts[0].preset = "Drawbar Organ"
+        let playback = try PlaybackRig(rig)
+        defer { playback.close() }
+        let loaded = try ScriptedRender.load(folder + "/zero.mid", sampleRate: 48_000)
+        var timeline = ScriptedRender.route(loaded.messages, through: playback)
+        let renderer = try OfflineRenderer(graph: playback.graph, sliceFrames: 256)
+        var voicesMidway = -1
+        try renderer.render(frameCount: 48_000, beforeSlice: { start, frames in
+            _ = timeline.feed(playback, before: start + Int64(frames), sliceStart: start)
+            if start == 36_096 { voicesMidway = playback.activeVoices }
+        }, sink: { _, _ in })
+        #expect(voicesMidway == 1, "E4 re-struck at 0.5 s sounds; the zero-length C4 has ended")
     }
 }
