@@ -161,7 +161,24 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         BadInvocation(["nonsense"], 64),
         BadInvocation(["render", "-o", "/nonexistent-dir/demo.wav"], 1),
         BadInvocation(["render", "-o", "x.flac", "--format", "float"], 1),
+        BadInvocation(["status", "--socket", "/nonexistent-dir/control"], 1),
+        BadInvocation(["status", "--json", "--socket", "/nonexistent-dir/control"], 1),
+        BadInvocation(["set", "Lead.cutoff", "900", "--socket", "/nonexistent-dir/control"], 1),
+        BadInvocation(["learn", "Lead.cutoff", "--socket", "/nonexistent-dir/control"], 1),
+        BadInvocation(["service", "install", "--root", "/nonexistent-dir", "--rig", "/nonexistent/rig.yaml"], 1),
+        BadInvocation(["play", "song.mid", "--service"], 64),
+        BadInvocation(["play", "--demo", "--control-socket", "/tmp/x"], 64),
     ]
+
+    /// The unit the installer writes is the one shipped in packaging/ (regenerate with `aulos service unit`).
+    @Test func serviceUnitIsTheShippedOne() throws {
+        let result = try runAulos(["service", "unit"])
+        #expect(result.status == 0)
+        let shipped = try String(contentsOfFile: repositoryRoot + "/packaging/systemd/aulos.service", encoding: .utf8)
+        #expect(result.stdout == shipped)
+        let custom = try runAulos(["service", "unit", "--device", "hw:1,0", "--user", "pi", "--rig", "my.yaml"])
+        #expect(custom.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/my.yaml --device hw:1,0 ") && custom.stdout.contains("User=pi\n"))
+    }
 
     @Test(arguments: badInvocations)
     func badInputGetsOneLineAndANonZeroExit(invocation: BadInvocation) throws {
