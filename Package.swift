@@ -72,7 +72,7 @@ let package = Package(
             name: "AulosHostTests",
             dependencies: ["AulosHost", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CALSA", "CAllocationCounter",
                            "AulosTestSupport"],
-            path: "Tests/AulosHostTests"),
+            path: "Tests/AulosHostTests", exclude: ["Fixtures"]),
         .testTarget(
             name: "AulosMIDITests",
             dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter", "AulosTestSupport"],

@@ -1,6 +1,7 @@
 import AulosAudioFile
 import AulosCore
 import AulosHost
+import Foundation
 import Testing
 
 #if canImport(Glibc)
@@ -41,6 +42,20 @@ let presetsFolder: String = {
         #expect(rig.parts.count == 2)
         #expect(rig.parts[0].channels == [1, 2] && rig.parts[0].program == 4 && rig.parts[0].pan == -0.5)
         #expect(rig.parts[1].name == "synth 2" && rig.parts[1].preset == "Pluck" && !rig.parts[1].enabled && rig.parts[1].eq == "Treble Reducer")
+    }
+
+    /// Found by `make fuzz` (rig): a controls target holding quotes and U+FFFD was written unescaped and
+    /// read back as something else. Targets, names and presets with quotes, backslashes, control
+    /// characters and YAML's other line breaks all round-trip now.
+    @Test func oddTextRoundTrips() throws {
+        let path = "/tmp/aulos-fuzz-rig-\(getpid()).yaml"
+        defer { unlink(path) }
+        let crash = try #require(FileManager.default.contents(atPath: presetsFolder + "/../Tests/AulosHostTests/Fixtures/fuzz-rig-target-quotes.yaml"))
+        let rig = try Rig(yaml: String(decoding: crash, as: UTF8.self))
+        #expect(try Rig(yaml: rig.yaml()) == rig)
+        var odd = Rig(name: "a\"b\\c\u{7}d\u{2028}e\te", parts: [Rig.Part(name: "x\ny\u{85}", instrument: .synth, channels: [1])])
+        odd.controls = [ControlMapping(controller: 1, target: "x\ny\u{85}.\"cut\u{FFFD}off\"")]
+        #expect(try Rig(yaml: odd.yaml()) == odd, "\(odd.yaml())")
     }
 
     @Test func roundTripsThroughYAML() throws {

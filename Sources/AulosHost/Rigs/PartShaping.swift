@@ -71,7 +71,7 @@ public struct ControlMapping: Equatable, Sendable {
     var yamlLines: [String] {
         var lines = ["  - cc: \(controller)"]
         if let channel { lines.append("    channel: \(channel)") }
-        lines.append("    target: \"\(target)\"")
+        lines.append("    target: \(Rig.quoted(target))")
         if let minimum { lines.append("    min: \(minimum)") }
         if let maximum { lines.append("    max: \(maximum)") }
         return lines
