@@ -158,22 +158,8 @@ public struct Rig: Equatable, Sendable {
 
     // MARK: Writing
 
-    /// A YAML double-quoted scalar: backslashes and quotes escaped, and control characters and YAML's
-    /// other line breaks written as escapes (raw, the reader would fold them).
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": result += "\\\\"
-            case "\"": result += "\\\""
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x85 || scalar.value == 0x2028 || scalar.value == 0x2029
-                || scalar.value == 0xFEFF:
-                result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
+    /// A YAML double-quoted scalar (see `String.escapedForDoubleQuotes`).
+    static func quoted(_ text: String) -> String { "\"" + text.escapedForDoubleQuotes + "\"" }
 
     /// The rig as YAML, in a fixed key order (so load → save → load is identical).
     public func yaml() -> String {

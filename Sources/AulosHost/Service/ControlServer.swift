@@ -186,18 +186,7 @@ final class ControlServer {
 
     static func error(_ text: String) -> String { #"{"error":"\#(escape(text))"}"# }
 
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            default: scalar.value < 0x20 ? (result += String(format: "\\u%04x", scalar.value)) : result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    static func escape(_ text: String) -> String { text.escapedForDoubleQuotes }
 }
 
 extension Float {
