@@ -91,7 +91,7 @@ final class LiveMIDIRouter: @unchecked Sendable {
 ///
 /// Threads: any; the lock is never taken on the render thread.
 final class RouterBox: @unchecked Sendable {
-    private let router = Mutex<LiveMIDIRouter?>(nil)
+    private let router = Locked<LiveMIDIRouter?>(nil)
 
     func set(_ value: LiveMIDIRouter?) { router.withLock { $0 = value } }
 

@@ -61,7 +61,7 @@ public final class SequencerInput: @unchecked Sendable {
     private let handler: Handler
     private let running = Atomic<Bool>(false)
     private let worstReadDelay = Atomic<Int64>(0)
-    private let noticeBox = Mutex<[Notice]>([])
+    private let noticeBox = Locked<[Notice]>([])
     private var thread = pthread_t()
     private var threadStarted = false
     // Owned by the MIDI thread while it runs (by the control thread before and after).

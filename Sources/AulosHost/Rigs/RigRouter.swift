@@ -55,7 +55,7 @@ public final class RigRouter: @unchecked Sendable {
     /// 0-based control channel.
     public let controlChannel: UInt8?
     let set: RigSet
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(set: RigSet, rig: PlaybackRig) throws(AudioUnitError) {
         self.set = set
