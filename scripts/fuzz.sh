@@ -21,8 +21,13 @@ arch=$(uname -m)
 toolchain_lib="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")/lib"
 fuzzer_lib=$(find "$toolchain_lib" -name "libclang_rt.fuzzer_no_main-$arch.a" 2>/dev/null | head -n1 || true)
 [ -n "$fuzzer_lib" ] || { echo "fuzz: libclang_rt.fuzzer_no_main not found in the Swift toolchain" >&2; exit 2; }
-(cd Fuzz && swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
-    -Xlinker "$fuzzer_lib" -Xlinker -lstdc++ 2>&1 | grep -E "error|warning: |Build complete" || true)
+# A failed build must stop the run: fuzzing a stale binary would report on code that no longer exists.
+if ! (cd Fuzz && swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
+    -Xlinker "$fuzzer_lib" -Xlinker -lstdc++ > ../"$work/build.log" 2>&1); then
+    grep -E "error" "$work/build.log" | head -20 >&2
+    echo "fuzz: the fuzz targets did not build (see $work/build.log)" >&2
+    exit 2
+fi
 bin=Fuzz/.build/release
 
 # Seeds: the factory rigs, the score documentation's example and the demo piece, and a few MIDI files
