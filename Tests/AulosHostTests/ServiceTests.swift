@@ -134,6 +134,6 @@ import Glibc
         installer.root = folder + "/root"
         installer.rig = folder + "/broken.yaml"
         #expect(throws: AudioUnitError.self) { try installer.install(executable: "/bin/true", presets: presetsFolder, soundFont: nil) }
-        #expect(access(folder + "/root/etc/systemd/system/aulos.service", F_OK) != 0, "no unit for a rig that cannot play")
+        #expect(access(folder + "/root", F_OK) != 0, "nothing installed for a rig that cannot play")
     }
 }

@@ -77,6 +77,8 @@ public struct ServiceInstaller {
     /// Returns what it did, a line per step.
     public func install(executable: String, presets: String, soundFont: String?) throws(AudioUnitError) -> [String] {
         var done: [String] = []
+        // Refuse a rig that would not load at boot before touching anything.
+        if let rig { _ = try RigSet.load(rig) }
         try makeDirectories(root + prefix + "/bin")
         try copy(executable, to: root + binaryPath, mode: 0o755)
         done.append("installed \(root + binaryPath)")
@@ -88,7 +90,6 @@ public struct ServiceInstaller {
             done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
         }
         if let rig {
-            _ = try RigSet.load(rig)  // refuse to install a rig that would not load at boot
             try copy(rig, to: root + rigPath, mode: 0o644)
             done.append("installed rig \(root + rigPath)")
         }
