@@ -219,7 +219,13 @@ int main(int argc, char **argv) {
   // The echo port, if the destination has one: its events carry the destination's arrival stamps.
   int echo_in = snd_seq_create_simple_port(seq, "probe echo in", SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE,
                                            SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION);
-  int have_echo = echo_in >= 0 && snd_seq_connect_from(seq, echo_in, addr.client, addr.port + 1) >= 0;
+  // Retried for a second: a client just started creates its ports one after another, so DEST may
+  // exist a moment before its echo port (a destination without one costs the probe that second).
+  int have_echo = 0;
+  for (double until = now() + 1.0; echo_in >= 0 && !have_echo; pump_until(now() + 0.02)) {
+    have_echo = snd_seq_connect_from(seq, echo_in, addr.client, addr.port + 1) >= 0;
+    if (!have_echo && now() >= until) break;
+  }
   printf("latency-probe: capturing %s, playing %d notes to %s (%d:%d)%s\n", device, count, dest, addr.client, addr.port,
          have_echo ? ", reading its arrival stamps from the echo port" : "");
   fflush(stdout);
