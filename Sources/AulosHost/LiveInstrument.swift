@@ -59,10 +59,7 @@ final class LiveMIDIRouter: @unchecked Sendable {
     func receive(_ message: MIDIMessage, arrivalNanos: Int64) {
         if message.normalized.channelBytes != nil {
             var actions: [RigRouter.Action] = []
-            for delivery in rig.router.route(message, actions: &actions) {
-                guard let (status, data1, data2) = delivery.message.channelBytes else { continue }
-                input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: delivery.destination, status: status, data1: data1, data2: data2))
-            }
+            send(rig.router.route(message, actions: &actions), arrivalNanos: arrivalNanos)
             for action in actions {
                 // A parameter is one atomic store, safe here; presets and rig switches wait for the control thread.
                 if case .control(let target, let value) = action, case .parameter = target.kind {
@@ -84,6 +81,14 @@ final class LiveMIDIRouter: @unchecked Sendable {
             return
         }
     }
+
+    /// Queues what the router decided each part hears, stamped with the arrival time.
+    func send(_ deliveries: [RigRouter.Delivery], arrivalNanos: Int64) {
+        for delivery in deliveries {
+            guard let (status, data1, data2) = delivery.message.channelBytes else { continue }
+            input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: delivery.destination, status: status, data1: data1, data2: data2))
+        }
+    }
 }
 
 /// Hands the current router to whoever delivers MIDI (the sequencer's MIDI thread, the control socket).
@@ -103,11 +108,7 @@ final class RouterBox: @unchecked Sendable {
     func select(rig index: Int) {
         router.withLock { router in
             guard let router else { return }
-            let now = monotonicNanoseconds()
-            for delivery in router.rig.router.select(rig: index) {
-                guard let (status, data1, data2) = delivery.message.channelBytes else { continue }
-                router.input.send(LiveMIDIEvent(arrivalNanos: now, destination: delivery.destination, status: status, data1: data1, data2: data2))
-            }
+            router.send(router.rig.router.select(rig: index), arrivalNanos: monotonicNanoseconds())
         }
     }
 

@@ -200,13 +200,14 @@ public enum ScriptedRender {
         return ferror(file) == 0 ? bytes : nil
     }
 
-    /// Which parts play each message and as what (the rig's router: channels, key ranges, transposition,
-    /// velocity curves, controller mappings, rig switches), with notes on what is skipped (system
-    /// messages, channels no part plays, program changes the synth ignores). The rig's prelude comes first.
+    /// One (part, channel, note), as a dictionary key.
     static func noteKey(_ destination: UInt16, _ channel: UInt8, _ note: UInt8) -> Int {
         Int(destination) << 11 | Int(channel) << 7 | Int(note)
     }
 
+    /// Which parts play each message and as what (the rig's router: channels, key ranges, transposition,
+    /// velocity curves, controller mappings, rig switches), with notes on what is skipped (system
+    /// messages, channels no part plays, program changes the synth ignores). The rig's prelude comes first.
     static func route(_ messages: [ScheduledMessage], through rig: PlaybackRig) -> RoutedTimeline {
         var timeline = RoutedTimeline()
         let channelMessages = messages.filter { $0.message.channelBytes != nil }

@@ -13,12 +13,17 @@ struct SocketOption: ParsableArguments {
 
     /// Sends one request; a reply carrying "error" becomes a one-line error.
     func request(_ line: String) throws -> [String: Any] {
+        try parsedReply(line).object
+    }
+
+    /// The reply as received and as parsed.
+    func parsedReply(_ line: String) throws -> (text: String, object: [String: Any]) {
         let reply = try ControlSocket.request(line, at: resolved)
         guard let object = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any] else {
             throw AudioUnitError(.cannotDoInCurrentContext, "unreadable reply from aulos: \(reply.prefix(80))")
         }
         if let error = object["error"] as? String { throw AudioUnitError(.cannotDoInCurrentContext, error) }
-        return object
+        return (reply, object)
     }
 }
 
@@ -33,14 +38,13 @@ extension Aulos {
         @OptionGroup var socket: SocketOption
 
         func run() throws {
-            let reply = try ControlSocket.request("status", at: socket.resolved)
+            // An {"error":…} reply (still waiting for a device) is an error line either way.
+            let reply = try socket.parsedReply("status").text
             if json {
-                _ = try socket.request("status")  // an {"error":…} reply (still waiting for a device) is an error line
                 print(reply)
                 return
             }
             guard let status = try? JSONDecoder().decode(ServiceStatus.self, from: Data(reply.utf8)) else {
-                _ = try socket.request("status")  // surfaces the service's error line
                 throw AudioUnitError(.cannotDoInCurrentContext, "unreadable status from aulos")
             }
             let minutes = Int(status.seconds) / 60
@@ -79,12 +83,7 @@ extension Aulos {
         @OptionGroup var socket: SocketOption
 
         func run() throws {
-            if value.isEmpty {
-                let reply = try socket.request("get \(target)")
-                print("\(reply["target"] ?? target) = \(reply["value"] ?? "?")")
-                return
-            }
-            let reply = try socket.request("set \(target) \(value.joined(separator: " "))")
+            let reply = try socket.request(value.isEmpty ? "get \(target)" : "set \(target) \(value.joined(separator: " "))")
             print("\(reply["target"] ?? target) = \(reply["value"] ?? "?")")
         }
     }

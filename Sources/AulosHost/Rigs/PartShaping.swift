@@ -1,5 +1,6 @@
 import AulosCore
 import AulosMIDI
+import Foundation
 import Glibc
 import Yams
 
@@ -113,8 +114,8 @@ extension RigReader {
             // Split at the dash between the two notes; with a negative octave (C-1-G2) try each dash.
             let text = try string(node, key)
             for dash in text.indices where text[dash] == "-" && dash != text.startIndex {
-                if let low = try? Score.parseNote(String(text[..<dash]).trimmed),
-                   let high = try? Score.parseNote(String(text[text.index(after: dash)...]).trimmed) {
+                if let low = try? Score.parseNote(text[..<dash].trimmingCharacters(in: .whitespaces)),
+                   let high = try? Score.parseNote(text[text.index(after: dash)...].trimmingCharacters(in: .whitespaces)) {
                     notes = [Int(low), Int(high)]
                     break
                 }
@@ -143,11 +144,5 @@ extension RigReader {
             mappings.append(control)
         }
         return mappings
-    }
-}
-
-extension String {
-    var trimmed: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

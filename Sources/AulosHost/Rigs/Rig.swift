@@ -235,7 +235,8 @@ struct RigReader {
     }
 }
 
-extension Double {
+extension BinaryFloatingPoint where Self: LosslessStringConvertible {
+    /// A whole number without ".0", anything else as Swift prints it (for messages).
     var clean: String { self == rounded() && abs(self) < 1e9 ? String(Int(self)) : String(self) }
 }
 

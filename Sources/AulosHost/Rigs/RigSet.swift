@@ -19,6 +19,8 @@ public struct RigSet: Equatable, Sendable {
     /// 1…16: program changes and bank selects on this channel switch rigs and are not played.
     public var controlChannel: Int?
     public var entries: [Entry]
+    /// Read from a set file (with `rigs:`), not a rig file taken as a set of one.
+    public var isSetFile = false
 
     public init(_ rig: Rig) {
         name = rig.name
@@ -65,11 +67,16 @@ public struct RigSet: Equatable, Sendable {
             let program = Int(try reader.number(programNode, at + ".program", in: 0...127))
             let bank = try itemKeys["bank"].map { node throws(AudioUnitError) in Int(try reader.number(node, at + ".bank", in: 0...16383)) } ?? 0
             let file = try reader.string(rigNode, at + ".rig")
-            if file.hasSuffix(".yaml"), let nested = try? Yams.compose(yaml: String(decoding: ScriptedRender.readFile(resolve(file, in: folder)) ?? [], as: UTF8.self)),
-               nested.mapping?["rigs"] != nil {
-                throw reader.error(rigNode, at + ".rig", "'\(file)' is itself a set; a set lists rig files")
+            let rig: Rig
+            do {
+                rig = try Rig.load(resolve(file, in: folder))
+            } catch {
+                // A set file fails as a rig (no 'parts'); say what it is rather than which key is wrong.
+                if (try? RigSet.load(resolve(file, in: folder)))?.isSetFile == true {
+                    throw reader.error(rigNode, at + ".rig", "'\(file)' is itself a set; a set lists rig files")
+                }
+                throw error
             }
-            let rig = try Rig.load(resolve(file, in: folder))
             guard !entries.contains(where: { $0.bank == bank && $0.program == program }) else {
                 throw reader.error(programNode, at + ".program", "bank \(bank) program \(program) is already taken")
             }
@@ -79,7 +86,9 @@ public struct RigSet: Equatable, Sendable {
         guard totalParts <= PlaybackRig.maximumParts else {
             throw reader.error(keys["rigs"]!, "rigs", "\(totalParts) parts in all; a set holds at most \(PlaybackRig.maximumParts)")
         }
-        return RigSet(name: name, controlChannel: channel, entries: entries)
+        var set = RigSet(name: name, controlChannel: channel, entries: entries)
+        set.isSetFile = true
+        return set
     }
 
     static func resolve(_ file: String, in folder: String) -> String {

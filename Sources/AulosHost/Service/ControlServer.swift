@@ -189,6 +189,3 @@ final class ControlServer {
     static func escape(_ text: String) -> String { text.escapedForDoubleQuotes }
 }
 
-extension Float {
-    var clean: String { self == rounded() && abs(self) < 1e9 ? String(Int(self)) : String(self) }
-}

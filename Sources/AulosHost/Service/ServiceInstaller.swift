@@ -1,4 +1,5 @@
 import AulosCore
+import Foundation
 import Glibc
 
 /// `aulos service install|uninstall`: the binary, the presets, rigs and bundled SoundFont under a prefix,
@@ -130,12 +131,10 @@ public struct ServiceInstaller {
     // MARK: Files
 
     private func makeDirectories(_ path: String) throws(AudioUnitError) {
-        var current = ""
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                throw AudioUnitError(.cannotDoInCurrentContext, "cannot create \(current): \(String(cString: strerror(errno)))")
-            }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw AudioUnitError(.cannotDoInCurrentContext, "cannot create \(path): \(error.localizedDescription)")
         }
     }
 
