@@ -13,8 +13,10 @@ setup:
 build: setup
 	$(SWIFT) build
 
-## Builds and runs every test suite (unit, graph, render, CLI, zero-allocation).
+## Builds and runs every test suite (unit, graph, render, CLI, zero-allocation), after checking that
+## Package.swift declares exactly the modules each target imports.
 test: setup
+	scripts/check-package-graph.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -38,23 +38,23 @@ let package = Package(
         .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
         .target(name: "AulosDSP", dependencies: ["CSamplerate"], path: "Sources/AulosDSP"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
-        .target(name: "AulosGraph", dependencies: ["AulosCore"], path: "Sources/AulosGraph"),
+        .target(name: "AulosGraph", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosGraph"),
         .target(name: "AulosSoundFont", dependencies: ["AulosDSP"], path: "Sources/AulosSoundFont"),
         .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
-        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosDSP"], path: "Sources/AulosUnits"),
+        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosMIDI", "AulosDSP"], path: "Sources/AulosUnits"),
         .target(
-            name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CFluidSynth"],
+            name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "CFluidSynth"],
             path: "Sources/AulosFluid"),
-        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
+        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         .target(
             name: "AulosHost",
-            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosSoundFont", "AulosFluid", "AulosALSA",
+            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosFluid", "AulosALSA",
                            .product(name: "Yams", package: "Yams")],
             path: "Sources/AulosHost"),
         .executableTarget(
             name: "aulos",
-            dependencies: ["AulosHost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["AulosHost", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/aulos"),
 
         // Test support: a malloc/free interposer that counts allocations made by the calling thread only,
@@ -66,11 +66,11 @@ let package = Package(
             path: "Tests/AulosCoreTests"),
         .testTarget(
             name: "AulosGraphTests",
-            dependencies: ["AulosGraph", "AulosUnits", "AulosCore", "CAllocationCounter", "AulosTestSupport"],
+            dependencies: ["AulosGraph", "AulosUnits", "AulosCore", "AulosDSP", "CAllocationCounter", "AulosTestSupport"],
             path: "Tests/AulosGraphTests"),
         .testTarget(
             name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CALSA", "CAllocationCounter",
+            dependencies: ["AulosHost", "AulosCore", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CALSA", "CAllocationCounter",
                            "AulosTestSupport"],
             path: "Tests/AulosHostTests", exclude: ["Fixtures"]),
         .testTarget(

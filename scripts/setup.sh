@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   pkg-config
+  python3              # the package-graph check and the test scripts' MIDI-file writer
   libasound2-dev       # ALSA PCM and sequencer (alsa-lib)
   libfluidsynth-dev    # the SoundFont sampler
   libjack-jackd2-dev   # satisfies libfluidsynth-dev's JACK dependency with JACK 2, so installing jackd2

@@ -1,5 +1,4 @@
 import AulosCore
-import AulosGraph
 import CALSA
 import Glibc
 
@@ -118,15 +117,13 @@ public final class AudioSession {
 
     // MARK: Activation
 
-    /// Opens the device for `graph` (whose I/O unit must be the ALSA one, not yet initialized), negotiates,
-    /// and raises every node's MaximumFramesPerSlice to the granted slice. Returns what was granted.
+    /// Opens the device for `io` (an ALSA I/O unit not yet initialized), negotiates, and raises the
+    /// MaximumFramesPerSlice of `io` and of every unit in `units` (the rest of its graph) to the granted
+    /// slice, as the seeds require before a graph initializes. Returns what was granted.
     @discardableResult
-    public func activate(for graph: AudioGraph) throws(AudioUnitError) -> PCMGrant {
+    public func activate(for io: ALSAOutputUnit, sizing units: [AudioUnit] = []) throws(AudioUnitError) -> PCMGrant {
         guard !isActive else { throw AudioUnitError(.cannotDoInCurrentContext, "the audio session is already active") }
-        guard let io = graph.outputUnit as? ALSAOutputUnit else {
-            throw AudioUnitError(.outputNodeError, "the graph's I/O unit is not the ALSA I/O unit (auou/alsa/Auls)")
-        }
-        guard !graph.isInitialized else {
+        guard !io.isInitialized, !units.contains(where: \.isInitialized) else {
             throw AudioUnitError(.initialized, "activate the audio session before initializing the graph: slice sizes are set before initialize")
         }
         io.request = request
@@ -135,9 +132,8 @@ public final class AudioSession {
             io.closeDevice()
             throw AudioUnitError(.formatNotSupported, "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames per slice")
         }
-        for node in graph.nodeIDs {
-            let unit = try graph.unit(for: node)
-            if unit.maximumFramesPerSlice < granted.period { try unit.set(.maximumFramesPerSlice, granted.period) }
+        for unit in [io] + units where unit.maximumFramesPerSlice < granted.period {
+            try unit.set(.maximumFramesPerSlice, granted.period)
         }
         outputUnit = io
         grant = granted

@@ -1,7 +1,6 @@
 import AulosCore
 import AulosMIDI
 import AulosRealtime
-import AulosUnits
 import CFluidSynth
 import Foundation
 import Synchronization

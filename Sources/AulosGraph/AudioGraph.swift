@@ -109,6 +109,10 @@ public final class AudioGraph: @unchecked Sendable {
         return (entry.component.componentDescription, entry.unit)
     }
 
+    /// Every node's unit, in node order (empty until the graph is open): what an audio session sizes before
+    /// the graph initializes.
+    public var units: [AudioUnit] { nodeIDs.compactMap { nodes[$0]?.unit } }
+
     /// The node's unit; fails when the graph is not open.
     public func unit(for node: NodeID) throws(AudioUnitError) -> AudioUnit {
         guard let unit = try requireNode(node).unit else {

@@ -4,13 +4,12 @@ import AulosCore
 import AulosHost
 import AulosSoundFont
 import AulosUnits
-import AulosUnits
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The `aulos` command. Subcommands map onto the host's layers; later issues add play, devices, presets.
+/// The `aulos` command: one subcommand per thing a user does (list units, print a graph, render, play, …).
 struct Aulos: ParsableCommand {
     static let version = "0.1.0"
 

@@ -176,7 +176,7 @@ import Testing
         let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
         try graph.connectNodeInput(tone, sourceOutput: 0, output, destinationInput: 0)
         graph.open()
-        try session.activate(for: graph)
+        try session.activate(for: graph.outputUnit as! ALSAOutputUnit, sizing: graph.units)
         #expect(session.isActive && session.ioBufferFrames == 2048)
         #expect(try graph.unit(for: tone).get(.maximumFramesPerSlice) == 2048)
         #expect(throws: AudioUnitError.self) { try session.setPreferredIOBufferFrames(64) }  // not while active
@@ -249,7 +249,7 @@ import Testing
         let io = graph.outputUnit as! ALSAOutputUnit
         try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
         try graph.setNodeInputCallback(node, destinationInput: 0, io.inputCallback)
-        try session.activate(for: graph)
+        try session.activate(for: graph.outputUnit as! ALSAOutputUnit, sizing: graph.units)
         try graph.initialize()
         try graph.start()
         for _ in 0..<500 where io.statistics.framesPlayed < 60_000 { usleep(10_000) }

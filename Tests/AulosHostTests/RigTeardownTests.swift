@@ -1,6 +1,7 @@
 import AulosCore
 import AulosGraph
 import AulosHost
+import AulosMIDI
 import AulosUnits
 import Testing
 

@@ -79,7 +79,7 @@ public final class PlaybackRig {
         let outputNode = try graph.addNode(session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
         graph.open()
         if let session {
-            let grant = try session.activate(for: graph)
+            let grant = try session.activate(for: try graph.unit(for: outputNode) as! ALSAOutputUnit, sizing: graph.units)
             rig.sampleRate = grant.sampleRate
             rig.slice = grant.period
         }

@@ -1,5 +1,4 @@
 import AulosCore
-import AulosMIDI
 
 /// Core Audio's music-device API: an instrument unit that takes MIDI.
 ///

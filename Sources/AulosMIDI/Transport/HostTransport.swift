@@ -1,5 +1,4 @@
 import AulosCore
-import AulosMIDI
 import AulosRealtime
 
 /// What the transport tells the control thread about (Core Audio's HostTransportState listener).
