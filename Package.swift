@@ -10,7 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "aulos", targets: ["aulos"]),
-        .library(name: "AulosHost", targets: ["AulosHost"]),
+        .library(name: "AulosPlayback", targets: ["AulosRig", "AulosPlayback"]),
         // The engine layers, for the benchmark package and for hosts embedding Aulos.
         .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
     ],
@@ -47,42 +47,62 @@ let package = Package(
             path: "Sources/AulosFluid"),
         .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
+        // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
-            name: "AulosHost",
-            dependencies: ["AulosCore", "AulosGraph", "AulosUnits", "AulosAudioFile", "AulosMIDI", "AulosFluid", "AulosALSA",
+            name: "AulosRig",
+            dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA",
                            .product(name: "Yams", package: "Yams")],
-            path: "Sources/AulosHost"),
+            path: "Sources/AulosRig"),
+        // The playback layer: offline file render, live play (files and keyboards), the service.
+        .target(
+            name: "AulosPlayback",
+            dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosAudioFile", "AulosRig"],
+            path: "Sources/AulosPlayback"),
         .executableTarget(
             name: "aulos",
-            dependencies: ["AulosHost", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/aulos"),
 
-        // Test support: a malloc/free interposer that counts allocations made by the calling thread only,
-        // so the zero-allocation tests measure the render thread and nothing else.
+        // Tests mirror Sources: one test target per module (AulosCLITests runs the `aulos` executable).
+        // CAllocationCounter defines malloc/free in the test executable and counts per thread, so the
+        // zero-allocation tests measure the render thread and nothing else; AulosTestSupport holds the one
+        // render harness and the one allocation check every target shares.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
-        .target(name: "AulosTestSupport", dependencies: ["AulosCore"], path: "Tests/AulosTestSupport"),
-        .testTarget(
-            name: "AulosCoreTests", dependencies: ["AulosCore", "AulosRealtime", "CAllocationCounter", "AulosTestSupport"],
-            path: "Tests/AulosCoreTests"),
-        .testTarget(
-            name: "AulosGraphTests",
-            dependencies: ["AulosGraph", "AulosUnits", "AulosCore", "AulosDSP", "CAllocationCounter", "AulosTestSupport"],
-            path: "Tests/AulosGraphTests"),
-        .testTarget(
-            name: "AulosHostTests",
-            dependencies: ["AulosHost", "AulosCore", "AulosAudioFile", "AulosGraph", "AulosUnits", "AulosFluid", "AulosMIDI", "AulosALSA", "CALSA", "CAllocationCounter",
-                           "AulosTestSupport"],
-            path: "Tests/AulosHostTests", exclude: ["Fixtures"]),
-        .testTarget(
-            name: "AulosMIDITests",
-            dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "CAllocationCounter", "AulosTestSupport"],
-            path: "Tests/AulosMIDITests"),
+        .target(
+            name: "AulosTestSupport", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CAllocationCounter"],
+            path: "Tests/AulosTestSupport"),
+        .testTarget(name: "AulosRealtimeTests", dependencies: ["AulosRealtime", "AulosTestSupport"], path: "Tests/AulosRealtimeTests"),
         .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
         .testTarget(
-            name: "AulosInstrumentTests",
-            dependencies: ["AulosUnits", "AulosMIDI", "AulosGraph", "AulosCore", "AulosDSP", "AulosFluid", "AulosSoundFont",
-                           "CFluidSynth", "CAllocationCounter", "AulosTestSupport"],
-            path: "Tests/AulosInstrumentTests"),
+            name: "AulosCoreTests", dependencies: ["AulosCore", "AulosUnits", "AulosTestSupport", "CAllocationCounter"],
+            path: "Tests/AulosCoreTests"),
+        .testTarget(
+            name: "AulosGraphTests", dependencies: ["AulosGraph", "AulosCore", "AulosUnits", "AulosTestSupport"],
+            path: "Tests/AulosGraphTests"),
+        .testTarget(
+            name: "AulosMIDITests", dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "AulosTestSupport"],
+            path: "Tests/AulosMIDITests"),
+        .testTarget(
+            name: "AulosUnitsTests", dependencies: ["AulosUnits", "AulosCore", "AulosDSP", "AulosGraph", "AulosMIDI", "AulosTestSupport"],
+            path: "Tests/AulosUnitsTests"),
+        .testTarget(
+            name: "AulosFluidTests",
+            dependencies: ["AulosFluid", "AulosCore", "AulosMIDI", "AulosSoundFont", "AulosUnits", "CFluidSynth", "AulosTestSupport"],
+            path: "Tests/AulosFluidTests"),
+        .testTarget(name: "AulosSoundFontTests", dependencies: ["AulosSoundFont", "AulosTestSupport"], path: "Tests/AulosSoundFontTests"),
+        .testTarget(name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport"], path: "Tests/AulosAudioFileTests"),
+        .testTarget(
+            name: "AulosALSATests", dependencies: ["AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CALSA"],
+            path: "Tests/AulosALSATests"),
+        .testTarget(
+            name: "AulosRigTests",
+            dependencies: ["AulosRig", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosTestSupport"],
+            path: "Tests/AulosRigTests", exclude: ["Fixtures"]),
+        .testTarget(
+            name: "AulosPlaybackTests",
+            dependencies: ["AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits",
+                           "AulosTestSupport"],
+            path: "Tests/AulosPlaybackTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]
 )

@@ -28,7 +28,7 @@ let package = Package(
             dependencies: [
                 "CReferenceVoice",
                 .product(name: "AulosEngine", package: "Aulos"),
-                .product(name: "AulosHost", package: "Aulos"),
+                .product(name: "AulosPlayback", package: "Aulos"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/Instruments",
@@ -37,7 +37,7 @@ let package = Package(
             name: "FullRig",
             dependencies: [
                 .product(name: "AulosEngine", package: "Aulos"),
-                .product(name: "AulosHost", package: "Aulos"),
+                .product(name: "AulosPlayback", package: "Aulos"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/FullRig",

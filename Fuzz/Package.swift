@@ -14,7 +14,7 @@ let package = Package(
                           path: "Sources/FuzzMIDIFile"),
         .executableTarget(name: "FuzzScore", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
                           path: "Sources/FuzzScore"),
-        .executableTarget(name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosHost", package: "Aulos")],
+        .executableTarget(name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
                           path: "Sources/FuzzRig"),
     ]
 )

@@ -35,6 +35,7 @@ bin=Fuzz/.build/release
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed score; seed rig
 cp presets/rigs/*.yaml "$work/corpus/rig/"
+cp presets/scores/*.score "$work/corpus/score/"
 awk '/^```$/ { n++; next } n == 3' docs/score.md > "$work/corpus/score/doc.score"
 printf '0b tempo 120\n0b note A4 4b vel=100\n1b note C#5 3b vel=90\n2b on E5\n3b off E5\n2b cc 64 127 ch=2\n3b bend -2048\n4b pressure 30\n5b end\n' > "$work/corpus/score/small.score"
 PYTHONPATH=scripts python3 - "$work/corpus" <<'PY'

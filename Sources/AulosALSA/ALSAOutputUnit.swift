@@ -68,9 +68,9 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     /// Opens and negotiates now, so the host can size everything (maximumFramesPerSlice, formats) before
     /// initializing the graph. Initialize does it too if the host did not.
     @discardableResult
-    public func openDevice() throws(AudioUnitError) -> PCMGrant {
+    public func openDevice() throws(DeviceError) -> PCMGrant {
         if let device { return device.grant }
-        guard !isRunning else { throw AudioUnitError(.cannotDoInCurrentContext, "\(name) is running") }
+        guard !isRunning else { throw DeviceError(.busy, "\(name) is running: stop it before opening its device again") }
         let opened = try PCMDevice.open(request)
         device = opened
         return opened.grant
@@ -88,7 +88,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     /// The output scope takes the device's granted format; the kernel converts (and resamples, if the graph
     /// runs at another rate) from the graph's canonical format into it.
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
-        let grant = try openDevice()
+        let grant: PCMGrant
+        do { grant = try openDevice() } catch { throw error.unitError }
         if grant.channels != inputFormat(0).channelsPerFrame {
             throw AudioUnitError(.formatNotSupported, "ALSA device '\(grant.device)' granted \(grant.channels) channels; the graph has \(inputFormat(0).channelsPerFrame)")
         }
@@ -101,7 +102,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     public override func startIO() throws(AudioUnitError) {
         if device == nil, let previous = grant ?? lastGrant {
             // Lost while running and not back by stop(): it must come back as the same route.
-            let reopened = try PCMDevice.open(request)
+            let reopened: PCMDevice
+            do { reopened = try PCMDevice.open(request) } catch { throw error.unitError }
             guard reopened.grant.format == previous.format, reopened.grant.sampleRate == previous.sampleRate,
                   reopened.grant.channels == previous.channels else {
                 throw AudioUnitError(.formatNotSupported, "ALSA device '\(request.device)' came back with another format; uninitialize and initialize again")
@@ -208,7 +210,7 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         var pcm: OpaquePointer?
         let status = input.configuration.map { aulos_alsa_open(&pcm, input.device, $0, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode) }
             ?? aulos_alsa_open(&pcm, input.device, nil, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode)
-        guard status >= 0, let pcm else { throw PCMDevice.openError(input.device, status, capture: true) }
+        guard status >= 0, let pcm else { throw DeviceError.opening(input.device, status, capture: true).unitError }
         var config = AulosPCMConfig(format: PCMDevice.alsaFormat(input.format), channels: input.channels, rate: UInt32(output.sampleRate),
                                     period: snd_pcm_uframes_t(output.period), periods: input.periods, buffer: 0)
         var stage: UnsafePointer<CChar>?

@@ -119,9 +119,10 @@ public final class AudioSession {
 
     /// Opens the device for `io` (an ALSA I/O unit not yet initialized), negotiates, and raises the
     /// MaximumFramesPerSlice of `io` and of every unit in `units` (the rest of its graph) to the granted
-    /// slice, as the seeds require before a graph initializes. Returns what was granted.
+    /// slice, as the seeds require before a graph initializes. Returns what was granted. Throws a
+    /// `DeviceError` when the device cannot be used, an `AudioUnitError` when called out of order.
     @discardableResult
-    public func activate(for io: ALSAOutputUnit, sizing units: [AudioUnit] = []) throws(AudioUnitError) -> PCMGrant {
+    public func activate(for io: ALSAOutputUnit, sizing units: [AudioUnit] = []) throws -> PCMGrant {
         guard !isActive else { throw AudioUnitError(.cannotDoInCurrentContext, "the audio session is already active") }
         guard !io.isInitialized, !units.contains(where: \.isInitialized) else {
             throw AudioUnitError(.initialized, "activate the audio session before initializing the graph: slice sizes are set before initialize")
@@ -130,7 +131,7 @@ public final class AudioSession {
         let granted = try io.openDevice()
         guard granted.period <= 4096 else {
             io.closeDevice()
-            throw AudioUnitError(.formatNotSupported, "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames per slice")
+            throw DeviceError(.refused, "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames per slice (ask for a smaller slice)")
         }
         for unit in [io] + units where unit.maximumFramesPerSlice < granted.period {
             try unit.set(.maximumFramesPerSlice, granted.period)

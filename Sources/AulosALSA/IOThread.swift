@@ -191,9 +191,9 @@ enum IOThread {
             stamp.sampleTime = state.pointee.sampleTime
             if let hostNanos {
                 stamp.hostTime = UInt64(hostNanos) &+ UInt64(Double(done) * 1e9 / state.pointee.sampleRate)
-                stamp.flags = AulosTimeStampFlags(rawValue: 3)  // sample time and host time valid
+                stamp.flags = AulosTimeStampFlags.sampleTimeValid.union(.hostTimeValid)
             } else {
-                stamp.flags = AulosTimeStampFlags(rawValue: 1)  // sample time only
+                stamp.flags = .sampleTimeValid
             }
             let status = state.pointee.entry.render(flags: &flags, timeStamp: &stamp, frameCount: UInt32(frames), ioData: target)
             if status != RenderStatus.noErr { target.pointee.zeroFill() }

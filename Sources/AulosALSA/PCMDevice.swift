@@ -73,14 +73,14 @@ public final class PCMDevice: @unchecked Sendable {
 
     /// Opens and configures `request.device`; throws one clear sentence when the device is missing or
     /// refuses every format/rate/period it was offered.
-    public static func open(_ request: PCMRequest) throws(AudioUnitError) -> PCMDevice {
+    public static func open(_ request: PCMRequest) throws(DeviceError) -> PCMDevice {
         aulos_alsa_capture_errors()
         aulos_alsa_clear_error()
         var pcm: OpaquePointer?
         let status = request.configuration.map { text in
             aulos_alsa_open(&pcm, request.device, text, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
         } ?? aulos_alsa_open(&pcm, request.device, nil, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
-        guard status >= 0, let pcm else { throw openError(request.device, status) }
+        guard status >= 0, let pcm else { throw DeviceError.opening(request.device, status) }
         var config = AulosPCMConfig(format: alsaFormat(request.format), channels: request.channels,
                                     rate: UInt32(request.sampleRate.rounded()), period: snd_pcm_uframes_t(request.period),
                                     periods: request.periods, buffer: 0)
@@ -89,24 +89,15 @@ public final class PCMDevice: @unchecked Sendable {
         guard configured >= 0 else {
             snd_pcm_close(pcm)
             let step = stage.map { String(cString: $0) } ?? "configuration"
-            throw AudioUnitError(.formatNotSupported, "ALSA device '\(request.device)' refused the \(step): \(describe(configured))")
+            throw DeviceError(.refused, "ALSA device '\(request.device)' refused the \(step): \(describe(configured)) (try plughw: or default, which convert)")
         }
         guard let format = sampleFormat(config.format) else {
             snd_pcm_close(pcm)
-            throw AudioUnitError(.formatNotSupported, "ALSA device '\(request.device)' granted an unsupported sample format")
+            throw DeviceError(.refused, "ALSA device '\(request.device)' granted an unsupported sample format (try plughw: or default, which convert)")
         }
         let grant = PCMGrant(device: request.device, sampleRate: Double(config.rate), period: UInt32(config.period),
                              periods: config.periods, bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
         return PCMDevice(handle: pcm, grant: grant)
-    }
-
-    static func openError(_ device: String, _ status: Int32, capture: Bool = false) -> AudioUnitError {
-        let detail = String(cString: aulos_alsa_last_error())
-        if access("/dev/snd", F_OK) != 0 && (device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")) {
-            return AudioUnitError(.noConnection, "no sound device: this machine has no /dev/snd (no sound card or driver); name a configured PCM with --device")
-        }
-        let reason = detail.isEmpty ? describe(status) : detail
-        return AudioUnitError(.noConnection, "cannot open ALSA \(capture ? "capture " : "")device '\(device)': \(reason)")
     }
 
     static func describe(_ status: Int32) -> String { String(cString: snd_strerror(status)) }

@@ -191,6 +191,9 @@ struct FluidRenderState {
     var reverbLevel: Float
     var chorusEnabled: Float
     var chorusLevel: Float
+    /// The two output buffer pointers and the four effect ones (reverb left/right, chorus left/right)
+    /// `fluid_synth_process` takes, aimed into the slice's channels before each call; the effects mix
+    /// into the same channels.
     var out: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     var effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     /// The polyphony the synth was created with, and room for that many voice pointers (overload shedding

@@ -18,6 +18,12 @@ public struct MIDIEvent: BitwiseCopyable, Sendable, Equatable {
         self.data2 = data2
     }
 
+    /// `message` placed `offset` frames into the slice.
+    @_noAllocation @_noLocks
+    public init(offset: UInt32, message: ChannelMessage) {
+        self.init(offset: offset, status: message.status, data1: message.data1, data2: message.data2)
+    }
+
     /// Where an event goes among events at the same frame — the one documented order:
     /// 0 note-off (and note-on with velocity 0), 1 bank select (CC 0/32), 2 program change,
     /// 3 every other controller and channel message, 4 note-on.

@@ -17,6 +17,15 @@ public struct TimedMIDIEvent: BitwiseCopyable, Sendable, Equatable {
         self.data1 = data1
         self.data2 = data2
     }
+
+    public init(sampleTime: Int64, destination: UInt16 = 0, message: ChannelMessage) {
+        self.init(sampleTime: sampleTime, destination: destination, status: message.status, data1: message.data1, data2: message.data2)
+    }
+
+    /// The message, as the three bytes it is.
+    public var message: ChannelMessage {
+        @_noAllocation @_noLocks get { ChannelMessage(status: status, data1: data1, data2: data2) }
+    }
 }
 
 /// Places MIDI events given at absolute sample times onto the exact frames of the slices that contain them
@@ -32,8 +41,7 @@ public final class MIDIScheduler: @unchecked Sendable {
         var held: UnsafeMutablePointer<TimedMIDIEvent>
         var heldCount: Int
         var heldCapacity: Int
-        var destinations: UnsafeMutablePointer<MIDIEventList>
-        var destinationCount: Int
+        let destinations: MIDIDestinationLists
         let late: Atomic<Int>
     }
 
@@ -43,12 +51,10 @@ public final class MIDIScheduler: @unchecked Sendable {
     /// `destinations[i]` receives the events scheduled with destination `i`.
     public init(destinations: [MIDIEventQueue], capacity: Int = 8192) {
         destinationQueues = destinations
-        let lists = UnsafeMutablePointer<MIDIEventList>.allocate(capacity: max(1, destinations.count))
-        for (index, queue) in destinations.enumerated() { (lists + index).initialize(to: queue.list) }
         state = .allocate(capacity: 1)
         state.initialize(to: State(
             inbox: SPSCRing(minimumCapacity: capacity), held: .allocate(capacity: capacity), heldCount: 0,
-            heldCapacity: capacity, destinations: lists, destinationCount: destinations.count, late: Atomic(0)))
+            heldCapacity: capacity, destinations: MIDIDestinationLists(destinations), late: Atomic(0)))
     }
 
     deinit {
@@ -69,8 +75,8 @@ public final class MIDIScheduler: @unchecked Sendable {
     /// Convenience for a channel message.
     @discardableResult
     public func schedule(_ message: MIDIMessage, at sampleTime: Int64, destination: UInt16 = 0) -> Bool {
-        guard let (status, data1, data2) = message.normalized.channelBytes else { return false }
-        return schedule(TimedMIDIEvent(sampleTime: sampleTime, destination: destination, status: status, data1: data1, data2: data2))
+        guard let channel = ChannelMessage(message.normalized) else { return false }
+        return schedule(TimedMIDIEvent(sampleTime: sampleTime, destination: destination, message: channel))
     }
 
     /// Events that arrived after their time (played at the start of the next slice).
@@ -115,10 +121,7 @@ public final class MIDIScheduler: @unchecked Sendable {
                 offset = 0
                 state.pointee.late.add(1, ordering: .relaxed)
             }
-            if Int(event.destination) < state.pointee.destinationCount {
-                state.pointee.destinations[Int(event.destination)].insert(
-                    MIDIEvent(offset: UInt32(offset), status: event.status, data1: event.data1, data2: event.data2))
-            }
+            state.pointee.destinations.insert(MIDIEvent(offset: UInt32(offset), message: event.message), into: event.destination)
             delivered += 1
         }
         if delivered > 0 {

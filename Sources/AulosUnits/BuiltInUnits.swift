@@ -1,14 +1,15 @@
 import AulosCore
 
-/// The units Aulos ships, registered under Core Audio's codes where they are carried over.
+/// The units Aulos ships, registered as Aulos's (`Auls`); the ones that reimplement a Core Audio unit answer
+/// to its description too (an alias), so `auou/genr/appl` still finds the Generic Output.
 public enum BuiltInUnits {
     public static let components: [Component] = [
-        Component(GenericOutputUnit.componentDescription, name: "Apple: AUGenericOutput") { GenericOutputUnit() },
-        Component(FormatConverterUnit.componentDescription, name: "Apple: AUConverter") { FormatConverterUnit() },
+        Component(GenericOutputUnit.componentDescription, aliases: [GenericOutputUnit.coreAudioAlias], name: "Aulos: Generic Output") { GenericOutputUnit() },
+        Component(FormatConverterUnit.componentDescription, aliases: [FormatConverterUnit.coreAudioAlias], name: "Aulos: Converter") { FormatConverterUnit() },
         Component(ToneGeneratorUnit.componentDescription, name: "Aulos: Tone Generator") { ToneGeneratorUnit() },
         Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") { OscillatorSynthUnit() },
-        Component(MultichannelMixerUnit.componentDescription, name: "Apple: AUMultiChannelMixer") { MultichannelMixerUnit() },
-        Component(IPodEQUnit.componentDescription, name: "Apple: AUiPodEQ") { IPodEQUnit() },
+        Component(MultichannelMixerUnit.componentDescription, aliases: [MultichannelMixerUnit.coreAudioAlias], name: "Aulos: Multichannel Mixer") { MultichannelMixerUnit() },
+        Component(IPodEQUnit.componentDescription, aliases: [IPodEQUnit.coreAudioAlias], name: "Aulos: iPod EQ") { IPodEQUnit() },
         Component(ParametricEQUnit.componentDescription, name: "Aulos: Parametric EQ") { ParametricEQUnit() },
     ]
 

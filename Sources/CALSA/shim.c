@@ -183,6 +183,59 @@ int aulos_seq_disconnect_from(snd_seq_t *seq, int my_port, int client, int port)
     return snd_seq_disconnect_from(seq, my_port, client, port);
 }
 
+static void put_channel(AulosSeqInput *out, int status, int data1, int data2) {
+    AulosChannelMessage *message = &out->channel[out->channel_count++];
+    message->status = (unsigned char)status;
+    message->data1 = (unsigned char)(data1 & 0x7F);
+    message->data2 = (unsigned char)(data2 & 0x7F);
+}
+
+/// Channel events become their channel messages from the event's own fields — the MIDI 1.0 meaning alsa-lib's
+/// decoder gives them, without a round trip through bytes: the sequencer's signed bend (−8192…8191) becomes
+/// 0…16383; a 14-bit controller below 32 becomes its MSB and LSB controllers (one above 31 is sent as is);
+/// an (N)RPN becomes its parameter-number and data-entry controllers. Returns 0 for other events.
+static int convert_channel(const snd_seq_event_t *event, AulosSeqInput *out) {
+    int note_channel = event->data.note.channel & 0x0F;
+    int channel = event->data.control.channel & 0x0F;
+    unsigned param = event->data.control.param;
+    int value = event->data.control.value;
+    switch (event->type) {
+    case SND_SEQ_EVENT_NOTEON: put_channel(out, 0x90 | note_channel, event->data.note.note, event->data.note.velocity); break;
+    case SND_SEQ_EVENT_NOTEOFF: put_channel(out, 0x80 | note_channel, event->data.note.note, event->data.note.velocity); break;
+    case SND_SEQ_EVENT_KEYPRESS: put_channel(out, 0xA0 | note_channel, event->data.note.note, event->data.note.velocity); break;
+    case SND_SEQ_EVENT_CONTROLLER: put_channel(out, 0xB0 | channel, (int)param, value); break;
+    case SND_SEQ_EVENT_PGMCHANGE: put_channel(out, 0xC0 | channel, value, 0); break;
+    case SND_SEQ_EVENT_CHANPRESS: put_channel(out, 0xD0 | channel, value, 0); break;
+    case SND_SEQ_EVENT_PITCHBEND: {
+        int bend = value + 8192;
+        bend = bend < 0 ? 0 : bend > 16383 ? 16383 : bend;
+        put_channel(out, 0xE0 | channel, bend & 0x7F, bend >> 7);
+        break;
+    }
+    case SND_SEQ_EVENT_CONTROL14:
+        if (param < 32) {
+            put_channel(out, 0xB0 | channel, (int)param, value >> 7);
+            put_channel(out, 0xB0 | channel, (int)param + 32, value);
+        } else {
+            put_channel(out, 0xB0 | channel, (int)param, value);
+        }
+        break;
+    case SND_SEQ_EVENT_NONREGPARAM:
+    case SND_SEQ_EVENT_REGPARAM: {
+        int registered = event->type == SND_SEQ_EVENT_REGPARAM;
+        put_channel(out, 0xB0 | channel, registered ? 101 : 99, (int)(param >> 7));
+        put_channel(out, 0xB0 | channel, registered ? 100 : 98, (int)param);
+        put_channel(out, 0xB0 | channel, 6, value >> 7);
+        put_channel(out, 0xB0 | channel, 38, value);
+        break;
+    }
+    default:
+        return 0;
+    }
+    out->kind = AULOS_SEQ_CHANNEL;
+    return 1;
+}
+
 snd_midi_event_t *aulos_seq_decoder_new(void) {
     snd_midi_event_t *decoder = NULL;
     // The buffer size only matters for encoding (bytes → events); decoding writes into the caller's.
@@ -215,6 +268,7 @@ void aulos_seq_convert(snd_midi_event_t *decoder, const snd_seq_event_t *event, 
         out->dest_port = event->data.connect.dest.port;
         return;
     default: {
+        if (convert_channel(event, out)) return;
         snd_midi_event_reset_decode(decoder);
         long length = snd_midi_event_decode(decoder, bytes, capacity, event);
         // -ENOENT: not a MIDI event (queue control, user data, …). -ENOMEM: a sysex larger than `capacity`.
@@ -235,7 +289,7 @@ int aulos_seq_read(snd_seq_t *seq, snd_midi_event_t *decoder, AulosSeqInput *out
     if (err == -EAGAIN) return 0;
     if (err < 0) return err;
     aulos_seq_convert(decoder, event, out, bytes, capacity);
-    if (echo_port >= 0 && out->kind == AULOS_SEQ_MIDI) {
+    if (echo_port >= 0 && (out->kind == AULOS_SEQ_MIDI || out->kind == AULOS_SEQ_CHANNEL)) {
         snd_seq_event_t copy = *event;
         snd_seq_ev_set_source(&copy, echo_port);
         snd_seq_ev_set_subs(&copy);

@@ -6,14 +6,14 @@ import Glibc
 #endif
 
 /// Entry point. Help and version print in full; every error is one line on stderr and a non-zero exit
-/// (64 for bad usage, 1 for a failure while running), never a crash or a usage dump.
+/// (64 for bad usage, 1 for a failure while running), never a crash, a usage dump or a Core Audio code.
 func runAulos() -> Never {
     do {
         var command = try Aulos.parseAsRoot()
         try command.run()
         exit(0)
-    } catch let error as AudioUnitError {
-        printError("aulos: error: \(error)")
+    } catch let error as ReportableError {
+        printError("aulos: error: \(error.message)")
         exit(1)
     } catch {
         let code = Aulos.exitCode(for: error)
@@ -25,12 +25,6 @@ func runAulos() -> Never {
         printError("aulos: error: \(message)")
         exit(code.rawValue)
     }
-}
-
-/// One line on standard error (unbuffered write(2): no shared C stream state to race on).
-func printError(_ line: String, newline: Bool = true) {
-    let text = line + (newline ? "\n" : "")
-    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
 }
 
 runAulos()

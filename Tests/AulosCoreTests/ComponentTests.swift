@@ -1,4 +1,5 @@
 import AulosCore
+import AulosTestSupport
 import Testing
 
 @Suite struct ComponentTests {
@@ -75,6 +76,29 @@ import Testing
         #expect(found.versionString == "1.0.0")
         let unit = found.instantiate()
         #expect(unit.componentDescription == found.componentDescription)
+    }
+
+    /// A unit Aulos wrote registers as Aulos's and answers to the Core Audio description it reimplements:
+    /// found by either, reporting its own; a search for the manufacturer finds it under the alias too.
+    @Test func aliasesFindAUnitByItsCoreAudioDescription() throws {
+        let own = ComponentDescription(type: "auou", subtype: "genr", manufacturer: "Auls")
+        let coreAudio = ComponentDescription(type: "auou", subtype: "genr", manufacturer: "appl")
+        let registry = ComponentRegistry()
+        registry.register(Component(own, aliases: [coreAudio], name: "Aulos: Generic Output") {
+            AudioUnit(description: own, aliases: [coreAudio], name: "Aulos: Generic Output", inputs: 1, outputs: 1)
+        })
+        #expect(registry.findNext(after: nil, matching: coreAudio)?.componentDescription == own)
+        #expect(registry.findNext(after: nil, matching: own)?.name == "Aulos: Generic Output")
+        #expect(registry.find(matching: ComponentDescription(type: .any, manufacturer: "appl")).count == 1)
+        #expect(registry.find(matching: ComponentDescription(type: "aufx")).isEmpty)
+        // State saved under the Core Audio description (as Aulos wrote it before) restores into the unit.
+        let unit = try registry.instantiate(coreAudio)
+        var state = try unit.saveState()
+        #expect(state.component == "auou/genr/Auls")
+        state.component = "auou/genr/appl"
+        try unit.restoreState(state)
+        state.component = "auou/genr/Test"
+        expectError(.invalidPropertyValue) { try unit.restoreState(state) }
     }
 
     @Test func instantiatingNothingIsAComponentNotFoundError() {

@@ -275,10 +275,10 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
         #expect(graph.dump() == """
             AudioGraph: 2 nodes, 2 inputs wired, running
             Member Nodes:
-              node 1: 'auou' 'genr' 'appl', Apple: AUGenericOutput [initialized, running, 1024 max frames]
+              node 1: 'auou' 'genr' 'Auls', Aulos: Generic Output [initialized, running, 1024 max frames]
                 input 0: 48000 Hz, 2 ch, Float32, non-interleaved ← node 2 output 0
                 output 0: 48000 Hz, 2 ch, Float32, non-interleaved
-              node 2: 'aufc' 'conv' 'appl', Apple: AUConverter [initialized, 1024 max frames]
+              node 2: 'aufc' 'conv' 'Auls', Aulos: Converter [initialized, 1024 max frames]
                 input 0: 48000 Hz, 2 ch, Float32, non-interleaved ← render callback
                 output 0: 48000 Hz, 2 ch, Float32, non-interleaved
             Connections:

@@ -1,6 +1,7 @@
 import AulosCore
 import AulosGraph
 import AulosUnits
+import AulosTestSupport
 import Testing
 
 /// Units and graphs are freed when the last reference goes (no retain cycle through kernels, plans or

@@ -79,85 +79,11 @@ struct ProbeKernel {
     }
 }
 
-/// A test unit whose output is its one parameter's value, frame by frame: the parameter trajectory made
-/// audible, so scheduling, ramps and de-zipper glides can be checked sample by sample.
-final class ParameterProbeUnit: AudioUnit, @unchecked Sendable {
-    static let value = ParameterID(7)
-
-    init(smoothed: Bool = true) {
-        super.init(
-            description: ComponentDescription(type: .generator, subtype: "ppro", manufacturer: "Test"), name: "Test: Parameter Probe",
-            inputs: 0, outputs: 1, format: .canonical(channels: 1, sampleRate: 48_000),
-            parameters: [ParameterInfo(id: Self.value, name: "Value", unit: .generic, range: -10...10, defaultValue: 0, isSmoothed: smoothed)])
-    }
-
-    override func makeKernel() throws(AudioUnitError) -> UnitKernel {
-        UnitKernel.make(ParameterProbeKernel(parameters: renderParameters), render: ParameterProbeKernel.render)
-    }
-}
-
-struct ParameterProbeKernel {
-    let parameters: ParameterKernel
-
-    static let render: KernelRenderFunction = { state, _, _, _, _, frames, io in
-        state.assumingMemoryBound(to: ParameterProbeKernel.self).pointee.render(Int(frames), io)
-    }
-
-    @_noAllocation @_noLocks
-    func render(_ frameCount: Int, _ io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
-        let out = io.pointee.floatChannel(0)
-        parameters.beginSlice()
-        var frame = 0
-        while frame < frameCount {
-            parameters.applyEvents(dueAt: frame)
-            let end = parameters.nextEventOffset(after: frame, frameCount: frameCount)
-            for index in frame..<end { out[index] = parameters.next(0) }
-            frame = end
-        }
-        parameters.endSlice(frameCount: frameCount)
-        return 0
-    }
-}
-
-/// A render callback source: channel c, frame at sample time t holds (t mod 1000) / 1000 + c.
-func rampCallback() -> RenderCallback {
-    { _, _, timeStamp, _, frames, io in
-        for channel in 0..<Int(io.pointee.bufferCount) {
-            let out = io.pointee.floatChannel(channel)
-            for frame in 0..<Int(frames) {
-                out[frame] = Float((timeStamp.pointee.sampleTime + Int64(frame)) % 1000) / 1000 + Float(channel)
-            }
-        }
-        return 0
-    }
-}
-
 /// A registry with the built-in units plus the test units.
 func testRegistry() -> ComponentRegistry {
     let registry = BuiltInUnits.registry()
     registry.register(Component(ProbeUnit.componentDescription, name: "Test: Probe") { ProbeUnit(inputs: 2) })
     return registry
-}
-
-/// Buffers for rendering a unit or graph from a test.
-final class RenderBuffers {
-    let storage: AudioBufferListStorage
-    init(_ format: StreamFormat = .canonical(channels: 2, sampleRate: 48_000), frames: UInt32 = 4096) {
-        storage = AudioBufferListStorage(format: format, maximumFrames: frames)
-    }
-    var list: UnsafeMutablePointer<AudioBufferList> { storage.list }
-    func channel(_ index: Int, frames: Int) -> [Float] {
-        Array(UnsafeBufferPointer(start: list.pointee.floatChannel(index), count: frames))
-    }
-    func prepare(_ frames: UInt32) { list.pointee.setFrameCount(frames, bytesPerFrame: storage.format.bytesPerFrame) }
-}
-
-/// Renders `frames` frames of a standalone unit at `sampleTime`, returning channel 0.
-func renderUnit(_ unit: AudioUnit, frames: UInt32, at sampleTime: Int64 = 0, buffers: RenderBuffers) throws -> [Float] {
-    var flags = RenderActionFlags(rawValue: 0)
-    buffers.prepare(frames)
-    try unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), frameCount: frames, ioData: buffers.list)
-    return buffers.channel(0, frames: Int(frames))
 }
 
 /// Generic Output ← tone generator, opened, wired and initialized (not started): the smallest real graph.

@@ -2,7 +2,7 @@ import AulosCore
 import AulosGraph
 import AulosMIDI
 import AulosUnits
-import CAllocationCounter
+import AulosTestSupport
 import Testing
 
 /// A test instrument (`aumu/evpr/Test`): writes each note-on's note number at the exact frame it is
@@ -49,8 +49,7 @@ final class ScheduledProbe {
     let graph: AudioGraph
     let probe: EventProbeUnit
     let scheduler: MIDIScheduler
-    let buffers: AudioBufferListStorage
-    var time: Int64 = 0
+    let harness: RenderHarness
 
     init(maximumFrames: UInt32) throws {
         let registry = BuiltInUnits.registry()
@@ -66,25 +65,11 @@ final class ScheduledProbe {
         try graph.addRenderNotify(scheduler.renderNotify)
         try graph.initialize()
         try graph.start()
-        buffers = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: 48_000), maximumFrames: maximumFrames)
+        harness = RenderHarness(graph.renderEntry!, format: .canonical(channels: 1, sampleRate: 48_000), maximumFrames: maximumFrames)
     }
 
     /// Renders `total` frames in slices of `slice`, returning the probe's output.
-    func render(_ total: Int, slice: Int) -> [Float] {
-        var out: [Float] = []
-        var remaining = total
-        while remaining > 0 {
-            let frames = UInt32(min(slice, remaining))
-            var flags = RenderActionFlags(rawValue: 0)
-            var stamp = AudioTimeStamp(sampleTime: time)
-            buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
-            #expect(graph.renderEntry!.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list) == 0)
-            out += UnsafeBufferPointer(start: buffers.list.pointee.floatChannel(0), count: Int(frames))
-            time += Int64(frames)
-            remaining -= Int(frames)
-        }
-        return out
-    }
+    func render(_ total: Int, slice: Int) -> [Float] { harness.render(total, slice: slice)[0] }
 }
 
 @Suite struct SchedulingTests {
@@ -157,22 +142,15 @@ final class ScheduledProbe {
 
     @Test func schedulingAllocatesNothingOnTheRenderThread() throws {
         let rig = try ScheduledProbe(maximumFrames: 64)
-        var allocations: Int64 = 0
-        let entry = rig.graph.renderEntry!
         for cycle in 0..<10_000 {
             if cycle % 4 == 0 {
                 rig.scheduler.schedule(.noteOn(channel: 0, note: 60, velocity: 100), at: Int64(cycle * 64 + 130))
                 rig.scheduler.schedule(.noteOff(channel: 0, note: 60, velocity: 0), at: Int64(cycle * 64 + 200))
             }
-            var flags = RenderActionFlags(rawValue: 0)
-            var stamp = AudioTimeStamp(sampleTime: Int64(cycle * 64))
-            rig.buffers.list.pointee.setFrameCount(64, bytesPerFrame: 4)
-            allocation_counter_begin()
-            _ = entry.render(flags: &flags, timeStamp: &stamp, frameCount: 64, ioData: rig.buffers.list)
-            allocations += allocation_counter_end().allocations
+            rig.harness.renderSlice(64, counting: true)
         }
-        #expect(allocations == 0)
         #expect(rig.scheduler.lateCount == 0)
         #expect(rig.probe.queue.droppedCount == 0)
+        try expectNoAllocations(rig.harness.allocations)
     }
 }

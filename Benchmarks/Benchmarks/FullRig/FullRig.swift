@@ -1,5 +1,5 @@
 import AulosCore
-import AulosHost
+import AulosRig
 import AulosMIDI
 import Benchmark
 

@@ -2,7 +2,6 @@ import AulosCore
 import AulosDSP
 import AulosFluid
 import AulosGraph
-import AulosHost
 import AulosMIDI
 import AulosUnits
 import Benchmark
@@ -11,8 +10,10 @@ import CReferenceVoice
 
 // Synth: 256 sustained voices (the synth's default patch: two saws, filter, envelopes) rendered in 64-frame
 // slices, against a plain-C voice doing the same work. Voices per core = 256 × slice time / render time.
-// Sampler: the demo piece through the FluidSynth sampler unit (graph, scheduler, 64-frame slices) against
-// bare libfluidsynth rendering the same events from the same font in 64-frame blocks.
+// Sampler: the demo piece through the FluidSynth sampler unit (graph, the file's timeline read by sample
+// time, 64-frame slices) against bare libfluidsynth rendering the same events from the same font in
+// 64-frame blocks — with the unit's settings on both sides: reverb and chorus off, polyphony 512, one
+// core, gain 0.6, samples loaded up front, the same output and effect buffers.
 
 let voices = 256
 let frames: UInt32 = 64
@@ -36,13 +37,17 @@ func synthGraph() throws -> (AudioGraph, AudioBufferListStorage) {
     return (graph, buffers)
 }
 
-var bundledFont: String {
+/// The repository root (this file is Benchmarks/Benchmarks/Instruments/Instruments.swift).
+var repositoryRoot: String {
     var path = #filePath
     for _ in 0..<4 { path = String(path[..<path.lastIndex(of: "/")!]) }
-    return path + "/soundfonts/AulosGM.sf2"
+    return path
 }
 
-let demoMessages = try! Score(text: DemoPiece.score).scheduledMessages(sampleRate: sampleRate)
+var bundledFont: String { repositoryRoot + "/soundfonts/AulosGM.sf2" }
+
+let demoMessages = try! Score(text: try! FileContents.text(repositoryRoot + "/presets/scores/demo.score", limit: 1 << 20))
+    .scheduledMessages(sampleRate: sampleRate)
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -107,21 +112,19 @@ let benchmarks: @Sendable () -> Void = {
             for id in [output, node] { try graph.unit(for: id).set(.maximumFramesPerSlice, frames) }
             try sampler.loadSoundFont(bundledFont)
             try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
-            let scheduler = MIDIScheduler(destinations: [sampler.midiInput], capacity: 16_384)
-            try graph.addRenderNotify(scheduler.renderNotify)
+            let player = MIDITimelinePlayer(destinations: [sampler.midiInput])
+            try graph.addRenderNotify(player.renderNotify)
             try graph.initialize()
             try graph.start()
+            player.play(MIDITimeline(demoMessages.messages.compactMap { scheduled in
+                ChannelMessage(scheduled.message).map { TimedMIDIEvent(sampleTime: scheduled.sampleTime, message: $0) }
+            }))
             let entry = graph.renderEntry!
             let buffers = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
             let total = demoMessages.end + 48_000
-            var next = 0
             benchmark.startMeasurement()
             var time: Int64 = 0
             while time < total {
-                while next < demoMessages.messages.count && demoMessages.messages[next].sampleTime < time + Int64(frames) {
-                    scheduler.schedule(demoMessages.messages[next].message, at: demoMessages.messages[next].sampleTime)
-                    next += 1
-                }
                 var flags = RenderActionFlags(rawValue: 0)
                 var stamp = AudioTimeStamp(sampleTime: time)
                 buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
@@ -141,6 +144,11 @@ let benchmarks: @Sendable () -> Void = {
             fluid_settings_setint(settings, "synth.threadsafe-api", 0)
             fluid_settings_setint(settings, "synth.polyphony", 512)
             fluid_settings_setint(settings, "synth.cpu-cores", 1)
+            fluid_settings_setint(settings, "synth.dynamic-sample-loading", 0)
+            fluid_settings_setint(settings, "synth.verbose", 0)
+            // The sampler unit's defaults: FluidSynth's own reverb and chorus off.
+            fluid_settings_setint(settings, "synth.reverb.active", 0)
+            fluid_settings_setint(settings, "synth.chorus.active", 0)
             let synth = new_fluid_synth(settings)!
             _ = fluid_synth_sfload(synth, bundledFont, 1)
             fluid_synth_set_gain(synth, 0.6)

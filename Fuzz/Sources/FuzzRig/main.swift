@@ -1,7 +1,7 @@
 // libFuzzer entry: any text as a rig file (docs/rigs.md, YAML through Yams). Loading either succeeds or
-// throws an AudioUnitError naming the problem; a rig that loads must write itself back out and read that
+// throws a RigError naming the problem; a rig that loads must write itself back out and read that
 // back to the same rig.
-import AulosHost
+import AulosRig
 import FuzzSupport
 import Glibc
 

@@ -2,33 +2,34 @@ import AulosMIDI
 import CALSA
 
 /// The sequencer input's bookkeeping, free of sequencer calls so it can be tested without a kernel: which
-/// ports are connected (`ConnectionManager`), which notes each source holds (`HeldNotes`), and what a
-/// System:Announce event or a lost subscription means — a connection to make, a notice to show, notes to
-/// release.
+/// ports are connected (`ConnectionManager`), which sources have played into Aulos, and what a
+/// System:Announce event or a lost subscription means — a connection to make, a notice to show, a source
+/// whose notes must be released (by the receiver, which knows what each source holds).
 ///
 /// Threads: owned by the MIDI thread (the control thread before it starts and after it stops).
 public struct LiveConnections: Sendable {
     /// What one event led to.
-    public struct Outcome: Sendable {
+    public struct Outcome: Sendable, Equatable {
         public var notices: [SequencerInput.Notice] = []
-        /// Messages that release what a vanished source held, to play like any other input.
-        public var releases: [(message: MIDIMessage, source: SequencerAddress)] = []
     }
 
     public private(set) var manager: ConnectionManager
-    public private(set) var held = HeldNotes<SequencerAddress>()
+    /// Sources that have played into Aulos and not ended since.
+    public private(set) var playing: Set<SequencerAddress> = []
     /// Subscribes Aulos to a port; returns 0 or a negative errno.
     let connect: @Sendable (SequencerPort) -> Int32
+    /// Releases what a source holds; returns how many notes that was.
+    let release: @Sendable (SequencerAddress) -> Int
 
-    public init(manager: ConnectionManager, connect: @escaping @Sendable (SequencerPort) -> Int32) {
+    public init(manager: ConnectionManager, connect: @escaping @Sendable (SequencerPort) -> Int32,
+                release: @escaping @Sendable (SequencerAddress) -> Int) {
         self.manager = manager
         self.connect = connect
+        self.release = release
     }
 
-    /// A MIDI message from `source` (tracked so it can be released later).
-    public mutating func received(_ message: MIDIMessage, from source: SequencerAddress) {
-        held.observe(message, from: source)
-    }
+    /// `source` played something (so it may hold notes to release later).
+    public mutating func played(from source: SequencerAddress) { playing.insert(source) }
 
     /// The ports present at start.
     public mutating func start(with ports: [SequencerPort]) -> Outcome { apply(manager.start(with: ports)) }
@@ -46,14 +47,13 @@ public struct LiveConnections: Sendable {
     /// disconnected: either way its notes must stop.
     public mutating func unsubscribed(_ sender: SequencerAddress) -> Outcome {
         if manager.connected[sender] != nil { return apply(manager.portDisappeared(sender)) }
-        var outcome = Outcome()
-        outcome.releases = release(sender)
-        return outcome
+        end(sender)
+        return Outcome()
     }
 
-    /// Releases everything every source holds (stopping).
-    public mutating func releaseAll() -> [(message: MIDIMessage, source: SequencerAddress)] {
-        held.activeSources.flatMap { release($0) }
+    /// Releases what every source that played still holds (stopping).
+    public mutating func endAll() {
+        for source in playing.sorted() { end(source) }
     }
 
     mutating func apply(_ actions: [ConnectionManager.Action]) -> Outcome {
@@ -69,15 +69,21 @@ public struct LiveConnections: Sendable {
                     outcome.notices.append(.connectFailed(port, reason: String(cString: snd_strerror(status))))
                 }
             case .disconnected(let port):
-                let notes = held.count(from: port.address)
-                outcome.releases += release(port.address)
-                outcome.notices.append(.disconnected(port, releasedNotes: notes))
+                outcome.notices.append(.disconnected(port, releasedNotes: end(port.address)))
             }
         }
         return outcome
     }
 
-    mutating func release(_ source: SequencerAddress) -> [(message: MIDIMessage, source: SequencerAddress)] {
-        held.release(source).map { ($0, source) }
+    /// Releases what `source` holds, once.
+    @discardableResult
+    mutating func end(_ source: SequencerAddress) -> Int {
+        guard playing.remove(source) != nil else { return 0 }
+        return release(source)
     }
+}
+
+extension SequencerAddress {
+    /// The address as a MIDI source (what the receiver tracks held notes by).
+    public var midiSource: MIDISource { MIDISource(rawValue: UInt32(client) << 8 | UInt32(port & 0xFF)) }
 }

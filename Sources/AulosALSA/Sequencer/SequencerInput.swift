@@ -8,13 +8,17 @@ import Synchronization
 /// port echoing what arrives (for monitoring), automatic connection to keyboards as they are plugged in,
 /// and release of the notes a keyboard held when it is unplugged.
 ///
-/// The MIDI thread (its own, started by `start`) reads the sequencer, converts each event to a
-/// `MIDIMessage` with its arrival time, and hands it to `handler`; it never touches audio units. Arrival
+/// The MIDI thread (its own, started by `start`) reads the sequencer and hands each event, with its arrival
+/// time and source, to the `receiver`: a channel event straight from the event's fields as a
+/// `ChannelMessage` (the shape it keeps all the way to the instrument's event list), a system event as a
+/// `MIDIMessage`; it never touches audio units. When a source goes away (unplugged, disconnected, or the
+/// input stopping), the receiver is told so it can release what that source held. Arrival
 /// times come from the kernel: the input port timestamps every event with a sequencer queue's real time
 /// on arrival, which this class maps onto CLOCK_MONOTONIC (the clock the I/O unit stamps slices with), so
 /// how late the MIDI thread is scheduled does not matter.
 ///
-/// Threads: create, `start`, `stop`, `takeNotices` on the control thread; `handler` runs on the MIDI thread.
+/// Threads: create, `start`, `stop`, `takeNotices` on the control thread; the receiver is called on the MIDI
+/// thread (and on the control thread by `stop`, for the releases).
 public final class SequencerInput: @unchecked Sendable {
     public struct Options: Sendable {
         public var clientName = "Aulos"
@@ -47,8 +51,6 @@ public final class SequencerInput: @unchecked Sendable {
         case inputOverflow
     }
 
-    /// One message from the sequencer: `arrivalNanos` is CLOCK_MONOTONIC ns.
-    public typealias Handler = @Sendable (_ message: MIDIMessage, _ arrivalNanos: Int64, _ source: SequencerAddress) -> Void
 
     public let client: Int
     public let inputPort: Int
@@ -58,7 +60,8 @@ public final class SequencerInput: @unchecked Sendable {
     private let handle: OpaquePointer
     private let decoder: OpaquePointer
     private let timestampQueue: Int32
-    private let handler: Handler
+    private let receiver: MIDIReceiver
+    private let arrivals: ArrivalOrder
     private let running = Atomic<Bool>(false)
     private let worstReadDelay = Atomic<Int64>(0)
     private let noticeBox = Locked<[Notice]>([])
@@ -69,7 +72,6 @@ public final class SequencerInput: @unchecked Sendable {
     private var parser = MIDIParser()
     private var queueOffsetNanos: Int64 = 0
     private var lastOffsetUpdate: Int64 = 0
-    private var lastArrival: Int64 = 0
     private var lastOverflowNotice: Int64 = 0
     /// MIDI clock to send on the readable port (Aulos as clock master), set before `start`.
     private var clockOutput: MIDIClockOutput?
@@ -78,19 +80,19 @@ public final class SequencerInput: @unchecked Sendable {
     private var subscribers: Set<SequencerAddress> = []
 
     /// Opens the sequencer and creates the ports. Throws a one-line error when there is no sequencer.
-    public init(options: Options = Options(), handler: @escaping Handler) throws(AudioUnitError) {
+    public init(options: Options = Options(), receiver: MIDIReceiver) throws(SequencerError) {
         aulos_alsa_capture_errors()
         var opened: OpaquePointer?
         let status = aulos_seq_open(&opened, options.clientName)
-        guard status >= 0, let opened else { throw SequencerInput.unavailable(status) }
+        guard status >= 0, let opened else { throw SequencerError.unavailable(status) }
         handle = opened
         guard let decoder = aulos_seq_decoder_new() else {
             snd_seq_close(opened)
-            throw AudioUnitError(.cannotDoInCurrentContext, "cannot create an ALSA MIDI event decoder")
+            throw SequencerError("cannot create an ALSA MIDI event decoder (out of memory?)")
         }
         self.decoder = decoder
         self.options = options
-        self.handler = handler
+        self.receiver = receiver
         client = Int(snd_seq_client_id(opened))
         // A queue only to stamp arrivals; without one (a restricted sequencer) arrivals are stamped when read.
         timestampQueue = aulos_seq_start_timestamp_queue(opened)
@@ -104,15 +106,19 @@ public final class SequencerInput: @unchecked Sendable {
         guard input >= 0, echo >= 0 else {
             snd_midi_event_free(decoder)
             snd_seq_close(opened)
-            throw AudioUnitError(.cannotDoInCurrentContext, "cannot create the ALSA sequencer ports: \(String(cString: snd_strerror(min(input, echo))))")
+            throw SequencerError("cannot create the ALSA sequencer ports: \(String(cString: snd_strerror(min(input, echo))))")
         }
         inputPort = Int(input)
         echoPort = Int(echo)
         let ownPort = Int32(input)
         nonisolated(unsafe) let sequencer = opened
+        let arrivals = ArrivalOrder()
+        self.arrivals = arrivals
         connections = LiveConnections(
             manager: ConnectionManager(ownClient: client, autoconnect: options.autoconnect, requests: options.requests),
-            connect: { port in aulos_seq_connect_from(sequencer, ownPort, Int32(port.address.client), Int32(port.address.port)) })
+            connect: { port in aulos_seq_connect_from(sequencer, ownPort, Int32(port.address.client), Int32(port.address.port)) },
+            // Releases are stamped now, never before an event already delivered: placement relies on order.
+            release: { source in receiver.sourceEnded(source.midiSource, arrivalNanos: arrivals.now()) })
         // System:Announce tells us about clients and ports coming and going (hot-plug).
         _ = aulos_seq_connect_from(opened, input, Int32(SequencerAddress.systemClient), Int32(SND_SEQ_PORT_SYSTEM_ANNOUNCE))
     }
@@ -121,14 +127,6 @@ public final class SequencerInput: @unchecked Sendable {
         stop()
         snd_midi_event_free(decoder)
         snd_seq_close(handle)
-    }
-
-    /// The one-line error for a sequencer that cannot be opened.
-    static func unavailable(_ status: Int32) -> AudioUnitError {
-        if access("/dev/snd/seq", F_OK) != 0 {
-            return AudioUnitError(.noConnection, "the ALSA sequencer is unavailable (no /dev/snd/seq): load it with 'sudo modprobe snd-seq', or play a file with 'aulos play FILE'")
-        }
-        return AudioUnitError(.noConnection, "cannot open the ALSA sequencer: \(String(cString: snd_strerror(status)))")
     }
 
     /// Sends what `output` produces (MIDI clock, Start/Stop/Continue, Song Position) on the readable port,
@@ -144,7 +142,7 @@ public final class SequencerInput: @unchecked Sendable {
     public var isStarted: Bool { threadStarted }
 
     /// Connects to the ports present now, then starts the MIDI thread.
-    public func start() throws(AudioUnitError) {
+    public func start() throws(SequencerError) {
         guard !threadStarted else { return }
         updateQueueOffset(now: monotonicNanoseconds())
         apply(connections.start(with: SequencerPort.list(handle)))
@@ -168,20 +166,19 @@ public final class SequencerInput: @unchecked Sendable {
         if created == EPERM { created = pthread_create(&thread, nil, body, Unmanaged.passUnretained(self).toOpaque()) }
         guard created == 0 else {
             running.store(false, ordering: .releasing)
-            throw AudioUnitError(.cannotDoInCurrentContext, "cannot start the MIDI thread: \(String(cString: strerror(created)))")
+            throw SequencerError("cannot start the MIDI thread: \(String(cString: strerror(created)))")
         }
         threadStarted = true
     }
 
-    /// Stops the MIDI thread and releases every note still held by any source (the handler receives the
-    /// note-offs, on this thread).
+    /// Stops the MIDI thread and releases every note still held by any source (the receiver is told, on
+    /// this thread).
     public func stop() {
         guard threadStarted else { return }
         running.store(false, ordering: .releasing)
         pthread_join(thread, nil)
         threadStarted = false
-        let now = max(monotonicNanoseconds(), lastArrival)
-        for (message, source) in connections.releaseAll() { handler(message, now, source) }
+        connections.endAll()
     }
 
     /// The longest an event waited between its kernel arrival stamp and the MIDI thread reading it (ns).
@@ -229,22 +226,26 @@ public final class SequencerInput: @unchecked Sendable {
 
     private func process(_ input: AulosSeqInput, _ bytes: [UInt8]) {
         switch input.kind {
-        case AULOS_SEQ_MIDI:
-            guard input.length > 0 else { return }
+        case AULOS_SEQ_CHANNEL, AULOS_SEQ_MIDI:
             let now = monotonicNanoseconds()
             if now - lastOffsetUpdate > 1_000_000_000 { updateQueueOffset(now: now) }
-            var arrival = input.has_timestamp != 0 && timestampQueue >= 0 ? input.timestamp_ns + queueOffsetNanos : now
+            let stamped = input.has_timestamp != 0 && timestampQueue >= 0 ? input.timestamp_ns + queueOffsetNanos : now
             // Never before an earlier event, nor in the future (a stale offset): placement relies on order.
-            arrival = min(max(arrival, lastArrival), now)
-            lastArrival = arrival
+            let arrival = arrivals.stamp(stamped, now: now)
             // How long the event waited for this thread: if that exceeds the placement's latency budget,
             // the event is late however good the clock is. Kept as a statistic to tell the two apart.
             if now - arrival > worstReadDelay.load(ordering: .relaxed) { worstReadDelay.store(now - arrival, ordering: .relaxed) }
             let source = SequencerAddress(client: Int(input.source_client), port: Int(input.source_port))
-            parser.reset()
-            parser.parse(bytes[0..<Int(input.length)]) { message in
-                connections.received(message, from: source)
-                handler(message, arrival, source)
+            if input.kind == AULOS_SEQ_CHANNEL {
+                connections.played(from: source)
+                for index in 0..<Int(input.channel_count) {
+                    receiver.receive(input.channelMessage(index), from: source.midiSource, arrivalNanos: arrival)
+                }
+            } else if input.length > 0 {
+                parser.reset()
+                parser.parse(bytes[0..<Int(input.length)]) { message in
+                    receiver.receive(system: message, from: source.midiSource, arrivalNanos: arrival)
+                }
             }
         case AULOS_SEQ_PORT_START, AULOS_SEQ_PORT_CHANGE:
             var port = AulosSeqPort()
@@ -270,13 +271,8 @@ public final class SequencerInput: @unchecked Sendable {
         }
     }
 
-    /// Posts the notices and plays the releases (stamped now, never before an earlier event).
+    /// Posts the notices (releases already went to the receiver).
     private func apply(_ outcome: LiveConnections.Outcome) {
-        if !outcome.releases.isEmpty {
-            let now = max(monotonicNanoseconds(), lastArrival)
-            lastArrival = now
-            for (message, source) in outcome.releases { handler(message, now, source) }
-        }
         for notice in outcome.notices { post(notice) }
     }
 
@@ -307,8 +303,9 @@ public final class SequencerInput: @unchecked Sendable {
 }
 
 extension SequencerInput {
-    /// Converts one sequencer event the way the MIDI thread does (alsa-lib's decoder, then our parser): for
-    /// tests and tools. Nil for events that are not MIDI.
+    /// Converts one sequencer event the way the MIDI thread does (channel events from their fields, system
+    /// events through alsa-lib's decoder and our parser), as messages: for tests and tools. Nil for events
+    /// that are not MIDI.
     public static func convert(_ event: snd_seq_event_t) -> [MIDIMessage]? {
         guard let decoder = aulos_seq_decoder_new() else { return nil }
         defer { snd_midi_event_free(decoder) }
@@ -316,10 +313,38 @@ extension SequencerInput {
         var input = AulosSeqInput()
         var bytes = [UInt8](repeating: 0, count: 64 * 1024)
         bytes.withUnsafeMutableBufferPointer { aulos_seq_convert(decoder, &event, &input, $0.baseAddress, $0.count) }
+        if input.kind == AULOS_SEQ_CHANNEL { return (0..<Int(input.channel_count)).map { input.channelMessage($0).message } }
         guard input.kind == AULOS_SEQ_MIDI, input.length > 0 else { return nil }
         var parser = MIDIParser()
         var messages: [MIDIMessage] = []
         parser.parse(bytes[0..<Int(input.length)]) { messages.append($0) }
         return messages
+    }
+}
+
+extension AulosSeqInput {
+    /// The `index`th channel message the shim read from the event's fields.
+    func channelMessage(_ index: Int) -> ChannelMessage {
+        let raw = withUnsafeBytes(of: channel) { $0.load(fromByteOffset: index * MemoryLayout<AulosChannelMessage>.stride, as: AulosChannelMessage.self) }
+        return ChannelMessage(status: raw.status, data1: raw.data1, data2: raw.data2)
+    }
+}
+
+/// Arrival stamps kept in order: never before the last one handed out, never in the future.
+///
+/// Threads: the MIDI thread (the control thread once it has stopped).
+final class ArrivalOrder: @unchecked Sendable {
+    private var last: Int64 = 0
+
+    /// A kernel stamp (or the read time), clamped between the last stamp and `now`.
+    func stamp(_ stamped: Int64, now: Int64) -> Int64 {
+        last = min(max(stamped, last), now)
+        return last
+    }
+
+    /// Now, or the last stamp if the clock reads earlier.
+    func now() -> Int64 {
+        last = max(monotonicNanoseconds(), last)
+        return last
     }
 }

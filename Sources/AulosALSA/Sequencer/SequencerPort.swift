@@ -74,11 +74,11 @@ public struct SequencerPort: Equatable, Sendable, CustomStringConvertible {
 
 extension SequencerPort {
     /// Every port of every sequencer client (for `aulos devices`), or the one-line reason there is none.
-    public static func all() throws(AudioUnitError) -> [SequencerPort] {
+    public static func all() throws(SequencerError) -> [SequencerPort] {
         aulos_alsa_capture_errors()
         var handle: OpaquePointer?
         let opened = aulos_seq_open(&handle, "aulos devices")
-        guard opened >= 0, let handle else { throw SequencerInput.unavailable(opened) }
+        guard opened >= 0, let handle else { throw SequencerError.unavailable(opened) }
         defer { snd_seq_close(handle) }
         return list(handle)
     }

@@ -70,9 +70,10 @@ extension FourCharCode {
     public static let multiChannelMixer: FourCharCode = "mcmx"
     public static let iPodEQ: FourCharCode = "ipeq"
 
-    /// Core Audio's kAudioUnitManufacturer_Apple, kept for the units carried over so code reads the same.
+    /// Core Audio's kAudioUnitManufacturer_Apple: the manufacturer in the Core Audio descriptions that
+    /// Aulos's reimplementations answer to as aliases.
     public static let apple: FourCharCode = "appl"
-    /// The manufacturer code of units that exist only in Aulos.
+    /// The manufacturer code of every unit Aulos wrote.
     public static let aulos: FourCharCode = "Auls"
 
     /// Linear PCM, the only format ID audio units process.

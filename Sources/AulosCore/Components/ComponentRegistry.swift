@@ -7,15 +7,20 @@ import Synchronization
 public struct Component: Sendable {
     /// Core Audio's AudioComponentGetDescription: the concrete description, never a search pattern.
     public let componentDescription: ComponentDescription
-    /// "Manufacturer: Product", as Core Audio names components.
+    /// Other descriptions that find it: Core Audio's own codes for a unit Aulos reimplements (Aulos's
+    /// Generic Output is `auou/genr/Auls`, and `auou/genr/appl` finds it too), so code ported from Core
+    /// Audio works unchanged.
+    public let aliases: [ComponentDescription]
+    /// "Manufacturer: Product", as Core Audio names components; the manufacturer is who wrote it.
     public let name: String
     /// 0xMMMMmmbb: major, minor, bug-fix.
     public let version: UInt32
     private let factory: @Sendable () -> AudioUnit
 
-    public init(_ description: ComponentDescription, name: String, version: UInt32 = 0x0001_0000,
+    public init(_ description: ComponentDescription, aliases: [ComponentDescription] = [], name: String, version: UInt32 = 0x0001_0000,
                 factory: @escaping @Sendable () -> AudioUnit) {
         self.componentDescription = description
+        self.aliases = aliases
         self.name = name
         self.version = version
         self.factory = factory
@@ -26,6 +31,11 @@ public struct Component: Sendable {
 
     public var versionString: String {
         "\(version >> 16).\((version >> 8) & 0xFF).\(version & 0xFF)"
+    }
+
+    /// Whether a search `pattern` finds this component: by its description or by an alias.
+    public func matches(_ pattern: ComponentDescription) -> Bool {
+        pattern.matches(componentDescription) || aliases.contains { pattern.matches($0) }
     }
 
     /// Registration order never matters: components sort by type, subtype, manufacturer, then name.
@@ -70,12 +80,12 @@ public final class ComponentRegistry: Sendable {
         if let previous, let index = list.firstIndex(where: { $0.componentDescription == previous.componentDescription }) {
             start = index + 1
         }
-        return list[start...].first { pattern.matches($0.componentDescription) }
+        return list[start...].first { $0.matches(pattern) }
     }
 
     /// Every match, in order.
     public func find(matching pattern: ComponentDescription) -> [Component] {
-        all.filter { pattern.matches($0.componentDescription) }
+        all.filter { $0.matches(pattern) }
     }
 
     /// Instantiates the first match, or throws `componentNotFound`.

@@ -19,10 +19,9 @@ public typealias KernelRenderFunction = AulosKernelRenderFunction
 
 extension AulosTimeStamp {
     /// A time stamp with a valid sample time (and host time when given).
-    /// (Flags are built from raw values: an option-set literal would allocate an array, and real-time
-    /// drivers create a time stamp every cycle.)
+    @inlinable @_noAllocation @_noLocks
     public init(sampleTime: Int64, hostTime: UInt64? = nil) {
-        let flags = AulosTimeStampFlags(rawValue: hostTime == nil ? 1 : 3)
+        let flags = hostTime == nil ? AulosTimeStampFlags.sampleTimeValid : .sampleTimeValid.union(.hostTimeValid)
         self.init(sampleTime: sampleTime, hostTime: hostTime ?? 0, flags: flags)
     }
 }
@@ -185,4 +184,15 @@ extension AulosRenderActionFlags {
 
     @inlinable @_noAllocation @_noLocks
     public mutating func formUnion(_ other: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | other.rawValue) }
+}
+
+extension AulosTimeStampFlags {
+    // Concrete members for render code, for the reason given above (and an option-set literal such as
+    // [.sampleTimeValid, .hostTimeValid] would build an array).
+
+    @inlinable @_noAllocation @_noLocks
+    public func contains(_ member: AulosTimeStampFlags) -> Bool { rawValue & member.rawValue == member.rawValue }
+
+    @inlinable @_noAllocation @_noLocks
+    public func union(_ other: AulosTimeStampFlags) -> AulosTimeStampFlags { AulosTimeStampFlags(rawValue: rawValue | other.rawValue) }
 }

@@ -42,6 +42,8 @@ public struct UnitKernel: @unchecked Sendable {
 /// hooks, and must override `makeKernel()`.
 open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     public let componentDescription: ComponentDescription
+    /// Core Audio's description of the unit this one reimplements, if any (see `Component.aliases`).
+    public let aliases: [ComponentDescription]
     public let name: String
     public let version: UInt32
     public private(set) var state: UnitState = .uninitialized
@@ -74,11 +76,12 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     public static let defaultSampleRate = 48_000.0
 
     public init(
-        description: ComponentDescription, name: String, version: UInt32 = 0x0001_0000, inputs: Int, outputs: Int,
-        format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
+        description: ComponentDescription, aliases: [ComponentDescription] = [], name: String, version: UInt32 = 0x0001_0000,
+        inputs: Int, outputs: Int, format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
         parameters: [ParameterInfo] = []
     ) {
         componentDescription = description
+        self.aliases = aliases
         self.name = name
         self.version = version
         self.inputs = Array(repeating: InputBus(format: format), count: inputs)

@@ -17,10 +17,10 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
     /// Set by the graph this unit heads, so `render` and `renderEntry` pull the graph's published plan.
     package var hostExchange: HazardExchange?
 
-    public init(description: ComponentDescription, name: String, version: UInt32 = 0x0001_0000, hasInputElement: Bool,
-                format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate)) {
+    public init(description: ComponentDescription, aliases: [ComponentDescription] = [], name: String, version: UInt32 = 0x0001_0000,
+                hasInputElement: Bool, format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate)) {
         self.hasInputElement = hasInputElement
-        super.init(description: description, name: name, version: version, inputs: 1, outputs: 1, format: format)
+        super.init(description: description, aliases: aliases, name: name, version: version, inputs: 1, outputs: 1, format: format)
     }
 
     /// The real-time way to pull the graph this unit heads: a value a driver thread can hold.

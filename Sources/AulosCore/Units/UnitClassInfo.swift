@@ -49,7 +49,8 @@ extension AudioUnit {
     /// uninitialized), then the preset, then every parameter value (explicit values win over the preset's).
     public func restoreState(_ state: UnitClassInfo) throws(AudioUnitError) {
         try checkAlive()
-        guard state.component == componentDescription.description else {
+        // A state saved under the unit's Core Audio alias (before Aulos's own units said who wrote them) is its too.
+        guard ([componentDescription] + aliases).contains(where: { $0.description == state.component }) else {
             throw AudioUnitError(.invalidPropertyValue, "state is for \(state.component), not \(componentDescription)")
         }
         try restoreStateProperties(state.properties)

@@ -7,16 +7,16 @@ import Synchronization
 public struct LiveMIDIEvent: BitwiseCopyable, Sendable, Equatable {
     public var arrivalNanos: Int64
     public var destination: UInt16
-    public var status: UInt8
-    public var data1: UInt8
-    public var data2: UInt8
+    public var message: ChannelMessage
 
-    public init(arrivalNanos: Int64, destination: UInt16, status: UInt8, data1: UInt8, data2: UInt8) {
+    public init(arrivalNanos: Int64, destination: UInt16, message: ChannelMessage) {
         self.arrivalNanos = arrivalNanos
         self.destination = destination
-        self.status = status
-        self.data1 = data1
-        self.data2 = data2
+        self.message = message
+    }
+
+    public init(arrivalNanos: Int64, destination: UInt16, status: UInt8, data1: UInt8, data2: UInt8) {
+        self.init(arrivalNanos: arrivalNanos, destination: destination, message: ChannelMessage(status: status, data1: data1, data2: data2))
     }
 }
 
@@ -64,8 +64,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
         var clock: MIDIPlacementClock
         let latencyFrames: Int64
         let placement: LiveMIDIPlacement
-        let destinations: UnsafeMutablePointer<MIDIEventList>
-        let destinationCount: Int
+        let destinations: MIDIDestinationLists
         let shared: UnsafeMutablePointer<Shared>
         /// Overdue by more than this (half a second), a note-on is dropped rather than started.
         let staleFrames: Int64
@@ -85,16 +84,14 @@ public final class LiveMIDIInput: @unchecked Sendable {
         destinationQueues = destinations
         self.placement = placement
         self.latencyFrames = latencyFrames ?? periodFrames
-        let lists = UnsafeMutablePointer<MIDIEventList>.allocate(capacity: max(1, destinations.count))
-        for (index, queue) in destinations.enumerated() { (lists + index).initialize(to: queue.list) }
         inbox = SPSCRing(minimumCapacity: capacity)
         shared = .allocate(capacity: 1)
         shared.initialize(to: Shared())
         state = .allocate(capacity: 1)
         state.initialize(to: RenderState(
             inbox: inbox, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
-            latencyFrames: Int64(self.latencyFrames), placement: placement, destinations: lists,
-            destinationCount: destinations.count, shared: shared, staleFrames: Int64(sampleRate / 2)))
+            latencyFrames: Int64(self.latencyFrames), placement: placement,
+            destinations: MIDIDestinationLists(destinations), shared: shared, staleFrames: Int64(sampleRate / 2)))
     }
 
     deinit {
@@ -149,7 +146,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
     static let preRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, _ in
         guard flags.pointee.contains(.preRender) else { return 0 }
         let stamp = timeStamp.pointee
-        let hasHostTime = stamp.flags.rawValue & 2 != 0
+        let hasHostTime = stamp.flags.contains(.hostTimeValid)
         LiveMIDIInput.deliver(refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: stamp.sampleTime,
                               hostNanos: hasHostTime ? Int64(bitPattern: stamp.hostTime) : nil, frameCount: Int64(frameCount))
         return 0
@@ -177,9 +174,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
         while let event = state.pointee.inbox.peek() {
             // A full instrument list: leave the rest queued for the next slice rather than drop it (the
             // MIDI thread may keep queueing while this loop runs, so it must not run unbounded).
-            if Int(event.destination) < state.pointee.destinationCount {
-                if state.pointee.destinations[Int(event.destination)].isFull() { break }
-            }
+            if state.pointee.destinations.isFull(event.destination) { break }
             var offset: Int64 = 0
             if clocked {
                 // floor() without FloatingPointRoundingRule, which the real-time checker rejects.
@@ -190,7 +185,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
                 // Long overdue (the device was gone, the machine stalled): starting the note now would
                 // be a burst of stale notes. Drop note-ons; everything else (note-offs, pedals,
                 // controllers) still applies, so nothing is left hanging.
-                if sliceStart - due > state.pointee.staleFrames && event.status & 0xF0 == 0x90 && event.data2 > 0 {
+                if sliceStart - due > state.pointee.staleFrames && event.message.isNoteOn {
                     _ = state.pointee.inbox.pop()
                     state.pointee.shared.pointee.stale.add(1, ordering: .relaxed)
                     continue
@@ -215,9 +210,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
             }
             _ = state.pointee.inbox.pop()
             nextFree = offset + 1
-            if Int(event.destination) < state.pointee.destinationCount {
-                state.pointee.destinations[Int(event.destination)].insert(
-                    MIDIEvent(offset: UInt32(offset), status: event.status, data1: event.data1, data2: event.data2))
+            if state.pointee.destinations.insert(MIDIEvent(offset: UInt32(offset), message: event.message), into: event.destination) {
                 state.pointee.shared.pointee.delivered.add(1, ordering: .relaxed)
             }
         }

@@ -60,7 +60,7 @@ public final class MIDIClockOutput: @unchecked Sendable {
     }
 
     static let preRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, _ in
-        guard flags.pointee.contains(.preRender), timeStamp.pointee.flags.rawValue & 2 != 0 else { return 0 }
+        guard flags.pointee.contains(.preRender), timeStamp.pointee.flags.contains(.hostTimeValid) else { return 0 }
         MIDIClockOutput.slice(refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: timeStamp.pointee.sampleTime,
                               hostNanos: Int64(bitPattern: timeStamp.pointee.hostTime), frameCount: Int64(frameCount))
         return 0

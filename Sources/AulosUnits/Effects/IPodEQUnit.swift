@@ -2,7 +2,7 @@ import AulosCore
 import AulosDSP
 import Synchronization
 
-/// Core Audio's iPod EQ (`aufx/ipeq/appl`): no parameters, a list of named factory curves
+/// Aulos's iPod EQ (`aufx/ipeq/Auls`; Core Audio's `aufx/ipeq/appl` finds it): no parameters, a list of named factory curves
 /// (FactoryPresets) and the one in use (PresentPreset), which may change while audio runs — the switch
 /// glides over 30 ms, so it never clicks. The curves are this project's own (docs/eq-presets.md): gains
 /// at ten octave-spaced band centres. Band filters overlap, so the gains actually used are fitted on the
@@ -11,7 +11,9 @@ import Synchronization
 ///
 /// Threads: control side as for every unit; `IPodEQKernel` runs on the render thread.
 public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
-    public static let componentDescription = ComponentDescription(type: .effect, subtype: .iPodEQ, manufacturer: .apple)
+    public static let componentDescription = ComponentDescription(type: .effect, subtype: .iPodEQ, manufacturer: .aulos)
+    /// Core Audio's description of the unit this reimplements: it finds this one too.
+    public static let coreAudioAlias = ComponentDescription(type: .effect, subtype: .iPodEQ, manufacturer: .apple)
 
     public static let bandCenters: [Double] = [32, 64, 125, 250, 500, 1000, 2000, 4000, 8000, 16_000]
     static let bandQ = 1.41
@@ -49,7 +51,7 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
     private var shared: IPodEQShared?
 
     public init() {
-        super.init(description: Self.componentDescription, name: "Apple: AUiPodEQ", inputs: 1, outputs: 1)
+        super.init(description: Self.componentDescription, aliases: [Self.coreAudioAlias], name: "Aulos: iPod EQ", inputs: 1, outputs: 1)
     }
 
     public override var factoryPresets: [Preset] {
@@ -64,10 +66,14 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
     }
 
     /// Selects a curve by name (case-insensitive) or number, at any time.
+    /// The curve a name (any case) or number names, if any: how rigs, `aulos set` and this unit look one up.
+    public static func curveIndex(_ nameOrNumber: String) -> Int? {
+        curves.firstIndex { $0.name.lowercased() == nameOrNumber.lowercased() }
+            ?? Int(nameOrNumber).flatMap { curves.indices.contains($0) ? $0 : nil }
+    }
+
     public func selectPreset(_ nameOrNumber: String) throws(AudioUnitError) {
-        let index = Self.curves.firstIndex { $0.name.lowercased() == nameOrNumber.lowercased() }
-            ?? Int(nameOrNumber).flatMap { (0..<Self.curves.count).contains($0) ? $0 : nil }
-        guard let index else {
+        guard let index = Self.curveIndex(nameOrNumber) else {
             throw AudioUnitError(.invalidPropertyValue, "no EQ preset '\(nameOrNumber)' (presets: \(Self.curves.map(\.name).joined(separator: ", ")))")
         }
         try set(.presentPreset, Preset(number: Int32(index), name: Self.curves[index].name))

@@ -105,7 +105,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     private var selectedPreset: Preset?
     public let voiceBudget = VoiceBudget()
 
-    public init(presets: [SynthPreset] = SynthPresetLibrary.factory) {
+    public init(presets: [SynthPreset] = []) {
         self.presets = presets
         super.init(description: Self.componentDescription, name: "Aulos: Oscillator Synth", inputs: 0, outputs: 1,
                    parameters: Parameter.allCases.map(\.info))

@@ -85,53 +85,33 @@ public struct SynthPreset: Sendable, Equatable {
     }
 }
 
-/// Finds and loads the factory presets.
+/// Loads synth preset files from a folder. Where the factory presets are is the host's business (Aulos's
+/// rig layer searches its data folders); a unit made without presets simply has none.
 ///
-/// Search order: `$AULOS_PRESETS` (directories separated by ':'), `<executable>/../share/aulos/presets`,
-/// `/usr/local/share/aulos/presets`, `/usr/share/aulos/presets`, and the source tree's `presets/` (so a
-/// checkout works without installing). The first directory holding `synth/*.json` wins.
+/// Threads: control side.
 public enum SynthPresetLibrary {
-    public static var searchPaths: [String] {
-        var paths: [String] = []
-        if let env = ProcessInfo.processInfo.environment["AULOS_PRESETS"] {
-            paths += env.split(separator: ":").map(String.init)
-        }
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        paths.append(executable.deletingLastPathComponent().appendingPathComponent("../share/aulos/presets").standardized.path)
-        paths += ["/usr/local/share/aulos/presets", "/usr/share/aulos/presets"]
-        let source = URL(fileURLWithPath: #filePath)
-        paths.append(source.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("presets").path)
-        return paths
-    }
-
-    /// The factory presets, loaded once. A broken file is reported on stderr once and skipped, so one bad
-    /// file cannot take the instrument down; `load(from:)` reports it as an error instead.
-    public static let factory: [SynthPreset] = {
-        for directory in searchPaths {
-            let folder = directory + "/synth"
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder),
-                  names.contains(where: { $0.hasSuffix(".json") }) else { continue }
-            var presets: [SynthPreset] = []
-            for name in names.sorted() where name.hasSuffix(".json") {
-                do {
-                    presets.append(try SynthPreset(file: folder + "/" + name))
-                } catch {
-                    FileHandle.standardError.write(Data("aulos: warning: skipping preset: \(error)\n".utf8))
-                }
-            }
-            return presets.sorted { $0.program < $1.program }
-        }
-        return []
-    }()
-
-    /// Loads every preset in a directory, failing on the first broken file.
+    /// Loads every preset in a folder, failing on the first broken file.
     public static func load(from folder: String) throws(AudioUnitError) -> [SynthPreset] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
             throw AudioUnitError(.invalidFile, "\(folder): cannot read the directory")
         }
         var presets: [SynthPreset] = []
         for name in names.sorted() where name.hasSuffix(".json") { presets.append(try SynthPreset(file: folder + "/" + name)) }
+        return presets.sorted { $0.program < $1.program }
+    }
+
+    /// Loads every preset in a folder; a broken file is reported on stderr and skipped, so one bad file
+    /// cannot take an instrument down.
+    public static func loadSkippingBroken(from folder: String) -> [SynthPreset] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var presets: [SynthPreset] = []
+        for name in names.sorted() where name.hasSuffix(".json") {
+            do {
+                presets.append(try SynthPreset(file: folder + "/" + name))
+            } catch {
+                FileHandle.standardError.write(Data("aulos: warning: skipping preset: \(error.detail)\n".utf8))
+            }
+        }
         return presets.sorted { $0.program < $1.program }
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// Core Audio's Multichannel Mixer (`aumx/mcmx/appl`): any number of mono or stereo input buses
+/// Aulos's Multichannel Mixer (`aumx/mcmx/Auls`; Core Audio's `aumx/mcmx/appl` finds it): any number of mono or stereo input buses
 /// (ElementCount on the input scope), one stereo output. Per input: Enable, Volume and Pan; on the output:
 /// Volume. Every change is smoothed (volume and pan glide over 5 ms, enable ramps over 5 ms), so nothing
 /// clicks. With MeteringMode on, peak and average levels per channel, before and after the fader, are
@@ -18,7 +18,9 @@ import Glibc
 ///
 /// Threads: control side as for every unit; `MixerKernel` runs on the render thread.
 public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
-    public static let componentDescription = ComponentDescription(type: .mixer, subtype: .multiChannelMixer, manufacturer: .apple)
+    public static let componentDescription = ComponentDescription(type: .mixer, subtype: .multiChannelMixer, manufacturer: .aulos)
+    /// Core Audio's description of the unit this reimplements: it finds this one too.
+    public static let coreAudioAlias = ComponentDescription(type: .mixer, subtype: .multiChannelMixer, manufacturer: .apple)
 
     public enum Parameter {
         public static let volume = ParameterID(0)
@@ -41,7 +43,7 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         meters = .allocate(capacity: meterCapacity)
         for index in 0..<meterCapacity { (meters + index).initialize(to: Atomic(0)) }
         metering.initialize(to: Atomic(0))
-        super.init(description: Self.componentDescription, name: "Apple: AUMultiChannelMixer", inputs: inputs, outputs: 1,
+        super.init(description: Self.componentDescription, aliases: [Self.coreAudioAlias], name: "Aulos: Multichannel Mixer", inputs: inputs, outputs: 1,
                    parameters: [
                     ParameterInfo(id: Parameter.volume, name: "Volume", unit: .linearGain, range: 0...2, defaultValue: 1, scope: .input),
                     ParameterInfo(id: Parameter.enable, name: "Enable", unit: .boolean, range: 0...1, defaultValue: 1, scope: .input),

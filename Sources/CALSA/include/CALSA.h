@@ -47,10 +47,18 @@ typedef struct {
     int client_type;       // SND_SEQ_KERNEL_CLIENT or SND_SEQ_USER_CLIENT
 } AulosSeqPort;
 
-/// What the MIDI thread read: a MIDI message as raw bytes, or a System:Announce notification.
+/// A channel message as its three bytes (program change and channel pressure leave data2 0).
+typedef struct {
+    unsigned char status, data1, data2;
+} AulosChannelMessage;
+
+/// What the MIDI thread read: channel messages (straight from the event's fields), a system message as
+/// raw bytes, or a System:Announce notification.
 typedef enum {
     AULOS_SEQ_NONE = 0,
-    AULOS_SEQ_MIDI,             // `bytes[0..<length]` hold one complete MIDI message
+    AULOS_SEQ_MIDI,             // a system message: `bytes[0..<length]` hold it (SysEx, song position, clock, …)
+    AULOS_SEQ_CHANNEL,          // `channel[0..<channel_count]`: one channel message, or the controller
+                                // sequence of a 14-bit controller (2) or an (N)RPN (4)
     AULOS_SEQ_CLIENT_START,     // `client`
     AULOS_SEQ_CLIENT_EXIT,      // `client`
     AULOS_SEQ_PORT_START,       // `client`, `port`
@@ -69,6 +77,8 @@ typedef struct {
     int has_timestamp;               // 1 if the kernel stamped the arrival on the timestamping queue
     int64_t timestamp_ns;            // queue real time of arrival (ns since the queue started)
     long length;                     // MIDI: bytes written; negative errno if the message did not fit
+    int channel_count;               // CHANNEL: how many of `channel` are set
+    AulosChannelMessage channel[4];
 } AulosSeqInput;
 
 /// Opens the sequencer (duplex, non-blocking) and names the client. Returns 0 or a negative errno.
@@ -94,11 +104,12 @@ int aulos_seq_port(snd_seq_t *seq, int client, int port, AulosSeqPort *out);
 int aulos_seq_connect_from(snd_seq_t *seq, int my_port, int client, int port);
 int aulos_seq_disconnect_from(snd_seq_t *seq, int my_port, int client, int port);
 
-/// A MIDI-bytes decoder for sequencer events (alsa-lib's snd_midi_event, running status off).
+/// A MIDI-bytes decoder for sequencer events (alsa-lib's snd_midi_event, running status off), for the
+/// system messages (channel messages are converted from the event's fields directly).
 snd_midi_event_t *aulos_seq_decoder_new(void);
 
-/// Converts one sequencer event into `out` (+ `bytes` for MIDI). Pure: no sequencer handle needed, so it
-/// is unit-tested without a kernel.
+/// Converts one sequencer event into `out` (+ `bytes` for a system message). Pure: no sequencer handle
+/// needed, so it is unit-tested without a kernel.
 void aulos_seq_convert(snd_midi_event_t *decoder, const snd_seq_event_t *event, AulosSeqInput *out,
                        unsigned char *bytes, long capacity);
 

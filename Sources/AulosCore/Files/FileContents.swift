@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole files a person names — scores, MIDI files, rigs, presets, state files — read into memory with a
+/// size limit, so a wrong path (a directory, /dev/zero, a 4 GB video) is one clear error instead of
+/// exhausted memory or a hang.
+///
+/// Threads: control side (it blocks on the file system).
+public enum FileContents {
+    /// The file's bytes, or an error naming the path and what is wrong. Files larger than `limit` bytes are
+    /// refused without reading them whole (special files with no size, such as /proc entries, are read up
+    /// to the limit).
+    public static func read(_ path: String, limit: Int) throws(FileReadError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
+        if info.st_mode & S_IFMT == S_IFDIR { throw FileReadError(path: path, reason: "is a directory, not a file") }
+        if info.st_size > limit { throw FileReadError.tooLarge(path, limit: limit) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(max(0, info.st_size)))
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileReadError(path: path, reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { return bytes }
+            guard bytes.count + count <= limit else { throw FileReadError.tooLarge(path, limit: limit) }
+            bytes += chunk[..<count]
+        }
+    }
+
+    /// The file as UTF-8 text (the same limit), or an error saying it is not text.
+    public static func text(_ path: String, limit: Int) throws(FileReadError) -> String {
+        let bytes = try read(path, limit: limit)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw FileReadError(path: path, reason: "is not UTF-8 text")
+        }
+        return text
+    }
+}
+
+/// A file that could not be read: its path and why, as one line ("song.mid: No such file or directory").
+///
+/// Threads: a value.
+public struct FileReadError: ReportableError, Equatable, Sendable {
+    public let path: String
+    public let reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    static func tooLarge(_ path: String, limit: Int) -> FileReadError {
+        FileReadError(path: path, reason: "is larger than \(limit >> 20) MiB, more than such a file can be")
+    }
+
+    public var message: String { "\(path): \(reason)" }
+}

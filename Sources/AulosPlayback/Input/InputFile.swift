@@ -1,0 +1,78 @@
+import AulosCore
+import AulosMIDI
+import AulosRig
+
+/// A MIDI file or score ready to play: its messages at sample times, where it ends, and its tempo map.
+///
+/// Threads: a value, made on the control thread.
+public struct InputFile: Sendable {
+    public var messages: [ScheduledMessage]
+    public var end: Int64
+    public var tempoMap: [(beat: Double, bpm: Double)]
+
+    /// The most an input file may hold. A Standard MIDI File of a day's music is a few megabytes; anything
+    /// much larger is not one.
+    public static let sizeLimit = 64 << 20
+
+    public init(messages: [ScheduledMessage], end: Int64, tempoMap: [(beat: Double, bpm: Double)]) {
+        self.messages = messages
+        self.end = end
+        self.tempoMap = tempoMap
+    }
+
+    init(score: Score, sampleRate: Double) {
+        let (messages, end) = score.scheduledMessages(sampleRate: sampleRate)
+        self.init(messages: messages, end: end, tempoMap: score.tempoMap)
+    }
+
+    /// Reads a MIDI file (by content: files starting with "MThd") or a score, with its times at `sampleRate`.
+    public static func load(_ path: String, sampleRate: Double) throws(InputFileError) -> InputFile {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileContents.read(path, limit: sizeLimit)
+        } catch {
+            throw InputFileError("\(error)")
+        }
+        if bytes.starts(with: Array("MThd".utf8)) {
+            do {
+                let file = try StandardMIDIFile(bytes: bytes)
+                let messages = file.scheduledMessages(sampleRate: sampleRate)
+                return InputFile(messages: messages, end: messages.last?.sampleTime ?? 0, tempoMap: file.tempoMap)
+            } catch {
+                throw InputFileError("\(path): \(error.message)")
+            }
+        }
+        if path.lowercased().hasSuffix(".mid") || path.lowercased().hasSuffix(".midi") {
+            throw InputFileError("\(path): not a Standard MIDI File (it does not start with 'MThd')")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw InputFileError("\(path): neither a MIDI file nor a text score")
+        }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        do {
+            return try InputFile(score: Score(text: text, name: name), sampleRate: sampleRate)
+        } catch {
+            throw InputFileError(error.message)
+        }
+    }
+
+    /// `path`, or the built-in demo piece (presets/scores/demo.score) when nil.
+    public static func load(orDemo path: String?, sampleRate: Double) throws(InputFileError) -> InputFile {
+        guard let path = path ?? SearchPaths.demoScore else {
+            throw InputFileError("the demo piece (scores/demo.score) is missing from every preset folder "
+                + "(\(SearchPaths.presetFolders.joined(separator: ", "))); set AULOS_PRESETS or give a file")
+        }
+        return try load(path, sampleRate: sampleRate)
+    }
+}
+
+/// An input file that cannot be played, as one line naming the file (and the line or byte) and what is
+/// wrong: `song.mid: track 2, byte 188: …`, `tune.score:12: unknown note 'H4'`.
+///
+/// Threads: a value.
+public struct InputFileError: ReportableError, Equatable, Sendable {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
+
+}

@@ -1,0 +1,128 @@
+import AulosMIDI
+import AulosRig
+
+/// A MIDI file or score routed through a rig before it plays: the timeline of what each part hears when
+/// (the rig's prelude first), the parameter changes and rig switches the file's controllers and program
+/// changes cause, and notes on what was skipped. The same for a file rendered offline and one played on a
+/// device, so the two sound the same.
+///
+/// Threads: the control thread.
+struct RoutedInput {
+    /// A router decision besides events, at the sample time of the message that caused it.
+    struct TimedAction {
+        var sampleTime: Int64
+        var action: RigRouter.Action
+    }
+
+    /// What each part hears, by sample time: the render thread reads it (`MIDITimelinePlayer`).
+    let timeline: MIDITimeline
+    /// Mapped controllers moving parameters: sample-exact through the parameters' event queues offline.
+    let parameterActions: [TimedAction]
+    /// Rig switches and EQ presets (property changes, which take effect from the next slice): an offline
+    /// render starts a slice at each one, so where it lands does not depend on the slice size.
+    let boundaryActions: [TimedAction]
+    /// What was not played, for the summary line.
+    let notes: [String]
+
+    init(_ input: InputFile, through rig: PlaybackRig) throws(RigError) {
+        var router = RigRouter(rig: rig)
+        var events = rig.prelude
+        var parameterActions: [TimedAction] = []
+        var boundaryActions: [TimedAction] = []
+        var notes: [String] = []
+        var unrouted = 0
+        var programsSkipped = false
+        /// When each (part, channel, note) was last struck.
+        var struckAt: [Int: Int64] = [:]
+        let channelMessages = input.messages.compactMap { scheduled in
+            ChannelMessage(scheduled.message).map { (sampleTime: scheduled.sampleTime, message: $0) }
+        }
+        if channelMessages.count < input.messages.count {
+            notes.append("\(input.messages.count - channelMessages.count) system messages (sysex, clock) not played")
+        }
+        let synthPlays = rig.rig.parts.contains { $0.instrument == .synth }
+        for (time, message) in channelMessages {
+            let routed = router.route(message, from: .file)
+            for action in routed.actions {
+                if case .control(let target, _) = action, case .parameter = target.kind {
+                    parameterActions.append(TimedAction(sampleTime: time, action: action))
+                } else {
+                    boundaryActions.append(TimedAction(sampleTime: time, action: action))
+                }
+            }
+            for delivery in routed.deliveries {
+                var at = time
+                let key = Int(delivery.destination) << 11 | Int(delivery.message.channel) << 7 | Int(delivery.message.data1)
+                if delivery.message.isNoteOn {
+                    struckAt[key] = at
+                } else if delivery.message.isNoteOff, struckAt[key] == at {
+                    // A zero-length note (on and off at one time in a MIDI file): the instrument's same-frame
+                    // order puts releases before strikes (so a repeated note is re-struck), which would leave
+                    // this one hanging. End it a frame after it starts instead.
+                    at += 1
+                }
+                events.append(TimedMIDIEvent(sampleTime: at, destination: delivery.destination, message: delivery.message))
+            }
+            let isControlChannel = message.channel == router.controlChannel
+            guard routed.deliveries.isEmpty && routed.actions.isEmpty else {
+                if message.isProgramChange && !isControlChannel && synthPlays { programsSkipped = true }
+                continue
+            }
+            let normalized = message.normalized
+            if normalized.isProgramChange {
+                if !isControlChannel { programsSkipped = true }
+            } else if normalized.isNoteOff || normalized.command == 0xA0 {
+                // Follows a note-on that was skipped, or off a key range.
+            } else if normalized.isNoteOn && rig.rig.parts.contains(where: {
+                $0.channels.contains(Int(message.channel) + 1) && !$0.keys.contains(Int(message.data1))
+            }) {
+                // Outside a part's key range: a split, not a lost note.
+            } else if !(normalized.isControlChange && isControlChannel) {
+                unrouted += 1
+            }
+        }
+        if unrouted > 0 {
+            let drums = channelMessages.contains { $0.message.channel == 9 } && !rig.rig.parts.contains { $0.channels.contains(10) }
+            notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
+        }
+        if programsSkipped { notes.append("program changes ignored by the synth") }
+        if router.switchCount > 0 { notes.append("\(router.switchCount) rig switch\(router.switchCount == 1 ? "" : "es") by program change") }
+        timeline = MIDITimeline(events)
+        self.parameterActions = parameterActions
+        self.boundaryActions = boundaryActions
+        self.notes = notes
+    }
+}
+
+/// Applies a routed input's actions to its rig as time passes: parameter changes (at their exact frame when
+/// the slice they fall in is known) and rig switches.
+///
+/// Threads: the control thread.
+struct RoutedActions {
+    private let input: RoutedInput
+    private var nextParameter = 0
+    private var nextBoundary = 0
+
+    init(_ input: RoutedInput) { self.input = input }
+
+    /// Applies the parameter actions due before `time`: with `sliceStart` (the slice about to render) each
+    /// lands on its exact frame; without, as soon as it is applied.
+    mutating func applyParameters(to rig: PlaybackRig, before time: Int64, sliceStart: Int64? = nil) {
+        while nextParameter < input.parameterActions.count && input.parameterActions[nextParameter].sampleTime < time {
+            let timed = input.parameterActions[nextParameter]
+            rig.apply(timed.action, offset: sliceStart.map { UInt32(max(0, timed.sampleTime - $0)) } ?? 0)
+            nextParameter += 1
+        }
+    }
+
+    /// Applies the rig switches and presets due before `time`; returns when the next one is due (nil: none
+    /// left).
+    @discardableResult
+    mutating func applyBoundaries(to rig: PlaybackRig, before time: Int64) -> Int64? {
+        while nextBoundary < input.boundaryActions.count && input.boundaryActions[nextBoundary].sampleTime < time {
+            rig.apply(input.boundaryActions[nextBoundary].action)
+            nextBoundary += 1
+        }
+        return nextBoundary < input.boundaryActions.count ? input.boundaryActions[nextBoundary].sampleTime : nil
+    }
+}

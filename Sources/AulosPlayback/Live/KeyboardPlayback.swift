@@ -1,0 +1,274 @@
+import AulosALSA
+import AulosCore
+import AulosMIDI
+import AulosRig
+import Glibc
+
+/// `aulos play` with no file: the ALSA sequencer in, the rig, the ALSA I/O unit out, until SIGINT/SIGTERM
+/// (or the duration). Keyboards are connected as they appear and their notes released when they vanish.
+/// Unattended (`waitForDevices`), a missing sound device or sequencer is waited for; SIGHUP rebuilds the
+/// rig from its file (a broken file is reported and the old rig plays on); the control socket answers
+/// `aulos status`/`set`/`learn`; systemd hears READY=1 once audio and MIDI are up.
+///
+/// Threads: the calling (control) thread runs the loop, the control socket and the notices; MIDI arrives
+/// on the sequencer's MIDI thread (through `LiveMIDIPath`); audio runs on the I/O thread.
+public final class KeyboardPlayback {
+    /// How the live instrument listens: which sequencer ports, how events are placed in time, and how it
+    /// runs unattended.
+    public struct Options: Sendable {
+        public var autoconnect = true
+        public var requests: [ConnectionRequest] = []
+        public var placement: LiveMIDIPlacement = .constantLatency
+        /// Extra constant latency (seconds) on top of the device buffer, for machines where the MIDI thread
+        /// can be held up for longer than a period: events then stay on time instead of playing late.
+        public var headroom: Double = 0
+        /// Send MIDI clock (and Start/Stop/Continue/Song Position) on the readable port: Aulos as master.
+        public var sendClock = false
+        /// Sequencer client name (tests run several).
+        public var clientName = "Aulos"
+        /// Unattended (a service at boot): no sound device or no sequencer yet is not an error — wait for
+        /// them, and play when they appear.
+        public var waitForDevices = false
+        /// Where to serve `aulos status`/`set`/`learn` (a Unix socket path), if anywhere.
+        public var controlSocket: String?
+        /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
+        public var rigPath: String?
+
+        public init(autoconnect: Bool = true, requests: [ConnectionRequest] = [], placement: LiveMIDIPlacement = .constantLatency,
+                    headroom: Double = 0, sendClock: Bool = false, clientName: String = "Aulos") {
+            self.autoconnect = autoconnect
+            self.requests = requests
+            self.placement = placement
+            self.headroom = headroom
+            self.sendClock = sendClock
+            self.clientName = clientName
+        }
+    }
+
+    /// What a run did, for the summary line.
+    public struct Report: Sendable {
+        public var status: LiveStatus
+        public var midiDelivered: Int
+        public var midiLate: Int
+        public var midiDropped: Int
+        /// Note-ons dropped for being more than half a second overdue.
+        public var midiStale: Int
+        public var latencyFrames: Int
+        /// The longest an event waited for the MIDI thread after it arrived (ms).
+        public var worstReadDelay: Double
+        /// The latest a late event was (ms).
+        public var worstLateness: Double
+        /// The placement clock's restarts and jitter margin (ms).
+        public var clockResets: Int
+        public var clockMargin: Double
+        /// Rig rebuilds on SIGHUP.
+        public var reloads: Int
+    }
+
+    private let playback: PlaybackOptions
+    private let options: Options
+    private let session: AudioSession
+    private let duration: Double?
+    private let observer: PlaybackObserver
+    private let midi = LiveMIDIPath()
+    private let server = ControlServer()
+    private let control: ControlSocket?
+    private var sequencer: SequencerInput?
+    private var lastSequencerAttempt: Int64 = 0
+    /// READY=1 sent for the rig playing now.
+    private var ready = false
+    private var reloads = 0
+    /// What the device said the last time it was not there (each new reason is reported once).
+    private var waitingForDevice: String?
+
+    /// Plays until stopped; see the type's description.
+    public static func run(_ playback: PlaybackOptions, options: Options, session: AudioSession, duration: Double?,
+                           observer: PlaybackObserver = PlaybackObserver()) throws -> Report {
+        try KeyboardPlayback(playback, options: options, session: session, duration: duration, observer: observer).run()
+    }
+
+    init(_ playback: PlaybackOptions, options: Options, session: AudioSession, duration: Double?, observer: PlaybackObserver) throws {
+        self.playback = playback
+        self.options = options
+        self.session = session
+        self.duration = duration
+        self.observer = observer
+        control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
+    }
+
+    func run() throws -> Report {
+        StopSignals.catchThem()
+        defer { StopSignals.release() }
+        // The sequencer first: without one there is nothing to play, and the error should say so, not
+        // something about the audio device. Unattended, it is waited for instead (checked every 2 s).
+        do {
+            sequencer = try openSequencer()
+        } catch {
+            guard options.waitForDevices else { throw error }
+            lastSequencerAttempt = monotonicNanoseconds()
+            observer.warning("no MIDI input yet (\(error.message)); waiting for the ALSA sequencer"
+                + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
+        }
+        defer {
+            if let sequencer {
+                sequencer.stop()
+                for notice in sequencer.takeNotices() { observer.sequencerNotice(notice) }
+            }
+        }
+        var set = playback.rigSet(playingFile: false)
+        var activeRig = 0
+        var report: Report?
+        while StopSignals.stopRequested == 0 {
+            guard let rig = try buildRig(set) else { continue }  // waiting for the device
+            let outcome = try play(rig, recalling: activeRig)
+            report = outcome.report
+            guard let playedRig = outcome.reloadFrom else { break }
+            activeRig = playedRig
+            set = reload(set)
+        }
+        ServiceNotifier.notify("STOPPING=1")
+        guard var report else { throw DeviceError(.missing, "stopped before the audio device appeared") }
+        report.reloads = reloads
+        return report
+    }
+
+    private func openSequencer() throws(SequencerError) -> SequencerInput {
+        try SequencerInput(options: SequencerInput.Options(clientName: options.clientName, autoconnect: options.autoconnect,
+                                                           requests: options.requests), receiver: midi)
+    }
+
+    /// The rig on the device; nil after waiting two seconds for a device that is not there yet (unattended).
+    private func buildRig(_ set: RigSet) throws -> PlaybackRig? {
+        do {
+            let first = set.entries[0].rig
+            try session.setPreferredSampleRate(first.sampleRate)
+            try session.setPreferredIOBufferFrames(first.slice)
+            let rig = try PlaybackRig(set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? 120)], arpeggio: playback.arpeggio, session: session)
+            if waitingForDevice != nil { observer.info("audio device ready") }
+            waitingForDevice = nil
+            return rig
+        } catch let error as DeviceError where options.waitForDevices {
+            if waitingForDevice != error.message { observer.warning("waiting for the audio device: \(error.message)") }
+            waitingForDevice = error.message
+            ServiceNotifier.notify("STATUS=waiting for the audio device: \(error.message)")
+            for _ in 0..<100 where StopSignals.stopRequested == 0 {
+                usleep(LiveSession.tick)
+                control?.serve { _ in ControlServer.error("waiting for the audio device: \(error.message)") }
+            }
+            return nil
+        }
+    }
+
+    /// SIGHUP: the rig file read again; a broken file keeps the rig that was playing.
+    private func reload(_ set: RigSet) -> RigSet {
+        ServiceNotifier.notify("RELOADING=1")
+        reloads += 1
+        ready = false
+        guard let path = options.rigPath else {
+            observer.info("SIGHUP: rebuilding the rig")
+            return set
+        }
+        do {
+            let reloaded = try RigSet.load(path)
+            observer.info("reloaded \(path): \(reloaded.entries.count == 1 ? "rig '\(reloaded.name)'" : "\(reloaded.entries.count) rigs")")
+            return reloaded
+        } catch {
+            observer.warning("reload failed, playing on with the rig as it was: \(error.message)")
+            return set
+        }
+    }
+
+    /// One rig on the device until stop, the duration, or SIGHUP (then `reloadFrom` is the rig that was
+    /// playing, for the rebuilt set to recall).
+    private func play(_ rig: PlaybackRig, recalling activeRig: Int) throws -> (report: Report, reloadFrom: Int?) {
+        defer { rig.close() }
+        let live = LiveSession(rig: rig, observer: observer)
+        let grant = live.grant
+        // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
+        // an event arriving as a period begins rendering lands at the start of the period rendered next,
+        // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
+        let input = LiveMIDIInput(destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
+                                  periodFrames: Int(grant.period),
+                                  latencyFrames: Int(grant.bufferFrames) + Int((options.headroom * grant.sampleRate).rounded()),
+                                  placement: options.placement)
+        try rig.graph.addRenderNotify(input.renderNotify)
+        var router = RigRouter(rig: rig)
+        // After a reload the rig that was playing plays on (by its place in the set, if still there).
+        if activeRig > 0, rig.set.entries.indices.contains(activeRig) {
+            _ = router.select(rig: activeRig)
+            try? rig.applyOutputSettings(ofRig: activeRig)
+        }
+        midi.attach(rig, router: router, input: input)
+        defer { midi.detach() }
+        let clockOutput = try startClock(on: rig, grant: grant)
+        rig.timelinePlayer.play(MIDITimeline(rig.prelude))
+        try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
+        if let sequencer { try sequencer.start() }
+        server.begin(rig: rig, midi: midi, live: input, reloads: reloads)
+        defer { server.end() }
+        let ending = try live.run(takingReloads: true) { live in
+            try tick(live, input: input, clockOutput: clockOutput)
+            return !live.io.hasReachedFrameLimit
+        }
+        // Stop listening (releasing whatever keyboards still hold) unless reloading, then silence
+        // everything before the device stops, so nothing hangs on the next start.
+        if ending != .reloadRequested, let sequencer {
+            sequencer.stop()
+            for notice in sequencer.takeNotices() { observer.sequencerNotice(notice) }
+        }
+        try live.stop(silencing: true)
+        let report = Report(status: live.status, midiDelivered: input.deliveredCount, midiLate: input.lateCount, midiDropped: input.droppedCount,
+                            midiStale: input.staleCount, latencyFrames: input.placement == .constantLatency ? input.latencyFrames : 0,
+                            worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
+                            worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
+                            clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads)
+        return (report, ending == .reloadRequested ? midi.withRouter(\.activeRig) ?? 0 : nil)
+    }
+
+    /// MIDI clock out (`--send-clock`), read from the transport's snapshot, so its notification goes after
+    /// the transport's.
+    private func startClock(on rig: PlaybackRig, grant: PCMGrant) throws -> MIDIClockOutput? {
+        guard options.sendClock else { return nil }
+        let clockOutput = MIDIClockOutput(host: rig.transport.callbacks, sampleRate: grant.sampleRate, periodFrames: Int(grant.period))
+        try rig.graph.addRenderNotify(clockOutput.renderNotify)
+        if let sequencer, sequencer.isStarted {
+            // A SIGHUP reload keeps the sequencer running, and its clock source is fixed while it runs.
+            observer.warning("MIDI clock out stops after a reload; restart aulos to send clock again")
+        } else {
+            sequencer?.sendClock(from: clockOutput)
+        }
+        return clockOutput
+    }
+
+    /// One pass of the control loop while a rig plays: connection notices, a sequencer that appeared,
+    /// rig switches and presets the MIDI thread left, the control socket, readiness.
+    private func tick(_ live: LiveSession, input: LiveMIDIInput, clockOutput: MIDIClockOutput?) throws {
+        let rig = live.rig
+        if let sequencer {
+            for notice in sequencer.takeNotices() {
+                server.note(notice)
+                observer.sequencerNotice(notice)
+            }
+        } else if options.waitForDevices, monotonicNanoseconds() - lastSequencerAttempt > 2_000_000_000 {
+            lastSequencerAttempt = monotonicNanoseconds()
+            if let opened = try? openSequencer() {
+                if let clockOutput { opened.sendClock(from: clockOutput) }
+                try opened.start()
+                sequencer = opened
+                observer.info("MIDI input ready")
+            }
+        }
+        for action in midi.takePendingActions() {
+            rig.apply(action)
+            if case .rigSwitched(let index) = action { observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name)") }
+        }
+        live.note(midiLate: input.lateCount)
+        server.update(live.status, sequencerUp: sequencer != nil)
+        control?.serve { line in server.handle(line) }
+        if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil) {
+            ready = true
+            ServiceNotifier.notify("READY=1\nSTATUS=playing '\(rig.set.name)' on \(live.grant.device), \(Int(live.grant.sampleRate)) Hz, "
+                + "\(live.grant.period)-frame periods")
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import AulosALSA
+import AulosCore
+import AulosMIDI
+import AulosRig
+import Glibc
+
+/// One rig playing on a sound device, and the control loop that watches it: every 20 ms the loop relays
+/// the device's events (interruptions, route changes) and the transport's changes, lets the overload
+/// governor adjust the voice limits, refreshes the status, and notices the stop and reload signals. File
+/// playback and keyboard play are thin drivers on it: each adds what its own tick does.
+///
+/// Threads: the control thread owns it; audio runs on the ALSA unit's I/O thread.
+final class LiveSession {
+    /// How a run ended.
+    enum Ending {
+        /// The driver's tick said it is over (the end of a file, the duration).
+        case finished
+        /// SIGINT or SIGTERM.
+        case stopRequested
+        /// SIGHUP (only when the run takes reloads).
+        case reloadRequested
+    }
+
+    static let tick: useconds_t = 20_000
+
+    let rig: PlaybackRig
+    let io: ALSAOutputUnit
+    let grant: PCMGrant
+    let observer: PlaybackObserver
+    private(set) var status: LiveStatus
+    private var governor = OverloadGovernor()
+
+    /// `rig` must have been built on a session (its head is the ALSA I/O unit).
+    init(rig: PlaybackRig, observer: PlaybackObserver) {
+        self.rig = rig
+        self.observer = observer
+        io = rig.graph.outputUnit as! ALSAOutputUnit
+        grant = io.grant!
+        status = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
+    }
+
+    /// Starts the device; with `frames`, the I/O thread renders no more than that (the run ends on its
+    /// frame however late the control loop looks).
+    func start(stoppingAfter frames: Int64?) throws {
+        io.addListener(observer.deviceEvent)  // the session relays the same events as interruptions and route changes
+        if let frames { io.stopRendering(after: frames) }
+        try rig.graph.start()
+        for warning in io.warnings { observer.warning(warning) }
+    }
+
+    /// Runs the control loop until `tick` returns false or a signal ends the run. `tick` runs on every
+    /// pass after the status is refreshed and before it is reported, so a driver can add to it.
+    func run(takingReloads: Bool, _ tick: (LiveSession) throws -> Bool) rethrows -> Ending {
+        if takingReloads { StopSignals.reloadRequested = 0 }
+        while StopSignals.stopRequested == 0 {
+            usleep(Self.tick)
+            rig.session?.dispatchEvents()
+            rig.transport.dispatchChanges()
+            refreshStatus()
+            let goOn = try tick(self)
+            observer.status(status)
+            if !goOn { return .finished }
+            if takingReloads && StopSignals.reloadRequested != 0 { return .reloadRequested }
+        }
+        return .stopRequested
+    }
+
+    /// Adds what a driver knows to the status (live MIDI lateness).
+    func note(midiLate: Int) { status.midiLate = midiLate }
+
+    /// Stops the device. With `silencing` (stopping while notes may sound), All Notes Off goes to every
+    /// channel of every part first and two buffers' time passes for it to be rendered and heard, so nothing
+    /// hangs on the next start.
+    func stop(silencing: Bool) throws {
+        if silencing { silenceBeforeStopping() }
+        try rig.graph.stop()
+        rig.session?.dispatchEvents()
+        refreshStatus()
+    }
+
+    private func silenceBeforeStopping() {
+        for instrument in rig.instruments {
+            for channel in UInt8(0)..<16 { try? instrument.send(.controlChange(channel: channel, controller: 123, value: 0)) }
+        }
+        guard !io.hasReachedFrameLimit else { return }
+        usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + Self.tick)
+    }
+
+    private func refreshStatus() {
+        status.statistics = io.statistics
+        governor.update(load: status.statistics.dspLoad, instruments: rig.instruments)
+        status.seconds = Double(status.statistics.framesPlayed) / grant.sampleRate
+        status.voices = rig.activeVoices
+        status.voicesShed = rig.voicesShed
+    }
+}

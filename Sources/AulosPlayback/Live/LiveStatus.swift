@@ -1,0 +1,27 @@
+import AulosALSA
+
+/// What a live run reports on every control tick (for the CLI's status line) and at the end.
+///
+/// Threads: a value, made on the control thread.
+public struct LiveStatus: Sendable {
+    public var seconds: Double
+    public var voices: Int
+    public var statistics: IOStatistics
+    public var grant: PCMGrant
+    /// Live MIDI events that arrived after their frame (keyboard play only).
+    public var midiLate = 0
+    /// Voices ended early under overload.
+    public var voicesShed = 0
+}
+
+/// What the caller of a live run wants to hear about as it goes — status, warnings, information, the
+/// sequencer's connection notices, the device's events. Every closure is called on the control thread.
+public struct PlaybackObserver {
+    public var status: (LiveStatus) -> Void = { _ in }
+    public var warning: (String) -> Void = { _ in }
+    public var info: (String) -> Void = { _ in }
+    public var sequencerNotice: (SequencerInput.Notice) -> Void = { _ in }
+    public var deviceEvent: (IOEvent) -> Void = { _ in }
+
+    public init() {}
+}

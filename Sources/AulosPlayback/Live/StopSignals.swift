@@ -1,0 +1,27 @@
+import Glibc
+
+/// SIGINT and SIGTERM ask a live run to stop (with every note released and the device closed cleanly),
+/// SIGHUP to reload its rig, instead of killing the process. Flags a signal handler may set; the control
+/// loop reads them on its tick.
+///
+/// Threads: the handlers run wherever the kernel delivers the signal; everything else on the control thread.
+enum StopSignals {
+    nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
+    nonisolated(unsafe) static var reloadRequested: sig_atomic_t = 0
+
+    /// Catches the signals from now on (both flags cleared).
+    static func catchThem() {
+        stopRequested = 0
+        reloadRequested = 0
+        signal(SIGINT) { _ in StopSignals.stopRequested = 1 }
+        signal(SIGTERM) { _ in StopSignals.stopRequested = 1 }
+        signal(SIGHUP) { _ in StopSignals.reloadRequested = 1 }
+    }
+
+    /// Back to the default actions.
+    static func release() {
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+        signal(SIGHUP, SIG_DFL)
+    }
+}

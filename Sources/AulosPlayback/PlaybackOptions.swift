@@ -1,0 +1,63 @@
+import AulosRig
+
+/// What to play and with what — the input, the instrument or rig, the sound, the tempo — shared by file
+/// render (`aulos render`) and live play (`aulos play`).
+///
+/// Threads: a value, built on the control thread.
+public struct PlaybackOptions: Sendable {
+    /// A Standard MIDI File or a score; nil plays the built-in demo piece (file render and `play --demo`)
+    /// or nothing (keyboard play).
+    public var input: String?
+    public var instrument: InstrumentChoice = .synth
+    public var soundFont: String?
+    /// A program sent to every channel (but 10) before the input's own events.
+    public var program: Int?
+    /// A synth preset by name or number.
+    public var preset: String?
+    public var sampleRate = 48_000.0
+    public var slice: UInt32 = 256
+    /// Seconds played after the last event, for release tails and reverb.
+    public var tail = 1.5
+    /// A whole rig instead of one instrument (its sample rate and slice win over the options').
+    public var rig: Rig?
+    /// A rig set (rigs recalled by program change); wins over `rig`.
+    public var rigSet: RigSet?
+    /// A master iPod-style EQ preset (overrides the rig's).
+    public var eq: String?
+    /// The transport's tempo (replaces the input's tempo map for tempo-synced units; the input's own
+    /// event times are not changed).
+    public var tempo: Double?
+    /// Arpeggiate synth parts: mode and rate.
+    public var arpeggio: Arpeggio?
+
+    public init() {}
+
+    /// The rig set to play: the given set (with `eq` as every rig's master EQ), the given rig, or one part
+    /// playing every channel — except that a lone synth playing a file leaves out General MIDI's drum
+    /// channel rather than play drums as notes (it has no drum kit; a keyboard on channel 10 is still heard).
+    public func rigSet(playingFile: Bool) -> RigSet {
+        if var set = rigSet {
+            if let eq { for index in set.entries.indices { set.entries[index].rig.eq = eq } }
+            return set
+        }
+        if var rig {
+            if let eq { rig.eq = eq }
+            return RigSet(rig)
+        }
+        var part = Rig.Part(name: instrument.rawValue, instrument: instrument, channels: Array(1...16))
+        part.preset = preset
+        part.program = program
+        part.soundFont = soundFont
+        if instrument == .synth && playingFile { part.channels.removeAll { $0 == 10 } }
+        var rig = Rig(name: "default", parts: [part])
+        rig.sampleRate = sampleRate
+        rig.slice = slice
+        rig.eq = eq
+        return RigSet(rig)
+    }
+
+    /// The transport's tempo map: `tempo` throughout, or the input's own.
+    func tempoMap(of input: InputFile) -> [(beat: Double, bpm: Double)] {
+        tempo.map { [(beat: 0, bpm: $0)] } ?? input.tempoMap
+    }
+}

@@ -1,0 +1,154 @@
+import AulosALSA
+import AulosCore
+import AulosMIDI
+import AulosRig
+import AulosUnits
+import Foundation
+
+/// Answers the control socket's requests for the live instrument: keeps the latest status and the
+/// connected keyboards, and carries out `set`, `get`, `learn`, `rig` and `midi`.
+///
+/// Threads: the control thread only.
+final class ControlServer {
+    private var rig: PlaybackRig?
+    private var midi: LiveMIDIPath?
+    private var live: LiveMIDIInput?
+    private var reloads = 0
+    private var current: LiveStatus?
+    private var keyboards: [SequencerAddress: String] = [:]
+    private var sequencerUp = false
+    private var learning: String?
+
+    func begin(rig: PlaybackRig, midi: LiveMIDIPath, live: LiveMIDIInput, reloads: Int) {
+        self.rig = rig
+        self.midi = midi
+        self.live = live
+        self.reloads = reloads
+    }
+
+    func end() {
+        rig = nil
+        midi = nil
+        live = nil
+    }
+
+    func note(_ notice: SequencerInput.Notice) {
+        switch notice {
+        case .connected(let port): keyboards[port.address] = "\(port.address) \(port.clientName): \(port.portName)"
+        case .disconnected(let port, _): keyboards[port.address] = nil
+        case .subscribed(let address, let name): keyboards[address] = "\(address) \(name)"
+        case .listening, .connectFailed, .inputOverflow: break
+        }
+    }
+
+    func update(_ status: LiveStatus, sequencerUp: Bool) {
+        current = status
+        self.sequencerUp = sequencerUp
+    }
+
+    var status: ServiceStatus? {
+        guard let rig, let current, let live, let router = midi?.withRouter({ $0 }) else { return nil }
+        let active = router.activeRig
+        let grant = current.grant
+        return ServiceStatus(
+            pid: getpid(), rigSet: rig.set.name, rigs: rig.set.entries.map(\.rig.name), activeRig: active, rig: rig.set.entries[active].rig.name,
+            device: grant.device, sampleRate: grant.sampleRate, period: grant.period, periods: grant.periods,
+            bufferMs: grant.outputLatency * 1000, seconds: current.seconds, voices: current.voices, voicesShed: rig.voicesShed,
+            dspLoad: current.statistics.dspLoad, peakLoad: current.statistics.peakLoad, xruns: current.statistics.xruns,
+            lateSlices: current.statistics.lateSlices, deviceLost: current.statistics.isInterrupted,
+            midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount, midiStale: live.staleCount,
+            keyboards: sequencerUp ? keyboards.keys.sorted { ($0.client, $0.port) < ($1.client, $1.port) }.map { keyboards[$0]! } : nil,
+            controls: router.mappings.map { ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target) },
+            learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads)
+    }
+
+    /// One request line → one reply line (JSON).
+    func handle(_ line: String) -> String {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let command = words.first else { return Self.error("empty request") }
+        guard let rig, let midi else { return Self.error("not playing yet") }
+        let activeRig = midi.withRouter(\.activeRig) ?? 0
+        do {
+            switch command {
+            case "status":
+                guard let status else { return Self.error("not playing yet") }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                return String(decoding: try encoder.encode(status), as: UTF8.self)
+            case "set" where words.count >= 3 && ["output.eq", "master.eq"].contains(words[1].lowercased())
+                && (!rig.masterEQInFlow || ["off", "none"].contains(words[2].lowercased())):
+                // The master EQ in or out of the signal path: a graph change.
+                let preset = ["off", "none"].contains(words[2].lowercased()) ? nil : words[2...].joined(separator: " ")
+                try rig.setMasterEQ(preset)
+                return #"{"ok":true,"target":"output.eq","value":"\#(Self.escape(preset ?? "off"))"}"#
+            case "get" where words.count == 2 && ["output.eq", "master.eq"].contains(words[1].lowercased()) && !rig.masterEQInFlow:
+                return #"{"target":"output.eq","value":"off"}"#
+            case "get" where words.count == 2:
+                let target = try rig.target(words[1], preferring: activeRig)
+                return #"{"target":"\#(Self.escape(target.name))","value":\#(try target.current())}"#
+            case "set" where words.count >= 3:
+                let target = try rig.target(words[1], preferring: activeRig)
+                let text = words[2...].joined(separator: " ")
+                var value = Float(text)
+                if value == nil, case .eqPreset = target.kind { value = IPodEQUnit.curveIndex(text).map(Float.init) }
+                guard let value, value.isFinite else { return Self.error("'\(text)' is not a value for \(target.name)") }
+                guard target.range.contains(value) else {
+                    return Self.error("\(target.name) takes \(target.range.lowerBound.clean)…\(target.range.upperBound.clean), not \(text)")
+                }
+                try target.apply(value)
+                return #"{"ok":true,"target":"\#(Self.escape(target.name))","value":\#(value)}"#
+            case "learn" where words.count == 2:
+                let target = try rig.target(words[1], preferring: activeRig)
+                midi.withRouter { $0.learn(target) }
+                learning = target.name
+                return #"{"learning":"\#(Self.escape(target.name))"}"#
+            case "learned":
+                if let mapping = midi.withRouter(\.learnedMapping) ?? nil {
+                    learning = nil
+                    return #"{"learned":{"cc":\#(mapping.controller),"channel":\#(mapping.channel ?? 0),"target":"\#(Self.escape(mapping.target))"}}"#
+                }
+                return learning.map { #"{"learning":"\#(Self.escape($0))"}"# } ?? Self.error("not learning")
+            case "rig" where words.count == 2:
+                let name = words[1]
+                guard let index = Int(name).map({ $0 - 1 }) ?? rig.set.entries.firstIndex(where: { $0.rig.name.lowercased() == name.lowercased() }),
+                      rig.set.entries.indices.contains(index) else {
+                    return Self.error("no rig '\(name)' (1…\(rig.set.entries.count) or a name: \(rig.set.entries.map(\.rig.name).joined(separator: ", ")))")
+                }
+                midi.select(rig: index)
+                try rig.applyOutputSettings(ofRig: index)
+                return #"{"ok":true,"rig":"\#(Self.escape(rig.set.entries[index].rig.name))"}"#
+            case "midi" where words.count >= 2:
+                var bytes: [UInt8] = []
+                for word in words.dropFirst() {
+                    guard let byte = UInt8(word, radix: 16) else { return Self.error("'\(word)' is not a hex byte") }
+                    bytes.append(byte)
+                }
+                var parser = MIDIParser()
+                var count = 0
+                let now = monotonicNanoseconds()
+                parser.parse(bytes) { message in
+                    if let channel = ChannelMessage(message) {
+                        midi.receive(channel, from: .controlSocket, arrivalNanos: now)
+                    } else {
+                        midi.receive(system: message, from: .controlSocket, arrivalNanos: now)
+                    }
+                    count += 1
+                }
+                return #"{"ok":true,"messages":\#(count)}"#
+            default:
+                return Self.error("unknown request '\(line.prefix(40))' (status, get T, set T V, learn T, learned, rig N, midi HEX…)")
+            }
+        } catch let error as AudioUnitError {
+            return Self.error(error.detail)
+        } catch let error as CustomStringConvertible {
+            return Self.error(error.description)
+        } catch {
+            return Self.error("\(error)")
+        }
+    }
+
+    static func error(_ text: String) -> String { #"{"error":"\#(escape(text))"}"# }
+
+    static func escape(_ text: String) -> String { text.escapedForDoubleQuotes }
+}
+

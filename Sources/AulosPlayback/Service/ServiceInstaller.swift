@@ -1,0 +1,225 @@
+import AulosCore
+import AulosRig
+import Foundation
+import Glibc
+
+/// `aulos service install|uninstall`: the binary, the presets, rigs and bundled SoundFont under a prefix,
+/// and a systemd unit that runs `aulos play --service` at boot as an unprivileged user in group audio.
+/// With `root` set, everything lands under that directory and no system command runs (packaging, tests).
+///
+/// Threads: the calling thread.
+public struct ServiceInstaller {
+    public var prefix = "/usr/local"
+    /// Install under this directory instead of / (DESTDIR); skips useradd and systemctl.
+    public var root = ""
+    public var user = "aulos"
+    public var device = "default"
+    /// A rig or rig-set file to copy in and play; nil plays the factory set (stage.yaml).
+    public var rig: String?
+    public var extraArguments: [String] = []
+
+    public init() {}
+
+    public var unitPath: String { root + "/etc/systemd/system/aulos.service" }
+    var binaryPath: String { prefix + "/bin/aulos" }
+    var sharePath: String { prefix + "/share/aulos" }
+    var rigPath: String { sharePath + "/presets/rigs/" + (rig.map { String($0.split(separator: "/").last!) } ?? "stage.yaml") }
+
+    /// The unit file (packaging/systemd/aulos.service is this text for the defaults; a test keeps them equal).
+    public var unitText: String {
+        let arguments = ["play", "--service", "--rig", rigPath, "--device", device, "--control-socket", "/run/aulos/control"] + extraArguments
+        return """
+            # aulos.service: Aulos as a headless synth, started at boot (docs/service.md, docs/raspberry-pi.md).
+            # Written by `aulos service install`; `aulos service uninstall` removes it.
+            # Logs: journalctl -u aulos -f    Reload the rig: systemctl reload aulos    State: aulos status
+            #
+            # Type=notify: aulos sends READY=1 once the audio device plays and MIDI input is up, so "active"
+            # means playable; until then (no sound card or keyboard yet at boot) it waits, and says so in
+            # the STATUS line. SIGHUP (reload) rebuilds the rig from its file; SIGTERM releases every note
+            # and closes the device. A service reads no limits.d (that is PAM), so the unit grants the
+            # real-time priority and locked memory itself. /dev/snd must stay visible (no PrivateDevices);
+            # RestrictRealtime would forbid SCHED_FIFO. No network: AF_UNIX only (notify and control sockets).
+
+            [Unit]
+            Description=Aulos headless MIDI synth
+            After=sound.target
+
+            [Service]
+            Type=notify
+            NotifyAccess=main
+            ExecStart=\(binaryPath) \(arguments.joined(separator: " "))
+            ExecReload=/bin/kill -HUP $MAINPID
+            KillSignal=SIGTERM
+            TimeoutStopSec=10
+            Restart=on-failure
+            RestartSec=2
+            User=\(user)
+            Group=audio
+            SupplementaryGroups=audio
+            RuntimeDirectory=aulos
+            RuntimeDirectoryMode=0750
+            UMask=0007
+            LimitRTPRIO=95
+            LimitMEMLOCK=infinity
+            StandardOutput=journal
+            StandardError=journal
+            ProtectSystem=strict
+            ProtectHome=read-only
+            PrivateTmp=yes
+            NoNewPrivileges=yes
+            RestrictAddressFamilies=AF_UNIX
+
+            [Install]
+            WantedBy=multi-user.target
+
+            """
+    }
+
+    /// Copies the files, writes the unit, and (without `root`) creates the user and enables the service.
+    /// Returns what it did, a line per step.
+    public func install(executable: String, presets: String, soundFont: String?) throws(InstallError) -> [String] {
+        var done: [String] = []
+        // Refuse a rig that would not load at boot before touching anything.
+        if let rig {
+            do { _ = try RigSet.load(rig) } catch { throw InstallError("not installing: \(error.message)") }
+        }
+        try makeDirectories(root + prefix + "/bin")
+        try copy(executable, to: root + binaryPath, mode: 0o755)
+        done.append("installed \(root + binaryPath)")
+        try copyTree(presets, to: root + sharePath + "/presets")
+        done.append("installed presets and rigs in \(root + sharePath)/presets")
+        if let soundFont {
+            try makeDirectories(root + sharePath + "/soundfonts")
+            try copy(soundFont, to: root + sharePath + "/soundfonts/AulosGM.sf2", mode: 0o644)
+            done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
+        }
+        if let rig {
+            try copy(rig, to: root + rigPath, mode: 0o644)
+            done.append("installed rig \(root + rigPath)")
+        }
+        try makeDirectories(root + "/etc/systemd/system")
+        try write(unitText, to: unitPath)
+        done.append("wrote \(unitPath)")
+        guard root.isEmpty else { return done }
+        if getpwnam(user) == nil {
+            try run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--gid", "audio", user])
+            done.append("created system user \(user) (group audio)")
+        }
+        if access("/run/systemd/system", F_OK) == 0 {
+            try run(["systemctl", "daemon-reload"])
+            try run(["systemctl", "enable", "--now", "aulos.service"])
+            done.append("enabled and started aulos.service (journalctl -u aulos -f)")
+        } else {
+            done.append("systemd is not running here: start it at boot with `systemctl enable --now aulos` on the target")
+        }
+        return done
+    }
+
+    public func uninstall() throws(InstallError) -> [String] {
+        var done: [String] = []
+        if root.isEmpty, access("/run/systemd/system", F_OK) == 0, access(unitPath, F_OK) == 0 {
+            try run(["systemctl", "disable", "--now", "aulos.service"])
+            done.append("stopped and disabled aulos.service")
+        }
+        for path in [unitPath, root + binaryPath] where unlink(path) == 0 { done.append("removed \(path)") }
+        if access(root + sharePath, F_OK) == 0 {
+            try run(["rm", "-rf", "--", root + sharePath])
+            done.append("removed \(root + sharePath)")
+        }
+        if root.isEmpty, access("/run/systemd/system", F_OK) == 0 { try? run(["systemctl", "daemon-reload"]) }
+        if done.isEmpty { done.append("nothing to remove: aulos is not installed under \(root.isEmpty ? prefix : root + prefix)") }
+        return done
+    }
+
+    // MARK: Files
+
+    private func makeDirectories(_ path: String) throws(InstallError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw InstallError("cannot create \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Streams `source` into a file beside `destination`, then renames it into place: replacing a running
+    /// binary in place would crash it, and a failed copy leaves the old file whole.
+    private func copy(_ source: String, to destination: String, mode: mode_t) throws(InstallError) {
+        guard let input = fopen(source, "rb") else {
+            throw InstallError("cannot read \(source): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(input) }
+        let temporary = destination + ".new"
+        guard let output = fopen(temporary, "wb") else {
+            throw InstallError("cannot write \(temporary): \(String(cString: strerror(errno)))")
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var failed = false
+        while true {
+            let count = fread(&buffer, 1, buffer.count, input)
+            if count == 0 { failed = ferror(input) != 0; break }
+            if fwrite(buffer, 1, count, output) != count { failed = true; break }
+        }
+        if fclose(output) != 0 || failed {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw InstallError("cannot copy \(source) to \(destination): \(reason)")
+        }
+        chmod(temporary, mode)
+        guard rename(temporary, destination) == 0 else {
+            throw InstallError("cannot install \(destination): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func copyTree(_ source: String, to destination: String) throws(InstallError) {
+        try makeDirectories(destination)
+        guard let directory = opendir(source) else {
+            throw InstallError("cannot read \(source): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            if Int32(entry.pointee.d_type) == Int32(DT_DIR) {
+                try copyTree(source + "/" + name, to: destination + "/" + name)
+            } else {
+                try copy(source + "/" + name, to: destination + "/" + name, mode: 0o644)
+            }
+        }
+    }
+
+    private func write(_ text: String, to path: String) throws(InstallError) { try write(Array(text.utf8), to: path) }
+
+    private func write(_ bytes: [UInt8], to path: String) throws(InstallError) {
+        guard let file = fopen(path, "wb") else {
+            throw InstallError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        let written = fwrite(bytes, 1, bytes.count, file)
+        guard fclose(file) == 0, written == bytes.count else {
+            throw InstallError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func run(_ arguments: [String]) throws(InstallError) {
+        var pid = pid_t()
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawnp(&pid, arguments[0], nil, nil, argv, environ) == 0 else {
+            throw InstallError("cannot run \(arguments[0]): \(String(cString: strerror(errno)))")
+        }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        guard status == 0 else {
+            throw InstallError("\(arguments.joined(separator: " ")) failed (status \(status >> 8))")
+        }
+    }
+}
+
+/// Installing or removing the service failed, as one line saying what and why.
+///
+/// Threads: a value.
+public struct InstallError: ReportableError, Equatable, Sendable {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
+
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// What `aulos status --json` prints: the running instrument as the control thread last saw it.
+public struct ServiceStatus: Codable, Sendable, Equatable {
+    public struct Control: Codable, Sendable, Equatable {
+        public var cc: Int
+        public var channel: Int?
+        public var target: String
+    }
+
+    public var pid: Int32
+    /// The set's name, its rigs, and the one playing (0-based).
+    public var rigSet: String
+    public var rigs: [String]
+    public var activeRig: Int
+    public var rig: String
+    public var device: String
+    public var sampleRate: Double
+    public var period: UInt32
+    public var periods: UInt32
+    /// The device buffer (ms): the constant latency live MIDI is placed at.
+    public var bufferMs: Double
+    public var seconds: Double
+    public var voices: Int
+    /// Voices ended early to avoid an xrun (overload), since start.
+    public var voicesShed: Int
+    public var dspLoad: Double
+    public var peakLoad: Double
+    public var xruns: Int
+    public var lateSlices: Int
+    public var deviceLost: Bool
+    public var midiDelivered: Int
+    public var midiLate: Int
+    public var midiDropped: Int
+    public var midiStale: Int
+    /// Sequencer ports playing into aulos (keyboards and programs); nil without a sequencer yet.
+    public var keyboards: [String]?
+    public var controls: [Control]
+    /// The target a MIDI-learn is waiting to map.
+    public var learning: String?
+    public var rigSwitches: Int
+    public var reloads: Int
+}

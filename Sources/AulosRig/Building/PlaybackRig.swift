@@ -1,0 +1,231 @@
+import AulosALSA
+import AulosCore
+import AulosFluid
+import AulosGraph
+import AulosMIDI
+import AulosUnits
+
+/// The graph a rig set describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus
+/// → (master EQ) → the output. Every rig of a set is built up front on its own mixer buses, so a program
+/// change that switches rigs changes only the routing (and the output volume and master EQ, which glide):
+/// no unit is built or torn down while the audio runs, and the rig left behind rings out.
+///
+/// MIDI reaches the instruments three ways, each a pre-render notification: a `MIDITimelinePlayer` plays a
+/// known sequence (a file) by sample time, a `MIDIScheduler` takes events the control thread schedules as it
+/// goes, and a live input (added by the live session) places what keyboards play. Which part hears what is
+/// a `RigRouter`'s decision, made before any of them.
+///
+/// `aulos graph` prints it; `aulos render` pulls it offline; `aulos play` runs it on the ALSA I/O unit.
+///
+/// Threads: control thread.
+public final class PlaybackRig {
+    /// The most parts a set may hold: the router tracks each held note's parts in a 64-bit mask.
+    public static let maximumParts = 64
+
+    /// A part as built: which rig it belongs to, its units and its mixer bus.
+    public struct LoadedPart {
+        public var rigIndex: Int
+        public var part: Rig.Part
+        public var instrument: any MusicDevice
+        public var eq: IPodEQUnit?
+        public var bus: Element
+    }
+
+    public let set: RigSet
+    /// The set as one rig: every part, the granted rate and slice, the first rig's output settings.
+    public let rig: Rig
+    public let graph: AudioGraph
+    public let parts: [LoadedPart]
+    public let instruments: [any MusicDevice]
+    public let mixer: MultichannelMixerUnit
+    /// The master EQ, once the set (or `setMasterEQ`) asked for one; `masterEQInFlow` says whether it is
+    /// in the signal path now.
+    public private(set) var masterEQ: IPodEQUnit?
+    public private(set) var masterEQInFlow = false
+    private var masterEQNode: NodeID?
+    private let mixerNode: NodeID
+    private let outputNode: NodeID
+    private let units: RigUnits
+    /// Plays a file's events by sample time.
+    public let timelinePlayer: MIDITimelinePlayer
+    /// Takes events the control thread schedules at sample times as it goes (tests, hosts, the stop sequence).
+    public let scheduler: MIDIScheduler
+    public let transport: HostTransport
+    /// The output format of an offline render (the Generic Output's output scope).
+    public let fileFormat: StreamFormat
+    /// The live session, when the rig plays to a device.
+    public let session: AudioSession?
+    /// Messages to send before the input's own: each sampler part's program on its channels, to that part.
+    public let prelude: [TimedMIDIEvent]
+    /// Each rig's controller mappings with their targets resolved (so a rig naming a part or parameter that
+    /// does not exist fails to build, with the list of what does).
+    public private(set) var controls: [[ResolvedControl]] = []
+
+    /// A controller mapping and the target it moves.
+    public struct ResolvedControl {
+        public let mapping: ControlMapping
+        public let target: ControlTarget
+    }
+
+    public convenience init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
+                            arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
+        try self.init(set: RigSet(rig), fileSample: fileSample, tempoMap: tempoMap, arpeggio: arpeggio, session: session)
+    }
+
+    /// With a `session`, the graph's head is the ALSA I/O unit (live playback): the session is activated
+    /// first and the whole graph runs at the granted rate with the granted period as the slice — every
+    /// unit's maximumFramesPerSlice set before initialize. Without, it is a Generic Output (offline render).
+    public init(set: RigSet, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
+                arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
+        precondition(!set.entries.isEmpty, "a rig set has at least one rig")
+        guard set.entries.reduce(0, { $0 + $1.rig.parts.count }) <= Self.maximumParts else {
+            throw RigError("a rig set holds at most \(Self.maximumParts) parts")
+        }
+        // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would silently
+        // render something other than what was asked for.
+        if arpeggio != nil && !set.entries.contains(where: { $0.rig.parts.contains { $0.instrument == .synth } }) {
+            throw RigError("--arpeggio needs a synth part: only the oscillator synth has an arpeggiator")
+        }
+        self.set = set
+        let first = set.entries[0].rig
+        var rig = Rig(name: set.name, parts: set.entries.flatMap(\.rig.parts))
+        (rig.sampleRate, rig.slice, rig.volume, rig.eq, rig.controls) = (first.sampleRate, first.slice, first.volume, first.eq, first.controls)
+        let graph = AudioGraph(registry: UnitCatalog.registry())
+        self.graph = graph
+        outputNode = try graph.addNode(session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
+        mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
+        graph.open()
+        if let session {
+            let grant = try session.activate(for: try graph.unit(for: outputNode) as! ALSAOutputUnit, sizing: graph.units)
+            rig.sampleRate = grant.sampleRate
+            rig.slice = grant.period
+        }
+        self.session = session
+        self.rig = rig
+        transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
+        fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
+        mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
+        let units = RigUnits(graph: graph, mixer: mixer, mixerNode: mixerNode, sampleRate: rig.sampleRate, slice: rig.slice,
+                             hostCallbacks: transport.callbacks)
+        self.units = units
+
+        // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
+        // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments.
+        let inputBus = session?.inputDevice == nil ? nil : Element(rig.parts.count)
+        try mixer.set(.elementCount, UInt32(rig.parts.count + (inputBus == nil ? 0 : 1)), scope: .input)
+        try units.configure(mixer)
+        try units.configure(try graph.unit(for: outputNode))
+        if session == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: first.volume)
+
+        let partRigs = set.entries.enumerated().flatMap { index, entry in entry.rig.parts.map { _ in index } }
+        var parts: [LoadedPart] = []
+        var prelude: [TimedMIDIEvent] = []
+        for (bus, part) in rig.parts.enumerated() {
+            let (loaded, programs) = try units.addPart(part, rigIndex: partRigs[bus], bus: Element(bus), arpeggio: arpeggio)
+            parts.append(loaded)
+            prelude += programs
+        }
+        self.parts = parts
+        instruments = parts.map(\.instrument)
+        self.prelude = prelude
+
+        // One master EQ serves every rig of the set that has one ("Flat", transparent, for those without).
+        let master = set.entries.contains { $0.rig.eq != nil } ? try units.addEQ(first.eq ?? "Flat", after: mixerNode) : nil
+        (masterEQNode, masterEQ, masterEQInFlow) = (master?.0, master?.1, master != nil)
+        try graph.connectNodeInput(master?.0 ?? mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
+        if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
+            try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
+            try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)
+        }
+        let queues = instruments.map(\.midiInput)
+        timelinePlayer = MIDITimelinePlayer(destinations: queues)
+        scheduler = MIDIScheduler(destinations: queues, capacity: 16_384)
+        // The transport first: units read its snapshot during the pull, and the clock output after it.
+        try graph.addRenderNotify(transport.renderNotify)
+        try graph.addRenderNotify(timelinePlayer.renderNotify)
+        try graph.addRenderNotify(scheduler.renderNotify)
+        try graph.initialize()
+        transport.play()
+        for (index, entry) in set.entries.enumerated() {
+            var resolved: [ResolvedControl] = []
+            for mapping in entry.rig.controls {
+                do {
+                    resolved.append(ResolvedControl(mapping: mapping, target: try target(mapping.target, preferring: index)))
+                } catch {
+                    throw RigError("rig '\(entry.rig.name)': controls: cc \(mapping.controller): \(error.message)")
+                }
+            }
+            controls.append(resolved)
+        }
+    }
+
+    // MARK: Playing
+
+    /// Rig `index`'s output volume and master EQ (after a switch). Both glide.
+    public func applyOutputSettings(ofRig index: Int) throws(AudioUnitError) {
+        let entry = set.entries[index].rig
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: entry.volume)
+        try masterEQ?.selectPreset(entry.eq ?? "Flat")
+    }
+
+    /// Carries out what the router decided besides events: a mapped controller's parameter (at `offset`
+    /// frames into the next slice when rendering offline) or a rig switch's output settings.
+    public func apply(_ action: RigRouter.Action, offset: UInt32 = 0) {
+        switch action {
+        case .control(let target, let value):
+            if case .parameter(let unit, let id, let scope, let element) = target.kind {
+                try? unit.setParameter(id, scope: scope, element: element, value: value, bufferOffset: offset)
+            } else {
+                try? target.apply(value)
+            }
+        case .rigSwitched(let index):
+            try? applyOutputSettings(ofRig: index)
+        }
+    }
+
+    /// Puts the master EQ into the signal path with `preset`, or (nil) takes it out — a graph change, which
+    /// the running graph takes as one new render plan (the EQ unit stays built, so controllers mapped to
+    /// it keep working when it comes back).
+    public func setMasterEQ(_ preset: String?) throws {
+        if let preset {
+            guard IPodEQUnit.curveIndex(preset) != nil else { throw RigError("unknown EQ preset '\(preset)' (see aulos presets)") }
+            if masterEQNode == nil {
+                let node = try graph.addNode(IPodEQUnit.componentDescription)
+                let unit = try graph.unit(for: node) as! IPodEQUnit
+                try units.configure(unit)
+                (masterEQNode, masterEQ) = (node, unit)
+            }
+            try masterEQ!.selectPreset(preset)
+            guard !masterEQInFlow, let node = masterEQNode else { return }
+            try graph.disconnectNodeInput(outputNode, destinationInput: 0)
+            try graph.connectNodeInput(mixerNode, sourceOutput: 0, node, destinationInput: 0)
+            try graph.connectNodeInput(node, sourceOutput: 0, outputNode, destinationInput: 0)
+        } else {
+            guard masterEQInFlow, let node = masterEQNode else { return }
+            try graph.disconnectNodeInput(node, destinationInput: 0)
+            try graph.disconnectNodeInput(outputNode, destinationInput: 0)
+            try graph.connectNodeInput(mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
+        }
+        masterEQInFlow = preset != nil
+        try graph.update()
+    }
+
+    /// A controller target by name (`aulos set`, MIDI-learn, a rig's controls), preferring rig `rigIndex`'s
+    /// parts.
+    public func target(_ name: String, preferring rigIndex: Int = 0) throws(RigError) -> ControlTarget {
+        try ControlTarget.resolve(name, in: self, preferring: rigIndex)
+    }
+
+    /// Voices sounding across every instrument part.
+    public var activeVoices: Int { instruments.reduce(0) { $0 + $1.voiceBudget.active } }
+
+    /// Voices ended early under overload, across every instrument.
+    public var voicesShed: Int { instruments.reduce(0) { $0 + $1.voiceBudget.shed } }
+
+    public func close() {
+        try? graph.stop()
+        try? graph.uninitialize()
+        try? session?.deactivate()
+    }
+}

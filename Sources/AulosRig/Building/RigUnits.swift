@@ -1,0 +1,83 @@
+import AulosCore
+import AulosFluid
+import AulosGraph
+import AulosMIDI
+import AulosUnits
+
+/// Adds units to a playback rig's graph, each set up like the rest of the rig (slice, host callbacks,
+/// processing format): the parts' instruments with their sounds and EQs on their mixer buses, and EQs.
+///
+/// Threads: control thread.
+struct RigUnits {
+    let graph: AudioGraph
+    let mixer: MultichannelMixerUnit
+    let mixerNode: NodeID
+    let sampleRate: Double
+    let slice: UInt32
+    let hostCallbacks: HostCallbackInfo
+
+    /// Sets a unit up like the rest of the rig: the slice, the host callbacks and the processing format.
+    func configure(_ unit: AudioUnit) throws {
+        let processing = StreamFormat.canonical(channels: 2, sampleRate: sampleRate)
+        try unit.set(.maximumFramesPerSlice, slice)
+        try unit.set(.hostCallbacks, hostCallbacks)
+        if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) { try unit.set(.streamFormat, processing, scope: .input) }
+        try unit.set(.streamFormat, processing, scope: .output)
+    }
+
+    /// An iPod-style EQ set to `preset`, fed by `source`: a part's or the master EQ.
+    func addEQ(_ preset: String, after source: NodeID) throws -> (NodeID, IPodEQUnit) {
+        let node = try graph.addNode(IPodEQUnit.componentDescription)
+        let unit = try graph.unit(for: node) as! IPodEQUnit
+        try configure(unit)
+        try unit.selectPreset(preset)
+        try graph.connectNodeInput(source, sourceOutput: 0, node, destinationInput: 0)
+        return (node, unit)
+    }
+
+    /// One part: its instrument with its sound, its EQ, its mixer bus set to the part's volume, pan and
+    /// state. Returns the part and, for a sampler with a program, that program on each of its channels.
+    func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, arpeggio: Arpeggio?) throws -> (PlaybackRig.LoadedPart, [TimedMIDIEvent]) {
+        let description = part.instrument == .synth ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
+        let node = try graph.addNode(description)
+        let instrument = try graph.unit(for: node) as! any MusicDevice
+        try configure(instrument)
+        var programs: [TimedMIDIEvent] = []
+        switch instrument {
+        case let synth as OscillatorSynthUnit:
+            let choice = part.preset ?? part.program.map(String.init) ?? "String Ensemble"
+            if !synth.presets.isEmpty {
+                try synth.selectPreset(choice)
+            } else if part.preset != nil || part.program != nil {
+                // Asked for a sound we cannot load: say so rather than play the bare default patch.
+                throw RigError("no synth presets found, so preset '\(choice)' cannot be selected "
+                    + "(searched \(SearchPaths.presetFolders.joined(separator: ", ")); set AULOS_PRESETS)")
+            }
+            try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
+            if let arpeggio {
+                try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
+                try synth.setParameter(OscillatorSynthUnit.Parameter.arpRate.id, value: Float(arpeggio.rate.rawValue))
+            }
+        case let sampler as FluidSynthSamplerUnit:
+            guard let font = part.soundFont ?? sampler.soundFontPath ?? SearchPaths.soundFont else {
+                throw RigError("no SoundFont found for part '\(part.name)'; give one with soundfont: (searched "
+                    + "\(SearchPaths.soundFonts.joined(separator: ", ")))")
+            }
+            try sampler.loadSoundFont(font)
+            if let program = part.program {
+                for channel in part.channels where channel != 10 {
+                    programs.append(TimedMIDIEvent(sampleTime: 0, destination: UInt16(bus),
+                                                   message: ChannelMessage(status: 0xC0 | UInt8(channel - 1), data1: UInt8(program))))
+                }
+            }
+        default:
+            break
+        }
+        let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: node) } ?? (node, nil)
+        try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: bus, value: part.volume)
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: bus, value: part.pan)
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
+        return (PlaybackRig.LoadedPart(rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus), programs)
+    }
+}

@@ -1,0 +1,282 @@
+import AulosCore
+import AulosMIDI
+import AulosUnits
+import Foundation
+import Yams
+
+// Reading rig and rig-set files (YAML, docs/rigs.md). Every error names the file, the line and the key.
+
+/// The most a rig or rig-set file may hold: a rig is a page of text; anything larger is not one.
+let rigFileLimit = 1 << 20
+
+func readRigFile(_ path: String) throws(RigError) -> String {
+    do {
+        return try FileContents.text(path, limit: rigFileLimit)
+    } catch {
+        throw RigError("\(path): cannot read the rig file: \(error.reason)")
+    }
+}
+
+extension Rig {
+    /// Reads a rig file. Every error names the file, the line and the key.
+    public static func load(_ path: String) throws(RigError) -> Rig {
+        let text = try readRigFile(path)
+        return try Rig(yaml: text, file: path)
+    }
+
+    public init(yaml text: String, file: String = "rig") throws(RigError) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw RigError("\(file): \(Self.describe(error))")
+        } catch {
+            throw RigError("\(file): \(error)")
+        }
+        guard let root, let mapping = root.mapping else {
+            throw RigError("\(file):1: a rig is a mapping with at least 'parts'")
+        }
+        let reader = RigReader(file: file)
+        let keys = try reader.keys(mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls"], at: "")
+        self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
+        if let node = keys["sample-rate"] { sampleRate = try reader.number(node, "sample-rate", in: 8000...192_000) }
+        if let node = keys["slice"] { slice = UInt32(try reader.number(node, "slice", in: 1...4096)) }
+        if let output = keys["output"] {
+            guard let outputMapping = output.mapping else { throw reader.error(output, "output", "must be a mapping (volume, eq)") }
+            let outputKeys = try reader.keys(outputMapping, allowed: ["volume", "eq"], at: "output.")
+            if let node = outputKeys["volume"] { volume = Float(try reader.number(node, "output.volume", in: 0...2)) }
+            if let node = outputKeys["eq"] { eq = try reader.eqPreset(node, "output.eq") }
+        }
+        guard let partsNode = keys["parts"] else {
+            throw RigError("\(file):\((root.mark?.line ?? 1)): missing 'parts'")
+        }
+        guard let sequence = partsNode.sequence, !sequence.isEmpty else {
+            throw reader.error(partsNode, "parts", "must be a list of at least one part")
+        }
+        var parts: [Part] = []
+        for (index, node) in sequence.enumerated() {
+            let at = "parts[\(index)]"
+            guard let partMapping = node.mapping else { throw reader.error(node, at, "must be a mapping") }
+            let partKeys = try reader.keys(partMapping, allowed: ["name", "instrument", "channels", "preset", "program", "soundfont",
+                                                                  "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity"],
+                                           at: at + ".")
+            guard let instrumentNode = partKeys["instrument"] else { throw reader.error(node, at, "missing 'instrument' (synth or sampler)") }
+            let instrumentName = try reader.string(instrumentNode, at + ".instrument")
+            guard let instrument = InstrumentChoice(rawValue: instrumentName) else {
+                throw reader.error(instrumentNode, at + ".instrument", "unknown instrument '\(instrumentName)' (synth, sampler)")
+            }
+            var channels = Array(1...16)
+            if let channelsNode = partKeys["channels"] {
+                let list = channelsNode.sequence.map(Array.init) ?? [channelsNode]
+                channels = []
+                for item in list {
+                    channels.append(Int(try reader.number(item, at + ".channels", in: 1...16)))
+                }
+            }
+            var part = Part(name: try partKeys["name"].map { n throws(RigError) in try reader.string(n, at + ".name") } ?? "\(instrumentName) \(index + 1)",
+                            instrument: instrument, channels: channels)
+            if let n = partKeys["preset"] { part.preset = try reader.string(n, at + ".preset") }
+            if let n = partKeys["program"] { part.program = Int(try reader.number(n, at + ".program", in: 0...127)) }
+            if let n = partKeys["soundfont"] { part.soundFont = try reader.string(n, at + ".soundfont") }
+            if let n = partKeys["volume"] { part.volume = Float(try reader.number(n, at + ".volume", in: 0...2)) }
+            if let n = partKeys["pan"] { part.pan = Float(try reader.number(n, at + ".pan", in: -1...1)) }
+            if let n = partKeys["enabled"] {
+                guard let flag = n.bool else { throw reader.error(n, at + ".enabled", "must be true or false") }
+                part.enabled = flag
+            }
+            if let n = partKeys["eq"] { part.eq = try reader.eqPreset(n, at + ".eq") }
+            if let n = partKeys["keys"] { part.keys = try reader.keyRange(n, at + ".keys") }
+            if let n = partKeys["transpose"] { part.transpose = Int(try reader.number(n, at + ".transpose", in: -48...48)) }
+            if let n = partKeys["velocity"] { part.velocity = try reader.velocityCurve(n, at + ".velocity") }
+            if part.instrument == .synth, part.soundFont != nil {
+                throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
+            }
+            if part.instrument == .sampler, part.preset != nil {
+                throw reader.error(partKeys["preset"]!, at + ".preset", "names a synth preset; use 'program' with the sampler")
+            }
+            parts.append(part)
+        }
+        self.parts = parts
+        if let n = keys["controls"] { controls = try reader.controls(n) }
+        let names = parts.map { $0.name.lowercased() }
+        if let duplicate = names.enumerated().first(where: { names.firstIndex(of: $0.element) != $0.offset }) {
+            throw reader.error(sequence[duplicate.offset], "parts[\(duplicate.offset)].name",
+                               "'\(parts[duplicate.offset].name)' is used twice (controls and `aulos set` name parts)")
+        }
+    }
+
+    static func describe(_ error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _):
+            return "\(mark.line): \(problem)"
+        default:
+            return "\(error)".split(separator: "\n").first.map(String.init) ?? "invalid YAML"
+        }
+    }
+}
+
+extension RigSet {
+    /// Reads a set file, or a rig file as a set of one. Errors name the file, line and key (a listed
+    /// rig's own errors name that rig's file).
+    public static func load(_ path: String) throws(RigError) -> RigSet {
+        let text = try readRigFile(path)
+        let root: Node?
+        do { root = try Yams.compose(yaml: text) } catch { return RigSet(try Rig(yaml: text, file: path)) }
+        guard let mapping = root?.mapping, mapping["rigs"] != nil else { return RigSet(try Rig(yaml: text, file: path)) }
+        let reader = RigReader(file: path)
+        let keys = try reader.keys(mapping, allowed: ["name", "control-channel", "rigs"], at: "")
+        let name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? path
+        let channel = try keys["control-channel"].map { node throws(RigError) in Int(try reader.number(node, "control-channel", in: 1...16)) }
+        guard let list = keys["rigs"]?.sequence, !list.isEmpty else {
+            throw reader.error(keys["rigs"]!, "rigs", "must be a list of {program, rig}")
+        }
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        var entries: [Entry] = []
+        for (index, item) in list.enumerated() {
+            let at = "rigs[\(index)]"
+            guard let itemMapping = item.mapping else { throw reader.error(item, at, "must be a mapping with program and rig") }
+            let itemKeys = try reader.keys(itemMapping, allowed: ["bank", "program", "rig"], at: at + ".")
+            guard let programNode = itemKeys["program"] else { throw reader.error(item, at, "missing 'program' (0…127)") }
+            guard let rigNode = itemKeys["rig"] else { throw reader.error(item, at, "missing 'rig' (a rig file, relative to this one)") }
+            let program = Int(try reader.number(programNode, at + ".program", in: 0...127))
+            let bank = try itemKeys["bank"].map { node throws(RigError) in Int(try reader.number(node, at + ".bank", in: 0...16383)) } ?? 0
+            let file = try reader.string(rigNode, at + ".rig")
+            let rig: Rig
+            do {
+                rig = try Rig.load(resolve(file, in: folder))
+            } catch {
+                // A set file fails as a rig (no 'parts'); say what it is rather than which key is wrong.
+                if (try? RigSet.load(resolve(file, in: folder)))?.isSetFile == true {
+                    throw reader.error(rigNode, at + ".rig", "'\(file)' is itself a set; a set lists rig files")
+                }
+                throw error
+            }
+            guard !entries.contains(where: { $0.bank == bank && $0.program == program }) else {
+                throw reader.error(programNode, at + ".program", "bank \(bank) program \(program) is already taken")
+            }
+            entries.append(Entry(bank: bank, program: program, rig: rig))
+        }
+        let totalParts = entries.reduce(0) { $0 + $1.rig.parts.count }
+        guard totalParts <= PlaybackRig.maximumParts else {
+            throw reader.error(keys["rigs"]!, "rigs", "\(totalParts) parts in all; a set holds at most \(PlaybackRig.maximumParts)")
+        }
+        var set = RigSet(name: name, controlChannel: channel, entries: entries)
+        set.isSetFile = true
+        return set
+    }
+
+    static func resolve(_ file: String, in folder: String) -> String {
+        file.hasPrefix("/") ? file : folder + "/" + file
+    }
+}
+
+/// Reads typed values from YAML nodes, turning every problem into `file:line: key: what`.
+struct RigReader {
+    let file: String
+
+    func error(_ node: Node, _ key: String, _ what: String) -> RigError {
+        RigError("\(file):\(node.mark?.line ?? 0): \(key): \(what)")
+    }
+
+    func keys(_ mapping: Node.Mapping, allowed: [String], at prefix: String) throws(RigError) -> [String: Node] {
+        var result: [String: Node] = [:]
+        for (keyNode, value) in mapping {
+            guard let key = keyNode.string else { throw error(keyNode, prefix, "keys must be text") }
+            guard allowed.contains(key) else {
+                throw error(keyNode, prefix + key, "unknown key (expected one of \(allowed.joined(separator: ", ")))")
+            }
+            guard result[key] == nil else { throw error(keyNode, prefix + key, "appears twice") }
+            result[key] = value
+        }
+        return result
+    }
+
+    func string(_ node: Node, _ key: String) throws(RigError) -> String {
+        guard let text = node.string, node.scalar != nil else { throw error(node, key, "must be text") }
+        return text
+    }
+
+    func number(_ node: Node, _ key: String, in range: ClosedRange<Double>) throws(RigError) -> Double {
+        guard let text = node.scalar?.string, let value = Double(text) else { throw error(node, key, "must be a number") }
+        guard range.contains(value) else {
+            throw error(node, key, "\(text) is outside \(range.lowerBound.clean)…\(range.upperBound.clean)")
+        }
+        return value
+    }
+
+    func eqPreset(_ node: Node, _ key: String) throws(RigError) -> String {
+        let name = try string(node, key)
+        guard IPodEQUnit.curveIndex(name) != nil else {
+            throw error(node, key, "unknown EQ preset '\(name)' (see aulos presets)")
+        }
+        return name
+    }
+}
+
+extension RigReader {
+    /// `soft`, `hard`, `linear`, a fixed velocity 1…127, or `{curve: 0.6, min: 20, max: 127}`.
+    func velocityCurve(_ node: Node, _ key: String) throws(RigError) -> VelocityCurve {
+        if let mapping = node.mapping {
+            let keys = try keys(mapping, allowed: ["curve", "min", "max"], at: key + ".")
+            var curve = VelocityCurve()
+            if let n = keys["curve"] { curve.exponent = try number(n, key + ".curve", in: 0.1...10) }
+            if let n = keys["min"] { curve.low = Int(try number(n, key + ".min", in: 1...127)) }
+            if let n = keys["max"] { curve.high = Int(try number(n, key + ".max", in: 1...127)) }
+            guard curve.low <= curve.high else { throw error(node, key, "min \(curve.low) is above max \(curve.high)") }
+            return curve
+        }
+        guard let text = node.scalar?.string else { throw error(node, key, "must be soft, hard, linear, a velocity or {curve, min, max}") }
+        if let fixed = Int(text) {
+            guard (1...127).contains(fixed) else { throw error(node, key, "a fixed velocity is 1…127, not \(fixed)") }
+            return VelocityCurve(fixed: fixed)
+        }
+        guard let named = VelocityCurve.named.first(where: { $0.0 == text.lowercased() }) else {
+            throw error(node, key, "unknown curve '\(text)' (soft, hard, linear, a velocity 1…127, or {curve, min, max})")
+        }
+        return named.1
+    }
+
+    /// `C2-B4`, `36-71` or `[36, 71]`: the lowest and highest note a part plays.
+    func keyRange(_ node: Node, _ key: String) throws(RigError) -> ClosedRange<Int> {
+        var notes: [Int] = []
+        if let sequence = node.sequence, sequence.count == 2 {
+            for item in sequence {
+                let text = try string(item, key)
+                do { notes.append(Int(try Score.parseNote(text))) } catch { throw self.error(item, key, error.message) }
+            }
+        } else {
+            // Split at the dash between the two notes; with a negative octave (C-1-G2) try each dash.
+            let text = try string(node, key)
+            for dash in text.indices where text[dash] == "-" && dash != text.startIndex {
+                if let low = try? Score.parseNote(text[..<dash].trimmingCharacters(in: .whitespaces)),
+                   let high = try? Score.parseNote(text[text.index(after: dash)...].trimmingCharacters(in: .whitespaces)) {
+                    notes = [Int(low), Int(high)]
+                    break
+                }
+            }
+            guard notes.count == 2 else { throw error(node, key, "'\(text)' must be LOW-HIGH notes, like C2-B4 or 36-71") }
+        }
+        guard notes[0] <= notes[1] else { throw error(node, key, "the low note \(notes[0]) is above the high note \(notes[1])") }
+        return notes[0]...notes[1]
+    }
+
+    func controls(_ node: Node) throws(RigError) -> [ControlMapping] {
+        guard let sequence = node.sequence else { throw error(node, "controls", "must be a list of {cc, target}") }
+        var mappings: [ControlMapping] = []
+        for (index, item) in sequence.enumerated() {
+            let at = "controls[\(index)]"
+            guard let mapping = item.mapping else { throw error(item, at, "must be a mapping with cc and target") }
+            let keys = try keys(mapping, allowed: ["cc", "channel", "target", "min", "max"], at: at + ".")
+            guard let ccNode = keys["cc"] else { throw error(item, at, "missing 'cc' (0…127)") }
+            guard let targetNode = keys["target"] else { throw error(item, at, "missing 'target' (PART.PARAMETER, output.volume, output.eq)") }
+            let target = try string(targetNode, at + ".target")
+            guard target.contains(".") else { throw error(targetNode, at + ".target", "'\(target)' is not UNIT.PARAMETER") }
+            var control = ControlMapping(controller: Int(try number(ccNode, at + ".cc", in: 0...127)), target: target)
+            if let n = keys["channel"] { control.channel = Int(try number(n, at + ".channel", in: 1...16)) }
+            if let n = keys["min"] { control.minimum = Float(try number(n, at + ".min", in: -1e6...1e6)) }
+            if let n = keys["max"] { control.maximum = Float(try number(n, at + ".max", in: -1e6...1e6)) }
+            mappings.append(control)
+        }
+        return mappings
+    }
+}

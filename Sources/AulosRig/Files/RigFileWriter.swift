@@ -1,0 +1,58 @@
+import AulosCore
+
+// Writing rig files: the inverse of RigFileReader, in a fixed key order, every text value quoted safely, so
+// load → save → load gives the same rig.
+
+extension Rig {
+    /// A YAML double-quoted scalar (see `String.escapedForDoubleQuotes`).
+    static func quoted(_ text: String) -> String { "\"" + text.escapedForDoubleQuotes + "\"" }
+
+    /// The rig as YAML, in a fixed key order (so load → save → load is identical).
+    public func yaml() -> String {
+        let quote = Self.quoted
+        var lines = ["# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)", "output:",
+                     "  volume: \(volume.clean)"]
+        if let eq { lines.append("  eq: \(quote(eq))") }
+        lines.append("parts:")
+        for part in parts {
+            lines.append("  - name: \(quote(part.name))")
+            lines.append("    instrument: \(part.instrument.rawValue)")
+            lines.append("    channels: [\(part.channels.map(String.init).joined(separator: ", "))]")
+            if let preset = part.preset { lines.append("    preset: \(quote(preset))") }
+            if let program = part.program { lines.append("    program: \(program)") }
+            if let soundFont = part.soundFont { lines.append("    soundfont: \(quote(soundFont))") }
+            lines.append("    volume: \(part.volume.clean)")
+            lines.append("    pan: \(part.pan.clean)")
+            if !part.enabled { lines.append("    enabled: false") }
+            if let eq = part.eq { lines.append("    eq: \(quote(eq))") }
+            if part.keys != 0...127 { lines.append("    keys: [\(part.keys.lowerBound), \(part.keys.upperBound)]") }
+            if part.transpose != 0 { lines.append("    transpose: \(part.transpose)") }
+            if part.velocity != .linear { lines.append("    velocity: \(part.velocity.yamlValue)") }
+        }
+        if !controls.isEmpty {
+            lines.append("controls:")
+            lines += controls.flatMap(\.yamlLines)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension VelocityCurve {
+    /// The rig-file spelling: a name, a fixed number, or {curve, min, max}.
+    var yamlValue: String {
+        if let fixed { return String(fixed) }
+        if let name = Self.named.first(where: { $0.1 == self })?.0 { return name }
+        return "{curve: \(exponent), min: \(low), max: \(high)}"
+    }
+}
+
+extension ControlMapping {
+    var yamlLines: [String] {
+        var lines = ["  - cc: \(controller)"]
+        if let channel { lines.append("    channel: \(channel)") }
+        lines.append("    target: \(Rig.quoted(target))")
+        if let minimum { lines.append("    min: \(minimum)") }
+        if let maximum { lines.append("    max: \(maximum)") }
+        return lines
+    }
+}

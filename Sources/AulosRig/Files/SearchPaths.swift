@@ -1,0 +1,55 @@
+import AulosUnits
+import Foundation
+
+/// Where Aulos finds its data — synth presets, factory rigs, scores, the bundled SoundFont — in one place.
+///
+/// A data root is a folder holding `presets/` and `soundfonts/`: in order, `<executable>/../share/aulos`
+/// (an installed aulos finds its own files), `/usr/local/share/aulos`, `/usr/share/aulos`, and the source
+/// tree (so a checkout works without installing). `$AULOS_PRESETS` (folders separated by ':') comes before
+/// the roots' preset folders and `$AULOS_SOUNDFONT` (a file) before their fonts. Debian's default GM
+/// SoundFont is the last resort for the sampler.
+///
+/// Threads: any (reads the environment and the file system).
+public enum SearchPaths {
+    /// The data roots, most specific first.
+    public static var dataRoots: [String] {
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
+        let installed = executable.deletingLastPathComponent().appendingPathComponent("../share/aulos").standardized.path
+        // This file is Sources/AulosRig/Files/SearchPaths.swift: four folders up is the source tree.
+        var source = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { source.deleteLastPathComponent() }
+        return [installed, "/usr/local/share/aulos", "/usr/share/aulos", source.path]
+    }
+
+    /// Folders that may hold `synth/*.json`, `rigs/*.yaml` and `scores/`.
+    public static var presetFolders: [String] {
+        let environment = ProcessInfo.processInfo.environment["AULOS_PRESETS"].map { $0.split(separator: ":").map(String.init) } ?? []
+        return environment + dataRoots.map { $0 + "/presets" }
+    }
+
+    /// The first preset folder that has synth presets; nil when none has.
+    public static var presetFolder: String? {
+        presetFolders.first { folder in
+            (try? FileManager.default.contentsOfDirectory(atPath: folder + "/synth"))?.contains { $0.hasSuffix(".json") } ?? false
+        }
+    }
+
+    /// The factory synth presets (loaded once; a broken file is reported on stderr once and skipped, so one
+    /// bad file cannot take the instrument down).
+    public static let synthPresets: [SynthPreset] = presetFolder.map { SynthPresetLibrary.loadSkippingBroken(from: $0 + "/synth") } ?? []
+
+    /// Where the sampler looks for a SoundFont when none is named, in order.
+    public static var soundFonts: [String] {
+        let environment = ProcessInfo.processInfo.environment["AULOS_SOUNDFONT"].map { [$0] } ?? []
+        return environment + dataRoots.map { $0 + "/soundfonts/AulosGM.sf2" } + ["/usr/share/sounds/sf2/default-GM.sf2"]
+    }
+
+    /// The first readable SoundFont of `soundFonts`.
+    public static var soundFont: String? { soundFonts.first { FileManager.default.isReadableFile(atPath: $0) } }
+
+    /// The built-in demo piece (`presets/scores/demo.score`), played by `aulos render` and `aulos play
+    /// --demo` without an input.
+    public static var demoScore: String? {
+        presetFolders.map { $0 + "/scores/demo.score" }.first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+}

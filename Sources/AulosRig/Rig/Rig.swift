@@ -1,0 +1,56 @@
+/// Which instrument a part plays.
+public enum InstrumentChoice: String, Sendable, CaseIterable {
+    case synth, sampler
+}
+
+
+/// A rig: the whole playing setup as a file a person can read and edit (YAML, documented in docs/rigs.md).
+/// Instruments ("parts") with their MIDI channels and sounds, each on a mixer bus with volume and pan (and
+/// optionally its own EQ), then the output volume and a master EQ.
+///
+/// Threads: control side.
+public struct Rig: Equatable, Sendable {
+    public struct Part: Equatable, Sendable {
+        public var name: String
+        public var instrument: InstrumentChoice
+        /// MIDI channels 1…16 whose events this part plays.
+        public var channels: [Int]
+        /// Synth preset (name or number).
+        public var preset: String?
+        /// Program: for the synth a preset number, for the sampler sent to the part's channels at the start.
+        public var program: Int?
+        /// Sampler SoundFont path; nil uses the bundled font.
+        public var soundFont: String?
+        public var volume: Float = 1
+        public var pan: Float = 0
+        public var enabled = true
+        /// An iPod-style EQ preset for this part alone.
+        public var eq: String?
+        /// The notes this part plays (a split or a layer's range); others pass it by.
+        public var keys: ClosedRange<Int> = 0...127
+        /// Semitones added to every note this part plays.
+        public var transpose = 0
+        public var velocity = VelocityCurve.linear
+
+        public init(name: String, instrument: InstrumentChoice, channels: [Int]) {
+            self.name = name
+            self.instrument = instrument
+            self.channels = channels
+        }
+    }
+
+    public var name: String
+    public var sampleRate = 48_000.0
+    public var slice: UInt32 = 256
+    public var volume: Float = 1
+    /// Master iPod-style EQ preset.
+    public var eq: String?
+    public var parts: [Part]
+    /// Controllers routed to unit parameters while this rig plays.
+    public var controls: [ControlMapping] = []
+
+    public init(name: String, parts: [Part]) {
+        self.name = name
+        self.parts = parts
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import AulosPlayback
+import AulosRig
+
+/// `aulos graph`: the playback rig's processing graph, printed as Core Audio's CAShow prints one.
+struct GraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "graph", abstract: "Print the playback rig's processing graph (like CAShow).")
+
+    @OptionGroup var slicing: SliceOptions
+
+    @Option(help: "Instrument: synth or sampler.")
+    var instrument: InstrumentChoice = .synth
+
+    @Option(help: "A rig file (docs/rigs.md) instead of one instrument.")
+    var rig: String?
+
+    @Option(help: "Master iPod-style EQ preset (see aulos presets).")
+    var eq: String?
+
+    func run() throws {
+        var options = PlaybackOptions()
+        options.instrument = instrument
+        options.sampleRate = slicing.sampleRate
+        options.slice = slicing.slice
+        options.rigSet = try rig.map { path throws(RigError) in try RigSet.load(path) }
+        options.eq = try eq.map(checkedEQ)
+        let playback = try PlaybackRig(set: options.rigSet(playingFile: false))
+        defer { playback.close() }
+        print(playback.graph.dump())
+    }
+}

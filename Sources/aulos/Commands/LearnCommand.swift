@@ -1,0 +1,35 @@
+import ArgumentParser
+import AulosPlayback
+import Foundation
+
+/// `aulos learn`: MIDI-learn on the running aulos, and the rig-file line that keeps the mapping.
+struct LearnCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "learn",
+        abstract: "MIDI-learn: map the next controller moved on the keyboard to a parameter of the running aulos.",
+        discussion: "Prints the mapping as a line for the rig file's controls: list, so it can be kept.")
+
+    @Argument(help: "The parameter to map, as UNIT.PARAMETER.")
+    var target: String
+
+    @Option(help: "Seconds to wait for a controller.")
+    var timeout: Double = 30
+
+    @OptionGroup var socket: SocketOption
+
+    func run() throws {
+        let armed = try socket.request("learn \(target)")
+        printError("aulos: move a controller to map it to \(armed["learning"] ?? target)…")
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            usleep(100_000)
+            let reply = try socket.request("learned")
+            if let learned = reply["learned"] as? [String: Any], let cc = learned["cc"], let channel = learned["channel"], let name = learned["target"] {
+                print("learned: cc \(cc) on channel \(channel) → \(name)")
+                print("rig file: controls: [{cc: \(cc), channel: \(channel), target: \"\(name)\"}]")
+                return
+            }
+        }
+        throw ControlSocketError("no controller moved within \(Int(timeout)) s; move one on a connected keyboard (aulos status lists them)")
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import AulosAudioFile
+import AulosCore
+import AulosPlayback
+
+/// `aulos render`: a MIDI file or score (or the demo piece) rendered offline to WAV or FLAC.
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render a MIDI file or score offline to WAV or FLAC (the built-in demo piece without INPUT).",
+        discussion: """
+            INPUT is a Standard MIDI File (type 0 or 1) or a score (docs/score.md). The output type comes \
+            from its extension (.wav or .flac). Rendering is faster than real time and deterministic: the \
+            same input and options give the same bytes. With --instrument synth, channel 10 (GM drums) \
+            and program changes are skipped: the synth plays one preset (--preset or --program).
+            """)
+
+    @Argument(help: "A .mid file or a score; omit for the built-in demo piece.")
+    var input: String?
+
+    @Option(name: .shortAndLong, help: "Output file (.wav or .flac). Default: INPUT with .wav, or demo.wav.")
+    var output: String?
+
+    @Option(help: "Sample format: float, s16 or s24 (FLAC: s16 or s24).")
+    var format: String = "s16"
+
+    @Option(help: "Seconds rendered after the last event (release tails).")
+    var tail: Double = 1.5
+
+    @OptionGroup var instrument: InstrumentOptions
+
+    @OptionGroup var slicing: SliceOptions
+
+    func validate() throws {
+        if let output, AudioFileType(path: output) == nil {
+            throw ValidationError("--output must end in .wav or .flac, not '\(output)'")
+        }
+        guard sampleFormat != nil else {
+            throw ValidationError("--format must be float, s16 or s24, not '\(format)'")
+        }
+        guard tail >= 0, tail <= 60 else { throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)") }
+    }
+
+    var sampleFormat: SampleFormat? {
+        switch format.lowercased() {
+        case "float", "f32", "float32": .float32
+        case "s16", "int16", "16": .int16
+        case "s24", "int24", "24": .int24
+        default: nil
+        }
+    }
+
+    var outputPath: String {
+        if let output { return output }
+        guard let input else { return "demo.wav" }
+        let name = input.split(separator: "/").last.map(String.init) ?? input
+        let stem = name.contains(".") ? String(name[..<name.lastIndex(of: ".")!]) : name
+        return stem + ".wav"
+    }
+
+    func run() throws {
+        var options = try instrument.playbackOptions(input: input, slicing: slicing)
+        options.tail = tail
+        let bar = ProgressBar()
+        let started = ContinuousClock.now
+        let summary = try FileRender.run(options, to: RenderOutput(path: outputPath, sample: sampleFormat!)) { bar.update($0) }
+        bar.finish()
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(summary.frames) / summary.format.sampleRate
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let speed = wall > 0 ? "\(Int(seconds / wall))× real time" : "instant"
+        var line = "wrote \(outputPath): \(summary.frames) frames (\(seconds.fixed(2)) s), \(summary.events) events, "
+        line += "\(summary.instrumentDescription), \(summary.format.compactDescription), \(summary.slice)-frame slices, \(speed)"
+        if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
+        print(line)
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import AulosPlayback
+import AulosRig
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `aulos service install|uninstall|unit`: aulos as a systemd service that plays at boot.
+struct ServiceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "service",
+        abstract: "Install or remove aulos as a systemd service that plays at boot (headless, e.g. on a Raspberry Pi).",
+        subcommands: [Install.self, Uninstall.self, Unit.self])
+
+    struct Location: ParsableArguments {
+        @Option(help: "Installation prefix.")
+        var prefix = "/usr/local"
+
+        @Option(help: "Install under this directory instead of / (for packaging); runs no system commands.")
+        var root = ""
+
+        func installer() -> ServiceInstaller {
+            var installer = ServiceInstaller()
+            installer.prefix = prefix
+            installer.root = root
+            return installer
+        }
+    }
+
+    /// What the service plays and as whom: install and unit take the same.
+    struct Playing: ParsableArguments {
+        @Option(help: "The rig or rig set to play (default: the factory set presets/rigs/stage.yaml).")
+        var rig: String?
+
+        @Option(help: "ALSA PCM to play through (see aulos devices).")
+        var device = "default"
+
+        @Option(help: "The system user the service runs as (created in group audio if missing).")
+        var user = "aulos"
+
+        func configure(_ installer: inout ServiceInstaller) {
+            installer.rig = rig
+            installer.device = device
+            installer.user = user
+        }
+    }
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy aulos, its presets, rigs and SoundFont under the prefix, write /etc/systemd/system/aulos.service, create the 'aulos' user and start it.")
+
+        @OptionGroup var location: Location
+        @OptionGroup var playing: Playing
+
+        func run() throws {
+            guard location.root != "" || geteuid() == 0 else {
+                throw CommandError("installing a system service needs root: sudo aulos service install")
+            }
+            var installer = location.installer()
+            playing.configure(&installer)
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+            guard let presets = SearchPaths.presetFolders.first(where: { access($0 + "/rigs/stage.yaml", R_OK) == 0 }) else {
+                throw CommandError("cannot find the presets folder to install (searched \(SearchPaths.presetFolders.joined(separator: ", ")))")
+            }
+            for line in try installer.install(executable: executable, presets: presets, soundFont: SearchPaths.soundFont) { print(line) }
+        }
+    }
+
+    struct Unit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the systemd unit install would write (packaging/systemd/aulos.service is this with the defaults).")
+
+        @OptionGroup var location: Location
+        @OptionGroup var playing: Playing
+
+        func run() {
+            var installer = location.installer()
+            playing.configure(&installer)
+            print(installer.unitText, terminator: "")
+        }
+    }
+
+    struct Uninstall: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop and remove the service, the installed binary and its data (the user stays).")
+
+        @OptionGroup var location: Location
+
+        func run() throws {
+            guard location.root != "" || geteuid() == 0 else {
+                throw CommandError("removing a system service needs root: sudo aulos service uninstall")
+            }
+            for line in try location.installer().uninstall() { print(line) }
+        }
+    }
+}

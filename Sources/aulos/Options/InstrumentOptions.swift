@@ -1,0 +1,79 @@
+import ArgumentParser
+import AulosCore
+import AulosPlayback
+import AulosRig
+import AulosUnits
+
+/// What plays and with what — an instrument and its sound, or a rig file; the master EQ; tempo and
+/// arpeggio: shared by `render` and `play`.
+struct InstrumentOptions: ParsableArguments {
+    @Option(help: "Instrument: synth or sampler.")
+    var instrument: InstrumentChoice = .synth
+
+    @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
+    var soundfont: String?
+
+    @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
+    var program: Int?
+
+    @Option(help: "Synth preset by name (see presets/synth).")
+    var preset: String?
+
+    @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
+    var rigFile: String?
+
+    @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
+    var eq: String?
+
+    @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep their own timing.")
+    var tempo: Double?
+
+    @Option(help: "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t 1/32 1/32t.")
+    var arpeggio: String?
+
+    func validate() throws {
+        if let program, !(0...127).contains(program) {
+            throw ValidationError("--program must be 0…127, not \(program)")
+        }
+        if soundfont != nil && instrument != .sampler {
+            throw ValidationError("--soundfont goes with --instrument sampler")
+        }
+        if let tempo, !(tempo >= 1 && tempo <= 1000) {
+            throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
+        }
+        if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
+            throw ValidationError("--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
+        }
+        if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
+            throw ValidationError("--rig describes its own instruments; --soundfont, --program and --preset go without it")
+        }
+    }
+
+    /// The playback options these flags describe (loading the rig file).
+    func playbackOptions(input: String?, slicing: SliceOptions) throws -> PlaybackOptions {
+        var options = PlaybackOptions()
+        options.input = input
+        options.instrument = instrument
+        options.soundFont = soundfont
+        options.program = program
+        options.preset = preset
+        options.sampleRate = slicing.sampleRate
+        options.slice = slicing.slice
+        if let rigFile {
+            let set = try RigSet.load(rigFile)
+            if set.entries.count == 1 && set.controlChannel == nil { options.rig = set.entries[0].rig } else { options.rigSet = set }
+        }
+        options.eq = try eq.map(checkedEQ)
+        options.tempo = tempo
+        options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
+        return options
+    }
+}
+
+extension InstrumentChoice: ExpressibleByArgument {}
+
+/// An EQ preset by name or number as its curve's name, or a one-line error listing where to find them.
+func checkedEQ(_ name: String) throws(CommandError) -> String {
+    guard let index = IPodEQUnit.curveIndex(name) else { throw CommandError("no EQ preset '\(name)' (see aulos presets)") }
+    return IPodEQUnit.curves[index].name
+}

@@ -1,0 +1,103 @@
+import AulosALSA
+import AulosCore
+import AulosPlayback
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `aulos play` shows: a status line on a terminal while it plays, notices about keyboards and the
+/// device as they happen, and one summary line at the end.
+///
+/// Threads: the control thread (the observer's closures run there).
+final class PlayReport {
+    let onTerminal: Bool
+    private var lastLine = ""
+
+    init(onTerminal: Bool) { self.onTerminal = onTerminal }
+
+    /// The observer a live run reports to.
+    func observer(live: Bool) -> PlaybackObserver {
+        let prefix = onTerminal ? "\r" : ""
+        var observer = PlaybackObserver()
+        observer.status = { [self] status in
+            guard onTerminal else { return }
+            let line = Self.statusLine(status) + (live ? "  late MIDI \(status.midiLate)" : "")
+            if line != lastLine { printError("\r" + line + "   ", newline: false) }
+            lastLine = line
+        }
+        observer.warning = { printError(prefix + "aulos: warning: " + $0) }
+        observer.info = { printError(prefix + "aulos: " + $0) }
+        observer.sequencerNotice = { printError(prefix + "aulos: MIDI: " + Self.describe($0)) }
+        observer.deviceEvent = Self.reportDeviceEvent
+        return observer
+    }
+
+    /// Ends the status line.
+    func finish() { if onTerminal { printError("") } }
+
+    static func describe(_ notice: SequencerInput.Notice) -> String {
+        switch notice {
+        case .listening(let address, let connected):
+            "listening as \(address) (Aulos MIDI In)"
+                + (connected == 0 ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : "")
+        case .connected(let port): "connected \(port)"
+        case .connectFailed(let port, let reason): "cannot connect \(port): \(reason)"
+        case .disconnected(let port, let notes): "\(port) gone; released \(notes) note\(notes == 1 ? "" : "s")"
+        case .subscribed(let address, let name): "\(address) \(name) plays into aulos"
+        case .inputOverflow: "input overflowed, events lost"
+        }
+    }
+
+    /// Device lost and back, on stderr (xruns are counted in the status line instead).
+    static func reportDeviceEvent(_ event: IOEvent) {
+        switch event {
+        case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
+        case .interruptionEnded: printError("\raulos: device back; playing on")
+        case .underrun, .overrun, .suspendedAndResumed: break
+        }
+    }
+
+    /// m:ss.s
+    static func clock(_ seconds: Double) -> String {
+        let minutes = Int(seconds) / 60
+        let rest = (seconds - Double(minutes * 60)).fixed(1)
+        return "\(minutes):" + String(repeating: "0", count: max(0, 4 - rest.count)) + rest
+    }
+
+    static func percent(_ fraction: Double) -> String { (fraction * 100).fixed(1) + "%" }
+
+    static func statusLine(_ status: LiveStatus) -> String {
+        "\(clock(status.seconds))  voices \(status.voices)  DSP \(percent(status.statistics.dspLoad)) "
+            + "(peak \(percent(status.statistics.peakLoad)))  xruns \(status.statistics.xruns)"
+            + (status.voicesShed > 0 ? "  shed \(status.voicesShed)" : "")
+            + (status.statistics.isInterrupted ? "  DEVICE LOST" : "")
+    }
+
+    /// The line after playing a file.
+    func summary(of final: LiveStatus) -> String {
+        let grant = final.grant
+        return "played \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
+            + "\(grant.period)-frame periods × \(grant.periods) (\((grant.outputLatency * 1000).fixed(1)) ms buffer), "
+            + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
+            + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)))"
+    }
+
+    /// The line after playing live.
+    func summary(of report: KeyboardPlayback.Report) -> String {
+        let final = report.status
+        let grant = final.grant
+        let latency = report.latencyFrames > 0
+            ? "constant \((Double(report.latencyFrames) / grant.sampleRate * 1000).fixed(1)) ms (\(report.latencyFrames) frames) after arrival"
+            : "at the next slice"
+        return "played live \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
+            + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
+            + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
+            + (report.midiLate > 0 ? " (by up to \(report.worstLateness.fixed(1)) ms)" : "")
+            + ", \(report.midiDropped) dropped" + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
+            + "; MIDI thread read delay max \(report.worstReadDelay.fixed(1)) ms"
+            + (report.latencyFrames > 0 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
+            + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
+            + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : "")
+    }
+}

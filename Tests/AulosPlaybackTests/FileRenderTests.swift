@@ -1,0 +1,250 @@
+import AulosAudioFile
+import AulosCore
+@testable import AulosPlayback
+import AulosRig
+import AulosMIDI
+import AulosTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file's bytes (empty when unreadable).
+func fileBytes(_ path: String) -> [UInt8] { TestFiles.bytes(path) }
+
+func writeFile(_ path: String, _ bytes: [UInt8]) { TestFiles.write(bytes, to: path) }
+
+/// A unique scratch path under /tmp, removed by the caller.
+func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
+
+/// `aulos render`: a MIDI file or score through a rig into a WAV or FLAC file, deterministic.
+@Suite struct FileRenderTests {
+    let score = """
+        0b tempo 120
+        0b note C4 1b vel=100
+        0.5b note E4 1b
+        1b cc 64 127
+        1b note G4 0.25b
+        2b cc 64 0
+        2b program 24 ch=2
+        2b note E3 1b ch=2
+        2.5b note C2 0.25b ch=10
+        3b end
+        """
+
+    @Test(arguments: [InstrumentChoice.synth, .sampler])
+    func theSameInputGivesTheSameBytes(instrument: InstrumentChoice) throws {
+        let input = scratchPath("song.score")
+        writeFile(input, Array(score.utf8))
+        defer { unlink(input) }
+        var paths: [String] = []
+        for format in [SampleFormat.float32, .int16] {
+            for run in 0..<2 {
+                var options = PlaybackOptions()
+                let output = RenderOutput(path: scratchPath("out-\(run).wav"), sample: format)
+                options.input = input
+                options.instrument = instrument
+                options.tail = 0.5
+                let summary = try FileRender.run(options, to: output)
+                #expect(summary.frames == 96_000)
+                paths.append(output.path)
+            }
+        }
+        defer { for path in paths { unlink(path) } }
+        #expect(fileBytes(paths[0]) == fileBytes(paths[1]))
+        #expect(fileBytes(paths[2]) == fileBytes(paths[3]))
+        let audio = try AudioFileContents(path: paths[0])
+        #expect(audio.samples.contains { $0 != 0 })
+    }
+
+    @Test func midiFilesRender() throws {
+        typealias E = StandardMIDIFile.Event
+        let input = scratchPath("song.mid")
+        writeFile(input, StandardMIDIFile.encode(tracks: [
+            [(0, E.tempo(microsecondsPerQuarter: 600_000))],
+            [(0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))), (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
+             (480, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01])))],
+        ], ticksPerQuarterNote: 480))
+        let output = scratchPath("song.flac")
+        defer { unlink(input); unlink(output) }
+        var options = PlaybackOptions()
+        options.input = input
+        options.instrument = .sampler
+        options.tail = 0.25
+        let summary = try FileRender.run(options, to: RenderOutput(path: output, sample: .int24))
+        #expect(summary.frames == 28_800 + 12_000)
+        #expect(summary.notes.contains { $0.contains("1 system messages") })
+        let audio = try AudioFileContents(path: output)
+        #expect(audio.frameCount == 40_800)
+        #expect(audio.samples[..<28_800].contains { $0 != 0 })
+    }
+
+    @Test func theSynthSkipsDrumsAndProgramChangesAndSaysSo() throws {
+        let input = scratchPath("song.score")
+        writeFile(input, Array(score.utf8))
+        let output = scratchPath("song.wav")
+        defer { unlink(input); unlink(output) }
+        var options = PlaybackOptions()
+        options.input = input
+        options.preset = "Pluck"
+        let summary = try FileRender.run(options, to: RenderOutput(path: output))
+        #expect(summary.instrumentDescription == "synth (Pluck)")
+        #expect(summary.notes.contains { $0.contains("channel 10") })
+        #expect(summary.notes.contains { $0.contains("program changes") })
+    }
+
+    @Test func badInputIsOneLineNamingFileAndLine() throws {
+        let input = scratchPath("bad.score")
+        writeFile(input, Array("0b note C4 1b\n1b note C4 1b vel=200\n".utf8))
+        let midi = scratchPath("bad.mid")
+        writeFile(midi, Array("MThd\u{0}\u{0}\u{0}\u{6}\u{0}\u{2}\u{0}\u{1}\u{0}\u{60}".utf8))
+        let notMIDI = scratchPath("text.mid")
+        writeFile(notMIDI, Array("just text".utf8))
+        let output = scratchPath("never.wav")
+        defer { for path in [input, midi, notMIDI] { unlink(path) } }
+        let cases = [
+            (input, "bad.score:2: velocity '200'"),
+            (midi, "format 2 is not supported"),
+            (notMIDI, "not a Standard MIDI File"),
+            ("/nonexistent/x.score", "No such file"),
+        ]
+        for (path, expected) in cases {
+            var options = PlaybackOptions()
+            options.input = path
+            do {
+                _ = try FileRender.run(options, to: RenderOutput(path: output))
+                Issue.record("expected an error for \(path)")
+            } catch let error as InputFileError {
+                #expect(error.message.contains(expected), "\(error.message)")
+                #expect(!error.message.contains("\n"))
+            }
+            #expect(access(output, F_OK) != 0, "no output file is left behind")
+        }
+    }
+
+    @Test func theDemoPieceIsAValidScore() throws {
+        let path = try #require(SearchPaths.demoScore)
+        #expect(path.hasSuffix("/presets/scores/demo.score"))
+        let (messages, end) = try Score(text: try FileContents.text(path, limit: 1 << 20), name: "demo").scheduledMessages(sampleRate: 48_000)
+        #expect(messages.count > 500)
+        #expect(end == 32 * 28_800)
+        #expect(Set(messages.compactMap(\.message.channel)) == [0, 1, 2, 9])
+    }
+
+    @Test func renderingThroughARigRoutesChannelsAndLayers() throws {
+        let input = scratchPath("layers.score")
+        writeFile(input, Array("0f note C4 0.05s ch=1\n48000f note E4 0.2s ch=2\n50000f note G2 0.1s ch=10\n".utf8))
+        let rigPath = scratchPath("rig.yaml")
+        writeFile(rigPath, Array("""
+            slice: 64
+            output:
+              eq: Bass Booster
+            parts:
+              - instrument: synth
+                preset: Pluck
+                channels: [1, 2]
+                pan: -1
+              - instrument: sampler
+                channels: [1]
+                pan: 1
+            """.utf8))
+        let output = scratchPath("layers.wav")
+        defer { for path in [input, rigPath, output] { unlink(path) } }
+        var options = PlaybackOptions()
+        options.input = input
+        options.rig = try Rig.load(rigPath)
+        options.tail = 0.3
+        let summary = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
+        #expect(summary.slice == 64)
+        #expect(summary.instrumentDescription == "synth (Pluck) + sampler (AulosGM.sf2), EQ Bass Booster")
+        #expect(summary.notes.contains { $0.contains("channel 10") })
+        let audio = try AudioFileContents(path: output)
+        let left = stride(from: 0, to: audio.samples.count, by: 2).map { audio.samples[$0] }
+        let right = stride(from: 1, to: audio.samples.count, by: 2).map { audio.samples[$0] }
+        // Channel 1 plays both layers; channel 2 only the synth (hard left): the right side is quiet then.
+        #expect(left[..<4800].contains { abs($0) > 0.01 } && right[..<4800].contains { abs($0) > 0.01 })
+        #expect(right[50_000..<55_000].map(abs).max()! < left[50_000..<55_000].map(abs).max()! * 0.1)
+    }
+
+    /// Heard: a score that switches rigs halfway renders rig One's sound, then rig Two's, and is the same
+    /// at every slice size (the switch and the controller sweep land on their frames).
+    @Test func aRigSwitchInAScoreIsHeardAndSliceIndependent() throws {
+        let folder = TestFiles.scratch("setrender")
+        mkdir(folder, 0o755)
+        defer { TestFiles.remove(folder) }
+        TestFiles.write("name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n", to: folder + "/one.yaml")
+        TestFiles.write("name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: Bright Lead\n    channels: [1]\n", to: folder + "/two.yaml")
+        TestFiles.write("name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n    rig: two.yaml\n", to: folder + "/set.yaml")
+        let path = folder + "/set.yaml"
+        let score = "0s note C4 0.4s\n0.5s cc 0 0 ch=16\n0.5s cc 32 1 ch=16\n0.5s program 5 ch=16\n0.6s note C4 0.4s\n1.2s end\n"
+        TestFiles.write(score, to: folder + "/score.txt")
+        var outputs: [[UInt8]] = []
+        for slice in [64, 256, 1000] {
+            var options = PlaybackOptions()
+            options.input = folder + "/score.txt"
+            var set = try RigSet.load(path)
+            for index in set.entries.indices { set.entries[index].rig.slice = UInt32(slice) }
+            options.rigSet = set
+            options.tail = 0.2
+            let summary = try FileRender.run(options, to: RenderOutput(path: folder + "/out\(slice).wav", sample: .float32))
+            #expect(summary.notes.contains("1 rig switch by program change"), "\(summary.notes)")
+            outputs.append(TestFiles.bytes(folder + "/out\(slice).wav"))
+        }
+        #expect(outputs[0] == outputs[1] && outputs[1] == outputs[2])
+        // The two notes differ: Glass Bell then Bright Lead (at half the output volume, through Rock).
+        let samples = outputs[0].dropFirst(outputs[0].count - 2 * 4 * Int(1.4 * 48_000)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let first = samples[0..<(2 * 19_000)].map(abs).max()!, second = samples[(2 * 29_000)..<(2 * 48_000)].map(abs).max()!
+        #expect(first > 0.01 && second > 0.01 && abs(first - second) > 0.001, "\(first) \(second)")
+    }
+
+    /// A rig's output does not depend on the slice size (synth and effects; no sampler, whose placement is
+    /// 64-frame-block accurate by nature).
+    @Test func synthRigOutputIsIndependentOfSliceSize() throws {
+        func render(slice: UInt32) throws -> [UInt8] {
+            var rig = try Rig.load(TestFiles.presets + "/rigs/synth-layers.yaml")
+            rig.slice = slice
+            let input = scratchPath("s.score")
+            writeFile(input, Array("0f note C4 0.3s\n1000f cc 7 80\n7000f note E4 0.2s\n7000f bend 1000\n".utf8))
+            let output = scratchPath("s.wav")
+            defer { unlink(input); unlink(output) }
+            var options = PlaybackOptions()
+            options.input = input
+            options.rig = rig
+            options.tail = 0.2
+            _ = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
+            return fileBytes(output)
+        }
+        let reference = try render(slice: 256)
+        for slice in [UInt32(16), 100, 1024] { #expect(try render(slice: slice) == reference, "slice \(slice)") }
+    }
+}
+
+/// A zero-length note in a MIDI file (note-on and note-off at one tick) ends; a note released and struck
+/// again at one tick sounds on.
+@Suite struct ZeroLengthNoteTests {
+    @Test func zeroLengthNotesEndAndRepeatedNotesSound() throws {
+        let folder = TestFiles.scratch("zero")
+        mkdir(folder, 0o755)
+        defer { TestFiles.remove(folder) }
+        // Format 0, 480 ticks a beat: C4 on+off at tick 0 (zero length); E4 0..480, then off+on at 480, off at 960.
+        let events: [UInt8] = [0x00, 0x90, 60, 100, 0x00, 0x80, 60, 0, 0x00, 0x90, 64, 100,
+                               0x83, 0x60, 0x80, 64, 0, 0x00, 0x90, 64, 100, 0x83, 0x60, 0x80, 64, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
+        let track: [UInt8] = Array("MTrk".utf8) + [0, 0, 0, UInt8(events.count)] + events
+        FileManager.default.createFile(atPath: folder + "/zero.mid", contents: Data(header + track))
+        var rig = Rig(name: "one", parts: [Rig.Part(name: "Organ", instrument: .synth, channels: [1])])
+        rig.parts[0].preset = "Drawbar Organ"
+        let playback = try PlaybackRig(rig)
+        defer { playback.close() }
+        let loaded = try InputFile.load(folder + "/zero.mid", sampleRate: 48_000)
+        playback.timelinePlayer.play(try RoutedInput(loaded, through: playback).timeline)
+        let renderer = try OfflineRenderer(graph: playback.graph, sliceFrames: 256)
+        var voicesMidway = -1
+        try renderer.render(frameCount: 48_000, beforeSlice: { start, _ in
+            if start == 36_096 { voicesMidway = playback.activeVoices }
+        }, sink: { _, _ in })
+        #expect(voicesMidway == 1, "E4 re-struck at 0.5 s sounds; the zero-length C4 has ended")
+    }
+}

@@ -1,0 +1,141 @@
+import AulosCore
+import AulosPlayback
+import AulosRig
+import AulosTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pieces that make `aulos play --service` a good systemd citizen: the control socket, the readiness
+/// notification, and the installer's files.
+@Suite(.serialized) struct ServiceTests {
+    let folder = "/tmp/aulos-service-\(getpid())"
+
+    @Test func controlSocketAnswersOneLinePerRequestWithGroupOnlyPermissions() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/control"
+        let server = try ControlSocket(path: path)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660, "only the service's user and group")
+        #expect(info.st_mode & S_IFMT == S_IFSOCK)
+        // A second server on the same path is refused while the first answers.
+        do {
+            _ = try ControlSocket(path: path)
+            Issue.record("two servers on one socket")
+        } catch {
+            #expect(error.message.contains("already listening"))
+        }
+        let requests = ["status", "set a.b 1", String(repeating: "x", count: 5000)]
+        let replies = Mutex<[String]>([])
+        let client = Thread {
+            for request in requests {
+                let reply = (try? ControlSocket.request(request, at: path)) ?? "no reply"
+                replies.withLock { $0.append(reply) }
+            }
+        }
+        client.start()
+        var seen: [String] = []
+        let deadline = Date().addingTimeInterval(10)
+        while seen.count < requests.count && Date() < deadline {
+            server.serve { line in
+                seen.append(line)
+                return #"{"echo":\#(line.count)}"#
+            }
+            usleep(5_000)
+        }
+        while replies.withLock({ $0.count }) < requests.count && Date() < deadline { usleep(5_000) }
+        #expect(seen == requests)
+        #expect(replies.withLock { $0 } == requests.map { #"{"echo":\#($0.count)}"# })
+    }
+
+    @Test func staleSocketFromACrashIsReplacedAndAbsentServiceIsAClearError() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/control"
+        do {
+            _ = try ControlSocket.request("status", at: path)
+            Issue.record("reached nothing")
+        } catch {
+            #expect(error.message.contains("no aulos is running there"), "\(error.message)")
+        }
+        // A socket file nobody listens on (the process was killed): the next start takes it over.
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in path.utf8.enumerated() { raw[index] = byte } }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(descriptor)
+        #expect(access(path, F_OK) == 0)
+        let server = try ControlSocket(path: path)
+        _ = server
+    }
+
+    /// sd_notify's datagram, received on a socket standing in for systemd's.
+    @Test func readinessReachesTheNotifySocket() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/notify"
+        let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(receiver) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in path.utf8.enumerated() { raw[index] = byte } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0)
+        setenv("NOTIFY_SOCKET", path, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        #expect(ServiceNotifier.isSupervised)
+        #expect(ServiceNotifier.notify("READY=1\nSTATUS=playing"))
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = recv(receiver, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        #expect(count > 0 && String(decoding: buffer[..<max(0, count)], as: UTF8.self) == "READY=1\nSTATUS=playing")
+        unsetenv("NOTIFY_SOCKET")
+        #expect(!ServiceNotifier.notify("READY=1"), "outside systemd it does nothing")
+    }
+
+    /// `aulos service install --root DIR` lays out the binary, presets, rigs and SoundFont and the unit;
+    /// the unit is the one shipped in packaging/; uninstall removes them again.
+    @Test func installerLaysOutFilesAndTheShippedUnit() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var installer = ServiceInstaller()
+        installer.root = folder
+        let executable = "/bin/true"
+        let lines = try installer.install(executable: executable, presets: TestFiles.presets, soundFont: nil)
+        #expect(lines.count == 3)
+        for path in ["/usr/local/bin/aulos", "/usr/local/share/aulos/presets/rigs/stage.yaml", "/usr/local/share/aulos/presets/synth/00-warm-pad.json",
+                     "/etc/systemd/system/aulos.service"] {
+            #expect(access(folder + path, F_OK) == 0, "\(path)")
+        }
+        #expect(access(folder + "/usr/local/bin/aulos", X_OK) == 0)
+        // The installed set loads (its rig files are found beside it).
+        #expect(try RigSet.load(folder + "/usr/local/share/aulos/presets/rigs/stage.yaml").entries.count == 4)
+        let unit = try String(contentsOfFile: folder + "/etc/systemd/system/aulos.service", encoding: .utf8)
+        let shipped = try String(contentsOfFile: TestFiles.presets + "/../packaging/systemd/aulos.service", encoding: .utf8)
+        #expect(unit == shipped, "packaging/systemd/aulos.service is what the installer writes: regenerate it")
+        for line in ["Type=notify", "LimitRTPRIO=95", "LimitMEMLOCK=infinity", "Restart=on-failure", "ExecReload=/bin/kill -HUP $MAINPID",
+                     "ExecStart=/usr/local/bin/aulos play --service --rig /usr/local/share/aulos/presets/rigs/stage.yaml --device default --control-socket /run/aulos/control",
+                     "RestrictAddressFamilies=AF_UNIX", "StandardError=journal"] {
+            #expect(unit.contains(line + "\n"), "\(line)")
+        }
+        let removed = try installer.uninstall()
+        #expect(removed.count == 3 && access(folder + "/usr/local/bin/aulos", F_OK) != 0 && access(folder + "/usr/local/share/aulos", F_OK) != 0)
+        #expect(try installer.uninstall() == ["nothing to remove: aulos is not installed under \(folder)/usr/local"])
+    }
+
+    @Test func installerRefusesARigThatWouldNotLoadAtBoot() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        TestFiles.write("parts: []\n", to: folder + "/broken.yaml")
+        var installer = ServiceInstaller()
+        installer.root = folder + "/root"
+        installer.rig = folder + "/broken.yaml"
+        #expect(throws: InstallError.self) { try installer.install(executable: "/bin/true", presets: TestFiles.presets, soundFont: nil) }
+        #expect(access(folder + "/root", F_OK) != 0, "nothing installed for a rig that cannot play")
+    }
+}

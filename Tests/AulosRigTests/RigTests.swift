@@ -1,0 +1,96 @@
+import AulosCore
+import AulosRig
+import AulosTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let presetsFolder = TestFiles.presets
+
+@Suite struct RigTests {
+    let sample = """
+        name: Test Rig
+        sample-rate: 44100
+        slice: 128
+        output:
+          volume: 0.8
+          eq: Rock
+        parts:
+          - name: Keys
+            instrument: sampler
+            channels: [1, 2]
+            program: 4
+            volume: 0.7
+            pan: -0.5
+          - instrument: synth
+            preset: Pluck
+            channels: [1]
+            enabled: false
+            eq: Treble Reducer
+        """
+
+    @Test func readsEveryField() throws {
+        let rig = try Rig(yaml: sample, file: "test.yaml")
+        #expect(rig.name == "Test Rig" && rig.sampleRate == 44_100 && rig.slice == 128 && rig.volume == 0.8 && rig.eq == "Rock")
+        #expect(rig.parts.count == 2)
+        #expect(rig.parts[0].channels == [1, 2] && rig.parts[0].program == 4 && rig.parts[0].pan == -0.5)
+        #expect(rig.parts[1].name == "synth 2" && rig.parts[1].preset == "Pluck" && !rig.parts[1].enabled && rig.parts[1].eq == "Treble Reducer")
+    }
+
+    /// Found by `make fuzz` (rig): a controls target holding quotes and U+FFFD was written unescaped and
+    /// read back as something else. Targets, names and presets with quotes, backslashes, control
+    /// characters and YAML's other line breaks all round-trip now.
+    @Test func oddTextRoundTrips() throws {
+        let path = "/tmp/aulos-fuzz-rig-\(getpid()).yaml"
+        defer { unlink(path) }
+        let crash = try #require(FileManager.default.contents(atPath: presetsFolder + "/../Tests/AulosRigTests/Fixtures/fuzz-rig-target-quotes.yaml"))
+        let rig = try Rig(yaml: String(decoding: crash, as: UTF8.self))
+        #expect(try Rig(yaml: rig.yaml()) == rig)
+        var odd = Rig(name: "a\"b\\c\u{7}d\u{2028}e\te", parts: [Rig.Part(name: "x\ny\u{85}", instrument: .synth, channels: [1])])
+        odd.controls = [ControlMapping(controller: 1, target: "x\ny\u{85}.\"cut\u{FFFD}off\"")]
+        #expect(try Rig(yaml: odd.yaml()) == odd, "\(odd.yaml())")
+    }
+
+    @Test func roundTripsThroughYAML() throws {
+        let rig = try Rig(yaml: sample)
+        let again = try Rig(yaml: rig.yaml())
+        #expect(again == rig)
+        #expect(try Rig(yaml: again.yaml()).yaml() == rig.yaml())
+    }
+
+    @Test(arguments: [
+        ("parts:\n  - instrument: piano\n", "test.yaml:2: parts[0].instrument: unknown instrument 'piano'"),
+        ("name: x\nparts:\n  - instrument: synth\n    colour: red\n", "test.yaml:4: parts[0].colour: unknown key"),
+        ("parts:\n  - instrument: synth\n    channels: [1, 17]\n", "test.yaml:3: parts[0].channels: 17 is outside 1…16"),
+        ("slice: 9000\nparts:\n  - instrument: synth\n", "test.yaml:1: slice: 9000 is outside 1…4096"),
+        ("output:\n  eq: Kazoo\nparts:\n  - instrument: synth\n", "test.yaml:2: output.eq: unknown EQ preset 'Kazoo'"),
+        ("name: x\n", "missing 'parts'"),
+        ("parts: []\n", "test.yaml:1: parts: must be a list of at least one part"),
+        ("parts:\n  - instrument: synth\n    soundfont: x.sf2\n", "test.yaml:3: parts[0].soundfont: goes with the sampler"),
+        ("parts:\n  - instrument: sampler\n    volume: loud\n", "test.yaml:3: parts[0].volume: must be a number"),
+        ("parts:\n  - instrument: synth\n  volume: [\n", "test.yaml:"),
+        ("parts:\n  - instrument: synth\nparts: []\n", "duplicated key(s): 'parts'"),
+    ])
+    func brokenRigsNameFileLineAndKey(text: String, expected: String) {
+        do {
+            _ = try Rig(yaml: text, file: "test.yaml")
+            Issue.record("expected an error for \(text)")
+        } catch {
+            #expect(error.message.hasPrefix("test.yaml"), "\(error.message)")
+            #expect(error.message.contains(expected), "\(error.message)")
+            #expect(!error.message.contains("\n"))
+        }
+    }
+
+    @Test func factoryRigsLoad() throws {
+        for name in ["band", "gm-player", "synth-layers"] {
+            let rig = try Rig.load(presetsFolder + "/rigs/\(name).yaml")
+            #expect(!rig.parts.isEmpty, "\(name)")
+        }
+        #expect(RigLibrary.factory.count >= 3)
+    }
+
+}
