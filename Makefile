@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup build test tsan asan demo bench vm-test test-alsa realtime-test fuzz soak clean
+.PHONY: all setup build test lint tsan asan demo bench vm-test test-alsa realtime-test fuzz soak clean
 
 all: build
 
@@ -19,6 +19,16 @@ test: setup
 	scripts/check-package-graph.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## Style: swift-format with the project's .swift-format (4 spaces, 120 columns) on every Swift file, strict;
+## nothing wider than 120 columns, comments and strings included (the formatter leaves those alone); and the
+## package graph. CI runs it; `swift format format -i -r Sources Tests …` fixes most of what it reports.
+LINTED = Sources Tests Package.swift Benchmarks/Benchmarks Benchmarks/Package.swift Fuzz/Sources Fuzz/Package.swift
+lint:
+	scripts/check-package-graph.py
+	$(SWIFT) format lint --strict --recursive $(LINTED)
+	@find $(LINTED) -name '*.swift' -exec awk 'length > 120 { print FILENAME ":" FNR ": wider than 120 columns"; bad = 1 } END { exit bad }' {} +
+	@echo "lint: clean"
 
 ## The threaded tests (live graph updates under a render thread, the SPSC ring, the ALSA I/O thread) under
 ## ThreadSanitizer.

@@ -12,7 +12,9 @@ let package = Package(
         .executable(name: "aulos", targets: ["aulos"]),
         .library(name: "AulosPlayback", targets: ["AulosRig", "AulosPlayback"]),
         // The engine layers, for the benchmark package and for hosts embedding Aulos.
-        .library(name: "AulosEngine", targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
+        .library(
+            name: "AulosEngine",
+            targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,22 +47,32 @@ let package = Package(
         .target(
             name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "CFluidSynth"],
             path: "Sources/AulosFluid"),
-        .target(name: "AulosALSA", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"], path: "Sources/AulosALSA"),
+        .target(
+            name: "AulosALSA", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"],
+            path: "Sources/AulosALSA"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
             name: "AulosRig",
-            dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA",
-                           .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA",
+                .product(name: "Yams", package: "Yams"),
+            ],
             path: "Sources/AulosRig"),
         // The playback layer: offline file render, live play (files and keyboards), the service.
         .target(
             name: "AulosPlayback",
-            dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosAudioFile", "AulosRig"],
+            dependencies: [
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosAudioFile",
+                "AulosRig",
+            ],
             path: "Sources/AulosPlayback"),
         .executableTarget(
             name: "aulos",
-            dependencies: ["AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Sources/aulos"),
 
         // Tests mirror Sources: one test target per module (AulosCLITests runs the `aulos` executable).
@@ -69,39 +81,60 @@ let package = Package(
         // render harness and the one allocation check every target shares.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .target(
-            name: "AulosTestSupport", dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CAllocationCounter"],
+            name: "AulosTestSupport",
+            dependencies: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CAllocationCounter"],
             path: "Tests/AulosTestSupport"),
-        .testTarget(name: "AulosRealtimeTests", dependencies: ["AulosRealtime", "AulosTestSupport"], path: "Tests/AulosRealtimeTests"),
+        .testTarget(
+            name: "AulosRealtimeTests", dependencies: ["AulosRealtime", "AulosTestSupport"],
+            path: "Tests/AulosRealtimeTests"),
         .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
         .testTarget(
-            name: "AulosCoreTests", dependencies: ["AulosCore", "AulosUnits", "AulosTestSupport", "CAllocationCounter"],
+            name: "AulosCoreTests",
+            dependencies: ["AulosCore", "AulosUnits", "AulosTestSupport", "CAllocationCounter"],
             path: "Tests/AulosCoreTests"),
         .testTarget(
             name: "AulosGraphTests", dependencies: ["AulosGraph", "AulosCore", "AulosUnits", "AulosTestSupport"],
             path: "Tests/AulosGraphTests"),
         .testTarget(
-            name: "AulosMIDITests", dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "AulosTestSupport"],
+            name: "AulosMIDITests",
+            dependencies: ["AulosMIDI", "AulosCore", "AulosGraph", "AulosUnits", "AulosTestSupport"],
             path: "Tests/AulosMIDITests"),
         .testTarget(
-            name: "AulosUnitsTests", dependencies: ["AulosUnits", "AulosCore", "AulosDSP", "AulosGraph", "AulosMIDI", "AulosTestSupport"],
+            name: "AulosUnitsTests",
+            dependencies: ["AulosUnits", "AulosCore", "AulosDSP", "AulosGraph", "AulosMIDI", "AulosTestSupport"],
             path: "Tests/AulosUnitsTests"),
         .testTarget(
             name: "AulosFluidTests",
-            dependencies: ["AulosFluid", "AulosCore", "AulosMIDI", "AulosSoundFont", "AulosUnits", "CFluidSynth", "AulosTestSupport"],
+            dependencies: [
+                "AulosFluid", "AulosCore", "AulosMIDI", "AulosSoundFont", "AulosUnits", "CFluidSynth",
+                "AulosTestSupport",
+            ],
             path: "Tests/AulosFluidTests"),
-        .testTarget(name: "AulosSoundFontTests", dependencies: ["AulosSoundFont", "AulosTestSupport"], path: "Tests/AulosSoundFontTests"),
-        .testTarget(name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport"], path: "Tests/AulosAudioFileTests"),
         .testTarget(
-            name: "AulosALSATests", dependencies: ["AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CALSA"],
+            name: "AulosSoundFontTests", dependencies: ["AulosSoundFont", "AulosTestSupport"],
+            path: "Tests/AulosSoundFontTests"),
+        .testTarget(
+            name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport"],
+            path: "Tests/AulosAudioFileTests"),
+        .testTarget(
+            name: "AulosALSATests",
+            dependencies: [
+                "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CALSA",
+            ],
             path: "Tests/AulosALSATests"),
         .testTarget(
             name: "AulosRigTests",
-            dependencies: ["AulosRig", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosTestSupport"],
+            dependencies: [
+                "AulosRig", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosTestSupport",
+            ],
             path: "Tests/AulosRigTests", exclude: ["Fixtures"]),
         .testTarget(
             name: "AulosPlaybackTests",
-            dependencies: ["AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits",
-                           "AulosTestSupport"],
+            dependencies: [
+                "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI",
+                "AulosUnits",
+                "AulosTestSupport",
+            ],
             path: "Tests/AulosPlaybackTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]

@@ -8,13 +8,17 @@ let package = Package(
     dependencies: [.package(name: "Aulos", path: "..")],
     targets: [
         .target(name: "FuzzSupport", path: "Sources/FuzzSupport"),
-        .executableTarget(name: "FuzzMIDIParser", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
-                          path: "Sources/FuzzMIDIParser"),
-        .executableTarget(name: "FuzzMIDIFile", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
-                          path: "Sources/FuzzMIDIFile"),
-        .executableTarget(name: "FuzzScore", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
-                          path: "Sources/FuzzScore"),
-        .executableTarget(name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
-                          path: "Sources/FuzzRig"),
+        .executableTarget(
+            name: "FuzzMIDIParser", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/FuzzMIDIParser"),
+        .executableTarget(
+            name: "FuzzMIDIFile", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/FuzzMIDIFile"),
+        .executableTarget(
+            name: "FuzzScore", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/FuzzScore"),
+        .executableTarget(
+            name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
+            path: "Sources/FuzzRig"),
     ]
 )

@@ -39,7 +39,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     private let counters: UnsafeMutablePointer<IOCounters>
     private let events = SPSCRing<IOEvent>(minimumCapacity: 256)
     private let capture: UnsafeMutablePointer<CaptureBuffer>
-    private var captureStorage: (device: AudioBufferListStorage, canonical: AudioBufferListStorage, scratch: AudioBufferListStorage)?
+    private var captureStorage:
+        (device: AudioBufferListStorage, canonical: AudioBufferListStorage, scratch: AudioBufferListStorage)?
     private var capturePCM: OpaquePointer?
     /// What the capture side granted while running with input enabled.
     public private(set) var inputGrant: PCMGrant?
@@ -70,7 +71,9 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     @discardableResult
     public func openDevice() throws(DeviceError) -> PCMGrant {
         if let device { return device.grant }
-        guard !isRunning else { throw DeviceError(.busy, "\(name) is running: stop it before opening its device again") }
+        guard !isRunning else {
+            throw DeviceError(.busy, "\(name) is running: stop it before opening its device again")
+        }
         let opened = try PCMDevice.open(request)
         device = opened
         return opened.grant
@@ -82,7 +85,11 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     }
 
     public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
-        if scope == .output { try format.validate() } else { try super.validateFormat(format, scope: scope, element: element) }
+        if scope == .output {
+            try format.validate()
+        } else {
+            try super.validateFormat(format, scope: scope, element: element)
+        }
     }
 
     /// The output scope takes the device's granted format; the kernel converts (and resamples, if the graph
@@ -91,7 +98,11 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         let grant: PCMGrant
         do { grant = try openDevice() } catch { throw error.unitError }
         if grant.channels != inputFormat(0).channelsPerFrame {
-            throw AudioUnitError(.formatNotSupported, "ALSA device '\(grant.device)' granted \(grant.channels) channels; the graph has \(inputFormat(0).channelsPerFrame)")
+            throw AudioUnitError(
+                .formatNotSupported,
+                "ALSA device '\(grant.device)' granted \(grant.channels) channels; the graph has "
+                    + "\(inputFormat(0).channelsPerFrame)"
+            )
         }
         try set(.streamFormat, grant.streamFormat, scope: .output)
         return try ConvertingPullKernel.make(for: self)
@@ -105,8 +116,11 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             let reopened: PCMDevice
             do { reopened = try PCMDevice.open(request) } catch { throw error.unitError }
             guard reopened.grant.format == previous.format, reopened.grant.sampleRate == previous.sampleRate,
-                  reopened.grant.channels == previous.channels else {
-                throw AudioUnitError(.formatNotSupported, "ALSA device '\(request.device)' came back with another format; uninitialize and initialize again")
+                reopened.grant.channels == previous.channels
+            else {
+                throw AudioUnitError(
+                    .formatNotSupported,
+                    "ALSA device '\(request.device)' came back with another format; uninitialize and initialize again")
             }
             device = reopened
         }
@@ -123,21 +137,26 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         reopenStrings = (name, configuration)
         try openCapture(matching: grant)
         let state = UnsafeMutablePointer<IOThreadState>.allocate(capacity: 1)
-        state.initialize(to: IOThreadState(
-            pcm: device.handle, entry: entry, counters: counters, events: events, buffers: buffer.list,
-            bytes: buffer.list.pointee.buffers[0].data!, bytesPerFrame: Int(grant.streamFormat.bytesPerFrame),
-            period: Int(grant.period), bufferFrames: Int(grant.bufferFrames), sliceLimit: Int(maximumFramesPerSlice), sampleRate: grant.sampleRate,
-            reopenName: UnsafePointer(name), reopenConfiguration: configuration.map { UnsafePointer($0) },
-            reopenRequest: AulosPCMConfig(format: PCMDevice.alsaFormat(grant.format), channels: grant.channels,
-                                          rate: UInt32(grant.sampleRate), period: snd_pcm_uframes_t(grant.period),
-                                          periods: grant.periods, buffer: 0),
-            capturePCM: capturePCM, captureList: captureStorage?.device.list,
-            captureBytesPerFrame: Int(inputGrant?.streamFormat.bytesPerFrame ?? 0),
-            captureConversion: try inputGrant.map { input throws(AudioUnitError) in
-                try FormatConversion(from: input.streamFormat, to: .canonical(channels: 2, sampleRate: grant.sampleRate))
-            },
-            captureCanonical: captureStorage?.canonical.list, captureScratch: captureStorage?.scratch.list.pointee.floatChannel(0),
-            capture: capture))
+        state.initialize(
+            to: IOThreadState(
+                pcm: device.handle, entry: entry, counters: counters, events: events, buffers: buffer.list,
+                bytes: buffer.list.pointee.buffers[0].data!, bytesPerFrame: Int(grant.streamFormat.bytesPerFrame),
+                period: Int(grant.period), bufferFrames: Int(grant.bufferFrames),
+                sliceLimit: Int(maximumFramesPerSlice), sampleRate: grant.sampleRate,
+                reopenName: UnsafePointer(name), reopenConfiguration: configuration.map { UnsafePointer($0) },
+                reopenRequest: AulosPCMConfig(
+                    format: PCMDevice.alsaFormat(grant.format), channels: grant.channels,
+                    rate: UInt32(grant.sampleRate), period: snd_pcm_uframes_t(grant.period),
+                    periods: grant.periods, buffer: 0),
+                capturePCM: capturePCM, captureList: captureStorage?.device.list,
+                captureBytesPerFrame: Int(inputGrant?.streamFormat.bytesPerFrame ?? 0),
+                captureConversion: try inputGrant.map { input throws(AudioUnitError) in
+                    try FormatConversion(
+                        from: input.streamFormat, to: .canonical(channels: 2, sampleRate: grant.sampleRate))
+                },
+                captureCanonical: captureStorage?.canonical.list,
+                captureScratch: captureStorage?.scratch.list.pointee.floatChannel(0),
+                capture: capture))
         self.ioState = state
         counters.pointee.xruns.store(0, ordering: .relaxed)
         counters.pointee.lateSlices.store(0, ordering: .relaxed)
@@ -161,14 +180,18 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         pthread_attr_setschedparam(&attributes, &priority)
         var created = pthread_create(&thread, &attributes, IOThread.entry, state)
         if created == EPERM {
-            warnings.insert("real-time priority refused: the I/O thread runs at normal priority and may glitch under load; "
-                + "allow it with an rtprio limit (e.g. '@audio - rtprio 95' in /etc/security/limits.d/, or LimitRTPRIO=95 in the systemd unit)", at: 0)
+            warnings.insert(
+                "real-time priority refused: the I/O thread runs at normal priority and may glitch under load; "
+                    + "allow it with an rtprio limit (e.g. '@audio - rtprio 95' in /etc/security/limits.d/, or "
+                    + "LimitRTPRIO=95 in the systemd unit)",
+                at: 0)
             created = pthread_create(&thread, nil, IOThread.entry, state)
         }
         guard created == 0 else {
             counters.pointee.running.store(false, ordering: .releasing)
             freeState()
-            throw AudioUnitError(.cannotDoInCurrentContext, "cannot start the I/O thread: \(String(cString: strerror(created)))")
+            throw AudioUnitError(
+                .cannotDoInCurrentContext, "cannot start the I/O thread: \(String(cString: strerror(created)))")
         }
     }
 
@@ -208,23 +231,39 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         aulos_alsa_capture_errors()
         aulos_alsa_clear_error()
         var pcm: OpaquePointer?
-        let status = input.configuration.map { aulos_alsa_open(&pcm, input.device, $0, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode) }
+        let status =
+            input.configuration.map {
+                aulos_alsa_open(&pcm, input.device, $0, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode)
+            }
             ?? aulos_alsa_open(&pcm, input.device, nil, SND_PCM_STREAM_CAPTURE, PCMDevice.openMode)
         guard status >= 0, let pcm else { throw DeviceError.opening(input.device, status, capture: true).unitError }
-        var config = AulosPCMConfig(format: PCMDevice.alsaFormat(input.format), channels: input.channels, rate: UInt32(output.sampleRate),
-                                    period: snd_pcm_uframes_t(output.period), periods: input.periods, buffer: 0)
+        var config = AulosPCMConfig(
+            format: PCMDevice.alsaFormat(input.format), channels: input.channels, rate: UInt32(output.sampleRate),
+            period: snd_pcm_uframes_t(output.period), periods: input.periods, buffer: 0)
         var stage: UnsafePointer<CChar>?
         let configured = aulos_alsa_configure(pcm, &config, &stage)
-        guard configured >= 0, let format = PCMDevice.sampleFormat(config.format), config.rate == UInt32(output.sampleRate),
-              config.period == snd_pcm_uframes_t(output.period), (1...2).contains(config.channels) else {
+        guard configured >= 0, let format = PCMDevice.sampleFormat(config.format),
+            config.rate == UInt32(output.sampleRate),
+            config.period == snd_pcm_uframes_t(output.period), (1...2).contains(config.channels)
+        else {
             snd_pcm_close(pcm)
-            throw AudioUnitError(.formatNotSupported, "ALSA capture device '\(input.device)' cannot run at the output's \(Int(output.sampleRate)) Hz with \(output.period)-frame periods in mono or stereo")
+            throw AudioUnitError(
+                .formatNotSupported,
+                "ALSA capture device '\(input.device)' cannot run at the output's \(Int(output.sampleRate)) Hz with "
+                    + "\(output.period)-frame periods in mono or stereo"
+            )
         }
-        let grant = PCMGrant(device: input.device, sampleRate: Double(config.rate), period: UInt32(config.period), periods: config.periods,
-                             bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
-        let canonical = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: grant.sampleRate), maximumFrames: grant.period)
-        captureStorage = (AudioBufferListStorage(format: grant.streamFormat, maximumFrames: grant.period), canonical,
-                          AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: grant.sampleRate), maximumFrames: 2 * grant.period))
+        let grant = PCMGrant(
+            device: input.device, sampleRate: Double(config.rate), period: UInt32(config.period),
+            periods: config.periods,
+            bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
+        let canonical = AudioBufferListStorage(
+            format: .canonical(channels: 2, sampleRate: grant.sampleRate), maximumFrames: grant.period)
+        captureStorage = (
+            AudioBufferListStorage(format: grant.streamFormat, maximumFrames: grant.period), canonical,
+            AudioBufferListStorage(
+                format: .canonical(channels: 1, sampleRate: grant.sampleRate), maximumFrames: 2 * grant.period)
+        )
         capture.pointee.channels = (canonical.list.pointee.floatChannel(0), canonical.list.pointee.floatChannel(1))
         capturePCM = pcm
         inputGrant = grant
@@ -261,19 +300,24 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(8), &limit)  // RLIMIT_MEMLOCK (the macro is not imported)
         if limit.rlim_cur == rlim_t.max, mlockall(MCL_CURRENT | MCL_FUTURE) == 0 { return [] }
-        return ["memory not locked (memlock limit \(limit.rlim_cur == rlim_t.max ? "unlimited but mlockall failed" : "\(limit.rlim_cur / 1024) KiB")): "
-            + "page faults can glitch the audio; allow it with '@audio - memlock unlimited' in /etc/security/limits.d/ or LimitMEMLOCK=infinity"]
+        let memlock = limit.rlim_cur == rlim_t.max ? "unlimited but mlockall failed" : "\(limit.rlim_cur / 1024) KiB"
+        return [
+            "memory not locked (memlock limit \(memlock)): "
+                + "page faults can glitch the audio; allow it with '@audio - memlock unlimited' in "
+                + "/etc/security/limits.d/ or LimitMEMLOCK=infinity"
+        ]
     }
 
     // MARK: Statistics and events
 
     public var statistics: IOStatistics {
-        IOStatistics(xruns: counters.pointee.xruns.load(ordering: .relaxed),
-                     lateSlices: counters.pointee.lateSlices.load(ordering: .relaxed),
-                     dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
-                     peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
-                     framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
-                     isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring))
+        IOStatistics(
+            xruns: counters.pointee.xruns.load(ordering: .relaxed),
+            lateSlices: counters.pointee.lateSlices.load(ordering: .relaxed),
+            dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
+            peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
+            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
+            isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring))
     }
 
     public func addListener(_ listener: @escaping (IOEvent) -> Void) { listeners.append(listener) }

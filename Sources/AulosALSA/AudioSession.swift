@@ -103,8 +103,9 @@ public final class AudioSession {
     }
 
     public var request: PCMRequest {
-        var request = PCMRequest(device: device, configuration: configuration, sampleRate: preferredSampleRate,
-                                 period: preferredIOBufferFrames, periods: preferredPeriods, format: preferredFormat)
+        var request = PCMRequest(
+            device: device, configuration: configuration, sampleRate: preferredSampleRate,
+            period: preferredIOBufferFrames, periods: preferredPeriods, format: preferredFormat)
         request.inputDevice = inputDevice
         return request
     }
@@ -125,13 +126,19 @@ public final class AudioSession {
     public func activate(for io: ALSAOutputUnit, sizing units: [AudioUnit] = []) throws -> PCMGrant {
         guard !isActive else { throw AudioUnitError(.cannotDoInCurrentContext, "the audio session is already active") }
         guard !io.isInitialized, !units.contains(where: \.isInitialized) else {
-            throw AudioUnitError(.initialized, "activate the audio session before initializing the graph: slice sizes are set before initialize")
+            throw AudioUnitError(
+                .initialized,
+                "activate the audio session before initializing the graph: slice sizes are set before initialize")
         }
         io.request = request
         let granted = try io.openDevice()
         guard granted.period <= 4096 else {
             io.closeDevice()
-            throw DeviceError(.refused, "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames per slice (ask for a smaller slice)")
+            throw DeviceError(
+                .refused,
+                "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames "
+                    + "per slice (ask for a smaller slice)"
+            )
         }
         for unit in [io] + units where unit.maximumFramesPerSlice < granted.period {
             try unit.set(.maximumFramesPerSlice, granted.period)
@@ -147,7 +154,9 @@ public final class AudioSession {
     public func deactivate() throws(AudioUnitError) {
         guard isActive else { return }
         if let io = outputUnit {
-            guard !io.isRunning else { throw AudioUnitError(.cannotDoInCurrentContext, "stop the graph before deactivating the session") }
+            guard !io.isRunning else {
+                throw AudioUnitError(.cannotDoInCurrentContext, "stop the graph before deactivating the session")
+            }
             io.closeDevice()
         }
         isActive = false
@@ -166,7 +175,8 @@ public final class AudioSession {
     public var isInputAvailable: Bool {
         aulos_alsa_capture_errors()
         var pcm: OpaquePointer?
-        let status = configuration.map { aulos_alsa_open(&pcm, device, $0, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK)) }
+        let status =
+            configuration.map { aulos_alsa_open(&pcm, device, $0, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK)) }
             ?? aulos_alsa_open(&pcm, device, nil, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK))
         if let pcm { snd_pcm_close(pcm) }
         return status >= 0
@@ -174,8 +184,12 @@ public final class AudioSession {
 
     // MARK: Notices
 
-    public func addInterruptionListener(_ listener: @escaping (Interruption) -> Void) { interruptionListeners.append(listener) }
-    public func addRouteChangeListener(_ listener: @escaping (RouteChangeReason) -> Void) { routeListeners.append(listener) }
+    public func addInterruptionListener(_ listener: @escaping (Interruption) -> Void) {
+        interruptionListeners.append(listener)
+    }
+    public func addRouteChangeListener(_ listener: @escaping (RouteChangeReason) -> Void) {
+        routeListeners.append(listener)
+    }
 
     /// Delivers what the I/O thread reported since the last call, and notices cards coming and going; call
     /// from the control loop.

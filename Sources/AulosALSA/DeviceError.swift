@@ -28,7 +28,6 @@ public struct DeviceError: ReportableError, Equatable, Sendable {
         self.message = message
     }
 
-
     /// The same failure where the audio-unit API reports it (initialize, start): Core Audio's code for the
     /// kind, the same message.
     public var unitError: AudioUnitError {
@@ -39,15 +38,27 @@ public struct DeviceError: ReportableError, Equatable, Sendable {
     /// one, is more precise than the errno.
     static func opening(_ device: String, _ status: Int32, capture: Bool = false) -> DeviceError {
         let what = "ALSA \(capture ? "capture " : "")device '\(device)'"
-        if access("/dev/snd", F_OK) != 0 && (device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:")) {
-            return DeviceError(.missing, "no sound device: this machine has no /dev/snd (no sound card or driver); name a configured PCM with --device")
+        if access("/dev/snd", F_OK) != 0
+            && (device == "default" || device.hasPrefix("hw:") || device.hasPrefix("plughw:"))
+        {
+            return DeviceError(
+                .missing,
+                "no sound device: this machine has no /dev/snd (no sound card or driver); name a configured PCM with "
+                    + "--device"
+            )
         }
         switch status {
         case -EBUSY:
-            return DeviceError(.busy, "\(what) is busy: another program (PipeWire, PulseAudio, JACK, another aulos) is using it; "
-                + "stop it or play through it (--device default)")
+            return DeviceError(
+                .busy,
+                "\(what) is busy: another program (PipeWire, PulseAudio, JACK, another aulos) is using it; "
+                    + "stop it or play through it (--device default)")
         case -EACCES, -EPERM:
-            return DeviceError(.refused, "\(what): permission denied; add yourself to group audio (sudo usermod -aG audio $USER, then log in again)")
+            return DeviceError(
+                .refused,
+                "\(what): permission denied; add yourself to group audio (sudo usermod -aG audio $USER, then log in "
+                    + "again)"
+            )
         default:
             let detail = String(cString: aulos_alsa_last_error())
             let reason = detail.isEmpty ? String(cString: snd_strerror(status)) : detail

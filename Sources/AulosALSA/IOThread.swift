@@ -156,7 +156,9 @@ enum IOThread {
     /// frames a running stream has queued when a period becomes free. Nil while the stream is not running
     /// (filling the buffer at start or after an xrun: those periods are rendered back to back, and when
     /// they will be heard is not known yet).
-    static func playTime(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer, wokeAt wake: Int64) -> Int64? {
+    static func playTime(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer, wokeAt wake: Int64)
+        -> Int64?
+    {
         guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return nil }
         let nanosPerFrame = 1e9 / state.pointee.sampleRate
         var available: snd_pcm_uframes_t = 0
@@ -195,7 +197,8 @@ enum IOThread {
             } else {
                 stamp.flags = .sampleTimeValid
             }
-            let status = state.pointee.entry.render(flags: &flags, timeStamp: &stamp, frameCount: UInt32(frames), ioData: target)
+            let status = state.pointee.entry.render(
+                flags: &flags, timeStamp: &stamp, frameCount: UInt32(frames), ioData: target)
             if status != RenderStatus.noErr { target.pointee.zeroFill() }
             state.pointee.sampleTime += Int64(frames)
             done += frames
@@ -207,14 +210,17 @@ enum IOThread {
     /// error turns the input off (silence) without stopping the output.
     static func readCapture(_ state: UnsafeMutablePointer<IOThreadState>) {
         guard let pcm = state.pointee.capturePCM, let list = state.pointee.captureList,
-              let canonical = state.pointee.captureCanonical, let conversion = state.pointee.captureConversion,
-              let scratch = state.pointee.captureScratch else { return }
+            let canonical = state.pointee.captureCanonical, let conversion = state.pointee.captureConversion,
+            let scratch = state.pointee.captureScratch
+        else { return }
         let counters = state.pointee.counters
         let period = state.pointee.period
         let bytes = list.pointee.buffers[0].data!
         var offset = 0
         while offset < period {
-            let result = Int(snd_pcm_readi(pcm, bytes + offset * state.pointee.captureBytesPerFrame, snd_pcm_uframes_t(period - offset)))
+            let result = Int(
+                snd_pcm_readi(
+                    pcm, bytes + offset * state.pointee.captureBytesPerFrame, snd_pcm_uframes_t(period - offset)))
             if result >= 0 {
                 offset += result
                 continue
@@ -252,7 +258,8 @@ enum IOThread {
         let frames = Int(frameCount)
         let start = capture.pointee.sliceOffset
         guard capture.pointee.active, start + frames <= capture.pointee.frames,
-              let left = capture.pointee.channels.0, let right = capture.pointee.channels.1 else {
+            let left = capture.pointee.channels.0, let right = capture.pointee.channels.1
+        else {
             ioData.pointee.zeroFill()
             return RenderStatus.noErr
         }
@@ -278,8 +285,10 @@ enum IOThread {
             if injected != 0 {
                 result = Int(injected)
             } else {
-                result = Int(snd_pcm_writei(pcm, state.pointee.bytes + offset * state.pointee.bytesPerFrame,
-                                            snd_pcm_uframes_t(period - offset)))
+                result = Int(
+                    snd_pcm_writei(
+                        pcm, state.pointee.bytes + offset * state.pointee.bytesPerFrame,
+                        snd_pcm_uframes_t(period - offset)))
             }
             if result >= 0 {
                 state.pointee.framesSinceReopen += result
@@ -345,13 +354,19 @@ enum IOThread {
         }
         guard counters.pointee.running.load(ordering: .relaxed) else { return }
         var pcm: OpaquePointer?
-        guard aulos_alsa_open(&pcm, state.pointee.reopenName, state.pointee.reopenConfiguration, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode) >= 0,
-              let pcm else { return }
+        guard
+            aulos_alsa_open(
+                &pcm, state.pointee.reopenName, state.pointee.reopenConfiguration, SND_PCM_STREAM_PLAYBACK,
+                PCMDevice.openMode) >= 0,
+            let pcm
+        else { return }
         var config = state.pointee.reopenRequest
         var stage: UnsafePointer<CChar>?
         let wanted = state.pointee.reopenRequest
-        guard aulos_alsa_configure(pcm, &config, &stage) >= 0, config.format == wanted.format, config.rate == wanted.rate,
-              config.channels == wanted.channels else {
+        guard aulos_alsa_configure(pcm, &config, &stage) >= 0, config.format == wanted.format,
+            config.rate == wanted.rate,
+            config.channels == wanted.channels
+        else {
             snd_pcm_close(pcm)
             return
         }

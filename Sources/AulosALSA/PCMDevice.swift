@@ -18,8 +18,10 @@ public struct PCMRequest: Sendable, Equatable {
     /// a separate USB microphone). Nil: the same name as the output.
     public var inputDevice: String?
 
-    public init(device: String = "default", configuration: String? = nil, sampleRate: Double = 48_000, period: UInt32 = 256,
-                periods: UInt32 = 2, format: SampleFormat = .float32, channels: UInt32 = 2) {
+    public init(
+        device: String = "default", configuration: String? = nil, sampleRate: Double = 48_000, period: UInt32 = 256,
+        periods: UInt32 = 2, format: SampleFormat = .float32, channels: UInt32 = 2
+    ) {
         self.device = device
         self.configuration = configuration
         self.sampleRate = sampleRate
@@ -42,7 +44,9 @@ public struct PCMGrant: Sendable, Equatable {
 
     /// The audio the buffer holds ahead of the speaker: Core Audio's output latency, in seconds.
     public var outputLatency: Double { Double(bufferFrames) / sampleRate }
-    public var streamFormat: StreamFormat { StreamFormat(sample: format, channels: channels, sampleRate: sampleRate, interleaved: true) }
+    public var streamFormat: StreamFormat {
+        StreamFormat(sample: format, channels: channels, sampleRate: sampleRate, interleaved: true)
+    }
 }
 
 /// One open ALSA PCM (playback). Opened and configured on the control thread; written by the I/O thread.
@@ -66,7 +70,9 @@ public final class PCMDevice: @unchecked Sendable {
     static let openMode = Int32(SND_PCM_NONBLOCK)
 
     /// Takes over a handle the I/O thread reopened with the same format, rate and channels.
-    static func adopting(_ handle: OpaquePointer, grant: PCMGrant) -> PCMDevice { PCMDevice(handle: handle, grant: grant) }
+    static func adopting(_ handle: OpaquePointer, grant: PCMGrant) -> PCMDevice {
+        PCMDevice(handle: handle, grant: grant)
+    }
 
     /// The handle was closed elsewhere (by the I/O thread when the device was lost): do not close it again.
     func abandonHandle() { ownsHandle = false }
@@ -77,26 +83,37 @@ public final class PCMDevice: @unchecked Sendable {
         aulos_alsa_capture_errors()
         aulos_alsa_clear_error()
         var pcm: OpaquePointer?
-        let status = request.configuration.map { text in
-            aulos_alsa_open(&pcm, request.device, text, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
-        } ?? aulos_alsa_open(&pcm, request.device, nil, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
+        let status =
+            request.configuration.map { text in
+                aulos_alsa_open(&pcm, request.device, text, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
+            } ?? aulos_alsa_open(&pcm, request.device, nil, SND_PCM_STREAM_PLAYBACK, PCMDevice.openMode)
         guard status >= 0, let pcm else { throw DeviceError.opening(request.device, status) }
-        var config = AulosPCMConfig(format: alsaFormat(request.format), channels: request.channels,
-                                    rate: UInt32(request.sampleRate.rounded()), period: snd_pcm_uframes_t(request.period),
-                                    periods: request.periods, buffer: 0)
+        var config = AulosPCMConfig(
+            format: alsaFormat(request.format), channels: request.channels,
+            rate: UInt32(request.sampleRate.rounded()), period: snd_pcm_uframes_t(request.period),
+            periods: request.periods, buffer: 0)
         var stage: UnsafePointer<CChar>?
         let configured = aulos_alsa_configure(pcm, &config, &stage)
         guard configured >= 0 else {
             snd_pcm_close(pcm)
             let step = stage.map { String(cString: $0) } ?? "configuration"
-            throw DeviceError(.refused, "ALSA device '\(request.device)' refused the \(step): \(describe(configured)) (try plughw: or default, which convert)")
+            throw DeviceError(
+                .refused,
+                "ALSA device '\(request.device)' refused the \(step): \(describe(configured)) (try plughw: or "
+                    + "default, which convert)"
+            )
         }
         guard let format = sampleFormat(config.format) else {
             snd_pcm_close(pcm)
-            throw DeviceError(.refused, "ALSA device '\(request.device)' granted an unsupported sample format (try plughw: or default, which convert)")
+            throw DeviceError(
+                .refused,
+                "ALSA device '\(request.device)' granted an unsupported sample format (try plughw: or default, which "
+                    + "convert)"
+            )
         }
-        let grant = PCMGrant(device: request.device, sampleRate: Double(config.rate), period: UInt32(config.period),
-                             periods: config.periods, bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
+        let grant = PCMGrant(
+            device: request.device, sampleRate: Double(config.rate), period: UInt32(config.period),
+            periods: config.periods, bufferFrames: UInt32(config.buffer), format: format, channels: config.channels)
         return PCMDevice(handle: pcm, grant: grant)
     }
 
@@ -149,7 +166,10 @@ public enum PCMDeviceList {
             guard let name = field("NAME") else { continue }
             let direction = field("IOID")  // nil = both
             let description = (field("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
-            entries.append(Entry(name: name, description: description, playback: direction != "Input", capture: direction != "Output"))
+            entries.append(
+                Entry(
+                    name: name, description: description, playback: direction != "Input", capture: direction != "Output"
+                ))
         }
         return entries
     }

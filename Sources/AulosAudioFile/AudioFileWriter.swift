@@ -46,7 +46,8 @@ public final class AudioFileWriter {
         info.channels = Int32(format.channelsPerFrame)
         info.format = (type == .wav ? Int32(SF_FORMAT_WAV) : Int32(SF_FORMAT_FLAC)) | subtype
         guard sf_format_check(&info) != 0 else {
-            throw AudioUnitError(.formatNotSupported, "libsndfile cannot write \(format.compactDescription) as \(type.rawValue)")
+            throw AudioUnitError(
+                .formatNotSupported, "libsndfile cannot write \(format.compactDescription) as \(type.rawValue)")
         }
         guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw AudioUnitError(.invalidFile, "cannot write \(path): \(String(cString: sf_strerror(nil)))")

@@ -41,8 +41,10 @@ public struct Biquad: BitwiseCopyable, Sendable {
 /// A cascade of biquads over a run of samples, in place: what both EQs do per channel.
 public enum BiquadBank {
     @inline(__always) @_noAllocation @_noLocks
-    public static func process(_ filters: UnsafeMutablePointer<Biquad>, count: Int, samples: UnsafeMutablePointer<Float>,
-                               from: Int, to: Int) {
+    public static func process(
+        _ filters: UnsafeMutablePointer<Biquad>, count: Int, samples: UnsafeMutablePointer<Float>,
+        from: Int, to: Int
+    ) {
         for index in from..<to {
             var x = samples[index]
             for band in 0..<count { x = filters[band].process(x) }
@@ -72,18 +74,26 @@ public struct BiquadCoefficients: BitwiseCopyable, Sendable, Equatable {
 
     /// The filter kinds of Robert Bristow-Johnson's Audio EQ Cookbook used by the EQs.
     public enum Kind: Int, Sendable, CaseIterable {
-        case bell = 0, lowShelf, highShelf, lowPass, highPass
+        case bell = 0
+        case lowShelf, highShelf, lowPass, highPass
     }
 
     /// Cookbook design. `gain` in dB (bell and shelves), `q` the quality factor (shelves: slope S = q).
     @_noAllocation @_noLocks
-    public static func design(_ kind: Kind, frequency: Double, gain: Double, q: Double, sampleRate: Double) -> BiquadCoefficients {
+    public static func design(_ kind: Kind, frequency: Double, gain: Double, q: Double, sampleRate: Double)
+        -> BiquadCoefficients
+    {
         let f = max(1, min(0.49 * sampleRate, frequency))
         let w = f / sampleRate  // ω0 / 2π
         let cosw = FastMath.sine(w + 0.25)
         let sinw = FastMath.sine(w)
         let a = FastMath.exp2(gain / 40 * 3.321_928_094_887_362)  // 10^(gain/40)
-        var b0 = 1.0, b1 = 0.0, b2 = 0.0, a0 = 1.0, a1 = 0.0, a2 = 0.0
+        var b0 = 1.0
+        var b1 = 0.0
+        var b2 = 0.0
+        var a0 = 1.0
+        var a1 = 0.0
+        var a2 = 0.0
         switch kind {
         case .bell:
             let alpha = sinw / (2 * max(0.05, q))
@@ -114,15 +124,18 @@ public struct BiquadCoefficients: BitwiseCopyable, Sendable, Equatable {
             a1 = -2 * cosw
             a2 = 1 - alpha
         }
-        return BiquadCoefficients(b0: Float(b0 / a0), b1: Float(b1 / a0), b2: Float(b2 / a0), a1: Float(a1 / a0), a2: Float(a2 / a0))
+        return BiquadCoefficients(
+            b0: Float(b0 / a0), b1: Float(b1 / a0), b2: Float(b2 / a0), a1: Float(a1 / a0), a2: Float(a2 / a0))
     }
 
     /// |H| in dB at `frequency` (control side: analysis and preset fitting).
     public func magnitude(at frequency: Double, sampleRate: Double) -> Double {
         let w = 2 * Double.pi * frequency / sampleRate
         func complex(_ c0: Double, _ c1: Double, _ c2: Double) -> (Double, Double) {
-            (c0 + c1 * FastMath.sine(w / (2 * .pi) + 0.25) + c2 * FastMath.sine(2 * w / (2 * .pi) + 0.25),
-             -(c1 * FastMath.sine(w / (2 * .pi)) + c2 * FastMath.sine(2 * w / (2 * .pi))))
+            (
+                c0 + c1 * FastMath.sine(w / (2 * .pi) + 0.25) + c2 * FastMath.sine(2 * w / (2 * .pi) + 0.25),
+                -(c1 * FastMath.sine(w / (2 * .pi)) + c2 * FastMath.sine(2 * w / (2 * .pi)))
+            )
         }
         let (nr, ni) = complex(Double(b0), Double(b1), Double(b2))
         let (dr, di) = complex(1, Double(a1), Double(a2))

@@ -12,8 +12,15 @@ public enum FastMath {
         let f = clamped - whole
         // Taylor series of e^(f ln2) to degree 9: |error| < 1.5e-9 on [0, 1).
         let y = f * 0.693_147_180_559_945_3
-        let p = 1 + y * (1 + y * (0.5 + y * (1.0 / 6 + y * (1.0 / 24 + y * (1.0 / 120 + y * (1.0 / 720
-            + y * (1.0 / 5040 + y * (1.0 / 40320 + y * (1.0 / 362_880)))))))))
+        let p =
+            1 + y
+            * (1 + y
+                * (0.5 + y
+                    * (1.0 / 6 + y
+                        * (1.0 / 24 + y
+                            * (1.0 / 120 + y
+                                * (1.0 / 720
+                                    + y * (1.0 / 5040 + y * (1.0 / 40320 + y * (1.0 / 362_880)))))))))
         return p * Double(sign: .plus, exponent: Int(whole), significand: 1)
     }
 
@@ -43,8 +50,13 @@ public enum FastMath {
         if x > 0.75 { x -= 1 } else if x > 0.25 { x = 0.5 - x }
         let t = x * 2 * Double.pi
         let t2 = t * t
-        return t * (1 + t2 * (-1.0 / 6 + t2 * (1.0 / 120 + t2 * (-1.0 / 5040 + t2 * (1.0 / 362_880
-            + t2 * (-1.0 / 39_916_800 + t2 * (1.0 / 6_227_020_800)))))))
+        return t
+            * (1 + t2
+                * (-1.0 / 6 + t2
+                    * (1.0 / 120 + t2
+                        * (-1.0 / 5040 + t2
+                            * (1.0 / 362_880
+                                + t2 * (-1.0 / 39_916_800 + t2 * (1.0 / 6_227_020_800)))))))
     }
 
     /// log2(x) for x > 0, by octave reduction and Newton steps on `exp2` (control side: building tables and
@@ -53,8 +65,14 @@ public enum FastMath {
         guard x > 0 else { return -.infinity }
         var octaves = 0.0
         var value = x
-        while value >= 2 { value /= 2; octaves += 1 }
-        while value < 1 { value *= 2; octaves -= 1 }
+        while value >= 2 {
+            value /= 2
+            octaves += 1
+        }
+        while value < 1 {
+            value *= 2
+            octaves -= 1
+        }
         var fraction = 0.5
         for _ in 0..<40 { fraction -= (exp2(fraction) - value) / (exp2(fraction) * 0.693_147_180_559_945_3) }
         return octaves + fraction

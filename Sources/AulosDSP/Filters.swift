@@ -3,7 +3,10 @@
 ///
 /// Threads: render thread (a plain value inside a voice). Coefficients are set at control rate.
 public struct StateVariableFilter: BitwiseCopyable, Sendable {
-    public enum Mode: Int, Sendable { case lowPass = 0, highPass, bandPass, notch }
+    public enum Mode: Int, Sendable {
+        case lowPass = 0
+        case highPass, bandPass, notch
+    }
 
     var g: Float = 0
     var k: Float = 2

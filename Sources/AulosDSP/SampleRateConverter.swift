@@ -7,7 +7,9 @@ import CSamplerate
 /// Threads: create and free on the control thread; `SampleRateConverter.Handle` is used by one render thread.
 public final class SampleRateConverter: @unchecked Sendable {
     public enum Quality: Int32, Sendable {
-        case best = 0, medium = 1, fastest = 2
+        case best = 0
+        case medium = 1
+        case fastest = 2
     }
 
     /// The render-side view: the converter state and a reusable SRC_DATA.
@@ -18,8 +20,10 @@ public final class SampleRateConverter: @unchecked Sendable {
         /// Converts up to `inputFrames` frames into at most `outputCapacity` frames; returns how many input
         /// frames were used and output frames produced.
         @_noAllocation @_noLocks
-        public func process(input: UnsafePointer<Float>, inputFrames: Int, output: UnsafeMutablePointer<Float>,
-                            outputCapacity: Int) -> (used: Int, produced: Int) {
+        public func process(
+            input: UnsafePointer<Float>, inputFrames: Int, output: UnsafeMutablePointer<Float>,
+            outputCapacity: Int
+        ) -> (used: Int, produced: Int) {
             data.pointee.data_in = input
             data.pointee.data_out = output
             data.pointee.input_frames = inputFrames

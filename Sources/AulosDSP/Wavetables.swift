@@ -31,7 +31,6 @@ public final class WavetableSet: @unchecked Sendable {
 
     deinit { memory.deallocate() }
 
-
     /// One period of the shape from its harmonics (inverse DFT by FFT), plus the wrap-around guard sample.
     private static func fill(_ table: UnsafeMutablePointer<Float>, shape: Shape, harmonics: Int) {
         var real = [Double](repeating: 0, count: length)

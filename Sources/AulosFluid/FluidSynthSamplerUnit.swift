@@ -27,7 +27,8 @@ import Synchronization
 ///
 /// Threads: control side as for every unit; `FluidSamplerKernel` runs on the render thread.
 public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sendable {
-    public static let componentDescription = ComponentDescription(type: .musicDevice, subtype: "fsmp", manufacturer: .aulos)
+    public static let componentDescription = ComponentDescription(
+        type: .musicDevice, subtype: "fsmp", manufacturer: .aulos)
 
     /// The SoundFont file (String). Settable at any time: while initialized the font loads on the calling
     /// thread and replaces the old one without touching the render thread.
@@ -65,8 +66,9 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
     public init(soundFont: String? = nil) {
         soundFontPath = soundFont
         FluidInstance.silenceLogging
-        super.init(description: Self.componentDescription, name: "Aulos: FluidSynth Sampler", inputs: 0, outputs: 1,
-                   parameters: Parameter.allCases.map(\.info))
+        super.init(
+            description: Self.componentDescription, name: "Aulos: FluidSynth Sampler", inputs: 0, outputs: 1,
+            parameters: Parameter.allCases.map(\.info))
     }
 
     deinit {
@@ -96,7 +98,9 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
     // MARK: Properties
 
-    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
+    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> PropertyInfo?
+    {
         switch id {
         case Self.soundFontProperty:
             try requireScope(id, scope, element, [.global])
@@ -112,7 +116,9 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         }
     }
 
-    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? {
+    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> Any?
+    {
         switch id {
         case Self.soundFontProperty:
             guard let soundFontPath else { throw AudioUnitError(.propertyNotInUse, "\(name) has no SoundFont") }
@@ -123,12 +129,18 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         }
     }
 
-    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
+        throws(AudioUnitError) -> Bool
+    {
         switch id {
         case Self.soundFontProperty:
-            guard let path = value as? String else { throw AudioUnitError(.invalidPropertyValue, "the SoundFont property takes a path") }
+            guard let path = value as? String else {
+                throw AudioUnitError(.invalidPropertyValue, "the SoundFont property takes a path")
+            }
             try FluidInstance.checkFile(path)
-            if isInitialized { try swapIn(FluidInstance(soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony)) }
+            if isInitialized {
+                try swapIn(FluidInstance(soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony))
+            }
             soundFontPath = path
             return true
         case Self.polyphonyProperty:
@@ -147,20 +159,21 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         try set(PropertyKey<String>(Self.soundFontProperty), path)
     }
 
-
     // MARK: Kernel
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let format = outputFormat(0)
         guard format.channelsPerFrame == 2 else {
-            throw AudioUnitError(.formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
+            throw AudioUnitError(
+                .formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
         }
         guard let soundFontPath else {
             throw AudioUnitError(.failedInitialization, "\(name) needs a SoundFont: set its SoundFont property first")
         }
         try swapIn(FluidInstance(soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony))
-        let kernel = FluidSamplerKernel(exchange: exchange, events: midiInput.list, parameters: renderParameters,
-                                        budget: voiceBudget.counters)
+        let kernel = FluidSamplerKernel(
+            exchange: exchange, events: midiInput.list, parameters: renderParameters,
+            budget: voiceBudget.counters)
         return UnitKernel.make(kernel, render: FluidSamplerKernel.render)
     }
 
@@ -249,7 +262,8 @@ final class FluidInstance {
         if fluid_synth_sfload(synth, path, 1) == FLUID_FAILED {
             delete_fluid_synth(synth)
             delete_fluid_settings(settings)
-            throw AudioUnitError(.invalidFile, "\(path): FluidSynth could not load it (corrupt or unsupported SoundFont)")
+            throw AudioUnitError(
+                .invalidFile, "\(path): FluidSynth could not load it (corrupt or unsupported SoundFont)")
         }
         self.settings = settings
         self.synth = synth
@@ -260,9 +274,11 @@ final class FluidInstance {
         out.initialize(repeating: nil, count: 2)
         effects.initialize(repeating: nil, count: 4)
         state = .allocate(capacity: 1)
-        state.initialize(to: FluidRenderState(
-            synth: synth, framesRendered: 0, gain: -1, reverbEnabled: -1, reverbLevel: -1, chorusEnabled: -1, chorusLevel: -1,
-            out: out, effects: effects, polyphony: Int32(polyphony), voiceList: voiceList))
+        state.initialize(
+            to: FluidRenderState(
+                synth: synth, framesRendered: 0, gain: -1, reverbEnabled: -1, reverbLevel: -1, chorusEnabled: -1,
+                chorusLevel: -1,
+                out: out, effects: effects, polyphony: Int32(polyphony), voiceList: voiceList))
     }
 
     deinit {
@@ -285,11 +301,14 @@ struct FluidSamplerKernel {
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     static let render: KernelRenderFunction = { state, _, flags, _, _, frameCount, io in
-        state.assumingMemoryBound(to: FluidSamplerKernel.self).pointee.render(flags: flags, frameCount: Int(frameCount), io: io)
+        state.assumingMemoryBound(to: FluidSamplerKernel.self).pointee.render(
+            flags: flags, frameCount: Int(frameCount), io: io)
     }
 
     @_noAllocation @_noLocks
-    func render(flags: UnsafeMutablePointer<RenderActionFlags>, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        flags: UnsafeMutablePointer<RenderActionFlags>, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         let left = io.pointee.floatChannel(0)
         let right = io.pointee.floatChannel(1)
         left.update(repeating: 0, count: frameCount)
@@ -309,7 +328,9 @@ struct FluidSamplerKernel {
         // Idle: skip FluidSynth while it would only compute silence. Whole 64-frame blocks only, so its
         // block grid keeps its phase against the slice clock and output stays what it would have been
         // (FluidSynth's chorus LFO, if chorus is on, does not advance while skipped).
-        if state.pointee.resting && !events.hasPendingEvents && frameCount & 63 == 0 && state.pointee.framesRendered & 63 == 0 {
+        if state.pointee.resting && !events.hasPendingEvents && frameCount & 63 == 0
+            && state.pointee.framesRendered & 63 == 0
+        {
             exchange.release()
             budget.pointee.active.store(0, ordering: .relaxed)
             events.endSlice(frameCount: frameCount)
@@ -386,8 +407,10 @@ struct FluidSamplerKernel {
             guard oldest != .max else { break }
             var stopped = 0
             for index in 0..<count {
-                guard let voice = list[index], UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }) == oldest,
-                      _unsafePerformance({ fluid_voice_is_on(voice) }) != 0 else { continue }
+                guard let voice = list[index],
+                    UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }) == oldest,
+                    _unsafePerformance({ fluid_voice_is_on(voice) }) != 0
+                else { continue }
                 _unsafePerformance {
                     fluid_voice_gen_set(voice, Int32(GEN_VOLENVRELEASE.rawValue), -7200)
                     fluid_voice_update_param(voice, Int32(GEN_VOLENVRELEASE.rawValue))
@@ -398,7 +421,9 @@ struct FluidSamplerKernel {
             // Voices the stop left sustained (the pedal is down) sound on: not shed.
             var sustained = 0
             for index in 0..<count {
-                guard let voice = list[index], UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }) == oldest else { continue }
+                guard let voice = list[index],
+                    UInt32(truncatingIfNeeded: _unsafePerformance { fluid_voice_get_id(voice) }) == oldest
+                else { continue }
                 if _unsafePerformance({ fluid_voice_is_sustained(voice) }) != 0 { sustained += 1 }
             }
             on -= stopped

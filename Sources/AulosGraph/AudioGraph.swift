@@ -104,7 +104,8 @@ public final class AudioGraph: @unchecked Sendable {
     public var nodeIDs: [NodeID] { nodes.keys.sorted() }
 
     /// Core Audio's AUGraphNodeInfo: the node's concrete description and, once the graph is open, its unit.
-    public func nodeInfo(_ node: NodeID) throws(AudioUnitError) -> (description: ComponentDescription, unit: AudioUnit?) {
+    public func nodeInfo(_ node: NodeID) throws(AudioUnitError) -> (description: ComponentDescription, unit: AudioUnit?)
+    {
         let entry = try requireNode(node)
         return (entry.component.componentDescription, entry.unit)
     }
@@ -116,7 +117,8 @@ public final class AudioGraph: @unchecked Sendable {
     /// The node's unit; fails when the graph is not open.
     public func unit(for node: NodeID) throws(AudioUnitError) -> AudioUnit {
         guard let unit = try requireNode(node).unit else {
-            throw AudioUnitError(.cannotDoInCurrentContext, "the graph is not open: call open() before asking for units")
+            throw AudioUnitError(
+                .cannotDoInCurrentContext, "the graph is not open: call open() before asking for units")
         }
         return unit
     }
@@ -161,7 +163,10 @@ public final class AudioGraph: @unchecked Sendable {
         guard source != destination else {
             throw AudioUnitError(.invalidConnection, "\(source) cannot feed itself")
         }
-        pending.append(.connect(source: source, sourceOutput: sourceOutput, destination: destination, destinationInput: destinationInput))
+        pending.append(
+            .connect(
+                source: source, sourceOutput: sourceOutput, destination: destination, destinationInput: destinationInput
+            ))
         if !isInitialized { try applyPendingWhileStopped() }
     }
 
@@ -205,7 +210,8 @@ public final class AudioGraph: @unchecked Sendable {
     /// Applies `changes` in order to a copy of the topology; throws without touching `self` on the first
     /// invalid change.
     private func apply(
-        _ changes: [Change], to topology: inout (nodes: [NodeID: Node], inputs: [InputKey: InputSource], removed: [AudioUnit])
+        _ changes: [Change],
+        to topology: inout (nodes: [NodeID: Node], inputs: [InputKey: InputSource], removed: [AudioUnit])
     ) throws(AudioUnitError) {
         for change in changes {
             switch change {
@@ -214,18 +220,23 @@ public final class AudioGraph: @unchecked Sendable {
                     throw AudioUnitError(.nodeNotFound, "connection \(source) → \(destination): node was removed")
                 }
                 if let unit = from.unit, Int(sourceOutput) >= unit.outputBusCount {
-                    throw AudioUnitError(.invalidConnection, "\(source) (\(unit.name)) has no output bus \(sourceOutput)")
+                    throw AudioUnitError(
+                        .invalidConnection, "\(source) (\(unit.name)) has no output bus \(sourceOutput)")
                 }
                 if let unit = to.unit, Int(destinationInput) >= unit.inputBusCount {
-                    throw AudioUnitError(.invalidConnection, "\(destination) (\(unit.name)) has no input bus \(destinationInput)")
+                    throw AudioUnitError(
+                        .invalidConnection, "\(destination) (\(unit.name)) has no input bus \(destinationInput)")
                 }
                 let key = InputKey(node: destination, bus: destinationInput)
                 guard topology.inputs[key] == nil else {
-                    throw AudioUnitError(.invalidConnection, "\(destination) input \(destinationInput) is already connected; disconnect it first")
+                    throw AudioUnitError(
+                        .invalidConnection,
+                        "\(destination) input \(destinationInput) is already connected; disconnect it first")
                 }
                 topology.inputs[key] = .node(source, bus: sourceOutput)
                 if Self.hasCycle(topology.inputs) {
-                    throw AudioUnitError(.invalidConnection, "connecting \(source) → \(destination) would make a cycle")
+                    throw AudioUnitError(
+                        .invalidConnection, "connecting \(source) → \(destination) would make a cycle")
                 }
             case .disconnect(let destination, let destinationInput):
                 topology.inputs[InputKey(node: destination, bus: destinationInput)] = nil
@@ -234,7 +245,8 @@ public final class AudioGraph: @unchecked Sendable {
                     throw AudioUnitError(.nodeNotFound, "\(destination) was removed")
                 }
                 if let unit = to.unit, Int(destinationInput) >= unit.inputBusCount {
-                    throw AudioUnitError(.invalidConnection, "\(destination) (\(unit.name)) has no input bus \(destinationInput)")
+                    throw AudioUnitError(
+                        .invalidConnection, "\(destination) (\(unit.name)) has no input bus \(destinationInput)")
                 }
                 topology.inputs[InputKey(node: destination, bus: destinationInput)] = callback.map { .callback($0) }
             case .removeNode(let node):
@@ -291,9 +303,11 @@ public final class AudioGraph: @unchecked Sendable {
     public func outputNode() throws(AudioUnitError) -> NodeID {
         let outputs = nodes.values.filter { $0.component.componentDescription.type == .output }.map(\.id).sorted()
         guard outputs.count == 1 else {
-            throw AudioUnitError(.outputNodeError, outputs.isEmpty
-                ? "the graph has no I/O unit (add one of type 'auou')"
-                : "the graph has \(outputs.count) I/O units; it must have exactly one")
+            throw AudioUnitError(
+                .outputNodeError,
+                outputs.isEmpty
+                    ? "the graph has no I/O unit (add one of type 'auou')"
+                    : "the graph has \(outputs.count) I/O units; it must have exactly one")
         }
         return outputs[0]
     }
@@ -337,7 +351,9 @@ public final class AudioGraph: @unchecked Sendable {
     /// Core Audio's AUGraphUninitialize. The graph must be stopped.
     public func uninitialize() throws(AudioUnitError) {
         guard isInitialized else { throw AudioUnitError(.uninitialized, "the graph is not initialized") }
-        guard !isRunning else { throw AudioUnitError(.cannotDoInCurrentContext, "stop the graph before uninitializing it") }
+        guard !isRunning else {
+            throw AudioUnitError(.cannotDoInCurrentContext, "stop the graph before uninitializing it")
+        }
         let old = exchange.publish(nil)
         if let old { _ = exchange.waitUntilUnused(old, timeout: .seconds(5)) }
         for unit in published?.units ?? [] { unit.isInFlow = false }
@@ -425,7 +441,8 @@ public final class AudioGraph: @unchecked Sendable {
     private func outputNode(in nodes: [NodeID: Node]) throws(AudioUnitError) -> NodeID {
         let outputs = nodes.values.filter { $0.component.componentDescription.type == .output }.map(\.id)
         guard outputs.count == 1 else {
-            throw AudioUnitError(.outputNodeError, "the graph must keep exactly one I/O unit (it would have \(outputs.count))")
+            throw AudioUnitError(
+                .outputNodeError, "the graph must keep exactly one I/O unit (it would have \(outputs.count))")
         }
         return outputs[0]
     }
@@ -461,7 +478,9 @@ public final class AudioGraph: @unchecked Sendable {
     }
 
     /// Copies each connected source's output format onto the destination's input (one direction only).
-    private func propagateFormats(into node: NodeID, nodes: [NodeID: Node]? = nil, inputs: [InputKey: InputSource]? = nil) throws(AudioUnitError) {
+    private func propagateFormats(
+        into node: NodeID, nodes: [NodeID: Node]? = nil, inputs: [InputKey: InputSource]? = nil
+    ) throws(AudioUnitError) {
         let nodes = nodes ?? self.nodes
         let inputs = inputs ?? self.inputs
         let unit = nodes[node]!.unit!
@@ -475,7 +494,9 @@ public final class AudioGraph: @unchecked Sendable {
     }
 
     /// For a unit already initialized: every connected source must produce exactly its input format.
-    private func checkFormats(into node: NodeID, nodes: [NodeID: Node], inputs: [InputKey: InputSource]) throws(AudioUnitError) {
+    private func checkFormats(into node: NodeID, nodes: [NodeID: Node], inputs: [InputKey: InputSource])
+        throws(AudioUnitError)
+    {
         let unit = nodes[node]!.unit!
         for key in inputs.keys.sorted() where key.node == node {
             guard case .node(let from, let bus) = inputs[key]! else { continue }
@@ -483,25 +504,32 @@ public final class AudioGraph: @unchecked Sendable {
             let produced = source.outputFormat(Int(bus))
             let expected = unit.inputFormat(Int(key.bus))
             guard produced == expected else {
-                throw AudioUnitError(.formatNotSupported,
-                    "\(from) (\(source.name)) output \(bus) is \(produced.compactDescription) but \(node) (\(unit.name)) input \(key.bus) expects \(expected.compactDescription)")
+                throw AudioUnitError(
+                    .formatNotSupported,
+                    "\(from) (\(source.name)) output \(bus) is \(produced.compactDescription) but \(node) "
+                        + "(\(unit.name)) input \(key.bus) expects \(expected.compactDescription)"
+                )
             }
         }
     }
 
-    private func buildPlan(head: NodeID, nodes: [NodeID: Node], inputs: [InputKey: InputSource]) throws(AudioUnitError) -> RenderPlanStorage {
+    private func buildPlan(head: NodeID, nodes: [NodeID: Node], inputs: [InputKey: InputSource]) throws(AudioUnitError)
+        -> RenderPlanStorage
+    {
         let flow = sourcesFirst(reachable(from: head, inputs: inputs), inputs: inputs)
         var index: [NodeID: Int] = [:]
         for (position, id) in flow.enumerated() { index[id] = position }
         let specs = flow.map { id in
             let unit = nodes[id]!.unit!
-            return RenderPlanStorage.NodeSpec(unit: unit, inputs: (0..<unit.inputBusCount).map { bus in
-                switch inputs[InputKey(node: id, bus: Element(bus))] {
-                case .node(let from, let outputBus): .node(index[from]!, bus: outputBus)
-                case .callback(let callback): .callback(callback)
-                case nil: .silence
-                }
-            })
+            return RenderPlanStorage.NodeSpec(
+                unit: unit,
+                inputs: (0..<unit.inputBusCount).map { bus in
+                    switch inputs[InputKey(node: id, bus: Element(bus))] {
+                    case .node(let from, let outputBus): .node(index[from]!, bus: outputBus)
+                    case .callback(let callback): .callback(callback)
+                    case nil: .silence
+                    }
+                })
         }
         return try RenderPlanStorage(nodes: specs, head: index[head]!, notifies: notifies)
     }

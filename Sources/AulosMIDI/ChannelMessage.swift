@@ -60,14 +60,17 @@ public struct ChannelMessage: BitwiseCopyable, Hashable, Sendable, CustomStringC
     }
 
     /// A note-on with velocity 0 as the note-off it means (velocity 64, as MIDI 1.0 recommends).
-    public var normalized: ChannelMessage { command == 0x90 && data2 == 0 ? .noteOff(channel: channel, note: data1) : self }
+    public var normalized: ChannelMessage {
+        command == 0x90 && data2 == 0 ? .noteOff(channel: channel, note: data1) : self
+    }
 
     /// The same message on another note (transposition keeps the kind and the other byte).
     public func withNote(_ note: UInt8) -> ChannelMessage { ChannelMessage(status: status, data1: note, data2: data2) }
 
     /// The message as the enum the parser and files use (for reading and printing, not for routing).
     public var message: MIDIMessage {
-        MIDIMessage(status: status, data1: data1, data2: data2) ?? .noteOff(channel: channel, note: data1, velocity: data2)
+        MIDIMessage(status: status, data1: data1, data2: data2)
+            ?? .noteOff(channel: channel, note: data1, velocity: data2)
     }
 
     public var description: String { message.description }

@@ -107,7 +107,8 @@ public struct MIDIEventList: @unchecked Sendable {
         let first = events[0]
         count.pointee -= 1
         if count.pointee > 0 {
-            UnsafeMutableRawPointer(events).copyMemory(from: events + 1, byteCount: count.pointee * MemoryLayout<MIDIEvent>.stride)
+            UnsafeMutableRawPointer(events).copyMemory(
+                from: events + 1, byteCount: count.pointee * MemoryLayout<MIDIEvent>.stride)
         }
         return first
     }

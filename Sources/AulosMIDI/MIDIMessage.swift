@@ -52,7 +52,7 @@ public enum MIDIMessage: Equatable, Hashable, Sendable, CustomStringConvertible 
     public var channel: UInt8? {
         switch self {
         case .noteOff(let c, _, _), .noteOn(let c, _, _), .polyPressure(let c, _, _), .controlChange(let c, _, _),
-             .programChange(let c, _), .channelPressure(let c, _), .pitchBend(let c, _):
+            .programChange(let c, _), .channelPressure(let c, _), .pitchBend(let c, _):
             return c
         default:
             return nil

@@ -134,7 +134,9 @@ public struct MIDIParser: Sendable {
         case 0xF2: handle(.songPosition(UInt16(data.0) | UInt16(data.1) << 7))
         case 0xF3: handle(.songSelect(data.0))
         default:
-            if let message = MIDIMessage(status: status, data1: data.0, data2: dataCount > 1 ? data.1 : 0) { handle(message) }
+            if let message = MIDIMessage(status: status, data1: data.0, data2: dataCount > 1 ? data.1 : 0) {
+                handle(message)
+            }
         }
         // Channel messages keep running status: the next data byte starts a new message of the same kind.
         status = 0

@@ -19,7 +19,9 @@ public struct TimedMIDIEvent: BitwiseCopyable, Sendable, Equatable {
     }
 
     public init(sampleTime: Int64, destination: UInt16 = 0, message: ChannelMessage) {
-        self.init(sampleTime: sampleTime, destination: destination, status: message.status, data1: message.data1, data2: message.data2)
+        self.init(
+            sampleTime: sampleTime, destination: destination, status: message.status, data1: message.data1,
+            data2: message.data2)
     }
 
     /// The message, as the three bytes it is.
@@ -52,9 +54,10 @@ public final class MIDIScheduler: @unchecked Sendable {
     public init(destinations: [MIDIEventQueue], capacity: Int = 8192) {
         destinationQueues = destinations
         state = .allocate(capacity: 1)
-        state.initialize(to: State(
-            inbox: SPSCRing(minimumCapacity: capacity), held: .allocate(capacity: capacity), heldCount: 0,
-            heldCapacity: capacity, destinations: MIDIDestinationLists(destinations), late: Atomic(0)))
+        state.initialize(
+            to: State(
+                inbox: SPSCRing(minimumCapacity: capacity), held: .allocate(capacity: capacity), heldCount: 0,
+                heldCapacity: capacity, destinations: MIDIDestinationLists(destinations), late: Atomic(0)))
     }
 
     deinit {
@@ -93,8 +96,9 @@ public final class MIDIScheduler: @unchecked Sendable {
 
     static let preRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, _ in
         guard flags.pointee.contains(.preRender) else { return 0 }
-        MIDIScheduler.deliver(refCon!.assumingMemoryBound(to: State.self), sliceStart: timeStamp.pointee.sampleTime,
-                              frameCount: Int64(frameCount))
+        MIDIScheduler.deliver(
+            refCon!.assumingMemoryBound(to: State.self), sliceStart: timeStamp.pointee.sampleTime,
+            frameCount: Int64(frameCount))
         return 0
     }
 
@@ -121,7 +125,8 @@ public final class MIDIScheduler: @unchecked Sendable {
                 offset = 0
                 state.pointee.late.add(1, ordering: .relaxed)
             }
-            state.pointee.destinations.insert(MIDIEvent(offset: UInt32(offset), message: event.message), into: event.destination)
+            state.pointee.destinations.insert(
+                MIDIEvent(offset: UInt32(offset), message: event.message), into: event.destination)
             delivered += 1
         }
         if delivered > 0 {

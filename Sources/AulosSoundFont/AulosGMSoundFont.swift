@@ -9,22 +9,26 @@ public enum AulosGMSoundFont {
     public static let fileName = "AulosGM.sf2"
 
     /// GM family of each program (0…127) → index into `instrumentNames`.
-    static let familyInstrument: [Int] = [0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // piano, chromatic percussion
-                                          2, 2, 2, 2, 2, 2, 2, 2,  // organ
-                                          3, 3, 3, 3, 3, 3, 3, 3,  // guitar
-                                          4, 4, 4, 4, 4, 4, 4, 4,  // bass
-                                          5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,  // strings, ensemble
-                                          6, 6, 6, 6, 6, 6, 6, 6,  // brass
-                                          6, 6, 6, 6, 7, 7, 7, 7,  // reed
-                                          7, 7, 7, 7, 7, 7, 7, 7,  // pipe
-                                          8, 8, 8, 8, 8, 8, 8, 8,  // synth lead
-                                          9, 9, 9, 9, 9, 9, 9, 9,  // synth pad
-                                          9, 9, 9, 9, 9, 9, 9, 9,  // synth effects
-                                          3, 3, 3, 3, 3, 3, 3, 3,  // ethnic
-                                          1, 1, 1, 1, 1, 1, 1, 1,  // percussive
-                                          9, 9, 9, 9, 9, 9, 9, 9]  // sound effects
-    static let instrumentNames = ["Piano", "Electric Piano", "Organ", "Guitar", "Bass", "Strings", "Brass", "Flute",
-                                  "Square Lead", "Pad", "Drum Kit"]
+    static let familyInstrument: [Int] = [
+        0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // piano, chromatic percussion
+        2, 2, 2, 2, 2, 2, 2, 2,  // organ
+        3, 3, 3, 3, 3, 3, 3, 3,  // guitar
+        4, 4, 4, 4, 4, 4, 4, 4,  // bass
+        5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,  // strings, ensemble
+        6, 6, 6, 6, 6, 6, 6, 6,  // brass
+        6, 6, 6, 6, 7, 7, 7, 7,  // reed
+        7, 7, 7, 7, 7, 7, 7, 7,  // pipe
+        8, 8, 8, 8, 8, 8, 8, 8,  // synth lead
+        9, 9, 9, 9, 9, 9, 9, 9,  // synth pad
+        9, 9, 9, 9, 9, 9, 9, 9,  // synth effects
+        3, 3, 3, 3, 3, 3, 3, 3,  // ethnic
+        1, 1, 1, 1, 1, 1, 1, 1,  // percussive
+        9, 9, 9, 9, 9, 9, 9, 9,
+    ]  // sound effects
+    static let instrumentNames = [
+        "Piano", "Electric Piano", "Organ", "Guitar", "Bass", "Strings", "Brass", "Flute",
+        "Square Lead", "Pad", "Drum Kit",
+    ]
     static let programNames = [
         "Acoustic Grand Piano", "Bright Acoustic Piano", "Electric Grand Piano", "Honky-tonk Piano", "Electric Piano 1",
         "Electric Piano 2", "Harpsichord", "Clavinet", "Celesta", "Glockenspiel", "Music Box", "Vibraphone", "Marimba",
@@ -35,21 +39,23 @@ public enum AulosGMSoundFont {
         "Violin", "Viola", "Cello", "Contrabass", "Tremolo Strings", "Pizzicato Strings", "Orchestral Harp", "Timpani",
         "String Ensemble 1", "String Ensemble 2", "Synth Strings 1", "Synth Strings 2", "Choir Aahs", "Voice Oohs",
         "Synth Voice", "Orchestra Hit", "Trumpet", "Trombone", "Tuba", "Muted Trumpet", "French Horn", "Brass Section",
-        "Synth Brass 1", "Synth Brass 2", "Soprano Sax", "Alto Sax", "Tenor Sax", "Baritone Sax", "Oboe", "English Horn",
+        "Synth Brass 1", "Synth Brass 2", "Soprano Sax", "Alto Sax", "Tenor Sax", "Baritone Sax", "Oboe",
+        "English Horn",
         "Bassoon", "Clarinet", "Piccolo", "Flute", "Recorder", "Pan Flute", "Blown Bottle", "Shakuhachi", "Whistle",
         "Ocarina", "Square Lead", "Sawtooth Lead", "Calliope Lead", "Chiff Lead", "Charang Lead", "Voice Lead",
         "Fifths Lead", "Bass and Lead", "New Age Pad", "Warm Pad", "Polysynth Pad", "Choir Pad", "Bowed Pad",
         "Metallic Pad", "Halo Pad", "Sweep Pad", "Rain", "Soundtrack", "Crystal", "Atmosphere", "Brightness", "Goblins",
-        "Echoes", "Sci-fi", "Sitar", "Banjo", "Shamisen", "Koto", "Kalimba", "Bagpipe", "Fiddle", "Shanai", "Tinkle Bell",
+        "Echoes", "Sci-fi", "Sitar", "Banjo", "Shamisen", "Koto", "Kalimba", "Bagpipe", "Fiddle", "Shanai",
+        "Tinkle Bell",
         "Agogo", "Steel Drums", "Woodblock", "Taiko Drum", "Melodic Tom", "Synth Drum", "Reverse Cymbal",
-        "Guitar Fret Noise", "Breath Noise", "Seashore", "Bird Tweet", "Telephone Ring", "Helicopter", "Applause", "Gunshot",
+        "Guitar Fret Noise", "Breath Noise", "Seashore", "Bird Tweet", "Telephone Ring", "Helicopter", "Applause",
+        "Gunshot",
     ]
 
     /// Seconds → SF2 timecents.
     static func timecents(_ seconds: Double) -> Int16 {
         Int16(max(-12_000, min(8000, (1200 * FastMath.log2(seconds)).rounded())))
     }
-
 
     /// Builds the font.
     public static func make() -> SoundFontWriter {
@@ -59,37 +65,80 @@ public enum AulosGMSoundFont {
         let synth = SampleSynth(sampleRate: Double(sampleRate))
         // Instrument 0…9: one sample each; 10: drum kit.
         let melodic: [(SoundFontWriter.Sample, [(SoundFontWriter.Generator, Int16)])] = [
-            (synth.piano(), [(.attackVolEnv, timecents(0.001)), (.decayVolEnv, timecents(6)), (.sustainVolEnv, 960), (.releaseVolEnv, timecents(0.4))]),
-            (synth.electricPiano(), [(.attackVolEnv, timecents(0.001)), (.decayVolEnv, timecents(4)), (.sustainVolEnv, 960), (.releaseVolEnv, timecents(0.5))]),
-            (synth.organ(), [(.attackVolEnv, timecents(0.005)), (.releaseVolEnv, timecents(0.08)), (.initialAttenuation, 30)]),
+            (
+                synth.piano(),
+                [
+                    (.attackVolEnv, timecents(0.001)), (.decayVolEnv, timecents(6)), (.sustainVolEnv, 960),
+                    (.releaseVolEnv, timecents(0.4)),
+                ]
+            ),
+            (
+                synth.electricPiano(),
+                [
+                    (.attackVolEnv, timecents(0.001)), (.decayVolEnv, timecents(4)), (.sustainVolEnv, 960),
+                    (.releaseVolEnv, timecents(0.5)),
+                ]
+            ),
+            (
+                synth.organ(),
+                [(.attackVolEnv, timecents(0.005)), (.releaseVolEnv, timecents(0.08)), (.initialAttenuation, 30)]
+            ),
             (synth.guitar(), [(.attackVolEnv, timecents(0.001)), (.releaseVolEnv, timecents(0.25))]),
             (synth.bass(), [(.attackVolEnv, timecents(0.002)), (.releaseVolEnv, timecents(0.12))]),
-            (synth.strings(), [(.attackVolEnv, timecents(0.18)), (.releaseVolEnv, timecents(0.6)), (.initialAttenuation, 40)]),
-            (synth.brass(), [(.attackVolEnv, timecents(0.05)), (.decayVolEnv, timecents(0.4)), (.sustainVolEnv, 40), (.releaseVolEnv, timecents(0.18)), (.initialAttenuation, 30)]),
-            (synth.flute(), [(.attackVolEnv, timecents(0.06)), (.releaseVolEnv, timecents(0.15)), (.initialAttenuation, 20)]),
-            (synth.squareLead(), [(.attackVolEnv, timecents(0.004)), (.releaseVolEnv, timecents(0.1)), (.initialAttenuation, 60)]),
-            (synth.pad(), [(.attackVolEnv, timecents(0.5)), (.releaseVolEnv, timecents(1.2)), (.initialAttenuation, 40)]),
+            (
+                synth.strings(),
+                [(.attackVolEnv, timecents(0.18)), (.releaseVolEnv, timecents(0.6)), (.initialAttenuation, 40)]
+            ),
+            (
+                synth.brass(),
+                [
+                    (.attackVolEnv, timecents(0.05)), (.decayVolEnv, timecents(0.4)), (.sustainVolEnv, 40),
+                    (.releaseVolEnv, timecents(0.18)), (.initialAttenuation, 30),
+                ]
+            ),
+            (
+                synth.flute(),
+                [(.attackVolEnv, timecents(0.06)), (.releaseVolEnv, timecents(0.15)), (.initialAttenuation, 20)]
+            ),
+            (
+                synth.squareLead(),
+                [(.attackVolEnv, timecents(0.004)), (.releaseVolEnv, timecents(0.1)), (.initialAttenuation, 60)]
+            ),
+            (
+                synth.pad(),
+                [(.attackVolEnv, timecents(0.5)), (.releaseVolEnv, timecents(1.2)), (.initialAttenuation, 40)]
+            ),
         ]
         for (index, entry) in melodic.enumerated() {
             font.samples.append(entry.0)
-            font.instruments.append(.init(name: instrumentNames[index], zones: [.init(sample: index, generators: entry.1)]))
+            font.instruments.append(
+                .init(name: instrumentNames[index], zones: [.init(sample: index, generators: entry.1)]))
         }
         var drumZones: [SoundFontWriter.Zone] = []
         var drumSamples: [String: Int] = [:]
         for (key, sample) in synth.drums() {
             // Several keys share one sound (two kicks, two snares…): store each sample once.
-            let index = drumSamples[sample.name] ?? {
-                font.samples.append(sample)
-                return font.samples.count - 1
-            }()
+            let index =
+                drumSamples[sample.name]
+                ?? {
+                    font.samples.append(sample)
+                    return font.samples.count - 1
+                }()
             drumSamples[sample.name] = index
-            drumZones.append(.init(keyRange: key...key, sample: index, generators: [
-                (.attackVolEnv, timecents(0.001)), (.releaseVolEnv, timecents(0.3)), (.overridingRootKey, Int16(key)),
-            ]))
+            drumZones.append(
+                .init(
+                    keyRange: key...key, sample: index,
+                    generators: [
+                        (.attackVolEnv, timecents(0.001)), (.releaseVolEnv, timecents(0.3)),
+                        (.overridingRootKey, Int16(key)),
+                    ]))
         }
         font.instruments.append(.init(name: "Drum Kit", zones: drumZones))
         for program in 0..<128 {
-            font.presets.append(.init(name: programNames[program], bank: 0, program: UInt16(program), instrument: familyInstrument[program]))
+            font.presets.append(
+                .init(
+                    name: programNames[program], bank: 0, program: UInt16(program),
+                    instrument: familyInstrument[program]))
         }
         font.presets.append(.init(name: "Standard Kit", bank: 128, program: 0, instrument: 10))
         return font
@@ -111,7 +160,9 @@ struct SampleSynth {
 
     /// A looped tone: `periods` whole periods of a harmonic spectrum at (nearly) the note's pitch, the tiny
     /// difference from equal temperament stored as the sample's pitch correction.
-    func loopedTone(name: String, note: Int, periods: Int, harmonics: [(Int, Double)], attack: [Double] = []) -> SoundFontWriter.Sample {
+    func loopedTone(name: String, note: Int, periods: Int, harmonics: [(Int, Double)], attack: [Double] = [])
+        -> SoundFontWriter.Sample
+    {
         let target = frequency(note)
         let length = Int((Double(periods) * sampleRate / target).rounded())
         let actual = Double(periods) * sampleRate / Double(length)
@@ -124,13 +175,16 @@ struct SampleSynth {
             }
             signal.append(value)
         }
-        return .init(name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: UInt8(note),
-                     loop: attack.count..<(attack.count + length), pitchCorrection: Int8(correction))
+        return .init(
+            name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: UInt8(note),
+            loop: attack.count..<(attack.count + length), pitchCorrection: Int8(correction))
     }
 
     /// A decaying tone made of partials that each fade at their own rate (piano, bells).
-    func decayingTone(name: String, note: Int, seconds: Double, partials: [(ratio: Double, amplitude: Double, decay: Double)],
-                      noise: Double = 0) -> SoundFontWriter.Sample {
+    func decayingTone(
+        name: String, note: Int, seconds: Double, partials: [(ratio: Double, amplitude: Double, decay: Double)],
+        noise: Double = 0
+    ) -> SoundFontWriter.Sample {
         let f0 = frequency(note)
         let count = Int(seconds * sampleRate)
         var generator = NoiseGenerator(seed: UInt32(note) &* 7919)
@@ -160,7 +214,8 @@ struct SampleSynth {
     }
 
     /// Karplus–Strong plucked string with a two-point averaging loop filter.
-    func pluck(name: String, note: Int, seconds: Double, brightness: Double, sub: Double = 0) -> SoundFontWriter.Sample {
+    func pluck(name: String, note: Int, seconds: Double, brightness: Double, sub: Double = 0) -> SoundFontWriter.Sample
+    {
         let period = Int((sampleRate / frequency(note)).rounded())
         var line = [Double](repeating: 0, count: period)
         var generator = NoiseGenerator(seed: UInt32(note) &* 104_729)
@@ -176,7 +231,8 @@ struct SampleSynth {
             let next = (index + 1) % period
             let value = line[index]
             line[index] = 0.4985 * (value + line[next])
-            signal[n] = value + sub * FastMath.sine(Double(n) / Double(period)) * FastMath.exp(-Double(n) / (0.6 * sampleRate))
+            signal[n] =
+                value + sub * FastMath.sine(Double(n) / Double(period)) * FastMath.exp(-Double(n) / (0.6 * sampleRate))
             index = next
         }
         let tail = count / 10
@@ -194,13 +250,17 @@ struct SampleSynth {
     }
 
     func electricPiano() -> SoundFontWriter.Sample {
-        decayingTone(name: "EPiano C4", note: 60, seconds: 2.0, partials: [
-            (1, 1, 1.6), (2, 0.25, 0.9), (3, 0.12, 0.5), (14, 0.08, 0.05), (16.5, 0.04, 0.04),
-        ])
+        decayingTone(
+            name: "EPiano C4", note: 60, seconds: 2.0,
+            partials: [
+                (1, 1, 1.6), (2, 0.25, 0.9), (3, 0.12, 0.5), (14, 0.08, 0.05), (16.5, 0.04, 0.04),
+            ])
     }
 
     func organ() -> SoundFontWriter.Sample {
-        loopedTone(name: "Organ C4", note: 60, periods: 64, harmonics: [(1, 1), (2, 0.8), (3, 0.45), (4, 0.5), (6, 0.2), (8, 0.25)])
+        loopedTone(
+            name: "Organ C4", note: 60, periods: 64,
+            harmonics: [(1, 1), (2, 0.8), (3, 0.45), (4, 0.5), (6, 0.2), (8, 0.25)])
     }
 
     func guitar() -> SoundFontWriter.Sample { pluck(name: "Guitar E3", note: 52, seconds: 1.8, brightness: 0.55) }
@@ -208,31 +268,43 @@ struct SampleSynth {
     func bass() -> SoundFontWriter.Sample { pluck(name: "Bass E2", note: 40, seconds: 1.6, brightness: 0.3, sub: 0.3) }
 
     func strings() -> SoundFontWriter.Sample {
-        loopedTone(name: "Strings C4", note: 60, periods: 96, harmonics: (1...24).map { ($0, 0.9 / Double($0) * (1 - Double($0) / 30)) })
+        loopedTone(
+            name: "Strings C4", note: 60, periods: 96,
+            harmonics: (1...24).map { ($0, 0.9 / Double($0) * (1 - Double($0) / 30)) })
     }
 
     func brass() -> SoundFontWriter.Sample {
-        loopedTone(name: "Brass C4", note: 60, periods: 64, harmonics: (1...18).map { ($0, $0 <= 4 ? 0.8 : 2.4 / Double($0)) })
+        loopedTone(
+            name: "Brass C4", note: 60, periods: 64, harmonics: (1...18).map { ($0, $0 <= 4 ? 0.8 : 2.4 / Double($0)) })
     }
 
     func flute() -> SoundFontWriter.Sample {
         var generator = NoiseGenerator(seed: 4242)
-        let breath = (0..<Int(0.05 * sampleRate)).map { n in 0.08 * Double(generator.next()) * (1 - Double(n) / (0.05 * sampleRate)) }
-        return loopedTone(name: "Flute C5", note: 72, periods: 128, harmonics: [(1, 1), (2, 0.18), (3, 0.06)], attack: breath)
+        let breath = (0..<Int(0.05 * sampleRate)).map { n in
+            0.08 * Double(generator.next()) * (1 - Double(n) / (0.05 * sampleRate))
+        }
+        return loopedTone(
+            name: "Flute C5", note: 72, periods: 128, harmonics: [(1, 1), (2, 0.18), (3, 0.06)], attack: breath)
     }
 
     func squareLead() -> SoundFontWriter.Sample {
-        loopedTone(name: "Square C4", note: 60, periods: 64, harmonics: stride(from: 1, through: 31, by: 2).map { ($0, 1 / Double($0)) })
+        loopedTone(
+            name: "Square C4", note: 60, periods: 64,
+            harmonics: stride(from: 1, through: 31, by: 2).map { ($0, 1 / Double($0)) })
     }
 
     func pad() -> SoundFontWriter.Sample {
-        loopedTone(name: "Pad C4", note: 60, periods: 128, harmonics: [(1, 1), (2, 0.35), (3, 0.3), (4, 0.12), (5, 0.1), (6, 0.05)])
+        loopedTone(
+            name: "Pad C4", note: 60, periods: 128,
+            harmonics: [(1, 1), (2, 0.35), (3, 0.3), (4, 0.12), (5, 0.1), (6, 0.05)])
     }
 
     /// GM drum keys → samples: kick, snare, hand clap, toms, hi-hats, crash, ride.
     func drums() -> [(UInt8, SoundFontWriter.Sample)] {
-        func hit(_ name: String, seconds: Double, tone: Double, toneDrop: Double, toneDecay: Double, noiseLevel: Double,
-                 noiseDecay: Double, noiseColour: Double, seed: UInt32) -> SoundFontWriter.Sample {
+        func hit(
+            _ name: String, seconds: Double, tone: Double, toneDrop: Double, toneDecay: Double, noiseLevel: Double,
+            noiseDecay: Double, noiseColour: Double, seed: UInt32
+        ) -> SoundFontWriter.Sample {
             let count = Int(seconds * sampleRate)
             var generator = NoiseGenerator(seed: seed)
             var phase = 0.0
@@ -252,17 +324,37 @@ struct SampleSynth {
             }
             return .init(name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: 60, loop: nil)
         }
-        let kick = hit("Kick", seconds: 0.5, tone: 55, toneDrop: 2.5, toneDecay: 0.18, noiseLevel: 0.1, noiseDecay: 0.01, noiseColour: 0, seed: 1)
-        let snare = hit("Snare", seconds: 0.35, tone: 190, toneDrop: 0.3, toneDecay: 0.06, noiseLevel: 0.9, noiseDecay: 0.09, noiseColour: 0.6, seed: 2)
-        let clap = hit("Clap", seconds: 0.3, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.07, noiseColour: 0.5, seed: 3)
-        let lowTom = hit("Low Tom", seconds: 0.6, tone: 100, toneDrop: 0.6, toneDecay: 0.25, noiseLevel: 0.15, noiseDecay: 0.03, noiseColour: 0.2, seed: 4)
-        let highTom = hit("High Tom", seconds: 0.5, tone: 160, toneDrop: 0.6, toneDecay: 0.2, noiseLevel: 0.15, noiseDecay: 0.03, noiseColour: 0.2, seed: 5)
-        let closedHat = hit("Closed Hat", seconds: 0.12, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.025, noiseColour: 1, seed: 6)
-        let openHat = hit("Open Hat", seconds: 0.6, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.22, noiseColour: 1, seed: 7)
-        let crash = hit("Crash", seconds: 1.6, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.6, noiseColour: 0.9, seed: 8)
-        let ride = hit("Ride", seconds: 1.2, tone: 3100, toneDrop: 0, toneDecay: 0.5, noiseLevel: 0.6, noiseDecay: 0.4, noiseColour: 1, seed: 9)
-        return [(35, kick), (36, kick), (37, clap), (38, snare), (39, clap), (40, snare), (41, lowTom), (42, closedHat),
-                (43, lowTom), (44, closedHat), (45, lowTom), (46, openHat), (47, highTom), (48, highTom), (49, crash),
-                (50, highTom), (51, ride), (52, crash), (53, ride), (55, crash), (57, crash), (59, ride)]
+        let kick = hit(
+            "Kick", seconds: 0.5, tone: 55, toneDrop: 2.5, toneDecay: 0.18, noiseLevel: 0.1, noiseDecay: 0.01,
+            noiseColour: 0, seed: 1)
+        let snare = hit(
+            "Snare", seconds: 0.35, tone: 190, toneDrop: 0.3, toneDecay: 0.06, noiseLevel: 0.9, noiseDecay: 0.09,
+            noiseColour: 0.6, seed: 2)
+        let clap = hit(
+            "Clap", seconds: 0.3, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.07, noiseColour: 0.5,
+            seed: 3)
+        let lowTom = hit(
+            "Low Tom", seconds: 0.6, tone: 100, toneDrop: 0.6, toneDecay: 0.25, noiseLevel: 0.15, noiseDecay: 0.03,
+            noiseColour: 0.2, seed: 4)
+        let highTom = hit(
+            "High Tom", seconds: 0.5, tone: 160, toneDrop: 0.6, toneDecay: 0.2, noiseLevel: 0.15, noiseDecay: 0.03,
+            noiseColour: 0.2, seed: 5)
+        let closedHat = hit(
+            "Closed Hat", seconds: 0.12, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.025,
+            noiseColour: 1, seed: 6)
+        let openHat = hit(
+            "Open Hat", seconds: 0.6, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.22,
+            noiseColour: 1, seed: 7)
+        let crash = hit(
+            "Crash", seconds: 1.6, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.6, noiseColour: 0.9,
+            seed: 8)
+        let ride = hit(
+            "Ride", seconds: 1.2, tone: 3100, toneDrop: 0, toneDecay: 0.5, noiseLevel: 0.6, noiseDecay: 0.4,
+            noiseColour: 1, seed: 9)
+        return [
+            (35, kick), (36, kick), (37, clap), (38, snare), (39, clap), (40, snare), (41, lowTom), (42, closedHat),
+            (43, lowTom), (44, closedHat), (45, lowTom), (46, openHat), (47, highTom), (48, highTom), (49, crash),
+            (50, highTom), (51, ride), (52, crash), (53, ride), (55, crash), (57, crash), (59, ride),
+        ]
     }
 }

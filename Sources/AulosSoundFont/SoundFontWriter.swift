@@ -14,7 +14,9 @@ public struct SoundFontWriter {
         /// Pitch correction in cents (the sample's pitch is `rootKey` plus this much flat/sharp).
         public var pitchCorrection: Int8
 
-        public init(name: String, data: [Int16], sampleRate: Int, rootKey: UInt8, loop: Range<Int>?, pitchCorrection: Int8 = 0) {
+        public init(
+            name: String, data: [Int16], sampleRate: Int, rootKey: UInt8, loop: Range<Int>?, pitchCorrection: Int8 = 0
+        ) {
             self.name = name
             self.data = data
             self.sampleRate = sampleRate
@@ -110,10 +112,15 @@ public struct SoundFontWriter {
             smpl += [UInt8](repeating: 0, count: 46 * 2)
         }
 
-        var phdr: [UInt8] = [], pbag: [UInt8] = [], pgen: [UInt8] = []
-        var pbagIndex = 0, pgenIndex = 0
+        var phdr: [UInt8] = []
+        var pbag: [UInt8] = []
+        var pgen: [UInt8] = []
+        var pbagIndex = 0
+        var pgenIndex = 0
         for preset in presets.sorted(by: { ($0.bank, $0.program) < ($1.bank, $1.program) }) {
-            phdr += name20(preset.name) + u16(preset.program) + u16(preset.bank) + u16(UInt16(pbagIndex)) + u32(0) + u32(0) + u32(0)
+            phdr +=
+                name20(preset.name) + u16(preset.program) + u16(preset.bank) + u16(UInt16(pbagIndex)) + u32(0) + u32(0)
+                + u32(0)
             pbag += u16(UInt16(pgenIndex)) + u16(0)
             pbagIndex += 1
             pgen += u16(Generator.instrument.rawValue) + u16(UInt16(preset.instrument))
@@ -123,8 +130,11 @@ public struct SoundFontWriter {
         pbag += u16(UInt16(pgenIndex)) + u16(0)
         pgen += u16(0) + u16(0)
 
-        var inst: [UInt8] = [], ibag: [UInt8] = [], igen: [UInt8] = []
-        var ibagIndex = 0, igenIndex = 0
+        var inst: [UInt8] = []
+        var ibag: [UInt8] = []
+        var igen: [UInt8] = []
+        var ibagIndex = 0
+        var igenIndex = 0
         for instrument in instruments {
             inst += name20(instrument.name) + u16(UInt16(ibagIndex))
             for zone in instrument.zones {
@@ -155,12 +165,16 @@ public struct SoundFontWriter {
             let loop = sample.loop ?? 0..<sample.data.count
             shdr += name20(sample.name) + u32(UInt32(start)) + u32(UInt32(start + sample.data.count))
             shdr += u32(UInt32(start + loop.lowerBound)) + u32(UInt32(start + loop.upperBound))
-            shdr += u32(UInt32(sample.sampleRate)) + [sample.rootKey, UInt8(bitPattern: sample.pitchCorrection)] + u16(0) + u16(1)  // mono
+            shdr +=
+                u32(UInt32(sample.sampleRate)) + [sample.rootKey, UInt8(bitPattern: sample.pitchCorrection)] + u16(0)
+                + u16(1)  // mono
         }
         shdr += name20("EOS") + [UInt8](repeating: 0, count: 26)
 
-        let pdta = chunk("phdr", phdr) + chunk("pbag", pbag) + chunk("pmod", [UInt8](repeating: 0, count: 10))
-            + chunk("pgen", pgen) + chunk("inst", inst) + chunk("ibag", ibag) + chunk("imod", [UInt8](repeating: 0, count: 10))
+        let pdta =
+            chunk("phdr", phdr) + chunk("pbag", pbag) + chunk("pmod", [UInt8](repeating: 0, count: 10))
+            + chunk("pgen", pgen) + chunk("inst", inst) + chunk("ibag", ibag)
+            + chunk("imod", [UInt8](repeating: 0, count: 10))
             + chunk("igen", igen) + chunk("shdr", shdr)
         let body = Array("sfbk".utf8) + list("INFO", info) + list("sdta", chunk("smpl", smpl)) + list("pdta", pdta)
         return Array("RIFF".utf8) + u32(UInt32(body.count)) + body

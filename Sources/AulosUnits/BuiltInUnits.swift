@@ -4,12 +4,23 @@ import AulosCore
 /// to its description too (an alias), so `auou/genr/appl` still finds the Generic Output.
 public enum BuiltInUnits {
     public static let components: [Component] = [
-        Component(GenericOutputUnit.componentDescription, aliases: [GenericOutputUnit.coreAudioAlias], name: "Aulos: Generic Output") { GenericOutputUnit() },
-        Component(FormatConverterUnit.componentDescription, aliases: [FormatConverterUnit.coreAudioAlias], name: "Aulos: Converter") { FormatConverterUnit() },
+        Component(
+            GenericOutputUnit.componentDescription, aliases: [GenericOutputUnit.coreAudioAlias],
+            name: "Aulos: Generic Output"
+        ) { GenericOutputUnit() },
+        Component(
+            FormatConverterUnit.componentDescription, aliases: [FormatConverterUnit.coreAudioAlias],
+            name: "Aulos: Converter"
+        ) { FormatConverterUnit() },
         Component(ToneGeneratorUnit.componentDescription, name: "Aulos: Tone Generator") { ToneGeneratorUnit() },
         Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") { OscillatorSynthUnit() },
-        Component(MultichannelMixerUnit.componentDescription, aliases: [MultichannelMixerUnit.coreAudioAlias], name: "Aulos: Multichannel Mixer") { MultichannelMixerUnit() },
-        Component(IPodEQUnit.componentDescription, aliases: [IPodEQUnit.coreAudioAlias], name: "Aulos: iPod EQ") { IPodEQUnit() },
+        Component(
+            MultichannelMixerUnit.componentDescription, aliases: [MultichannelMixerUnit.coreAudioAlias],
+            name: "Aulos: Multichannel Mixer"
+        ) { MultichannelMixerUnit() },
+        Component(IPodEQUnit.componentDescription, aliases: [IPodEQUnit.coreAudioAlias], name: "Aulos: iPod EQ") {
+            IPodEQUnit()
+        },
         Component(ParametricEQUnit.componentDescription, name: "Aulos: Parametric EQ") { ParametricEQUnit() },
     ]
 

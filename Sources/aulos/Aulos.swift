@@ -8,6 +8,9 @@ struct Aulos: ParsableCommand {
         commandName: "aulos",
         abstract: "A real-time MIDI synthesizer and instrument host for Linux, on Core Audio's audio-unit model.",
         version: version,
-        subcommands: [UnitsCommand.self, GraphCommand.self, RenderCommand.self, PlayCommand.self, DevicesCommand.self, PresetsCommand.self,
-                      SoundFontCommand.self, StatusCommand.self, SetCommand.self, LearnCommand.self, ServiceCommand.self])
+        subcommands: [
+            UnitsCommand.self, GraphCommand.self, RenderCommand.self, PlayCommand.self, DevicesCommand.self,
+            PresetsCommand.self,
+            SoundFontCommand.self, StatusCommand.self, SetCommand.self, LearnCommand.self, ServiceCommand.self,
+        ])
 }

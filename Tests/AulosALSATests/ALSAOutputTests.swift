@@ -1,10 +1,11 @@
-@testable import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosGraph
 import AulosUnits
 import Foundation
 import Testing
+
+@testable import AulosALSA
 
 /// The ALSA I/O unit through alsa-lib's real code paths, with no sound card: a `file` PCM (writes a WAV of
 /// exactly what was played) over a `null` PCM (accepts everything, unpaced). The configuration is loaded
@@ -24,7 +25,9 @@ import Testing
         return session
     }
 
-    static func temporaryPath(_ name: String) -> String { NSTemporaryDirectory() + "aulos-\(name)-\(UUID().uuidString).wav" }
+    static func temporaryPath(_ name: String) -> String {
+        NSTemporaryDirectory() + "aulos-\(name)-\(UUID().uuidString).wav"
+    }
 
     static let score = """
         0b tempo 120
@@ -32,7 +35,6 @@ import Testing
         0.5b note E4 1b vel=90
         1b note G4 2b vel=80
         """
-
 
     /// Underrun and suspend are recovered and counted; a lost device is an interruption that ends when it
     /// can be reopened, and the audio resumes.
@@ -181,8 +183,11 @@ import Testing
         session.dispatchEvents()  // within half a second of the last look: not polled yet
         usleep(510_000)
         session.dispatchEvents()
-        #expect(routes == [.cardsChanged(added: ["1: Scarlett 2i2 USB"], removed: []),
-                           .cardsChanged(added: [], removed: ["0: HDA Intel PCH"])])
+        #expect(
+            routes == [
+                .cardsChanged(added: ["1: Scarlett 2i2 USB"], removed: []),
+                .cardsChanged(added: [], removed: ["0: HDA Intel PCH"]),
+            ])
     }
 
     /// Core Audio's I/O pass-through: the input element's capture, through the input callback installed on
@@ -191,15 +196,20 @@ import Testing
     @Test func inputPassesThroughToTheOutput() throws {
         let input = NSTemporaryDirectory() + "aulos-in-\(UUID().uuidString).raw"
         let output = Self.temporaryPath("passthrough")
-        defer { unlink(input); unlink(output) }
+        defer {
+            unlink(input)
+            unlink(output)
+        }
         var samples: [Int16] = []
         for frame in 0..<96_000 {
             samples.append(Int16(8_000 * sin(2 * Double.pi * 440 * Double(frame) / 48_000)))
             samples.append(Int16(frame % 2000) - 1000)  // a different right channel: a ramp
         }
         try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: input))
-        let session = AudioSession(device: "aulostest", configuration: Self.fileDeviceConfiguration(output)
-            + #" pcm.aulosin { type file slave.pcm { type null } file "/dev/null" infile "\#(input)" format raw }"#)
+        let session = AudioSession(
+            device: "aulostest",
+            configuration: Self.fileDeviceConfiguration(output)
+                + #" pcm.aulosin { type file slave.pcm { type null } file "/dev/null" infile "\#(input)" format raw }"#)
         session.preferredFormat = .int16
         session.inputDevice = "aulosin"
         try session.setPreferredIOBufferFrames(128)

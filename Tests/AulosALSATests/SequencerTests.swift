@@ -1,14 +1,20 @@
-@testable import AulosALSA
 import AulosCore
 import AulosMIDI
 import CALSA
 import Synchronization
 import Testing
 
+@testable import AulosALSA
+
 /// A sequencer event as a sending client builds it, converted the way the MIDI thread converts it.
-func converted(_ type: snd_seq_event_type, channel: Int = 0, _ a: Int = 0, _ b: Int = 0, sysex: [UInt8] = []) -> [MIDIMessage]? {
+func converted(_ type: snd_seq_event_type, channel: Int = 0, _ a: Int = 0, _ b: Int = 0, sysex: [UInt8] = [])
+    -> [MIDIMessage]?
+{
     var event = snd_seq_event_t()
-    sysex.withUnsafeBytes { aulos_seq_make_event(&event, Int32(type.rawValue), Int32(channel), Int32(a), Int32(b), $0.baseAddress, UInt32($0.count)) }
+    sysex.withUnsafeBytes {
+        aulos_seq_make_event(
+            &event, Int32(type.rawValue), Int32(channel), Int32(a), Int32(b), $0.baseAddress, UInt32($0.count))
+    }
     return SequencerInput.convert(event)
 }
 
@@ -16,9 +22,15 @@ func converted(_ type: snd_seq_event_type, channel: Int = 0, _ a: Int = 0, _ b: 
     @Test func channelMessages() {
         #expect(converted(SND_SEQ_EVENT_NOTEON, channel: 3, 60, 100) == [.noteOn(channel: 3, note: 60, velocity: 100)])
         #expect(converted(SND_SEQ_EVENT_NOTEON, channel: 3, 60, 0) == [.noteOn(channel: 3, note: 60, velocity: 0)])
-        #expect(converted(SND_SEQ_EVENT_NOTEOFF, channel: 15, 127, 64) == [.noteOff(channel: 15, note: 127, velocity: 64)])
-        #expect(converted(SND_SEQ_EVENT_KEYPRESS, channel: 1, 61, 33) == [.polyPressure(channel: 1, note: 61, pressure: 33)])
-        #expect(converted(SND_SEQ_EVENT_CONTROLLER, channel: 2, 64, 127) == [.controlChange(channel: 2, controller: 64, value: 127)])
+        #expect(
+            converted(SND_SEQ_EVENT_NOTEOFF, channel: 15, 127, 64) == [.noteOff(channel: 15, note: 127, velocity: 64)])
+        #expect(
+            converted(SND_SEQ_EVENT_KEYPRESS, channel: 1, 61, 33) == [.polyPressure(channel: 1, note: 61, pressure: 33)]
+        )
+        #expect(
+            converted(SND_SEQ_EVENT_CONTROLLER, channel: 2, 64, 127) == [
+                .controlChange(channel: 2, controller: 64, value: 127)
+            ])
         #expect(converted(SND_SEQ_EVENT_PGMCHANGE, channel: 9, 0, 42) == [.programChange(channel: 9, program: 42)])
         #expect(converted(SND_SEQ_EVENT_CHANPRESS, channel: 4, 0, 99) == [.channelPressure(channel: 4, pressure: 99)])
         // The sequencer's bend is signed (−8192…8191); MIDI's is 0…16383 with 8192 centred.
@@ -29,12 +41,21 @@ func converted(_ type: snd_seq_event_type, channel: Int = 0, _ a: Int = 0, _ b: 
 
     /// 14-bit controllers and (N)RPNs arrive as one sequencer event and become the MIDI controller sequence.
     @Test func compoundControllers() {
-        #expect(converted(SND_SEQ_EVENT_CONTROL14, channel: 0, 7, 0x3FFF) == [
-            .controlChange(channel: 0, controller: 7, value: 0x7F), .controlChange(channel: 0, controller: 39, value: 0x7F)])
-        #expect(converted(SND_SEQ_EVENT_REGPARAM, channel: 1, 0, 12 << 7) == [
-            .controlChange(channel: 1, controller: 101, value: 0), .controlChange(channel: 1, controller: 100, value: 0),
-            .controlChange(channel: 1, controller: 6, value: 12), .controlChange(channel: 1, controller: 38, value: 0)])
-        #expect(converted(SND_SEQ_EVENT_NONREGPARAM, channel: 1, 0x0105, 0x40)?.first == .controlChange(channel: 1, controller: 99, value: 2))
+        #expect(
+            converted(SND_SEQ_EVENT_CONTROL14, channel: 0, 7, 0x3FFF) == [
+                .controlChange(channel: 0, controller: 7, value: 0x7F),
+                .controlChange(channel: 0, controller: 39, value: 0x7F),
+            ])
+        #expect(
+            converted(SND_SEQ_EVENT_REGPARAM, channel: 1, 0, 12 << 7) == [
+                .controlChange(channel: 1, controller: 101, value: 0),
+                .controlChange(channel: 1, controller: 100, value: 0),
+                .controlChange(channel: 1, controller: 6, value: 12),
+                .controlChange(channel: 1, controller: 38, value: 0),
+            ])
+        #expect(
+            converted(SND_SEQ_EVENT_NONREGPARAM, channel: 1, 0x0105, 0x40)?.first
+                == .controlChange(channel: 1, controller: 99, value: 2))
     }
 
     @Test func systemMessages() {
@@ -52,8 +73,14 @@ func converted(_ type: snd_seq_event_type, channel: Int = 0, _ a: Int = 0, _ b: 
 
     @Test func systemExclusive() {
         // MIDI Machine Control play (what HostTransport acts on), and a GM reset.
-        #expect(converted(SND_SEQ_EVENT_SYSEX, sysex: [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7]) == [.systemExclusive([0x7F, 0x7F, 0x06, 0x02])])
-        #expect(converted(SND_SEQ_EVENT_SYSEX, sysex: [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]) == [.systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
+        #expect(
+            converted(SND_SEQ_EVENT_SYSEX, sysex: [0xF0, 0x7F, 0x7F, 0x06, 0x02, 0xF7]) == [
+                .systemExclusive([0x7F, 0x7F, 0x06, 0x02])
+            ])
+        #expect(
+            converted(SND_SEQ_EVENT_SYSEX, sysex: [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]) == [
+                .systemExclusive([0x7E, 0x7F, 0x09, 0x01])
+            ])
         let long = [0xF0] + (0..<5000).map { UInt8($0 % 128) } + [0xF7]
         #expect(converted(SND_SEQ_EVENT_SYSEX, sysex: long) == [.systemExclusive(Array(long[1..<5001]))])
     }
@@ -102,10 +129,13 @@ func converted(_ type: snd_seq_event_type, channel: Int = 0, _ a: Int = 0, _ b: 
 
 /// Ports as `aconnect -l` would show them on a machine with a USB keyboard.
 enum Ports {
-    static func port(_ client: Int, _ port: Int, _ clientName: String, _ portName: String, readable: Bool = true,
-                     kernel: Bool = true, midi: Bool = true) -> SequencerPort {
-        SequencerPort(address: SequencerAddress(client: client, port: port), clientName: clientName, portName: portName,
-                      isReadable: readable, isWritable: true, isKernelClient: kernel, isMIDI: midi)
+    static func port(
+        _ client: Int, _ port: Int, _ clientName: String, _ portName: String, readable: Bool = true,
+        kernel: Bool = true, midi: Bool = true
+    ) -> SequencerPort {
+        SequencerPort(
+            address: SequencerAddress(client: client, port: port), clientName: clientName, portName: portName,
+            isReadable: readable, isWritable: true, isKernelClient: kernel, isMIDI: midi)
     }
     static let announce = port(0, 1, "System", "Announce", midi: false)
     static let through = port(14, 0, "Midi Through", "Midi Through Port-0")
@@ -124,10 +154,13 @@ enum Ports {
 }
 
 @Suite struct SequencerConnectionTests {
-    func connections(autoconnect: Bool = true, requests: [ConnectionRequest] = [], refusing: Set<Int> = [],
-                     release: @escaping @Sendable (SequencerAddress) -> Int = { _ in 0 }) -> LiveConnections {
-        LiveConnections(manager: ConnectionManager(ownClient: 128, autoconnect: autoconnect, requests: requests),
-                        connect: { port in refusing.contains(port.address.client) ? -EPERM : 0 }, release: release)
+    func connections(
+        autoconnect: Bool = true, requests: [ConnectionRequest] = [], refusing: Set<Int> = [],
+        release: @escaping @Sendable (SequencerAddress) -> Int = { _ in 0 }
+    ) -> LiveConnections {
+        LiveConnections(
+            manager: ConnectionManager(ownClient: 128, autoconnect: autoconnect, requests: requests),
+            connect: { port in refusing.contains(port.address.client) ? -EPERM : 0 }, release: release)
     }
 
     @Test func autoconnectTakesKeyboardsOnly() {
@@ -140,7 +173,8 @@ enum Ports {
     @Test func noAutoconnectTakesNothingUnlessAsked() {
         var live = connections(autoconnect: false)
         #expect(live.start(with: Ports.all).notices.isEmpty)
-        var asked = connections(autoconnect: false, requests: [.name("midi through"), .address(SequencerAddress(client: 130, port: 0))])
+        var asked = connections(
+            autoconnect: false, requests: [.name("midi through"), .address(SequencerAddress(client: 130, port: 0))])
         #expect(asked.start(with: Ports.all).notices == [.connected(Ports.through), .connected(Ports.vmpk)])
     }
 
@@ -198,7 +232,10 @@ enum Ports {
     @Test func aRefusedConnectionIsReportedNotRecorded() {
         var live = connections(refusing: [20])
         let outcome = live.start(with: Ports.all)
-        guard case .connectFailed(let port, _) = outcome.notices.first else { Issue.record("\(outcome.notices)"); return }
+        guard case .connectFailed(let port, _) = outcome.notices.first else {
+            Issue.record("\(outcome.notices)")
+            return
+        }
         #expect(port == Ports.keystation)
         #expect(live.manager.connected.isEmpty)
     }
@@ -214,10 +251,13 @@ enum Ports {
         live.played(from: Ports.keystation.address)
         let aplaymidi = SequencerAddress(client: 129, port: 0)
         live.played(from: aplaymidi)
-        #expect(live.unsubscribed(Ports.keystation.address).notices == [.disconnected(Ports.keystation, releasedNotes: 1)])
+        #expect(
+            live.unsubscribed(Ports.keystation.address).notices == [.disconnected(Ports.keystation, releasedNotes: 1)])
         let outcome = live.unsubscribed(aplaymidi)
         #expect(outcome.notices.isEmpty)
         #expect(released.withLock { $0 } == [Ports.keystation.address, aplaymidi])
-        #expect(live.unsubscribed(aplaymidi).notices.isEmpty && released.withLock { $0.count } == 2, "nothing held: nothing released")
+        #expect(
+            live.unsubscribed(aplaymidi).notices.isEmpty && released.withLock { $0.count } == 2,
+            "nothing held: nothing released")
     }
 }

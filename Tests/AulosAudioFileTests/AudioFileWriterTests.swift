@@ -17,7 +17,8 @@ import Glibc
         defer { unlink(path) }
         let frames = 1000
         let samples = (0..<(2 * frames)).map { Float($0 % 200) / 100 - 1 }
-        let writer = try AudioFileWriter(path: path, format: StreamFormat(sample: sample, channels: 2, sampleRate: 44_100, interleaved: true))
+        let writer = try AudioFileWriter(
+            path: path, format: StreamFormat(sample: sample, channels: 2, sampleRate: 44_100, interleaved: true))
         try writeConverted(samples, as: sample, frames: frames, to: writer)
         try writer.close()
         let file = try AudioFileContents(path: path)
@@ -37,7 +38,10 @@ import Glibc
             var bytes: [UInt8] = []
             for value in samples {
                 let scaled = Int32(max(-8_388_608, min(8_388_607, (value * 8_388_608).rounded())))
-                bytes += [UInt8(truncatingIfNeeded: scaled), UInt8(truncatingIfNeeded: scaled >> 8), UInt8(truncatingIfNeeded: scaled >> 16)]
+                bytes += [
+                    UInt8(truncatingIfNeeded: scaled), UInt8(truncatingIfNeeded: scaled >> 8),
+                    UInt8(truncatingIfNeeded: scaled >> 16),
+                ]
             }
             try bytes.withUnsafeBytes { try writer.write($0.baseAddress!, frameCount: frames) }
         default:
@@ -47,11 +51,18 @@ import Glibc
 
     @Test func flacRefusesFloatAndUnknownExtensionsAreRefused() {
         let f32 = StreamFormat(sample: .float32, channels: 2, sampleRate: 48_000, interleaved: true)
-        #expect(throws: AudioUnitError(.formatNotSupported, "")) { _ = try AudioFileWriter(path: TestFiles.scratch("x.flac"), format: f32) }
-        #expect(throws: AudioUnitError(.invalidFile, "")) { _ = try AudioFileWriter(path: TestFiles.scratch("x.mp3"), format: f32) }
-        #expect(throws: AudioUnitError(.invalidFile, "")) { _ = try AudioFileWriter(path: "/nonexistent-dir/x.wav", format: f32) }
         #expect(throws: AudioUnitError(.formatNotSupported, "")) {
-            _ = try AudioFileWriter(path: TestFiles.scratch("x.wav"), format: .canonical(channels: 2, sampleRate: 48_000))
+            _ = try AudioFileWriter(path: TestFiles.scratch("x.flac"), format: f32)
+        }
+        #expect(throws: AudioUnitError(.invalidFile, "")) {
+            _ = try AudioFileWriter(path: TestFiles.scratch("x.mp3"), format: f32)
+        }
+        #expect(throws: AudioUnitError(.invalidFile, "")) {
+            _ = try AudioFileWriter(path: "/nonexistent-dir/x.wav", format: f32)
+        }
+        #expect(throws: AudioUnitError(.formatNotSupported, "")) {
+            _ = try AudioFileWriter(
+                path: TestFiles.scratch("x.wav"), format: .canonical(channels: 2, sampleRate: 48_000))
         }
     }
 }

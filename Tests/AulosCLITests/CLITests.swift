@@ -26,8 +26,9 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                         stderr: String(decoding: stderr, as: UTF8.self))
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+        stderr: String(decoding: stderr, as: UTF8.self))
 }
 
 @Suite struct CLITests {
@@ -101,7 +102,9 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         let config = folder + "/asound.conf"
         try #"pcm.capturefile { type file slave.pcm { type null } file "\#(folder)/played.wav" format wav }"#
             .write(toFile: config, atomically: true, encoding: .utf8)
-        let result = try runAulos(["play", "--demo", "--device", "capturefile", "--alsa-config", config, "--slice", "128", "--duration", "1"])
+        let result = try runAulos([
+            "play", "--demo", "--device", "capturefile", "--alsa-config", config, "--slice", "128", "--duration", "1",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("played 0:01"))
         #expect(result.stdout.contains("on capturefile: 48000 Hz"))
@@ -119,8 +122,10 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
     func livePlayWithoutASequencerSaysSo() throws {
         let result = try runAulos(["play", "--device", "null", "--duration", "1"])
         #expect(result.status == 1)
-        #expect(result.stderr == "aulos: error: no ALSA sequencer: /dev/snd/seq is missing; load it with 'sudo modprobe snd-seq', "
-            + "or play a file with 'aulos play FILE'\n", "what to do, and no Core Audio status code")
+        #expect(
+            result.stderr
+                == "aulos: error: no ALSA sequencer: /dev/snd/seq is missing; load it with 'sudo modprobe snd-seq', "
+                + "or play a file with 'aulos play FILE'\n", "what to do, and no Core Audio status code")
         #expect(result.stdout.isEmpty)
     }
 
@@ -183,7 +188,9 @@ func runAulos(_ arguments: [String]) throws -> CommandResult {
         let shipped = try String(contentsOfFile: repositoryRoot + "/packaging/systemd/aulos.service", encoding: .utf8)
         #expect(result.stdout == shipped)
         let custom = try runAulos(["service", "unit", "--device", "hw:1,0", "--user", "pi", "--rig", "my.yaml"])
-        #expect(custom.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/my.yaml --device hw:1,0 ") && custom.stdout.contains("User=pi\n"))
+        #expect(
+            custom.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/my.yaml --device hw:1,0 ")
+                && custom.stdout.contains("User=pi\n"))
     }
 
     @Test(arguments: badInvocations)

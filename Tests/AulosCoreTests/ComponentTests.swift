@@ -3,10 +3,13 @@ import AulosTestSupport
 import Testing
 
 @Suite struct ComponentTests {
-    static func component(_ type: FourCharCode, _ subtype: FourCharCode, _ manufacturer: FourCharCode, _ name: String) -> Component {
+    static func component(_ type: FourCharCode, _ subtype: FourCharCode, _ manufacturer: FourCharCode, _ name: String)
+        -> Component
+    {
         Component(ComponentDescription(type: type, subtype: subtype, manufacturer: manufacturer), name: name) {
-            AudioUnit(description: ComponentDescription(type: type, subtype: subtype, manufacturer: manufacturer),
-                      name: name, inputs: 0, outputs: 1)
+            AudioUnit(
+                description: ComponentDescription(type: type, subtype: subtype, manufacturer: manufacturer),
+                name: name, inputs: 0, outputs: 1)
         }
     }
 
@@ -35,25 +38,34 @@ import Testing
     }
 
     @Test func descriptionsParseWithWildcards() {
-        #expect(ComponentDescription(parsing: "auou/genr/appl") == ComponentDescription(type: "auou", subtype: "genr", manufacturer: "appl"))
+        #expect(
+            ComponentDescription(parsing: "auou/genr/appl")
+                == ComponentDescription(type: "auou", subtype: "genr", manufacturer: "appl"))
         #expect(ComponentDescription(parsing: "auou") == ComponentDescription(type: "auou"))
-        #expect(ComponentDescription(parsing: "auou/*/appl") == ComponentDescription(type: "auou", manufacturer: "appl"))
+        #expect(
+            ComponentDescription(parsing: "auou/*/appl") == ComponentDescription(type: "auou", manufacturer: "appl"))
         #expect(ComponentDescription(parsing: "a/b/c") == nil)
         #expect(ComponentDescription(parsing: "auou/genr/appl/more") == nil)
     }
 
     @Test func allZeroMatchesEverythingInDeterministicOrder() {
         let names = Self.registry().find(matching: .any).map(\.componentDescription.description)
-        #expect(names == ["aufx/ipeq/appl", "aumu/osc1/Auls", "aumx/mcmx/appl", "auou/genr/appl", "auou/rioc/Auls", "auou/vpio/appl"])
+        #expect(
+            names == [
+                "aufx/ipeq/appl", "aumu/osc1/Auls", "aumx/mcmx/appl", "auou/genr/appl", "auou/rioc/Auls",
+                "auou/vpio/appl",
+            ])
     }
 
     @Test func subtypeWildcardFindsEveryOutputUnit() {
-        let found = Self.registry().find(matching: ComponentDescription(type: .output)).map(\.componentDescription.subtype)
+        let found = Self.registry().find(matching: ComponentDescription(type: .output)).map(
+            \.componentDescription.subtype)
         #expect(found == ["genr", "rioc", "vpio"])
     }
 
     @Test func manufacturerIsAWildcardToo() {
-        let found = Self.registry().find(matching: ComponentDescription(type: .any, subtype: .any, manufacturer: "Auls"))
+        let found = Self.registry().find(
+            matching: ComponentDescription(type: .any, subtype: .any, manufacturer: "Auls"))
         #expect(found.map(\.name) == ["Aulos: Oscillator Synth", "Aulos: ALSA I/O"])
     }
 
@@ -84,9 +96,10 @@ import Testing
         let own = ComponentDescription(type: "auou", subtype: "genr", manufacturer: "Auls")
         let coreAudio = ComponentDescription(type: "auou", subtype: "genr", manufacturer: "appl")
         let registry = ComponentRegistry()
-        registry.register(Component(own, aliases: [coreAudio], name: "Aulos: Generic Output") {
-            AudioUnit(description: own, aliases: [coreAudio], name: "Aulos: Generic Output", inputs: 1, outputs: 1)
-        })
+        registry.register(
+            Component(own, aliases: [coreAudio], name: "Aulos: Generic Output") {
+                AudioUnit(description: own, aliases: [coreAudio], name: "Aulos: Generic Output", inputs: 1, outputs: 1)
+            })
         #expect(registry.findNext(after: nil, matching: coreAudio)?.componentDescription == own)
         #expect(registry.findNext(after: nil, matching: own)?.name == "Aulos: Generic Output")
         #expect(registry.find(matching: ComponentDescription(type: .any, manufacturer: "appl")).count == 1)

@@ -15,9 +15,13 @@ struct ConversionFixture {
         back = AudioBufferListStorage(format: from, maximumFrames: frames)
     }
 
-    func run(_ conversion: FormatConversion, _ input: AudioBufferListStorage, _ output: AudioBufferListStorage, frames: Int) {
+    func run(
+        _ conversion: FormatConversion, _ input: AudioBufferListStorage, _ output: AudioBufferListStorage, frames: Int
+    ) {
         var scratch = scratch
-        scratch.withUnsafeMutableBufferPointer { conversion.convert(input.list, into: output.list, frameCount: frames, scratch: $0.baseAddress!) }
+        scratch.withUnsafeMutableBufferPointer {
+            conversion.convert(input.list, into: output.list, frameCount: frames, scratch: $0.baseAddress!)
+        }
     }
 }
 
@@ -65,14 +69,20 @@ struct ConversionFixture {
         let packed = StreamFormat(sample: .float32, channels: 3, sampleRate: Self.rate, interleaved: true)
         let fixture = ConversionFixture(planar, packed, frames: UInt32(frames))
         for channel in 0..<3 {
-            for frame in 0..<frames { fixture.source.list.pointee.floatChannel(channel)[frame] = Float(channel * 10_000 + frame) / 3 }
+            for frame in 0..<frames {
+                fixture.source.list.pointee.floatChannel(channel)[frame] = Float(channel * 10_000 + frame) / 3
+            }
         }
         fixture.run(try FormatConversion(from: planar, to: packed), fixture.source, fixture.destination, frames: frames)
         let interleaved = fixture.destination.list.pointee.buffers[0].data!.assumingMemoryBound(to: Float.self)
         #expect(interleaved[0] == 0 && interleaved[1] == 10_000 / 3 && interleaved[3] == Float(1) / 3)
         fixture.run(try FormatConversion(from: packed, to: planar), fixture.destination, fixture.back, frames: frames)
         for channel in 0..<3 {
-            #expect((0..<frames).allSatisfy { fixture.back.list.pointee.floatChannel(channel)[$0] == fixture.source.list.pointee.floatChannel(channel)[$0] })
+            #expect(
+                (0..<frames).allSatisfy {
+                    fixture.back.list.pointee.floatChannel(channel)[$0]
+                        == fixture.source.list.pointee.floatChannel(channel)[$0]
+                })
         }
         #expect(fixture.destination.list.pointee.buffers[0].byteSize == UInt32(frames * 12))
     }

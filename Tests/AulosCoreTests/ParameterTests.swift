@@ -1,6 +1,6 @@
 import AulosCore
-import AulosUnits
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 #if canImport(Glibc)
@@ -22,7 +22,8 @@ import Glibc
         let info = try tone.parameterInfo(ToneGeneratorUnit.Parameter.frequency)
         #expect(info.name == "Frequency" && info.unit == .hertz && info.defaultValue == 440)
         #expect(info.minValue == 1 && info.maxValue == 20_000)
-        #expect(try tone.get(.parameterList) == [ToneGeneratorUnit.Parameter.frequency, ToneGeneratorUnit.Parameter.level])
+        #expect(
+            try tone.get(.parameterList) == [ToneGeneratorUnit.Parameter.frequency, ToneGeneratorUnit.Parameter.level])
         #expect(try tone.get(.parameterList, scope: .input) == [])
         #expect(try tone.getParameter(ToneGeneratorUnit.Parameter.frequency) == 440)
     }
@@ -60,7 +61,9 @@ import Glibc
 
     @Test func rampsRunLinearlyFromStartToEnd() throws {
         let unit = try probe(smoothed: true)
-        try unit.scheduleParameters([.ramp(value, scope: .global, element: 0, startOffset: 10, duration: 100, from: 0, to: 1)])
+        try unit.scheduleParameters([
+            .ramp(value, scope: .global, element: 0, startOffset: 10, duration: 100, from: 0, to: 1)
+        ])
         let out = try renderUnit(unit, frames: 256, buffers: RenderBuffers(.canonical(channels: 1, sampleRate: 48_000)))
         #expect(out[9] == 0)
         #expect(out[10] == 0)
@@ -100,7 +103,9 @@ import Glibc
 
     @Test func schedulingWhileUninitializedAppliesTheFinalValue() throws {
         let unit = ParameterProbeUnit()
-        try unit.scheduleParameters([.ramp(value, scope: .global, element: 0, startOffset: 10, duration: 100, from: 0, to: 4)])
+        try unit.scheduleParameters([
+            .ramp(value, scope: .global, element: 0, startOffset: 10, duration: 100, from: 0, to: 4)
+        ])
         #expect(try unit.getParameter(value) == 4)
     }
 
@@ -108,7 +113,9 @@ import Glibc
         let tone = ToneGeneratorUnit()
         try tone.setParameter(ToneGeneratorUnit.Parameter.level, value: 0)
         try tone.initialize()
-        try tone.scheduleParameters([.immediate(ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, offset: 37, value: 0.5)])
+        try tone.scheduleParameters([
+            .immediate(ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, offset: 37, value: 0.5)
+        ])
         let out = try renderUnit(tone, frames: 128, buffers: RenderBuffers())
         #expect(out[..<37].allSatisfy { $0 == 0 })
         #expect(out[37] != 0)

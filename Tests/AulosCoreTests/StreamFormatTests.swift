@@ -61,8 +61,9 @@ import Testing
         #expect(text.contains("Format ID:           lpcm"))
         #expect(text.contains("Format Flags:        0x29"))
         #expect(text.contains("Bits per Channel:    32"))
-        #expect(StreamFormat(sample: .int24, channels: 1, sampleRate: 96_000, interleaved: true).compactDescription
-            == "96000 Hz, 1 ch, Int24, interleaved")
+        #expect(
+            StreamFormat(sample: .int24, channels: 1, sampleRate: 96_000, interleaved: true).compactDescription
+                == "96000 Hz, 1 ch, Int24, interleaved")
     }
 
     @Test func errorsNameTheProblem() {

@@ -1,7 +1,7 @@
 import AulosCore
+import AulosTestSupport
 import AulosUnits
 import Testing
-import AulosTestSupport
 
 @Suite struct UnitLifecycleTests {
     @Test func initializeTwiceIsAnError() throws {
@@ -93,7 +93,8 @@ import AulosTestSupport
         let buffers = RenderBuffers()
         buffers.prepare(64)
         expectError(.invalidElement) {
-            try tone.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: 0), bus: 1, frameCount: 64, ioData: buffers.list)
+            try tone.render(
+                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: 0), bus: 1, frameCount: 64, ioData: buffers.list)
         }
     }
 
@@ -103,7 +104,7 @@ import AulosTestSupport
         try tone.initialize()
         let buffers = RenderBuffers()
         buffers.prepare(128)
-        buffers.list.pointee.floatChannel(1)[5] = 3 // garbage that must be overwritten
+        buffers.list.pointee.floatChannel(1)[5] = 3  // garbage that must be overwritten
         var flags = RenderActionFlags(rawValue: 0)
         try tone.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: 0), frameCount: 128, ioData: buffers.list)
         #expect(flags.contains(.outputIsSilence))
@@ -120,7 +121,9 @@ import AulosTestSupport
         #expect(try unit.get(.maximumFramesPerSlice) == 4096)
         try unit.initialize()
         expectError(.initialized) { try unit.set(.maximumFramesPerSlice, 512) }
-        expectError(.initialized) { try unit.set(.streamFormat, .canonical(channels: 1, sampleRate: 48_000), scope: .input) }
+        expectError(.initialized) {
+            try unit.set(.streamFormat, .canonical(channels: 1, sampleRate: 48_000), scope: .input)
+        }
         #expect(try unit.get(.maximumFramesPerSlice) == 4096)
         #expect(try unit.propertyInfo(.maximumFramesPerSlice) == PropertyInfo(dataSize: 4, isWritable: true))
     }
@@ -131,11 +134,15 @@ import AulosTestSupport
         expectError(.invalidElement) { try unit.set(.maximumFramesPerSlice, 512, scope: .global, element: 1) }
         expectError(.invalidElement) { _ = try unit.get(.streamFormat, scope: .input, element: 1) }
         expectError(.invalidScope) { _ = try unit.get(.streamFormat, scope: .global) }
-        expectError(.invalidProperty) { _ = try unit.getProperty(PropertyID(rawValue: 9999), scope: .global, element: 0) }
+        expectError(.invalidProperty) {
+            _ = try unit.getProperty(PropertyID(rawValue: 9999), scope: .global, element: 0)
+        }
         expectError(.invalidProperty) { _ = try unit.get(.factoryPresets) }
         expectError(.invalidProperty) { _ = try unit.get(.enableIO, scope: .output) }
         expectError(.invalidPropertyValue) { try unit.set(.maximumFramesPerSlice, 0) }
-        expectError(.invalidPropertyValue) { try unit.setProperty(.maximumFramesPerSlice, scope: .global, element: 0, value: "1024") }
+        expectError(.invalidPropertyValue) {
+            try unit.setProperty(.maximumFramesPerSlice, scope: .global, element: 0, value: "1024")
+        }
         expectError(.propertyNotWritable) { try unit.set(.lastRenderError, 0) }
         expectError(.propertyNotWritable) { try unit.set(.elementCount, 2, scope: .input) }
         expectError(.invalidElement) { _ = try unit.get(.elementCount, scope: .input, element: 1) }
@@ -188,8 +195,12 @@ import AulosTestSupport
     @Test func listenersHearSuccessfulChangesOnlyUntilRemoved() throws {
         let unit = FormatConverterUnit()
         var heard: [(PropertyID, Scope, Element)] = []
-        let token = unit.addPropertyListener(.streamFormat) { _, id, scope, element in heard.append((id, scope, element)) }
-        unit.addPropertyListener(.maximumFramesPerSlice) { _, _, _, _ in heard.append((.maximumFramesPerSlice, .global, 99)) }
+        let token = unit.addPropertyListener(.streamFormat) { _, id, scope, element in
+            heard.append((id, scope, element))
+        }
+        unit.addPropertyListener(.maximumFramesPerSlice) { _, _, _, _ in
+            heard.append((.maximumFramesPerSlice, .global, 99))
+        }
         try unit.set(.streamFormat, .canonical(channels: 2, sampleRate: 44_100), scope: .output)
         expectError(.formatNotSupported) { try unit.set(.sampleRate, 0, scope: .input) }
         try unit.set(.sampleRate, 44_100, scope: .input)
@@ -204,9 +215,11 @@ import AulosTestSupport
     @Test func directConnectionsAndCallbacksRenderWithoutAGraph() throws {
         let tone = ToneGeneratorUnit()
         let converter = FormatConverterUnit()
-        try converter.set(.makeConnection, AudioUnitConnection(source: tone, sourceOutput: 0, destinationInput: 0), scope: .input)
+        try converter.set(
+            .makeConnection, AudioUnitConnection(source: tone, sourceOutput: 0, destinationInput: 0), scope: .input)
         expectError(.invalidPropertyValue) {
-            try converter.set(.makeConnection, AudioUnitConnection(source: tone, sourceOutput: 0, destinationInput: 1), scope: .input)
+            try converter.set(
+                .makeConnection, AudioUnitConnection(source: tone, sourceOutput: 0, destinationInput: 1), scope: .input)
         }
         try tone.initialize()
         try converter.initialize()

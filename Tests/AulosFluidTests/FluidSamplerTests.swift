@@ -2,10 +2,10 @@ import AulosCore
 import AulosFluid
 import AulosMIDI
 import AulosSoundFont
+import AulosTestSupport
 import AulosUnits
 import CFluidSynth
 import Foundation
-import AulosTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -16,7 +16,9 @@ import Glibc
 let bundledFont = TestFiles.bundledFont
 
 func samplerRig(slice: Int, configure: (FluidSynthSamplerUnit) throws -> Void = { _ in }) throws -> InstrumentRig {
-    try InstrumentRig(FluidSynthSamplerUnit.componentDescription, maximumFrames: UInt32(max(slice, 64)), registry: samplerRegistry()) { unit in
+    try InstrumentRig(
+        FluidSynthSamplerUnit.componentDescription, maximumFrames: UInt32(max(slice, 64)), registry: samplerRegistry()
+    ) { unit in
         let sampler = unit as! FluidSynthSamplerUnit
         try sampler.loadSoundFont(bundledFont)
         try sampler.setParameter(FluidSynthSamplerUnit.Parameter.reverbEnabled.id, value: 0)
@@ -27,7 +29,10 @@ func samplerRig(slice: Int, configure: (FluidSynthSamplerUnit) throws -> Void = 
 
 func samplerRegistry() -> ComponentRegistry {
     let registry = BuiltInUnits.registry()
-    registry.register(Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") { FluidSynthSamplerUnit() })
+    registry.register(
+        Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") {
+            FluidSynthSamplerUnit()
+        })
     return registry
 }
 
@@ -60,7 +65,11 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
                     let (status, d1, d2) = messages[next].message.channelBytes!
                     let ch = Int32(status & 0x0F)
                     switch status & 0xF0 {
-                    case 0x90: _ = d2 > 0 ? fluid_synth_noteon(synth, ch, Int32(d1), Int32(d2)) : fluid_synth_noteoff(synth, ch, Int32(d1))
+                    case 0x90:
+                        _ =
+                            d2 > 0
+                            ? fluid_synth_noteon(synth, ch, Int32(d1), Int32(d2))
+                            : fluid_synth_noteoff(synth, ch, Int32(d1))
                     case 0x80: _ = fluid_synth_noteoff(synth, ch, Int32(d1))
                     case 0xB0: _ = fluid_synth_cc(synth, ch, Int32(d1), Int32(d2))
                     case 0xC0: _ = fluid_synth_program_change(synth, ch, Int32(d1))
@@ -175,7 +184,9 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
 
     @Test func gainScalesTheOutput() throws {
         func peak(_ gain: Float) throws -> Float {
-            let rig = try samplerRig(slice: 256) { try $0.setParameter(FluidSynthSamplerUnit.Parameter.gain.id, value: gain) }
+            let rig = try samplerRig(slice: 256) {
+                try $0.setParameter(FluidSynthSamplerUnit.Parameter.gain.id, value: gain)
+            }
             rig.scheduler.schedule(.noteOn(channel: 0, note: 60, velocity: 100), at: 0)
             return rig.render(4096, slice: 256).0.map(abs).max()!
         }
@@ -228,7 +239,9 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
         rig.scheduler.schedule(.noteOn(channel: 0, note: 67, velocity: 100), at: rig.time + 10)
         let (left, _) = rig.render(4096, slice: 256)
         #expect(left[256...].map(abs).max()! > 0.01)
-        #expect(try sampler.getProperty(FluidSynthSamplerUnit.soundFontProperty, scope: .global, element: 0) as? String == bundledFont)
+        #expect(
+            try sampler.getProperty(FluidSynthSamplerUnit.soundFontProperty, scope: .global, element: 0) as? String
+                == bundledFont)
     }
 
     @Test func effectsAreOffByDefault() throws {
@@ -242,8 +255,10 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
         for cycle in 0..<10_000 {
             if cycle % 8 == 0 {
                 let at = rig.time + 17
-                rig.scheduler.schedule(.noteOn(channel: UInt8(cycle % 2), note: UInt8(48 + cycle % 30), velocity: 100), at: at)
-                rig.scheduler.schedule(.noteOff(channel: UInt8(cycle % 2), note: UInt8(48 + cycle % 30), velocity: 0), at: at + 700)
+                rig.scheduler.schedule(
+                    .noteOn(channel: UInt8(cycle % 2), note: UInt8(48 + cycle % 30), velocity: 100), at: at)
+                rig.scheduler.schedule(
+                    .noteOff(channel: UInt8(cycle % 2), note: UInt8(48 + cycle % 30), velocity: 0), at: at + 700)
                 rig.scheduler.schedule(.controlChange(channel: 0, controller: 7, value: UInt8(cycle % 128)), at: at)
             }
             rig.harness.renderSlice(64, counting: true)

@@ -10,7 +10,9 @@ import Testing
     @Test func samplerShedsTheOldestNotesWithAFastRelease() throws {
         let rig = try samplerRig(slice: 64)
         let sampler = rig.instrument as! FluidSynthSamplerUnit
-        for note in 0..<40 { rig.scheduler.schedule(.noteOn(channel: 0, note: UInt8(40 + note), velocity: 100), at: Int64(note * 64)) }
+        for note in 0..<40 {
+            rig.scheduler.schedule(.noteOn(channel: 0, note: UInt8(40 + note), velocity: 100), at: Int64(note * 64))
+        }
         rig.renderCounting(slices: 44)
         let sounding = sampler.voiceBudget.active
         #expect(sounding >= 40, "the bundled piano sounds at least one voice a note")
@@ -20,7 +22,10 @@ import Testing
         rig.renderCounting(slices: 40)  // 15 ms releases are over
         #expect(sampler.voiceBudget.active == 10)
         sampler.voiceBudget.limit = .max
-        for note in 0..<10 { rig.scheduler.schedule(.noteOn(channel: 0, note: UInt8(20 + note), velocity: 100), at: rig.harness.sampleTime) }
+        for note in 0..<10 {
+            rig.scheduler.schedule(
+                .noteOn(channel: 0, note: UInt8(20 + note), velocity: 100), at: rig.harness.sampleTime)
+        }
         rig.renderCounting(slices: 4)
         #expect(sampler.voiceBudget.active >= 20, "the limit lifted, new notes sound again")
         try expectNoAllocations(rig.harness.allocations)

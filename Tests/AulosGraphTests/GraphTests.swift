@@ -1,20 +1,23 @@
 import AulosCore
 import AulosGraph
+import AulosTestSupport
 import AulosUnits
 import Testing
-import AulosTestSupport
 
 /// Renders one cycle through a graph's render entry (the real-time path).
 @discardableResult
-func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into buffers: RenderBuffers,
-                 flags: inout RenderActionFlags) -> AulosStatus {
+func renderCycle(
+    _ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into buffers: RenderBuffers,
+    flags: inout RenderActionFlags
+) -> AulosStatus {
     var stamp = AudioTimeStamp(sampleTime: sampleTime)
     buffers.prepare(frames)
     return graph.renderEntry!.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
 }
 
 @discardableResult
-func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into buffers: RenderBuffers) -> AulosStatus {
+func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into buffers: RenderBuffers) -> AulosStatus
+{
     var flags = RenderActionFlags(rawValue: 0)
     return renderCycle(graph, frames: frames, at: sampleTime, into: buffers, flags: &flags)
 }
@@ -36,7 +39,9 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
         #expect(try graph.nodeInfo(late).unit is FormatConverterUnit)
         expectError(.componentNotFound) { _ = try graph.addNode(ComponentDescription(type: "zzzz")) }
         expectError(.nodeNotFound) { _ = try graph.nodeInfo(NodeID(rawValue: 99)) }
-        expectError(.nodeNotFound) { try graph.connectNodeInput(late, sourceOutput: 0, NodeID(rawValue: 99), destinationInput: 0) }
+        expectError(.nodeNotFound) {
+            try graph.connectNodeInput(late, sourceOutput: 0, NodeID(rawValue: 99), destinationInput: 0)
+        }
     }
 
     @Test func aGraphNeedsExactlyOneIOUnit() throws {
@@ -173,7 +178,8 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
             let log = refCon!.assumingMemoryBound(to: PullLog.self)
             _ = log
             let entries = Unmanaged<PullLog>.fromOpaque(refCon!).takeUnretainedValue()
-            let phase: Int32 = flags.pointee.contains(.preRender) ? 100 : flags.pointee.contains(.postRender) ? 200 : 999
+            let phase: Int32 =
+                flags.pointee.contains(.preRender) ? 100 : flags.pointee.contains(.postRender) ? 200 : 999
             entries.entries[entries.count.pointee] = phase + Int32(timeStamp.pointee.sampleTime)
             entries.count.pointee += 1
             return 0
@@ -238,7 +244,9 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
         let reference = ToneGeneratorUnit()
         try reference.initialize()
         var expected: [Float] = []
-        for slice in 0..<4 { expected += try renderUnit(reference, frames: 128, at: Int64(slice * 128), buffers: RenderBuffers()) }
+        for slice in 0..<4 {
+            expected += try renderUnit(reference, frames: 128, at: Int64(slice * 128), buffers: RenderBuffers())
+        }
         #expect(rendered == expected)
 
         // And out again: remove the node; it is disposed once the render thread has let go of it.
@@ -272,21 +280,22 @@ func renderCycle(_ graph: AudioGraph, frames: UInt32, at sampleTime: Int64, into
         try graph.connectNodeInput(converter, sourceOutput: 0, output, destinationInput: 0)
         try graph.initialize()
         try graph.start()
-        #expect(graph.dump() == """
-            AudioGraph: 2 nodes, 2 inputs wired, running
-            Member Nodes:
-              node 1: 'auou' 'genr' 'Auls', Aulos: Generic Output [initialized, running, 1024 max frames]
-                input 0: 48000 Hz, 2 ch, Float32, non-interleaved ← node 2 output 0
-                output 0: 48000 Hz, 2 ch, Float32, non-interleaved
-              node 2: 'aufc' 'conv' 'Auls', Aulos: Converter [initialized, 1024 max frames]
-                input 0: 48000 Hz, 2 ch, Float32, non-interleaved ← render callback
-                output 0: 48000 Hz, 2 ch, Float32, non-interleaved
-            Connections:
-              node 2 output 0 => node 1 input 0
-            Input Callbacks:
-              callback => node 2 input 0
-            Render Notifications: 0
-            Pending Changes: 0
-            """)
+        #expect(
+            graph.dump() == """
+                AudioGraph: 2 nodes, 2 inputs wired, running
+                Member Nodes:
+                  node 1: 'auou' 'genr' 'Auls', Aulos: Generic Output [initialized, running, 1024 max frames]
+                    input 0: 48000 Hz, 2 ch, Float32, non-interleaved ← node 2 output 0
+                    output 0: 48000 Hz, 2 ch, Float32, non-interleaved
+                  node 2: 'aufc' 'conv' 'Auls', Aulos: Converter [initialized, 1024 max frames]
+                    input 0: 48000 Hz, 2 ch, Float32, non-interleaved ← render callback
+                    output 0: 48000 Hz, 2 ch, Float32, non-interleaved
+                Connections:
+                  node 2 output 0 => node 1 input 0
+                Input Callbacks:
+                  callback => node 2 input 0
+                Render Notifications: 0
+                Pending Changes: 0
+                """)
     }
 }

@@ -116,10 +116,12 @@ final class RenderReport: @unchecked Sendable {
         let notifyCount = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         notifyCount.initialize(to: 0)
         defer { notifyCount.deallocate() }
-        try graph.addRenderNotify(RenderCallbackStruct({ refCon, _, _, _, _, _ in
-            refCon!.assumingMemoryBound(to: Int.self).pointee += 1
-            return 0
-        }, refCon: notifyCount))
+        try graph.addRenderNotify(
+            RenderCallbackStruct(
+                { refCon, _, _, _, _, _ in
+                    refCon!.assumingMemoryBound(to: Int.self).pointee += 1
+                    return 0
+                }, refCon: notifyCount))
         try graph.initialize()
         try graph.start()
         let toneUnit = try graph.unit(for: tone)
@@ -133,14 +135,17 @@ final class RenderReport: @unchecked Sendable {
                 // Control-side work between cycles (allowed to allocate, not counted).
                 try toneUnit.setParameter(ToneGeneratorUnit.Parameter.frequency, value: Float(200 + cycle % 700))
                 try toneUnit.scheduleParameters([
-                    .ramp(ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, startOffset: UInt32(cycle % 200),
-                          duration: 300, from: 0, to: 0.5),
+                    .ramp(
+                        ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, startOffset: UInt32(cycle % 200),
+                        duration: 300, from: 0, to: 0.5)
                 ])
             }
             var flags = RenderActionFlags(rawValue: 0)
             var stamp = AudioTimeStamp(sampleTime: Int64(cycle) * 256, hostTime: 0, flags: .sampleTimeValid)
             buffers.list.pointee.setFrameCount(256, bytesPerFrame: s24.bytesPerFrame)
-            let status = tally.count { entry.render(flags: &flags, timeStamp: &stamp, frameCount: 256, ioData: buffers.list) }
+            let status = tally.count {
+                entry.render(flags: &flags, timeStamp: &stamp, frameCount: 256, ioData: buffers.list)
+            }
             if status != 0 { failures += 1 }
         }
         #expect(failures == 0)

@@ -31,8 +31,10 @@ import Glibc
         defer { signals.deallocate() }
         signals[0] = 0.25  // "guitar": a constant so levels are exact
         signals[1] = 0.5  // "beats"
-        try graph.setNodeInputCallback(mixerNode, destinationInput: 0, RenderCallbackStruct(signalCallback(), refCon: signals))
-        try graph.setNodeInputCallback(mixerNode, destinationInput: 1, RenderCallbackStruct(signalCallback(), refCon: signals + 1))
+        try graph.setNodeInputCallback(
+            mixerNode, destinationInput: 0, RenderCallbackStruct(signalCallback(), refCon: signals))
+        try graph.setNodeInputCallback(
+            mixerNode, destinationInput: 1, RenderCallbackStruct(signalCallback(), refCon: signals + 1))
         try graph.connectNodeInput(mixerNode, sourceOutput: 0, io, destinationInput: 0)
         try graph.initialize()
         try graph.start()

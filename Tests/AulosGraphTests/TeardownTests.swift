@@ -1,7 +1,7 @@
 import AulosCore
 import AulosGraph
-import AulosUnits
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 /// Units and graphs are freed when the last reference goes (no retain cycle through kernels, plans or
@@ -25,7 +25,8 @@ import Testing
             let buffers = RenderBuffers()
             buffers.prepare(64)
             var flags = RenderActionFlags(rawValue: 0)
-            try unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: 0), frameCount: 64, ioData: buffers.list)
+            try unit.render(
+                flags: &flags, timeStamp: AudioTimeStamp(sampleTime: 0), frameCount: 64, ioData: buffers.list)
         }
         #expect(weakUnit2 == nil, "initialized and rendered unit")
     }
@@ -35,7 +36,7 @@ import Testing
         do {
             let graph = AudioGraph(registry: BuiltInUnits.registry())
             weakGraph = graph
-            try graph.open()
+            graph.open()
             let out = try graph.addNode(GenericOutputUnit.componentDescription)
             let tone = try graph.addNode(ToneGeneratorUnit.componentDescription)
             try graph.connectNodeInput(tone, sourceOutput: 0, out, destinationInput: 0)

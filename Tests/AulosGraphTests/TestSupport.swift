@@ -3,13 +3,15 @@ import AulosGraph
 import AulosUnits
 import Testing
 
-
 /// A render-side log of which probe entered and left its render, in order. Test support only.
 final class PullLog: @unchecked Sendable {
     let entries = UnsafeMutablePointer<Int32>.allocate(capacity: 4096)
     let count = UnsafeMutablePointer<Int>.allocate(capacity: 1)
     init() { count.initialize(to: 0) }
-    deinit { entries.deallocate(); count.deallocate() }
+    deinit {
+        entries.deallocate()
+        count.deallocate()
+    }
     func reset() { count.pointee = 0 }
     var recorded: [Int32] { Array(UnsafeBufferPointer(start: entries, count: count.pointee)) }
 }
@@ -59,14 +61,18 @@ struct ProbeKernel {
     }
 
     @_noAllocation @_noLocks
-    func render(_ inputs: UnsafeRawPointer, _ flags: UnsafeMutablePointer<RenderActionFlags>, _ timeStamp: UnsafePointer<AudioTimeStamp>,
-                _ frames: UInt32, _ io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        _ inputs: UnsafeRawPointer, _ flags: UnsafeMutablePointer<RenderActionFlags>,
+        _ timeStamp: UnsafePointer<AudioTimeStamp>,
+        _ frames: UInt32, _ io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         record(tag)
         io.pointee.zeroFill()
         for bus in 0..<inputCount {
             scratch.pointee.setFrameCount(frames, bytesPerFrame: 4)
             var inputFlags = RenderActionFlags(rawValue: 0)
-            let status = RenderInputs.pull(inputs, bus: UInt32(bus), flags: &inputFlags, timeStamp: timeStamp, frameCount: frames, into: scratch)
+            let status = RenderInputs.pull(
+                inputs, bus: UInt32(bus), flags: &inputFlags, timeStamp: timeStamp, frameCount: frames, into: scratch)
             if status != 0 && status != RenderStatus.noConnection { return status }
             for channel in 0..<channels {
                 let out = io.pointee.floatChannel(channel)

@@ -24,7 +24,9 @@ struct ClockOutputHarness {
         var stamp = AudioTimeStamp(sampleTime: frame, hostTime: UInt64(1e9 + Double(frame) / 48_000 * 1e9))
         var pre = RenderActionFlags.preRender
         var post = RenderActionFlags.postRender
-        for notify in [transport.renderNotify, output.renderNotify] { _ = notify.callback(notify.refCon, &pre, &stamp, 0, slice, buffers) }
+        for notify in [transport.renderNotify, output.renderNotify] {
+            _ = notify.callback(notify.refCon, &pre, &stamp, 0, slice, buffers)
+        }
         _ = transport.renderNotify.callback(transport.renderNotify.refCon, &post, &stamp, 0, slice, buffers)
         frame += Int64(slice)
         var events: [MIDIClockEvent] = []

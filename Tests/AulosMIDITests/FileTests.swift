@@ -7,11 +7,16 @@ import Testing
 
     @Test func formatOneWithATempoMapBecomesSampleTimes() throws {
         // 480 ticks per quarter; 120 BPM, then 60 BPM from tick 960 (beat 2) on track 0; notes on track 1.
-        let bytes = StandardMIDIFile.encode(tracks: [
-            [(0, E.tempo(microsecondsPerQuarter: 500_000)), (960, E.tempo(microsecondsPerQuarter: 1_000_000))],
-            [(0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))), (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
-             (960, E.midi(.noteOn(channel: 1, note: 64, velocity: 90))), (1440, E.midi(.noteOff(channel: 1, note: 64, velocity: 0)))],
-        ], ticksPerQuarterNote: 480)
+        let bytes = StandardMIDIFile.encode(
+            tracks: [
+                [(0, E.tempo(microsecondsPerQuarter: 500_000)), (960, E.tempo(microsecondsPerQuarter: 1_000_000))],
+                [
+                    (0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))),
+                    (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
+                    (960, E.midi(.noteOn(channel: 1, note: 64, velocity: 90))),
+                    (1440, E.midi(.noteOff(channel: 1, note: 64, velocity: 0))),
+                ],
+            ], ticksPerQuarterNote: 480)
         let file = try StandardMIDIFile(bytes: bytes)
         #expect(file.format == 1 && file.division == .ticksPerQuarterNote(480) && file.tracks.count == 2)
         let events = file.scheduledMessages(sampleRate: 48_000)
@@ -22,51 +27,67 @@ import Testing
     @Test func runningStatusAndFormatZero() throws {
         // Format 0, 96 ticks/quarter, one track using running status for three notes.
         let track: [UInt8] = [0x00, 0x90, 60, 100, 0x60, 62, 100, 0x60, 60, 0, 0x00, 0xFF, 0x2F, 0x00]
-        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        let bytes: [UInt8] =
+            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)]
+            + track
         let file = try StandardMIDIFile(bytes: bytes)
         let events = file.scheduledMessages(sampleRate: 1000)
         #expect(events.map(\.sampleTime) == [0, 500, 1000])
-        #expect(events.map(\.message) == [
-            .noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 62, velocity: 100),
-            .noteOn(channel: 0, note: 60, velocity: 0),
-        ])
+        #expect(
+            events.map(\.message) == [
+                .noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 62, velocity: 100),
+                .noteOn(channel: 0, note: 60, velocity: 0),
+            ])
     }
 
     @Test func sysExAndUnknownChunksAreHandled() throws {
-        var bytes = StandardMIDIFile.encode(tracks: [[(0, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
-                                                      (10, E.meta(type: 0x03, data: Array("Piano".utf8)))]],
-                                            ticksPerQuarterNote: 96)
+        var bytes = StandardMIDIFile.encode(
+            tracks: [
+                [
+                    (0, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
+                    (10, E.meta(type: 0x03, data: Array("Piano".utf8))),
+                ]
+            ],
+            ticksPerQuarterNote: 96)
         bytes += Array("XFIH".utf8) + [0, 0, 0, 2, 1, 2]  // an unknown chunk after the tracks
         let file = try StandardMIDIFile(bytes: bytes)
-        #expect(file.scheduledMessages(sampleRate: 48_000).map(\.message) == [.systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
+        #expect(
+            file.scheduledMessages(sampleRate: 48_000).map(\.message) == [.systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
         #expect(file.tracks[0].contains { $0.event == .meta(type: 0x03, data: Array("Piano".utf8)) })
     }
 
     @Test func smpteDivision() throws {
         // 25 fps × 40 ticks = 1000 ticks per second.
         let track: [UInt8] = [0x00, 0x90, 60, 100, 0x87, 0x68, 0x80, 60, 0, 0x00, 0xFF, 0x2F, 0x00]
-        let bytes: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0xE7, 40] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)] + track
+        let bytes: [UInt8] =
+            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0xE7, 40] + Array("MTrk".utf8) + [
+                0, 0, 0, UInt8(track.count),
+            ] + track
         let events = try StandardMIDIFile(bytes: bytes).scheduledMessages(sampleRate: 48_000)
         #expect(events.map(\.sampleTime) == [0, 48_000])
     }
 
     static let validHeader: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96]
 
-    @Test(arguments: [
-        ("empty", [UInt8]()),
-        ("not MIDI", Array("RIFF....WAVEfmt ".utf8)),
-        ("format 2", Array("MThd".utf8) + [0, 0, 0, 6, 0, 2, 0, 1, 0, 96]),
-        ("zero division", Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 0]),
-        ("missing track", validHeader),
-        ("track length past the end", validHeader + Array("MTrk".utf8) + [0, 0, 1, 0, 0x00, 0x90]),
-        ("running status with no status", validHeader + Array("MTrk".utf8) + [0, 0, 0, 3, 0x00, 60, 100]),
-        ("truncated note", validHeader + Array("MTrk".utf8) + [0, 0, 0, 3, 0x00, 0x90, 60]),
-        ("overlong delta", validHeader + Array("MTrk".utf8) + [0, 0, 0, 6, 0x81, 0x81, 0x81, 0x81, 0x01, 0x90]),
-        ("truncated meta", validHeader + Array("MTrk".utf8) + [0, 0, 0, 4, 0x00, 0xFF, 0x51, 0x03]),
-        ("bad tempo length", validHeader + Array("MTrk".utf8) + [0, 0, 0, 5, 0x00, 0xFF, 0x51, 0x01, 0x07]),
-        ("real-time byte in a track", validHeader + Array("MTrk".utf8) + [0, 0, 0, 2, 0x00, 0xF8]),
-        ("data byte above 127", validHeader + Array("MTrk".utf8) + [0, 0, 0, 4, 0x00, 0x90, 60, 0xC8 & 0x7F | 0x80]),
-    ] as [(String, [UInt8])])
+    @Test(
+        arguments: [
+            ("empty", [UInt8]()),
+            ("not MIDI", Array("RIFF....WAVEfmt ".utf8)),
+            ("format 2", Array("MThd".utf8) + [0, 0, 0, 6, 0, 2, 0, 1, 0, 96]),
+            ("zero division", Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 0]),
+            ("missing track", validHeader),
+            ("track length past the end", validHeader + Array("MTrk".utf8) + [0, 0, 1, 0, 0x00, 0x90]),
+            ("running status with no status", validHeader + Array("MTrk".utf8) + [0, 0, 0, 3, 0x00, 60, 100]),
+            ("truncated note", validHeader + Array("MTrk".utf8) + [0, 0, 0, 3, 0x00, 0x90, 60]),
+            ("overlong delta", validHeader + Array("MTrk".utf8) + [0, 0, 0, 6, 0x81, 0x81, 0x81, 0x81, 0x01, 0x90]),
+            ("truncated meta", validHeader + Array("MTrk".utf8) + [0, 0, 0, 4, 0x00, 0xFF, 0x51, 0x03]),
+            ("bad tempo length", validHeader + Array("MTrk".utf8) + [0, 0, 0, 5, 0x00, 0xFF, 0x51, 0x01, 0x07]),
+            ("real-time byte in a track", validHeader + Array("MTrk".utf8) + [0, 0, 0, 2, 0x00, 0xF8]),
+            (
+                "data byte above 127",
+                validHeader + Array("MTrk".utf8) + [0, 0, 0, 4, 0x00, 0x90, 60, 0xC8 & 0x7F | 0x80]
+            ),
+        ] as [(String, [UInt8])])
     func malformedFilesAreClearErrors(label: String, bytes: [UInt8]) {
         do {
             _ = try StandardMIDIFile(bytes: bytes)
@@ -83,7 +104,9 @@ import Testing
             var bytes = Self.validHeader + Array("MTrk".utf8)
             let length = Int.random(in: 0...40, using: &generator)
             bytes += [0, 0, 0, UInt8(length)]
-            bytes += (0..<Int.random(in: 0...48, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            bytes += (0..<Int.random(in: 0...48, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             _ = try? StandardMIDIFile(bytes: bytes).scheduledMessages(sampleRate: 48_000)
         }
     }
@@ -110,11 +133,19 @@ import Testing
         let (messages, end) = score.scheduledMessages(sampleRate: 48_000)
         // 4 beats at 100 BPM = 2.4 s, then 2 beats at 60 BPM = 2 s.
         #expect(end == 211_200)
-        #expect(messages.first == ScheduledMessage(sampleTime: 0, message: .controlChange(channel: 0, controller: 0, value: 0)))
+        #expect(
+            messages.first
+                == ScheduledMessage(sampleTime: 0, message: .controlChange(channel: 0, controller: 0, value: 0)))
         #expect(messages[1].message == .programChange(channel: 0, program: 0))
-        #expect(messages.contains(ScheduledMessage(sampleTime: 28_800, message: .noteOn(channel: 0, note: 64, velocity: 100))))
-        #expect(messages.contains(ScheduledMessage(sampleTime: 211_200, message: .noteOff(channel: 0, note: 60, velocity: 64))))
-        #expect(messages.contains(ScheduledMessage(sampleTime: 115_200, message: .pitchBend(channel: 0, value: 8192 - 2048))))
+        #expect(
+            messages.contains(
+                ScheduledMessage(sampleTime: 28_800, message: .noteOn(channel: 0, note: 64, velocity: 100))))
+        #expect(
+            messages.contains(
+                ScheduledMessage(sampleTime: 211_200, message: .noteOff(channel: 0, note: 60, velocity: 64))))
+        #expect(
+            messages.contains(
+                ScheduledMessage(sampleTime: 115_200, message: .pitchBend(channel: 0, value: 8192 - 2048))))
         #expect(messages.map(\.sampleTime) == messages.map(\.sampleTime).sorted())
     }
 
@@ -122,12 +153,16 @@ import Testing
         let score = try Score(text: "412f on 60\n0.5s off C4\n250ms cc 7 100 ch=16\n1b note 61 100f\n")
         let (messages, end) = score.scheduledMessages(sampleRate: 48_000)
         #expect(messages.map(\.sampleTime) == [412, 12_000, 24_000, 24_000, 24_100])
-        #expect(messages[1] == ScheduledMessage(sampleTime: 12_000, message: .controlChange(channel: 15, controller: 7, value: 100)))
+        #expect(
+            messages[1]
+                == ScheduledMessage(sampleTime: 12_000, message: .controlChange(channel: 15, controller: 7, value: 100))
+        )
         #expect(end == 24_100)
     }
 
     @Test func sharpsAreNotComments() throws {
-        let score = try Score(text: "0b note F#3 1b # a comment with # signs\n# whole-line comment\n1b note C#4 1b\t# tab then comment\n")
+        let score = try Score(
+            text: "0b note F#3 1b # a comment with # signs\n# whole-line comment\n1b note C#4 1b\t# tab then comment\n")
         #expect(score.lines.count == 2)
         #expect(score.lines[0].command == .note(note: 54, duration: .beats(1), velocity: 100, channel: 0))
     }

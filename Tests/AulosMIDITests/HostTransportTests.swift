@@ -27,16 +27,22 @@ final class HostProbeUnit: AudioUnit, @unchecked Sendable {
 
     init() {
         count.initialize(to: 0)
-        super.init(description: ComponentDescription(type: .generator, subtype: "hprb", manufacturer: "Test"), name: "Test: Host Probe",
-                   inputs: 0, outputs: 1)
+        super.init(
+            description: ComponentDescription(type: .generator, subtype: "hprb", manufacturer: "Test"),
+            name: "Test: Host Probe",
+            inputs: 0, outputs: 1)
     }
 
-    deinit { log.deallocate(); count.deallocate() }
+    deinit {
+        log.deallocate()
+        count.deallocate()
+    }
 
     var entries: [Entry] { Array(UnsafeBufferPointer(start: log, count: count.pointee)) }
 
     override func makeKernel() throws(AudioUnitError) -> UnitKernel {
-        UnitKernel.make(HostProbeKernel(host: hostCallbackInfo!, log: log, count: count), render: HostProbeKernel.render)
+        UnitKernel.make(
+            HostProbeKernel(host: hostCallbackInfo!, log: log, count: count), render: HostProbeKernel.render)
     }
 }
 
@@ -51,7 +57,8 @@ struct HostProbeKernel {
         var entry = HostProbeUnit.Entry()
         entry.status = kernel.host.beatAndTempo!(kernel.host.hostUserData, &entry.beat, &entry.tempo)
         _ = kernel.host.musicalTimeLocation!(kernel.host.hostUserData, &entry.delta, nil, nil, &entry.downbeat)
-        _ = kernel.host.transportState!(kernel.host.hostUserData, &entry.playing, nil, nil, &entry.sample, nil, nil, nil)
+        _ = kernel.host.transportState!(
+            kernel.host.hostUserData, &entry.playing, nil, nil, &entry.sample, nil, nil, nil)
         kernel.log[kernel.count.pointee] = entry
         kernel.count.pointee += 1
         return 0
@@ -61,7 +68,10 @@ struct HostProbeKernel {
 /// Generic Output ← host probe, with a transport.
 func probeRig(_ transport: HostTransport, slice: UInt32) throws -> (AudioGraph, HostProbeUnit) {
     let registry = BuiltInUnits.registry()
-    registry.register(Component(ComponentDescription(type: .generator, subtype: "hprb", manufacturer: "Test"), name: "probe") { HostProbeUnit() })
+    registry.register(
+        Component(ComponentDescription(type: .generator, subtype: "hprb", manufacturer: "Test"), name: "probe") {
+            HostProbeUnit()
+        })
     let graph = AudioGraph(registry: registry)
     let output = try graph.addNode(GenericOutputUnit.componentDescription)
     let node = try graph.addNode(ComponentDescription(type: .generator, subtype: "hprb", manufacturer: "Test"))
@@ -90,7 +100,10 @@ func pull(_ graph: AudioGraph, slices: [UInt32]) {
         sample < 96_000 ? (sample * 120 / 60 / 48_000, 120) : (4 + (sample - 96_000) * 90 / 60 / 48_000, 90)
     }
 
-    @Test(arguments: [[UInt32](repeating: 64, count: 3000), [UInt32](repeating: 1000, count: 200), (0..<800).map { UInt32(17 + ($0 * 37) % 400) }])
+    @Test(arguments: [
+        [UInt32](repeating: 64, count: 3000), [UInt32](repeating: 1000, count: 200),
+        (0..<800).map { UInt32(17 + ($0 * 37) % 400) },
+    ])
     func beatAndTempoAtTheFirstFrameOfEverySlice(slices: [UInt32]) throws {
         let transport = HostTransport(sampleRate: 48_000, tempoMap: [(0, 120), (4, 90)])
         let (graph, probe) = try probeRig(transport, slice: 4096)
@@ -175,8 +188,6 @@ func pull(_ graph: AudioGraph, slices: [UInt32]) {
         #expect(entries[4].beat == 0)
     }
 
-
-
     /// ±1 ms of uniform jitter on every tick, at a slow, a middling and a fast tempo, 20 seeded runs each:
     /// from the fifth beat on, the follower's beat boundaries stay within 1 ms of the true clock's and its
     /// tempo within 0.1 BPM.
@@ -201,7 +212,10 @@ func pull(_ graph: AudioGraph, slices: [UInt32]) {
             }
             #expect(worstPhase < 0.001, "seed \(seed): phase error \(worstPhase * 1000) ms")
             #expect(worstTempo < 0.1, "seed \(seed): tempo error \(worstTempo) BPM")
-            if seed == 1 { print("clock following at \(bpm) BPM: worst phase \(worstPhase * 1000) ms, worst tempo \(worstTempo) BPM") }
+            if seed == 1 {
+                print(
+                    "clock following at \(bpm) BPM: worst phase \(worstPhase * 1000) ms, worst tempo \(worstTempo) BPM")
+            }
         }
     }
 

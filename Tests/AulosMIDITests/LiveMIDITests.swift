@@ -60,8 +60,9 @@ struct LivePlacementHarness {
     /// heavy jitter (±0.5 of that is rounding to whole frames).
     @Test(arguments: [(64, 50.0), (256, 50.0), (1024, 50.0), (64, 200.0), (256, 200.0), (1024, 200.0)])
     func eventsLandAConstantLatencyAfterArrival(period: Int, jitterMicroseconds: Double) {
-        var clock = SimulatedLiveClock(sampleRate: 48_000, period: period, ppm: 80, jitterNanos: jitterMicroseconds * 1000,
-                                       random: SeededRandom(seed: UInt64(period)))
+        var clock = SimulatedLiveClock(
+            sampleRate: 48_000, period: period, ppm: 80, jitterNanos: jitterMicroseconds * 1000,
+            random: SeededRandom(seed: UInt64(period)))
         let harness = LivePlacementHarness(period: period)
         var arrivals: [Double] = []  // true frame at arrival, by note index
         var errors: [Double] = []
@@ -72,8 +73,10 @@ struct LivePlacementHarness {
             let wake = clock.wakeNanos(forFrame: frame)
             // Everything that arrived before the I/O thread woke is in the queue for this slice.
             while nextArrival < Double(wake) {
-                harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(nextArrival), destination: 0, status: 0x90,
-                                                 data1: UInt8(arrivals.count % 128), data2: 100))
+                harness.input.send(
+                    LiveMIDIEvent(
+                        arrivalNanos: Int64(nextArrival), destination: 0, status: 0x90,
+                        data1: UInt8(arrivals.count % 128), data2: 100))
                 arrivals.append(clock.trueFrame(atNanos: nextArrival))
                 nextArrival += Double.random(in: 1e6...40e6, using: &clock.random)
             }
@@ -92,17 +95,25 @@ struct LivePlacementHarness {
         let mean = settled.reduce(0, +) / Double(settled.count)
         let spread = settled.map { abs($0 - mean) }.max()!
         let jitterFrames = jitterMicroseconds * 1e-6 * 48_000
-        #expect(mean >= Double(period) - 1 && mean <= Double(period) + jitterFrames + 1, "mean latency \(mean) frames, period \(period)")
+        #expect(
+            mean >= Double(period) - 1 && mean <= Double(period) + jitterFrames + 1,
+            "mean latency \(mean) frames, period \(period)")
         #expect(spread <= (jitterMicroseconds > 100 ? 1.5 : 1.0), "jitter ±\(spread) frames around \(mean)")
-        print("placement, period \(period), wake jitter \(Int(jitterMicroseconds)) µs: latency \(String(format: "%.2f", mean)) frames, jitter ±\(String(format: "%.2f", spread)) frames, \(harness.input.lateCount) late of \(errors.count)")
+        print(
+            "placement, period \(period), wake jitter \(Int(jitterMicroseconds)) µs: latency "
+                + "\(String(format: "%.2f", mean)) frames, jitter ±\(String(format: "%.2f", spread)) frames, "
+                + "\(harness.input.lateCount) late of \(errors.count)"
+        )
     }
 
     /// Lowest-latency mode: whatever is queued plays at the start of the next slice.
     @Test func lowestLatencyDeliversAtTheSliceStart() {
         let harness = LivePlacementHarness(period: 256, placement: .lowestLatency)
         _ = harness.slice(at: 0, hostNanos: 1_000_000_000)
-        harness.input.send(LiveMIDIEvent(arrivalNanos: 1_002_000_000, destination: 0, status: 0x90, data1: 60, data2: 1))
-        harness.input.send(LiveMIDIEvent(arrivalNanos: 1_004_000_000, destination: 0, status: 0x90, data1: 61, data2: 1))
+        harness.input.send(
+            LiveMIDIEvent(arrivalNanos: 1_002_000_000, destination: 0, status: 0x90, data1: 60, data2: 1))
+        harness.input.send(
+            LiveMIDIEvent(arrivalNanos: 1_004_000_000, destination: 0, status: 0x90, data1: 61, data2: 1))
         let landed = harness.slice(at: 256, hostNanos: 1_005_333_333)
         #expect(landed.map(\.frame) == [256, 257], "same-frame events spread a frame apart in arrival order")
         #expect(harness.input.lateCount == 0)
@@ -120,9 +131,13 @@ struct LivePlacementHarness {
     @Test func staleEventsAreLateAndCounted() {
         let harness = LivePlacementHarness(period: 256)
         let nanosPerPeriod = 256.0 / 48_000 * 1e9
-        for index in 0..<10 { _ = harness.slice(at: Int64(index * 256), hostNanos: Int64(1e9 + Double(index) * nanosPerPeriod)) }
+        for index in 0..<10 {
+            _ = harness.slice(at: Int64(index * 256), hostNanos: Int64(1e9 + Double(index) * nanosPerPeriod))
+        }
         // Arrived during slice 2, delivered only now at slice 10: its frame (2×256 + 256) is long gone.
-        harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + 2 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
+        harness.input.send(
+            LiveMIDIEvent(
+                arrivalNanos: Int64(1e9 + 2 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
         let landed = harness.slice(at: 2560, hostNanos: Int64(1e9 + 10 * nanosPerPeriod))
         #expect(landed.map(\.frame) == [2560])
         #expect(harness.input.lateCount == 1)
@@ -134,9 +149,16 @@ struct LivePlacementHarness {
     @Test func longOverdueNoteOnsAreDroppedButNoteOffsApply() {
         let harness = LivePlacementHarness(period: 256)
         let nanosPerPeriod = 256.0 / 48_000 * 1e9
-        for index in 0..<10 { _ = harness.slice(at: Int64(index * 256), hostNanos: Int64(1e9 + Double(index) * nanosPerPeriod)) }
-        for (status, data1, data2) in [(UInt8(0x90), UInt8(60), UInt8(100)), (0x80, 60, 0), (0xB0, 64, 0), (0x90, 62, 0)] {
-            harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + 10 * nanosPerPeriod), destination: 0, status: status, data1: data1, data2: data2))
+        for index in 0..<10 {
+            _ = harness.slice(at: Int64(index * 256), hostNanos: Int64(1e9 + Double(index) * nanosPerPeriod))
+        }
+        for (status, data1, data2) in [
+            (UInt8(0x90), UInt8(60), UInt8(100)), (0x80, 60, 0), (0xB0, 64, 0), (0x90, 62, 0),
+        ] {
+            harness.input.send(
+                LiveMIDIEvent(
+                    arrivalNanos: Int64(1e9 + 10 * nanosPerPeriod), destination: 0, status: status, data1: data1,
+                    data2: data2))
         }
         // The device returns 1.2 s later (slices resume where they stopped): the events are 1.2 s overdue.
         let back = Int64(1e9 + 10 * nanosPerPeriod + 1.2e9)
@@ -151,7 +173,9 @@ struct LivePlacementHarness {
         let nanosPerPeriod = 256.0 / 48_000 * 1e9
         _ = harness.slice(at: 0, hostNanos: 1_000_000_000)
         // Arrives 1.5 periods after frame 0's wake: frame 384 + 256 latency = 640, in the slice at 512.
-        harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + 1.5 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
+        harness.input.send(
+            LiveMIDIEvent(
+                arrivalNanos: Int64(1e9 + 1.5 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
         #expect(harness.slice(at: 256, hostNanos: Int64(1e9 + nanosPerPeriod)).isEmpty)
         let landed = harness.slice(at: 512, hostNanos: Int64(1e9 + 2 * nanosPerPeriod))
         #expect(landed.count == 1 && abs(landed[0].frame - 640) <= 1)
@@ -164,7 +188,9 @@ struct LivePlacementHarness {
         var random = SeededRandom(seed: 7)
         let nanosPerPeriod = 256 / 48_000.0 * 1e9
         for index in 0..<2000 {
-            clock.update(frame: Int64(index * 256), hostNanos: Int64(Double(index) * nanosPerPeriod + Double.random(in: 0...100_000, using: &random)))
+            clock.update(
+                frame: Int64(index * 256),
+                hostNanos: Int64(Double(index) * nanosPerPeriod + Double.random(in: 0...100_000, using: &random)))
         }
         let margin = clock.marginNanos
         #expect(margin > 20_000 && margin < 100_000)
@@ -183,9 +209,12 @@ struct LivePlacementHarness {
         let notify = harness.input.renderNotify
         let buffers = harness.unusedBuffers  // a global made on first use: not inside the count
         for cycle in 0..<10_000 {
-            harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(1e9 + (Double(cycle) - 0.5) * nanosPerPeriod), destination: 0,
-                                             status: 0x90, data1: 60, data2: 1))
-            var stamp = AudioTimeStamp(sampleTime: Int64(cycle * 64), hostTime: UInt64(1e9 + Double(cycle) * nanosPerPeriod))
+            harness.input.send(
+                LiveMIDIEvent(
+                    arrivalNanos: Int64(1e9 + (Double(cycle) - 0.5) * nanosPerPeriod), destination: 0,
+                    status: 0x90, data1: 60, data2: 1))
+            var stamp = AudioTimeStamp(
+                sampleTime: Int64(cycle * 64), hostTime: UInt64(1e9 + Double(cycle) * nanosPerPeriod))
             tally.count {
                 _ = notify.callback(notify.refCon, &flags, &stamp, 0, 64, buffers)
                 while harness.queue.list.popDue(at: Int.max) != nil {}
@@ -208,8 +237,13 @@ struct LivePlacementHarness {
             var sent = 0
             while sent < total {
                 // Note-offs: with these made-up arrival times a note-on would be long overdue and dropped.
-                if harness.input.send(LiveMIDIEvent(arrivalNanos: Int64(sent), destination: 0, status: 0x80,
-                                                    data1: UInt8(sent % 128), data2: 1)) { sent += 1 }
+                if harness.input.send(
+                    LiveMIDIEvent(
+                        arrivalNanos: Int64(sent), destination: 0, status: 0x80,
+                        data1: UInt8(sent % 128), data2: 1))
+                {
+                    sent += 1
+                }
             }
             finished.store(true, ordering: .releasing)
         }

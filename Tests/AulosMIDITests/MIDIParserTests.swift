@@ -15,32 +15,37 @@ func parse(_ bytes: [UInt8]) -> [MIDIMessage] {
 
 @Suite struct MIDIParserTests {
     @Test func channelMessagesOfEveryKind() {
-        #expect(parse([0x91, 60, 100, 0x81, 60, 0, 0xA2, 61, 5, 0xB3, 7, 90, 0xC4, 19, 0xD5, 33, 0xE6, 0x00, 0x40]) == [
-            .noteOn(channel: 1, note: 60, velocity: 100), .noteOff(channel: 1, note: 60, velocity: 0),
-            .polyPressure(channel: 2, note: 61, pressure: 5), .controlChange(channel: 3, controller: 7, value: 90),
-            .programChange(channel: 4, program: 19), .channelPressure(channel: 5, pressure: 33),
-            .pitchBend(channel: 6, value: 8192),
-        ])
+        #expect(
+            parse([0x91, 60, 100, 0x81, 60, 0, 0xA2, 61, 5, 0xB3, 7, 90, 0xC4, 19, 0xD5, 33, 0xE6, 0x00, 0x40]) == [
+                .noteOn(channel: 1, note: 60, velocity: 100), .noteOff(channel: 1, note: 60, velocity: 0),
+                .polyPressure(channel: 2, note: 61, pressure: 5), .controlChange(channel: 3, controller: 7, value: 90),
+                .programChange(channel: 4, program: 19), .channelPressure(channel: 5, pressure: 33),
+                .pitchBend(channel: 6, value: 8192),
+            ])
     }
 
     @Test func runningStatus() {
-        #expect(parse([0x90, 60, 100, 64, 90, 67, 0]) == [
-            .noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 64, velocity: 90),
-            .noteOn(channel: 0, note: 67, velocity: 0),
-        ])
+        #expect(
+            parse([0x90, 60, 100, 64, 90, 67, 0]) == [
+                .noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 64, velocity: 90),
+                .noteOn(channel: 0, note: 67, velocity: 0),
+            ])
         #expect(parse([0xC0, 1, 2, 3]).count == 3)
     }
 
     @Test func noteOnWithVelocityZeroIsANoteOff() {
         let message = parse([0x90, 60, 0])[0]
         #expect(message.normalized == .noteOff(channel: 0, note: 60, velocity: 64))
-        #expect(MIDIMessage.noteOn(channel: 0, note: 60, velocity: 1).normalized == .noteOn(channel: 0, note: 60, velocity: 1))
+        #expect(
+            MIDIMessage.noteOn(channel: 0, note: 60, velocity: 1).normalized
+                == .noteOn(channel: 0, note: 60, velocity: 1))
     }
 
     @Test func realTimeBytesInsideAMessageDoNotDisturbIt() {
-        #expect(parse([0x90, 0xF8, 60, 0xFE, 100, 0xFA]) == [
-            .timingClock, .activeSensing, .noteOn(channel: 0, note: 60, velocity: 100), .start,
-        ])
+        #expect(
+            parse([0x90, 0xF8, 60, 0xFE, 100, 0xFA]) == [
+                .timingClock, .activeSensing, .noteOn(channel: 0, note: 60, velocity: 100), .start,
+            ])
         // ...and not running status either.
         #expect(parse([0x90, 60, 100, 0xF8, 62, 100]).last == .noteOn(channel: 0, note: 62, velocity: 100))
     }
@@ -49,9 +54,10 @@ func parse(_ bytes: [UInt8]) -> [MIDIMessage] {
         var parser = MIDIParser()
         #expect(parse([0xF0, 0x7E, 0x7F], into: &parser).isEmpty)
         #expect(parse([0x09, 0xF8], into: &parser) == [.timingClock])
-        #expect(parse([0x01, 0xF7, 0x90, 60, 1], into: &parser) == [
-            .systemExclusive([0x7E, 0x7F, 0x09, 0x01]), .noteOn(channel: 0, note: 60, velocity: 1),
-        ])
+        #expect(
+            parse([0x01, 0xF7, 0x90, 60, 1], into: &parser) == [
+                .systemExclusive([0x7E, 0x7F, 0x09, 0x01]), .noteOn(channel: 0, note: 60, velocity: 1),
+            ])
     }
 
     @Test func sysExCutShortIsDroppedAndCounted() {
@@ -76,10 +82,12 @@ func parse(_ bytes: [UInt8]) -> [MIDIMessage] {
     }
 
     @Test func systemCommonCancelsRunningStatus() {
-        #expect(parse([0x90, 60, 100, 0xF2, 0x10, 0x01, 62, 100, 0xF1, 0x25, 0xF3, 3, 0xF6]) == [
-            .noteOn(channel: 0, note: 60, velocity: 100), .songPosition(0x90), .timeCodeQuarterFrame(0x25), .songSelect(3),
-            .tuneRequest,
-        ])
+        #expect(
+            parse([0x90, 60, 100, 0xF2, 0x10, 0x01, 62, 100, 0xF1, 0x25, 0xF3, 3, 0xF6]) == [
+                .noteOn(channel: 0, note: 60, velocity: 100), .songPosition(0x90), .timeCodeQuarterFrame(0x25),
+                .songSelect(3),
+                .tuneRequest,
+            ])
     }
 
     @Test func everyChannelMessageRoundTripsThroughBytes() {
@@ -87,7 +95,10 @@ func parse(_ bytes: [UInt8]) -> [MIDIMessage] {
         var messages: [MIDIMessage] = []
         for _ in 0..<2000 {
             let status = UInt8.random(in: 0x80...0xEF, using: &generator)
-            messages.append(MIDIMessage(status: status, data1: .random(in: 0...127, using: &generator), data2: .random(in: 0...127, using: &generator))!)
+            messages.append(
+                MIDIMessage(
+                    status: status, data1: .random(in: 0...127, using: &generator),
+                    data2: .random(in: 0...127, using: &generator))!)
         }
         messages += [.systemExclusive([1, 2, 3]), .songPosition(16383), .timingClock, .stop, .continue, .systemReset]
         #expect(parse(messages.flatMap(\.bytes)) == messages)

@@ -1,8 +1,8 @@
 import AulosCore
 import AulosGraph
 import AulosMIDI
-import AulosUnits
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 /// A test instrument (`aumu/evpr/Test`): writes each note-on's note number at the exact frame it is
@@ -12,8 +12,9 @@ final class EventProbeUnit: AudioUnit, @unchecked Sendable {
     let queue = MIDIEventQueue(capacity: 256)
 
     init() {
-        super.init(description: Self.componentDescription, name: "Test: Event Probe", inputs: 0, outputs: 1,
-                   format: .canonical(channels: 1, sampleRate: 48_000))
+        super.init(
+            description: Self.componentDescription, name: "Test: Event Probe", inputs: 0, outputs: 1,
+            format: .canonical(channels: 1, sampleRate: 48_000))
     }
 
     override func makeKernel() throws(AudioUnitError) -> UnitKernel {
@@ -53,7 +54,8 @@ final class ScheduledProbe {
 
     init(maximumFrames: UInt32) throws {
         let registry = BuiltInUnits.registry()
-        registry.register(Component(EventProbeUnit.componentDescription, name: "Test: Event Probe") { EventProbeUnit() })
+        registry.register(
+            Component(EventProbeUnit.componentDescription, name: "Test: Event Probe") { EventProbeUnit() })
         graph = AudioGraph(registry: registry)
         let output = try graph.addNode(GenericOutputUnit.componentDescription)
         let node = try graph.addNode(EventProbeUnit.componentDescription)
@@ -65,7 +67,8 @@ final class ScheduledProbe {
         try graph.addRenderNotify(scheduler.renderNotify)
         try graph.initialize()
         try graph.start()
-        harness = RenderHarness(graph.renderEntry!, format: .canonical(channels: 1, sampleRate: 48_000), maximumFrames: maximumFrames)
+        harness = RenderHarness(
+            graph.renderEntry!, format: .canonical(channels: 1, sampleRate: 48_000), maximumFrames: maximumFrames)
     }
 
     /// Renders `total` frames in slices of `slice`, returning the probe's output.
@@ -80,7 +83,9 @@ final class ScheduledProbe {
             (0x90, 60, 100), (0xB0, 7, 80), (0xC0, 5, 0), (0xB0, 0, 1), (0x80, 60, 0), (0xE0, 0, 64), (0xB0, 32, 2),
             (0x90, 62, 0),
         ]
-        for (status, data1, data2) in arrivals { list.insert(MIDIEvent(offset: 10, status: status, data1: data1, data2: data2)) }
+        for (status, data1, data2) in arrivals {
+            list.insert(MIDIEvent(offset: 10, status: status, data1: data1, data2: data2))
+        }
         list.insert(MIDIEvent(offset: 3, status: 0x90, data1: 1, data2: 1))
         var order: [(UInt8, UInt8)] = []
         while let event = list.popDue(at: 10) { order.append((event.status, event.data1)) }

@@ -1,10 +1,11 @@
 import AulosALSA
 import AulosAudioFile
 import AulosCore
-@testable import AulosPlayback
 import AulosTestSupport
 import Foundation
 import Testing
+
+@testable import AulosPlayback
 
 #if canImport(Glibc)
 import Glibc
@@ -17,14 +18,18 @@ import Glibc
 /// the control thread.
 @Suite(.serialized) struct FilePlaybackTests {
     static func fileSession(_ path: String) -> AudioSession {
-        let session = AudioSession(device: "aulostest", configuration: #"pcm.aulostest { type file slave.pcm { type null } file "\#(path)" format wav }"#)
+        let session = AudioSession(
+            device: "aulostest",
+            configuration: #"pcm.aulostest { type file slave.pcm { type null } file "\#(path)" format wav }"#)
         session.preferredFormat = .int16
         return session
     }
 
     /// Renders `score` offline and plays it on the file device with the same options (slice 64, the
     /// defaults otherwise); `stall` runs on the control thread's first tick. Returns (played, offline).
-    static func playAndRender(_ score: String, duration: Double? = nil, stall: @escaping () -> Void = {}) throws -> (AudioFileContents, AudioFileContents) {
+    static func playAndRender(_ score: String, duration: Double? = nil, stall: @escaping () -> Void = {}) throws -> (
+        AudioFileContents, AudioFileContents
+    ) {
         let scorePath = TestFiles.scratch("play.score")
         TestFiles.write(score, to: scorePath)
         let played = TestFiles.scratch("played.wav")
@@ -79,7 +84,9 @@ import Glibc
     @Test func aLongDenseFilePlaysExactlyAsItRenders() throws {
         var lines = ["0s note C3 12s vel=100", "0s note G3 12s vel=90"]
         for index in 0..<24_000 { lines.append("\(index * 24)f cc 1 \(index % 128)") }
-        for beat in 0..<24 { lines.append("\(Double(beat) * 0.5)s note \(["E4", "G4", "B4", "D5"][beat % 4]) 0.4s vel=80") }
+        for beat in 0..<24 {
+            lines.append("\(Double(beat) * 0.5)s note \(["E4", "G4", "B4", "D5"][beat % 4]) 0.4s vel=80")
+        }
         let (live, reference) = try Self.playAndRender(lines.joined(separator: "\n"))
         #expect(reference.frameCount == 48_000 * 13)
         #expect(live.frameCount >= reference.frameCount, "played to the end and its tail")
@@ -91,7 +98,9 @@ import Glibc
     /// sample changes, because no event waits for it.
     @Test func aStalledControlThreadChangesNothing() throws {
         var lines = ["0b tempo 100"]
-        for beat in 0..<8 { lines.append("\(beat)b note \(["C4", "E4", "G4", "A4"][beat % 4]) 0.75b vel=\(70 + beat * 5)") }
+        for beat in 0..<8 {
+            lines.append("\(beat)b note \(["C4", "E4", "G4", "A4"][beat % 4]) 0.75b vel=\(70 + beat * 5)")
+        }
         let (live, reference) = try Self.playAndRender(lines.joined(separator: "\n")) { usleep(2_000_000) }
         #expect(reference.frameCount > 48_000 * 5)  // 7.75 beats at 100 BPM and 1 s of tail
         #expect(live.frameCount >= reference.frameCount)

@@ -1,11 +1,12 @@
 import AulosAudioFile
 import AulosCore
-@testable import AulosPlayback
-import AulosRig
 import AulosMIDI
+import AulosRig
 import AulosTestSupport
 import Foundation
 import Testing
+
+@testable import AulosPlayback
 
 #if canImport(Glibc)
 import Glibc
@@ -62,13 +63,22 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
     @Test func midiFilesRender() throws {
         typealias E = StandardMIDIFile.Event
         let input = scratchPath("song.mid")
-        writeFile(input, StandardMIDIFile.encode(tracks: [
-            [(0, E.tempo(microsecondsPerQuarter: 600_000))],
-            [(0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))), (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
-             (480, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01])))],
-        ], ticksPerQuarterNote: 480))
+        writeFile(
+            input,
+            StandardMIDIFile.encode(
+                tracks: [
+                    [(0, E.tempo(microsecondsPerQuarter: 600_000))],
+                    [
+                        (0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))),
+                        (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
+                        (480, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
+                    ],
+                ], ticksPerQuarterNote: 480))
         let output = scratchPath("song.flac")
-        defer { unlink(input); unlink(output) }
+        defer {
+            unlink(input)
+            unlink(output)
+        }
         var options = PlaybackOptions()
         options.input = input
         options.instrument = .sampler
@@ -85,7 +95,10 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         let input = scratchPath("song.score")
         writeFile(input, Array(score.utf8))
         let output = scratchPath("song.wav")
-        defer { unlink(input); unlink(output) }
+        defer {
+            unlink(input)
+            unlink(output)
+        }
         var options = PlaybackOptions()
         options.input = input
         options.preset = "Pluck"
@@ -127,7 +140,8 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
     @Test func theDemoPieceIsAValidScore() throws {
         let path = try #require(SearchPaths.demoScore)
         #expect(path.hasSuffix("/presets/scores/demo.score"))
-        let (messages, end) = try Score(text: try FileContents.text(path, limit: 1 << 20), name: "demo").scheduledMessages(sampleRate: 48_000)
+        let (messages, end) = try Score(text: try FileContents.text(path, limit: 1 << 20), name: "demo")
+            .scheduledMessages(sampleRate: 48_000)
         #expect(messages.count > 500)
         #expect(end == 32 * 28_800)
         #expect(Set(messages.compactMap(\.message.channel)) == [0, 1, 2, 9])
@@ -137,19 +151,22 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         let input = scratchPath("layers.score")
         writeFile(input, Array("0f note C4 0.05s ch=1\n48000f note E4 0.2s ch=2\n50000f note G2 0.1s ch=10\n".utf8))
         let rigPath = scratchPath("rig.yaml")
-        writeFile(rigPath, Array("""
-            slice: 64
-            output:
-              eq: Bass Booster
-            parts:
-              - instrument: synth
-                preset: Pluck
-                channels: [1, 2]
-                pan: -1
-              - instrument: sampler
-                channels: [1]
-                pan: 1
-            """.utf8))
+        writeFile(
+            rigPath,
+            Array(
+                """
+                slice: 64
+                output:
+                  eq: Bass Booster
+                parts:
+                  - instrument: synth
+                    preset: Pluck
+                    channels: [1, 2]
+                    pan: -1
+                  - instrument: sampler
+                    channels: [1]
+                    pan: 1
+                """.utf8))
         let output = scratchPath("layers.wav")
         defer { for path in [input, rigPath, output] { unlink(path) } }
         var options = PlaybackOptions()
@@ -174,11 +191,21 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         let folder = TestFiles.scratch("setrender")
         mkdir(folder, 0o755)
         defer { TestFiles.remove(folder) }
-        TestFiles.write("name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n", to: folder + "/one.yaml")
-        TestFiles.write("name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: Bright Lead\n    channels: [1]\n", to: folder + "/two.yaml")
-        TestFiles.write("name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n    rig: two.yaml\n", to: folder + "/set.yaml")
+        TestFiles.write(
+            "name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n",
+            to: folder + "/one.yaml")
+        TestFiles.write(
+            "name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: "
+                + "Bright Lead\n    channels: [1]\n",
+            to: folder + "/two.yaml")
+        TestFiles.write(
+            "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n  "
+                + "  rig: two.yaml\n",
+            to: folder + "/set.yaml")
         let path = folder + "/set.yaml"
-        let score = "0s note C4 0.4s\n0.5s cc 0 0 ch=16\n0.5s cc 32 1 ch=16\n0.5s program 5 ch=16\n0.6s note C4 0.4s\n1.2s end\n"
+        let score =
+            "0s note C4 0.4s\n0.5s cc 0 0 ch=16\n0.5s cc 32 1 ch=16\n0.5s program 5 ch=16\n0.6s note C4 0.4s\n1.2s "
+            + "end\n"
         TestFiles.write(score, to: folder + "/score.txt")
         var outputs: [[UInt8]] = []
         for slice in [64, 256, 1000] {
@@ -188,14 +215,18 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
             for index in set.entries.indices { set.entries[index].rig.slice = UInt32(slice) }
             options.rigSet = set
             options.tail = 0.2
-            let summary = try FileRender.run(options, to: RenderOutput(path: folder + "/out\(slice).wav", sample: .float32))
+            let summary = try FileRender.run(
+                options, to: RenderOutput(path: folder + "/out\(slice).wav", sample: .float32))
             #expect(summary.notes.contains("1 rig switch by program change"), "\(summary.notes)")
             outputs.append(TestFiles.bytes(folder + "/out\(slice).wav"))
         }
         #expect(outputs[0] == outputs[1] && outputs[1] == outputs[2])
         // The two notes differ: Glass Bell then Bright Lead (at half the output volume, through Rock).
-        let samples = outputs[0].dropFirst(outputs[0].count - 2 * 4 * Int(1.4 * 48_000)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let first = samples[0..<(2 * 19_000)].map(abs).max()!, second = samples[(2 * 29_000)..<(2 * 48_000)].map(abs).max()!
+        let samples = outputs[0].dropFirst(outputs[0].count - 2 * 4 * Int(1.4 * 48_000)).withUnsafeBytes {
+            Array($0.bindMemory(to: Float.self))
+        }
+        let first = samples[0..<(2 * 19_000)].map(abs).max()!
+        let second = samples[(2 * 29_000)..<(2 * 48_000)].map(abs).max()!
         #expect(first > 0.01 && second > 0.01 && abs(first - second) > 0.001, "\(first) \(second)")
     }
 
@@ -208,7 +239,10 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
             let input = scratchPath("s.score")
             writeFile(input, Array("0f note C4 0.3s\n1000f cc 7 80\n7000f note E4 0.2s\n7000f bend 1000\n".utf8))
             let output = scratchPath("s.wav")
-            defer { unlink(input); unlink(output) }
+            defer {
+                unlink(input)
+                unlink(output)
+            }
             var options = PlaybackOptions()
             options.input = input
             options.rig = rig
@@ -229,11 +263,13 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         mkdir(folder, 0o755)
         defer { TestFiles.remove(folder) }
         // Format 0, 480 ticks a beat: C4 on+off at tick 0 (zero length); E4 0..480, then off+on at 480, off at 960.
-        let events: [UInt8] = [0x00, 0x90, 60, 100, 0x00, 0x80, 60, 0, 0x00, 0x90, 64, 100,
-                               0x83, 0x60, 0x80, 64, 0, 0x00, 0x90, 64, 100, 0x83, 0x60, 0x80, 64, 0, 0x00, 0xFF, 0x2F, 0x00]
+        let events: [UInt8] = [
+            0x00, 0x90, 60, 100, 0x00, 0x80, 60, 0, 0x00, 0x90, 64, 100,
+            0x83, 0x60, 0x80, 64, 0, 0x00, 0x90, 64, 100, 0x83, 0x60, 0x80, 64, 0, 0x00, 0xFF, 0x2F, 0x00,
+        ]
         let header: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0x01, 0xE0]
         let track: [UInt8] = Array("MTrk".utf8) + [0, 0, 0, UInt8(events.count)] + events
-        FileManager.default.createFile(atPath: folder + "/zero.mid", contents: Data(header + track))
+        TestFiles.write(header + track, to: folder + "/zero.mid")
         var rig = Rig(name: "one", parts: [Rig.Part(name: "Organ", instrument: .synth, channels: [1])])
         rig.parts[0].preset = "Drawbar Organ"
         let playback = try PlaybackRig(rig)
@@ -242,9 +278,11 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         playback.timelinePlayer.play(try RoutedInput(loaded, through: playback).timeline)
         let renderer = try OfflineRenderer(graph: playback.graph, sliceFrames: 256)
         var voicesMidway = -1
-        try renderer.render(frameCount: 48_000, beforeSlice: { start, _ in
-            if start == 36_096 { voicesMidway = playback.activeVoices }
-        }, sink: { _, _ in })
+        try renderer.render(
+            frameCount: 48_000,
+            beforeSlice: { start, _ in
+                if start == 36_096 { voicesMidway = playback.activeVoices }
+            }, sink: { _, _ in })
         #expect(voicesMidway == 1, "E4 re-struck at 0.5 s sounds; the zero-length C4 has ended")
     }
 }

@@ -1,12 +1,13 @@
-@testable import AulosALSA
 import AulosCore
 import AulosMIDI
-@testable import AulosPlayback
 import AulosRig
 import AulosTestSupport
 import AulosUnits
 import Synchronization
 import Testing
+
+@testable import AulosALSA
+@testable import AulosPlayback
 
 /// Live MIDI's one way in: `LiveMIDIPath` with a rig's router behind one lock, feeding the live input.
 @Suite struct LiveMIDIPathTests {
@@ -34,10 +35,13 @@ import Testing
         """
 
     /// A rig rendered offline with a live input (lowest latency: no clock needed) behind a path.
-    static func livePath(_ yaml: String = split, capacity: Int = 4096) throws -> (PlaybackRig, LiveMIDIInput, LiveMIDIPath) {
+    static func livePath(_ yaml: String = split, capacity: Int = 4096) throws -> (
+        PlaybackRig, LiveMIDIInput, LiveMIDIPath
+    ) {
         let playback = try PlaybackRig(Rig(yaml: yaml), fileSample: .float32)
-        let live = LiveMIDIInput(destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256,
-                                 placement: .lowestLatency, capacity: capacity)
+        let live = LiveMIDIInput(
+            destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256,
+            placement: .lowestLatency, capacity: capacity)
         try playback.graph.addRenderNotify(live.renderNotify)
         let path = LiveMIDIPath()
         path.attach(playback, router: RigRouter(rig: playback), input: live)
@@ -56,16 +60,22 @@ import Testing
             for index in 0..<4_000 {
                 let note = UInt8(30 + index % 70)
                 path.receive(.noteOn(channel: 0, note: note, velocity: 90), from: keyboard, arrivalNanos: 0)
-                path.receive(.controlChange(channel: 0, controller: 1, value: UInt8(index % 128)), from: keyboard, arrivalNanos: 0)  // mapped: cutoff
+                path.receive(
+                    .controlChange(channel: 0, controller: 1, value: UInt8(index % 128)), from: keyboard,
+                    arrivalNanos: 0)  // mapped: cutoff
                 path.receive(.noteOff(channel: 0, note: note), from: keyboard, arrivalNanos: 0)
             }
             finished.add(1, ordering: .releasing)
         }
         let control = TestThread {
             for index in 0..<2_000 {
-                path.receive(.noteOn(channel: 1, note: UInt8(40 + index % 40), velocity: 70), from: .controlSocket, arrivalNanos: 0)
+                path.receive(
+                    .noteOn(channel: 1, note: UInt8(40 + index % 40), velocity: 70), from: .controlSocket,
+                    arrivalNanos: 0)
                 path.receive(.noteOff(channel: 1, note: UInt8(40 + index % 40)), from: .controlSocket, arrivalNanos: 0)
-                if index % 100 == 0, let target = try? playback.target("Lead.resonance") { path.withRouter { $0.learn(target) } }
+                if index % 100 == 0, let target = try? playback.target("Lead.resonance") {
+                    path.withRouter { $0.learn(target) }
+                }
                 if index % 100 == 50 { path.withRouter { $0.cancelLearning() } }
                 _ = path.withRouter(\.mappings)
                 _ = path.takePendingActions()
@@ -92,18 +102,24 @@ import Testing
         defer { playback.close() }
         let synth = playback.instruments[0] as! OscillatorSynthUnit
         try synth.setParameter(OscillatorSynthUnit.Parameter.ampRelease.id, value: 0.05)
-        let input = LiveMIDIInput(destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256)
+        let input = LiveMIDIInput(
+            destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256)
         try playback.graph.addRenderNotify(input.renderNotify)
         let path = LiveMIDIPath()
         path.attach(playback, router: RigRouter(rig: playback), input: input)
-        let keystation = SequencerPort(address: SequencerAddress(client: 20, port: 0), clientName: "Keystation 49", portName: "Keystation 49 MIDI 1",
-                                       isReadable: true, isWritable: true, isKernelClient: true, isMIDI: true)
+        let keystation = SequencerPort(
+            address: SequencerAddress(client: 20, port: 0), clientName: "Keystation 49",
+            portName: "Keystation 49 MIDI 1",
+            isReadable: true, isWritable: true, isKernelClient: true, isMIDI: true)
         let other = SequencerAddress(client: 129, port: 0)
-        var connections = LiveConnections(manager: ConnectionManager(ownClient: 128, autoconnect: true, requests: []), connect: { _ in 0 },
-                                          release: { source in path.sourceEnded(source.midiSource, arrivalNanos: 0) })
+        var connections = LiveConnections(
+            manager: ConnectionManager(ownClient: 128, autoconnect: true, requests: []), connect: { _ in 0 },
+            release: { source in path.sourceEnded(source.midiSource, arrivalNanos: 0) })
         #expect(connections.start(with: [keystation]).notices == [.connected(keystation)])
-        for message in [ChannelMessage.noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 64, velocity: 100),
-                        .noteOn(channel: 0, note: 67, velocity: 100), .controlChange(channel: 0, controller: 64, value: 127)] {
+        for message in [
+            ChannelMessage.noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 64, velocity: 100),
+            .noteOn(channel: 0, note: 67, velocity: 100), .controlChange(channel: 0, controller: 64, value: 127),
+        ] {
             connections.played(from: keystation.address)
             path.receive(message, from: keystation.address.midiSource, arrivalNanos: 0)
         }

@@ -54,7 +54,8 @@ import Glibc
         for frame in 0..<12_200 {
             let frequency = Double(Float(frame < 12_000 ? 440 * exp2(-9.0 / 12) : 440 * exp2(-5.0 / 12)))
             if frame >= 11_900 {
-                let level = frame < 12_000 ? 0.3 * Double(12_000 - frame) / 1920 : 0.3 * Double(min(frame - 12_000, 240)) / 240
+                let level =
+                    frame < 12_000 ? 0.3 * Double(12_000 - frame) / 1920 : 0.3 * Double(min(frame - 12_000, 240)) / 240
                 worst = max(worst, abs(Double(left[frame]) - level * sin(2 * .pi * phase)))
             }
             phase += frequency / rate
@@ -66,25 +67,29 @@ import Glibc
         #expect(left[12_001] != 0)
     }
 
-    @Test(arguments: [("wav", SampleFormat.int16), ("wav", .int24), ("wav", .float32), ("flac", .int16), ("flac", .int24)])
+    @Test(arguments: [
+        ("wav", SampleFormat.int16), ("wav", .int24), ("wav", .float32), ("flac", .int16), ("flac", .int24),
+    ])
     func filesHoldWhatWasRendered(type: String, sample: SampleFormat) throws {
         let path = scratchPath("demo.\(type)")
         defer { unlink(path) }
         let format = StreamFormat(sample: sample, channels: 2, sampleRate: 48_000, interleaved: true)
         let demo = try ToneMelodyRig(sampleRate: 48_000, maximumFramesPerSlice: 512, outputFormat: format)
         let writer = try AudioFileWriter(path: path, format: format)
-        try OfflineRenderer(graph: demo.graph, sliceFrames: 512).render(frameCount: 48_000, to: writer) { start, frames in
+        try OfflineRenderer(graph: demo.graph, sliceFrames: 512).render(frameCount: 48_000, to: writer) {
+            start, frames in
             try demo.scheduleMelody(sliceStart: start, frames: frames)
         }
         try writer.close()
         let file = try AudioFileContents(path: path)
         #expect(file.sampleRate == 48_000 && file.channels == 2 && file.frameCount == 48_000)
         let reference = try renderDemo(slice: 512, seconds: 1)
-        let lsb: Float = switch sample {
-        case .int16: 1 / 32768
-        case .int24: 1 / 8_388_608
-        default: 0
-        }
+        let lsb: Float =
+            switch sample {
+            case .int16: 1 / 32768
+            case .int24: 1 / 8_388_608
+            default: 0
+            }
         var worst: Float = 0
         for frame in 0..<48_000 {
             worst = max(worst, abs(file.samples[frame * 2] - reference[0][frame]))
@@ -95,7 +100,11 @@ import Glibc
 
     @Test func sliceLargerThanMaximumFramesIsRefused() throws {
         let demo = try ToneMelodyRig(sampleRate: 48_000, maximumFramesPerSlice: 256)
-        #expect(throws: AudioUnitError(.tooManyFramesToProcess, "")) { _ = try OfflineRenderer(graph: demo.graph, sliceFrames: 257) }
-        #expect(throws: AudioUnitError(.tooManyFramesToProcess, "")) { _ = try OfflineRenderer(graph: demo.graph, sliceFrames: 0) }
+        #expect(throws: AudioUnitError(.tooManyFramesToProcess, "")) {
+            _ = try OfflineRenderer(graph: demo.graph, sliceFrames: 257)
+        }
+        #expect(throws: AudioUnitError(.tooManyFramesToProcess, "")) {
+            _ = try OfflineRenderer(graph: demo.graph, sliceFrames: 0)
+        }
     }
 }

@@ -68,8 +68,14 @@ import Glibc
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in path.utf8.enumerated() { raw[index] = byte } }
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         close(descriptor)
         #expect(access(path, F_OK) == 0)
         let server = try ControlSocket(path: path)
@@ -85,8 +91,14 @@ import Glibc
         defer { close(receiver) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in path.utf8.enumerated() { raw[index] = byte } }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         #expect(bound == 0)
         setenv("NOTIFY_SOCKET", path, 1)
         defer { unsetenv("NOTIFY_SOCKET") }
@@ -108,23 +120,33 @@ import Glibc
         let executable = "/bin/true"
         let lines = try installer.install(executable: executable, presets: TestFiles.presets, soundFont: nil)
         #expect(lines.count == 3)
-        for path in ["/usr/local/bin/aulos", "/usr/local/share/aulos/presets/rigs/stage.yaml", "/usr/local/share/aulos/presets/synth/00-warm-pad.json",
-                     "/etc/systemd/system/aulos.service"] {
+        for path in [
+            "/usr/local/bin/aulos", "/usr/local/share/aulos/presets/rigs/stage.yaml",
+            "/usr/local/share/aulos/presets/synth/00-warm-pad.json",
+            "/etc/systemd/system/aulos.service",
+        ] {
             #expect(access(folder + path, F_OK) == 0, "\(path)")
         }
         #expect(access(folder + "/usr/local/bin/aulos", X_OK) == 0)
         // The installed set loads (its rig files are found beside it).
         #expect(try RigSet.load(folder + "/usr/local/share/aulos/presets/rigs/stage.yaml").entries.count == 4)
         let unit = try String(contentsOfFile: folder + "/etc/systemd/system/aulos.service", encoding: .utf8)
-        let shipped = try String(contentsOfFile: TestFiles.presets + "/../packaging/systemd/aulos.service", encoding: .utf8)
+        let shipped = try String(
+            contentsOfFile: TestFiles.presets + "/../packaging/systemd/aulos.service", encoding: .utf8)
         #expect(unit == shipped, "packaging/systemd/aulos.service is what the installer writes: regenerate it")
-        for line in ["Type=notify", "LimitRTPRIO=95", "LimitMEMLOCK=infinity", "Restart=on-failure", "ExecReload=/bin/kill -HUP $MAINPID",
-                     "ExecStart=/usr/local/bin/aulos play --service --rig /usr/local/share/aulos/presets/rigs/stage.yaml --device default --control-socket /run/aulos/control",
-                     "RestrictAddressFamilies=AF_UNIX", "StandardError=journal"] {
+        for line in [
+            "Type=notify", "LimitRTPRIO=95", "LimitMEMLOCK=infinity", "Restart=on-failure",
+            "ExecReload=/bin/kill -HUP $MAINPID",
+            "ExecStart=/usr/local/bin/aulos play --service --rig /usr/local/share/aulos/presets/rigs/stage.yaml "
+                + "--device default --control-socket /run/aulos/control",
+            "RestrictAddressFamilies=AF_UNIX", "StandardError=journal",
+        ] {
             #expect(unit.contains(line + "\n"), "\(line)")
         }
         let removed = try installer.uninstall()
-        #expect(removed.count == 3 && access(folder + "/usr/local/bin/aulos", F_OK) != 0 && access(folder + "/usr/local/share/aulos", F_OK) != 0)
+        #expect(
+            removed.count == 3 && access(folder + "/usr/local/bin/aulos", F_OK) != 0
+                && access(folder + "/usr/local/share/aulos", F_OK) != 0)
         #expect(try installer.uninstall() == ["nothing to remove: aulos is not installed under \(folder)/usr/local"])
     }
 
@@ -135,7 +157,9 @@ import Glibc
         var installer = ServiceInstaller()
         installer.root = folder + "/root"
         installer.rig = folder + "/broken.yaml"
-        #expect(throws: InstallError.self) { try installer.install(executable: "/bin/true", presets: TestFiles.presets, soundFont: nil) }
+        #expect(throws: InstallError.self) {
+            try installer.install(executable: "/bin/true", presets: TestFiles.presets, soundFont: nil)
+        }
         #expect(access(folder + "/root", F_OK) != 0, "nothing installed for a rig that cannot play")
     }
 }

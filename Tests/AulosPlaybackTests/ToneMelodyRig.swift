@@ -1,9 +1,10 @@
 import AulosCore
+import AulosGraph
+import AulosUnits
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import AulosGraph
-import AulosUnits
 
 /// A small, fully deterministic rig used by the offline-rendering tests: a tone generator playing a melody
 /// scheduled sample-exactly through parameter events, through a format converter, into a Generic Output.
@@ -18,8 +19,10 @@ public struct ToneMelodyRig {
 
     /// Builds, configures (Core Audio's seven steps) and initializes the rig. `outputFormat` is the
     /// Generic Output's output-scope format (what the file or the test receives).
-    public init(sampleRate: Double, maximumFramesPerSlice: UInt32, outputFormat: StreamFormat? = nil,
-                registry: ComponentRegistry = BuiltInUnits.registry()) throws(AudioUnitError) {
+    public init(
+        sampleRate: Double, maximumFramesPerSlice: UInt32, outputFormat: StreamFormat? = nil,
+        registry: ComponentRegistry = BuiltInUnits.registry()
+    ) throws(AudioUnitError) {
         let graph = AudioGraph(registry: registry)
         let toneNode = try graph.addNode(ToneGeneratorUnit.componentDescription)
         let converterNode = try graph.addNode(FormatConverterUnit.componentDescription)
@@ -75,13 +78,20 @@ public struct ToneMelodyRig {
             let frequency = Float(440 * exp2((Double(note.note) - 69) / 12))
             if on >= start && on < end {
                 let offset = UInt32(on - start)
-                events.append(.immediate(ToneGeneratorUnit.Parameter.frequency, scope: .global, element: 0, offset: offset, value: frequency))
-                events.append(.ramp(ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, startOffset: offset,
-                                    duration: attack, from: 0, to: 0.3))
+                events.append(
+                    .immediate(
+                        ToneGeneratorUnit.Parameter.frequency, scope: .global, element: 0, offset: offset,
+                        value: frequency))
+                events.append(
+                    .ramp(
+                        ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, startOffset: offset,
+                        duration: attack, from: 0, to: 0.3))
             }
             if off >= start && off < end {
-                events.append(.ramp(ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, startOffset: UInt32(off - start),
-                                    duration: release, from: 0.3, to: 0))
+                events.append(
+                    .ramp(
+                        ToneGeneratorUnit.Parameter.level, scope: .global, element: 0, startOffset: UInt32(off - start),
+                        duration: release, from: 0.3, to: 0))
             }
         }
         if !events.isEmpty { try tone.scheduleParameters(events) }

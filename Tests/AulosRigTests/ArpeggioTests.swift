@@ -14,12 +14,15 @@ import Testing
     func arpeggioNotesLandOnTheBeatGrid(slice: Int) throws {
         var rig = Rig(name: "arp", parts: [Rig.Part(name: "synth", instrument: .synth, channels: Array(1...16))])
         rig.slice = UInt32(slice)
-        let playback = try PlaybackRig(rig, fileSample: .float32, tempoMap: [(0, 150)], arpeggio: Arpeggio(parsing: "up:1/16"))
+        let playback = try PlaybackRig(
+            rig, fileSample: .float32, tempoMap: [(0, 150)], arpeggio: Arpeggio(parsing: "up:1/16"))
         defer { playback.close() }
         let synth = playback.instruments[0] as! OscillatorSynthUnit
         // A plain sine that starts and stops at once, so every step's onset is visible after silence.
-        for (parameter, value) in [(OscillatorSynthUnit.Parameter.osc1Waveform, Float(3)), (.oscMix, 0), (.cutoff, 20_000),
-                                   (.ampAttack, 0), (.ampRelease, 0.001), (.velocitySensitivity, 0)] {
+        for (parameter, value) in [
+            (OscillatorSynthUnit.Parameter.osc1Waveform, Float(3)), (.oscMix, 0), (.cutoff, 20_000),
+            (.ampAttack, 0), (.ampRelease, 0.001), (.velocitySensitivity, 0),
+        ] {
             try synth.setParameter(parameter.id, value: value)
         }
         for note in [60, 64, 67] {
@@ -47,15 +50,20 @@ import Testing
         func render(_ slice: UInt32) throws -> [Float] {
             var rig = Rig(name: "sync", parts: [Rig.Part(name: "synth", instrument: .synth, channels: [1])])
             rig.slice = slice
-            let playback = try PlaybackRig(rig, fileSample: .float32, tempoMap: [(0, 133)], arpeggio: Arpeggio(parsing: "random:1/8t"))
+            let playback = try PlaybackRig(
+                rig, fileSample: .float32, tempoMap: [(0, 133)], arpeggio: Arpeggio(parsing: "random:1/8t"))
             defer { playback.close() }
             let synth = playback.instruments[0] as! OscillatorSynthUnit
             try synth.setParameter(OscillatorSynthUnit.Parameter.lfoSync.id, value: 1)
-            try synth.setParameter(OscillatorSynthUnit.Parameter.lfoSyncRate.id, value: Float(OscillatorSynthUnit.NoteRate.eighth.rawValue))
+            try synth.setParameter(
+                OscillatorSynthUnit.Parameter.lfoSyncRate.id, value: Float(OscillatorSynthUnit.NoteRate.eighth.rawValue)
+            )
             try synth.setParameter(OscillatorSynthUnit.Parameter.lfoToPitch.id, value: 80)
             try synth.setParameter(OscillatorSynthUnit.Parameter.arpOctaves.id, value: 2)
             playback.scheduler.schedule(.controlChange(channel: 0, controller: 1, value: 127), at: 0)
-            for note in [57, 60, 64] { playback.scheduler.schedule(.noteOn(channel: 0, note: UInt8(note), velocity: 90), at: 100) }
+            for note in [57, 60, 64] {
+                playback.scheduler.schedule(.noteOn(channel: 0, note: UInt8(note), velocity: 90), at: 100)
+            }
             let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat)
             var samples: [Float] = []
             for start in stride(from: 0, to: 50_000, by: Int(slice)) {

@@ -1,11 +1,12 @@
 import AulosCore
 import AulosFluid
-@testable import AulosRig
 import AulosMIDI
 import AulosTestSupport
 import AulosUnits
 import Foundation
 import Testing
+
+@testable import AulosRig
 
 #if canImport(Glibc)
 import Glibc
@@ -49,11 +50,15 @@ import Glibc
     @Test func readsKeyRangesCurvesAndControls() throws {
         let rig = try Rig(yaml: Self.split, file: "split.yaml")
         #expect(rig.parts[0].keys == 0...59 && rig.parts[0].transpose == -12 && rig.parts[0].velocity == .hard)
-        #expect(rig.parts[1].keys == 60...127 && rig.parts[1].velocity == VelocityCurve(exponent: 0.5, low: 40, high: 120))
+        #expect(
+            rig.parts[1].keys == 60...127 && rig.parts[1].velocity == VelocityCurve(exponent: 0.5, low: 40, high: 120))
         #expect(rig.parts[2].velocity.fixed == 90 && rig.parts[2].keys == 0...127)
-        #expect(rig.controls == [ControlMapping(controller: 1, target: "Lead.cutoff", minimum: 300, maximum: 8000),
-                                 ControlMapping(controller: 7, channel: 2, target: "pad.volume"),
-                                 ControlMapping(controller: 20, target: "output.volume")])
+        #expect(
+            rig.controls == [
+                ControlMapping(controller: 1, target: "Lead.cutoff", minimum: 300, maximum: 8000),
+                ControlMapping(controller: 7, channel: 2, target: "pad.volume"),
+                ControlMapping(controller: 20, target: "output.volume"),
+            ])
         let again = try Rig(yaml: rig.yaml())
         #expect(again == rig)
     }
@@ -90,10 +95,16 @@ import Glibc
             _ = try PlaybackRig(rig)
             Issue.record("a control naming no parameter was accepted")
         } catch let error as RigError {
-            #expect(error.message.contains("cc 1") && error.message.contains("no parameter 'wobble'") && error.message.contains("cutoff"), "\(error.message)")
+            #expect(
+                error.message.contains("cc 1") && error.message.contains("no parameter 'wobble'")
+                    && error.message.contains("cutoff"), "\(error.message)")
         }
-        #expect(throws: RigError.self) { try Rig(yaml: "parts:\n  - instrument: synth\ncontrols:\n  - cc: 1\n    target: nodot\n") }
-        #expect(throws: RigError.self) { try Rig(yaml: "parts:\n  - name: A\n    instrument: synth\n  - name: a\n    instrument: synth\n") }
+        #expect(throws: RigError.self) {
+            try Rig(yaml: "parts:\n  - instrument: synth\ncontrols:\n  - cc: 1\n    target: nodot\n")
+        }
+        #expect(throws: RigError.self) {
+            try Rig(yaml: "parts:\n  - name: A\n    instrument: synth\n  - name: a\n    instrument: synth\n")
+        }
     }
 
     // MARK: Routing
@@ -107,12 +118,20 @@ import Glibc
         #expect(low.count == 1 && low[0].destination == 0)
         #expect(low[0].message == .noteOn(channel: 0, note: 47, velocity: VelocityCurve.hard.map(64)))
         let high = router.route(.noteOn(channel: 0, note: 60, velocity: 64), actions: &actions)
-        #expect(high.count == 1 && high[0].destination == 1 && high[0].message == .noteOn(channel: 0, note: 60, velocity: VelocityCurve(exponent: 0.5, low: 40, high: 120).map(64)))
+        #expect(
+            high.count == 1 && high[0].destination == 1
+                && high[0].message
+                    == .noteOn(channel: 0, note: 60, velocity: VelocityCurve(exponent: 0.5, low: 40, high: 120).map(64))
+        )
         let pad = router.route(.noteOn(channel: 1, note: 10, velocity: 5), actions: &actions)
         #expect(pad.map(\.destination) == [2] && pad[0].message == .noteOn(channel: 1, note: 10, velocity: 90))
         // Note-offs follow their note-ons (transposed the same way), and velocity-0 note-ons count as off.
-        #expect(router.route(.noteOn(channel: 0, note: 59, velocity: 0), actions: &actions).map(\.message) == [.noteOff(channel: 0, note: 47, velocity: 64)])
-        #expect(router.route(.noteOff(channel: 0, note: 59, velocity: 0), actions: &actions).isEmpty, "released already")
+        #expect(
+            router.route(.noteOn(channel: 0, note: 59, velocity: 0), actions: &actions).map(\.message) == [
+                .noteOff(channel: 0, note: 47, velocity: 64)
+            ])
+        #expect(
+            router.route(.noteOff(channel: 0, note: 59, velocity: 0), actions: &actions).isEmpty, "released already")
         #expect(actions.isEmpty)
     }
 
@@ -122,8 +141,9 @@ import Glibc
         var actions: [RigRouter.Action] = []
         var router = RigRouter(rig: playback)
         #expect(router.route(.controlChange(channel: 0, controller: 1, value: 127), actions: &actions).isEmpty)
-        #expect(router.route(.controlChange(channel: 0, controller: 7, value: 64), actions: &actions).count == 2,
-                "CC 7 on channel 1 is not mapped (the mapping is for channel 2): it plays")
+        #expect(
+            router.route(.controlChange(channel: 0, controller: 7, value: 64), actions: &actions).count == 2,
+            "CC 7 on channel 1 is not mapped (the mapping is for channel 2): it plays")
         #expect(router.route(.controlChange(channel: 1, controller: 7, value: 0), actions: &actions).isEmpty)
         #expect(actions.count == 2)
         for action in actions { playback.apply(action) }
@@ -138,14 +158,19 @@ import Glibc
         var router = RigRouter(rig: playback)
         router.learn(try playback.target("lead.resonance"))
         var actions: [RigRouter.Action] = []
-        #expect(router.route(.noteOn(channel: 0, note: 60, velocity: 100), actions: &actions).count == 1, "notes still play while learning")
+        #expect(
+            router.route(.noteOn(channel: 0, note: 60, velocity: 100), actions: &actions).count == 1,
+            "notes still play while learning")
         #expect(router.learnedMapping == nil)
         #expect(router.route(.controlChange(channel: 4, controller: 71, value: 127), actions: &actions).isEmpty)
         #expect(router.learnedMapping == ControlMapping(controller: 71, channel: 5, target: "Lead.resonance"))
         #expect(router.mappings.last == router.learnedMapping)
         actions.removeAll()
         _ = router.route(.controlChange(channel: 4, controller: 71, value: 0), actions: &actions)
-        guard case .control(let target, let value)? = actions.first else { Issue.record("no action"); return }
+        guard case .control(let target, let value)? = actions.first else {
+            Issue.record("no action")
+            return
+        }
         #expect(target.name == "Lead.resonance" && value == 0)
     }
 
@@ -155,8 +180,11 @@ import Glibc
         #expect(try playback.target("LEAD.Amp-Attack").name == "Lead.ampattack")
         #expect(try playback.target("output.volume").range == 0...2)
         #expect(try playback.target("Pad.pan").range == -1...1)
-        for (bad, expected) in [("lead", "is not UNIT.PARAMETER"), ("drums.volume", "no part 'drums' (this rig has Bass, Lead, Pad, output)"),
-                                ("output.eq", "has no master EQ"), ("lead.eq", "has no EQ")] {
+        for (bad, expected) in [
+            ("lead", "is not UNIT.PARAMETER"),
+            ("drums.volume", "no part 'drums' (this rig has Bass, Lead, Pad, output)"),
+            ("output.eq", "has no master EQ"), ("lead.eq", "has no EQ"),
+        ] {
             do {
                 _ = try playback.target(bad)
                 Issue.record("\(bad) resolved")
@@ -170,9 +198,17 @@ import Glibc
 
     func writeSet(_ folder: String) throws -> String {
         mkdir(folder, 0o755)
-        TestFiles.write("name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n", to: folder + "/one.yaml")
-        TestFiles.write("name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: Bright Lead\n    channels: [1]\n", to: folder + "/two.yaml")
-        TestFiles.write("name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n    rig: two.yaml\n", to: folder + "/set.yaml")
+        TestFiles.write(
+            "name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n",
+            to: folder + "/one.yaml")
+        TestFiles.write(
+            "name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: "
+                + "Bright Lead\n    channels: [1]\n",
+            to: folder + "/two.yaml")
+        TestFiles.write(
+            "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n  "
+                + "  rig: two.yaml\n",
+            to: folder + "/set.yaml")
         return folder + "/set.yaml"
     }
 
@@ -192,10 +228,16 @@ import Glibc
         let path = try writeSet(folder)
         defer { TestFiles.remove(folder) }
         let cases = [
-            ("name: S\nrigs:\n  - program: 0\n    rig: one.yaml\n  - program: 0\n    rig: two.yaml\n", "rigs[1].program: bank 0 program 0 is already taken"),
+            (
+                "name: S\nrigs:\n  - program: 0\n    rig: one.yaml\n  - program: 0\n    rig: two.yaml\n",
+                "rigs[1].program: bank 0 program 0 is already taken"
+            ),
             ("rigs:\n  - program: 0\n    rig: missing.yaml\n", "missing.yaml: cannot read the rig file"),
             ("rigs:\n  - program: 0\n    rig: set.yaml\n", "is itself a set"),
-            ("control-channel: 17\nrigs:\n  - program: 0\n    rig: one.yaml\n", "control-channel: 17 is outside 1…16"),
+            (
+                "control-channel: 17\nrigs:\n  - program: 0\n    rig: one.yaml\n",
+                "control-channel: 17 is outside 1…16"
+            ),
             ("rigs:\n  - rig: one.yaml\n", "missing 'program'"),
         ]
         _ = path
@@ -222,27 +264,42 @@ import Glibc
         var router = RigRouter(rig: playback)
         var actions: [RigRouter.Action] = []
         #expect(router.route(.noteOn(channel: 0, note: 60, velocity: 100), actions: &actions).map(\.destination) == [0])
-        #expect(router.route(.controlChange(channel: 0, controller: 64, value: 127), actions: &actions).map(\.destination) == [0])
-        #expect(router.route(.programChange(channel: 15, program: 5), actions: &actions).isEmpty, "bank 0 program 5 recalls nothing")
+        #expect(
+            router.route(.controlChange(channel: 0, controller: 64, value: 127), actions: &actions).map(\.destination)
+                == [0])
+        #expect(
+            router.route(.programChange(channel: 15, program: 5), actions: &actions).isEmpty,
+            "bank 0 program 5 recalls nothing")
         #expect(router.route(.controlChange(channel: 15, controller: 0, value: 0), actions: &actions).isEmpty)
         #expect(router.route(.controlChange(channel: 15, controller: 32, value: 1), actions: &actions).isEmpty)
         let switched = router.route(.programChange(channel: 15, program: 5), actions: &actions)
-        #expect(switched.map(\.destination) == [0] && switched[0].message == .controlChange(channel: 0, controller: 64, value: 0))
+        #expect(
+            switched.map(\.destination) == [0]
+                && switched[0].message == .controlChange(channel: 0, controller: 64, value: 0))
         #expect(router.activeRig == 1 && router.switchCount == 1)
-        guard case .rigSwitched(1)? = actions.last else { Issue.record("no switch action: \(actions)"); return }
+        guard case .rigSwitched(1)? = actions.last else {
+            Issue.record("no switch action: \(actions)")
+            return
+        }
         #expect(router.route(.noteOn(channel: 0, note: 64, velocity: 100), actions: &actions).map(\.destination) == [1])
-        #expect(router.route(.noteOff(channel: 0, note: 60, velocity: 0), actions: &actions).map(\.destination) == [0], "released where it started")
+        #expect(
+            router.route(.noteOff(channel: 0, note: 60, velocity: 0), actions: &actions).map(\.destination) == [0],
+            "released where it started")
         #expect(router.route(.noteOff(channel: 0, note: 64, velocity: 0), actions: &actions).map(\.destination) == [1])
         // All notes off reaches every rig; ordinary controllers only the one playing.
-        #expect(router.route(.controlChange(channel: 0, controller: 123, value: 0), actions: &actions).map(\.destination) == [0, 1])
-        #expect(router.route(.controlChange(channel: 0, controller: 74, value: 0), actions: &actions).map(\.destination) == [1])
+        #expect(
+            router.route(.controlChange(channel: 0, controller: 123, value: 0), actions: &actions).map(\.destination)
+                == [0, 1])
+        #expect(
+            router.route(.controlChange(channel: 0, controller: 74, value: 0), actions: &actions).map(\.destination)
+                == [1])
         try playback.applyOutputSettings(ofRig: 1)
-        #expect(try playback.mixer.getParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0) == 0.5)
+        #expect(
+            try playback.mixer.getParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0) == 0.5)
         #expect(playback.masterEQ?.currentPreset?.name == "Rock")
         try playback.applyOutputSettings(ofRig: 0)
         #expect(playback.masterEQ?.currentPreset?.name == "Flat", "a rig without an EQ gets the transparent curve")
     }
-
 
     // MARK: Graph change and overload
 
@@ -279,7 +336,10 @@ import Glibc
         let playback = try PlaybackRig(Rig(yaml: Self.split))
         defer { playback.close() }
         let synth = playback.instruments[2]
-        for note in 0..<40 { playback.scheduler.schedule(.noteOn(channel: 1, note: UInt8(20 + note), velocity: 100), at: 0, destination: 2) }
+        for note in 0..<40 {
+            playback.scheduler.schedule(
+                .noteOn(channel: 1, note: UInt8(20 + note), velocity: 100), at: 0, destination: 2)
+        }
         let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat)
         for _ in 0..<2 { harness.renderSlice(256) }
         #expect(synth.voiceBudget.active == 40)
@@ -304,7 +364,9 @@ extension Rig {
 extension RigRouter {
     /// Routes a message as the MIDI file reader gives it (these tests were written with the enum), collecting
     /// the actions: what each part hears, as messages.
-    mutating func route(_ message: MIDIMessage, actions: inout [Action]) -> [(destination: UInt16, message: MIDIMessage)] {
+    mutating func route(_ message: MIDIMessage, actions: inout [Action]) -> [(
+        destination: UInt16, message: MIDIMessage
+    )] {
         let routed = route(ChannelMessage(message)!, from: .file)
         actions += routed.actions
         return routed.deliveries.map { ($0.destination, $0.message.message) }

@@ -1,7 +1,7 @@
 import AulosCore
 import AulosGraph
-import AulosRig
 import AulosMIDI
+import AulosRig
 import AulosUnits
 import Testing
 
@@ -14,7 +14,8 @@ import Testing
         weak var weakTransport: HostTransport?
         weak var weakPlayer: MIDITimelinePlayer?
         do {
-            let rig = try PlaybackRig(Rig(name: "x", parts: [Rig.Part(name: "p", instrument: instrument, channels: [1])]))
+            let rig = try PlaybackRig(
+                Rig(name: "x", parts: [Rig.Part(name: "p", instrument: instrument, channels: [1])]))
             weakRig = rig
             weakGraph = rig.graph
             weakTransport = rig.transport

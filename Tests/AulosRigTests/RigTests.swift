@@ -34,10 +34,14 @@ let presetsFolder = TestFiles.presets
 
     @Test func readsEveryField() throws {
         let rig = try Rig(yaml: sample, file: "test.yaml")
-        #expect(rig.name == "Test Rig" && rig.sampleRate == 44_100 && rig.slice == 128 && rig.volume == 0.8 && rig.eq == "Rock")
+        #expect(
+            rig.name == "Test Rig" && rig.sampleRate == 44_100 && rig.slice == 128 && rig.volume == 0.8
+                && rig.eq == "Rock")
         #expect(rig.parts.count == 2)
         #expect(rig.parts[0].channels == [1, 2] && rig.parts[0].program == 4 && rig.parts[0].pan == -0.5)
-        #expect(rig.parts[1].name == "synth 2" && rig.parts[1].preset == "Pluck" && !rig.parts[1].enabled && rig.parts[1].eq == "Treble Reducer")
+        #expect(
+            rig.parts[1].name == "synth 2" && rig.parts[1].preset == "Pluck" && !rig.parts[1].enabled
+                && rig.parts[1].eq == "Treble Reducer")
     }
 
     /// Found by `make fuzz` (rig): a controls target holding quotes and U+FFFD was written unescaped and
@@ -46,10 +50,13 @@ let presetsFolder = TestFiles.presets
     @Test func oddTextRoundTrips() throws {
         let path = "/tmp/aulos-fuzz-rig-\(getpid()).yaml"
         defer { unlink(path) }
-        let crash = try #require(FileManager.default.contents(atPath: presetsFolder + "/../Tests/AulosRigTests/Fixtures/fuzz-rig-target-quotes.yaml"))
+        let crash = try #require(
+            FileManager.default.contents(
+                atPath: presetsFolder + "/../Tests/AulosRigTests/Fixtures/fuzz-rig-target-quotes.yaml"))
         let rig = try Rig(yaml: String(decoding: crash, as: UTF8.self))
         #expect(try Rig(yaml: rig.yaml()) == rig)
-        var odd = Rig(name: "a\"b\\c\u{7}d\u{2028}e\te", parts: [Rig.Part(name: "x\ny\u{85}", instrument: .synth, channels: [1])])
+        var odd = Rig(
+            name: "a\"b\\c\u{7}d\u{2028}e\te", parts: [Rig.Part(name: "x\ny\u{85}", instrument: .synth, channels: [1])])
         odd.controls = [ControlMapping(controller: 1, target: "x\ny\u{85}.\"cut\u{FFFD}off\"")]
         #expect(try Rig(yaml: odd.yaml()) == odd, "\(odd.yaml())")
     }
@@ -64,12 +71,18 @@ let presetsFolder = TestFiles.presets
     @Test(arguments: [
         ("parts:\n  - instrument: piano\n", "test.yaml:2: parts[0].instrument: unknown instrument 'piano'"),
         ("name: x\nparts:\n  - instrument: synth\n    colour: red\n", "test.yaml:4: parts[0].colour: unknown key"),
-        ("parts:\n  - instrument: synth\n    channels: [1, 17]\n", "test.yaml:3: parts[0].channels: 17 is outside 1…16"),
+        (
+            "parts:\n  - instrument: synth\n    channels: [1, 17]\n",
+            "test.yaml:3: parts[0].channels: 17 is outside 1…16"
+        ),
         ("slice: 9000\nparts:\n  - instrument: synth\n", "test.yaml:1: slice: 9000 is outside 1…4096"),
         ("output:\n  eq: Kazoo\nparts:\n  - instrument: synth\n", "test.yaml:2: output.eq: unknown EQ preset 'Kazoo'"),
         ("name: x\n", "missing 'parts'"),
         ("parts: []\n", "test.yaml:1: parts: must be a list of at least one part"),
-        ("parts:\n  - instrument: synth\n    soundfont: x.sf2\n", "test.yaml:3: parts[0].soundfont: goes with the sampler"),
+        (
+            "parts:\n  - instrument: synth\n    soundfont: x.sf2\n",
+            "test.yaml:3: parts[0].soundfont: goes with the sampler"
+        ),
         ("parts:\n  - instrument: sampler\n    volume: loud\n", "test.yaml:3: parts[0].volume: must be a number"),
         ("parts:\n  - instrument: synth\n  volume: [\n", "test.yaml:"),
         ("parts:\n  - instrument: synth\nparts: []\n", "duplicated key(s): 'parts'"),

@@ -8,7 +8,8 @@ import Testing
 @Suite struct RouterReleaseTests {
     /// One synth part on every channel: deliveries are the messages themselves, on destination 0.
     static func router() throws -> (PlaybackRig, RigRouter) {
-        let playback = try PlaybackRig(Rig(name: "all", parts: [Rig.Part(name: "Synth", instrument: .synth, channels: Array(1...16))]))
+        let playback = try PlaybackRig(
+            Rig(name: "all", parts: [Rig.Part(name: "Synth", instrument: .synth, channels: Array(1...16))]))
         return (playback, RigRouter(rig: playback))
     }
 
@@ -16,7 +17,8 @@ import Testing
         let (playback, start) = try Self.router()
         defer { playback.close() }
         var router = start
-        let one = MIDISource(rawValue: 1), two = MIDISource(rawValue: 2)
+        let one = MIDISource(rawValue: 1)
+        let two = MIDISource(rawValue: 2)
         for note in [60, 64, 67] { _ = router.route(.noteOn(channel: 0, note: UInt8(note), velocity: 90), from: one) }
         _ = router.route(.noteOn(channel: 3, note: 127, velocity: 90), from: one)
         _ = router.route(.noteOn(channel: 0, note: 0, velocity: 90), from: one)
@@ -27,8 +29,11 @@ import Testing
         #expect(router.heldNoteCount == 4)
         let (released, notes) = router.release(one)
         #expect(notes == 3)
-        #expect(released.map(\.message) == [.noteOff(channel: 0, note: 0), .noteOff(channel: 0, note: 60), .noteOff(channel: 3, note: 127),
-                                            .controlChange(channel: 5, controller: 64, value: 0)])
+        #expect(
+            released.map(\.message) == [
+                .noteOff(channel: 0, note: 0), .noteOff(channel: 0, note: 60), .noteOff(channel: 3, note: 127),
+                .controlChange(channel: 5, controller: 64, value: 0),
+            ])
         #expect(released.allSatisfy { $0.destination == 0 })
         #expect(router.release(one).deliveries.isEmpty)
         #expect(router.heldNoteCount == 1, "the other source's note is still held")
@@ -51,7 +56,8 @@ import Testing
         let (playback, start) = try Self.router()
         defer { playback.close() }
         var router = start
-        let one = MIDISource(rawValue: 1), two = MIDISource(rawValue: 2)
+        let one = MIDISource(rawValue: 1)
+        let two = MIDISource(rawValue: 2)
         _ = router.route(.controlChange(channel: 0, controller: 64, value: 127), from: one)
         _ = router.route(.controlChange(channel: 0, controller: 64, value: 127), from: two)
         #expect(router.release(one).deliveries.isEmpty)
@@ -60,7 +66,12 @@ import Testing
 
     /// A split: a released source's notes end on the part they went to, transposed as they were struck.
     @Test func releasesFollowSplitsAndTransposition() throws {
-        var rig = Rig(name: "split", parts: [Rig.Part(name: "Bass", instrument: .synth, channels: [1]), Rig.Part(name: "Lead", instrument: .synth, channels: [1])])
+        var rig = Rig(
+            name: "split",
+            parts: [
+                Rig.Part(name: "Bass", instrument: .synth, channels: [1]),
+                Rig.Part(name: "Lead", instrument: .synth, channels: [1]),
+            ])
         rig.parts[0].keys = 0...59
         rig.parts[0].transpose = -12
         rig.parts[1].keys = 60...127

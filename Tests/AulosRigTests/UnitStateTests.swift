@@ -1,9 +1,9 @@
 import AulosCore
 import AulosFluid
-import AulosRig
 import AulosMIDI
-import AulosUnits
+import AulosRig
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +12,7 @@ import Glibc
 
 @Suite struct UnitStateTests {
     /// Changes a unit, saves it to a file, restores it into a fresh unit of the same kind: same state.
-    func roundTrip(_ make: () -> AudioUnit, change: (AudioUnit) throws -> Void) throws {
+    func roundTrip(_ make: @autoclosure () -> AudioUnit, change: (AudioUnit) throws -> Void) throws {
         let original = make()
         try change(original)
         let path = TestFiles.scratch("state.json")
@@ -27,16 +27,17 @@ import Glibc
     }
 
     @Test func synth() throws {
-        try roundTrip({ OscillatorSynthUnit(presets: SearchPaths.synthPresets) }) { unit in
+        try roundTrip(OscillatorSynthUnit(presets: SearchPaths.synthPresets)) { unit in
             let synth = unit as! OscillatorSynthUnit
             try synth.selectPreset("Pluck")
-            try synth.setParameter(OscillatorSynthUnit.Parameter.cutoff.id, value: 1234)  // an edit on top of the preset
+            // An edit on top of the preset.
+            try synth.setParameter(OscillatorSynthUnit.Parameter.cutoff.id, value: 1234)
             try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(100))
         }
     }
 
     @Test func sampler() throws {
-        try roundTrip({ FluidSynthSamplerUnit() }) { unit in
+        try roundTrip(FluidSynthSamplerUnit()) { unit in
             let sampler = unit as! FluidSynthSamplerUnit
             try sampler.loadSoundFont(SearchPaths.soundFont!)
             try sampler.setParameter(FluidSynthSamplerUnit.Parameter.reverbLevel.id, value: 0.3)
@@ -44,7 +45,7 @@ import Glibc
     }
 
     @Test func mixer() throws {
-        try roundTrip({ MultichannelMixerUnit() }) { unit in
+        try roundTrip(MultichannelMixerUnit()) { unit in
             try unit.set(.elementCount, 5, scope: .input)
             try unit.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: 4, value: -0.7)
             try unit.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: 0.5)
@@ -53,8 +54,8 @@ import Glibc
     }
 
     @Test func equalizers() throws {
-        try roundTrip({ IPodEQUnit() }) { try ($0 as! IPodEQUnit).selectPreset("Jazz") }
-        try roundTrip({ ParametricEQUnit() }) { unit in
+        try roundTrip(IPodEQUnit()) { try ($0 as! IPodEQUnit).selectPreset("Jazz") }
+        try roundTrip(ParametricEQUnit()) { unit in
             try unit.setProperty(ParametricEQUnit.bandCountProperty, scope: .global, element: 0, value: UInt32(6))
             try unit.setParameter(ParametricEQUnit.parameter(band: 5, .gain), value: -4.5)
             try unit.set(.maximumFramesPerSlice, 4096)
@@ -88,8 +89,11 @@ import Glibc
         var events: [TimedMIDIEvent] = []
         for beat in 0..<(5000 / 4) {
             let note = UInt8(60 + beat % 12)
-            events.append(TimedMIDIEvent(sampleTime: Int64(beat * 256 + 3), message: .noteOn(channel: channel, note: note, velocity: 90)))
-            events.append(TimedMIDIEvent(sampleTime: Int64(beat * 256 + 200), message: .noteOff(channel: channel, note: note)))
+            events.append(
+                TimedMIDIEvent(
+                    sampleTime: Int64(beat * 256 + 3), message: .noteOn(channel: channel, note: note, velocity: 90)))
+            events.append(
+                TimedMIDIEvent(sampleTime: Int64(beat * 256 + 200), message: .noteOff(channel: channel, note: note)))
         }
         playback.timelinePlayer.play(MIDITimeline(events))
         for cycle in 0..<5000 {
@@ -98,8 +102,11 @@ import Glibc
                     let channel = UInt8(rig.parts[destination].channels[0] - 1)
                     let note = UInt8(40 + (cycle / 16) % 30)
                     let at = Int64(cycle * 64 + 9)
-                    playback.scheduler.schedule(.noteOn(channel: channel, note: note, velocity: 100), at: at, destination: UInt16(destination))
-                    playback.scheduler.schedule(.noteOff(channel: channel, note: note, velocity: 0), at: at + 700, destination: UInt16(destination))
+                    playback.scheduler.schedule(
+                        .noteOn(channel: channel, note: note, velocity: 100), at: at, destination: UInt16(destination))
+                    playback.scheduler.schedule(
+                        .noteOff(channel: channel, note: note, velocity: 0), at: at + 700,
+                        destination: UInt16(destination))
                 }
             }
             #expect(harness.renderSlice(64, counting: true) == 0)
@@ -109,4 +116,3 @@ import Glibc
     }
 
 }
-

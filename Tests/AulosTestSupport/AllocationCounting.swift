@@ -32,13 +32,19 @@ public var allocationsCanBeCounted: Bool { allocation_counter_is_compiled_in() =
 /// Expects that nothing `tally` counted allocated (nor freed, with `orFrees`). Where this build cannot
 /// count (a sanitizer owns malloc) the test is cancelled with that reason — reported as not run, never
 /// passed — so call it after the test's other expectations.
-public func expectNoAllocations(_ tally: AllocationTally, _ what: String = "rendering", orFrees: Bool = false,
-                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+public func expectNoAllocations(
+    _ tally: AllocationTally, _ what: String = "rendering", orFrees: Bool = false,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     guard allocationsCanBeCounted else {
-        try Test.cancel("allocations not counted for \(what): a sanitizer build owns malloc", sourceLocation: sourceLocation)
+        try Test.cancel(
+            "allocations not counted for \(what): a sanitizer build owns malloc", sourceLocation: sourceLocation)
     }
-    #expect(allocation_counter_is_active() == 1, "the counting malloc is not the process's", sourceLocation: sourceLocation)
+    #expect(
+        allocation_counter_is_active() == 1, "the counting malloc is not the process's", sourceLocation: sourceLocation)
     #expect(tally.counted > 0, "nothing was counted", sourceLocation: sourceLocation)
-    #expect(tally.allocations == 0, "\(what) allocated \(tally.allocations) times in \(tally.counted) counted calls", sourceLocation: sourceLocation)
+    #expect(
+        tally.allocations == 0, "\(what) allocated \(tally.allocations) times in \(tally.counted) counted calls",
+        sourceLocation: sourceLocation)
     if orFrees { #expect(tally.frees == 0, "\(what) freed \(tally.frees) times", sourceLocation: sourceLocation) }
 }

@@ -14,8 +14,10 @@ public final class InstrumentRig {
     public let scheduler: MIDIScheduler
     public let harness: RenderHarness
 
-    public init(_ description: ComponentDescription, maximumFrames: UInt32 = 4096, sampleRate: Double = 48_000,
-                registry: ComponentRegistry = BuiltInUnits.registry(), configure: (AudioUnit) throws -> Void = { _ in }) throws {
+    public init(
+        _ description: ComponentDescription, maximumFrames: UInt32 = 4096, sampleRate: Double = 48_000,
+        registry: ComponentRegistry = BuiltInUnits.registry(), configure: (AudioUnit) throws -> Void = { _ in }
+    ) throws {
         graph = AudioGraph(registry: registry)
         let output = try graph.addNode(GenericOutputUnit.componentDescription)
         let node = try graph.addNode(description)
@@ -40,7 +42,9 @@ public final class InstrumentRig {
     public var time: Int64 { harness.sampleTime }
 
     public func schedule(_ messages: [ScheduledMessage], sourceLocation: SourceLocation = #_sourceLocation) {
-        for message in messages { #expect(scheduler.schedule(message.message, at: message.sampleTime), sourceLocation: sourceLocation) }
+        for message in messages {
+            #expect(scheduler.schedule(message.message, at: message.sampleTime), sourceLocation: sourceLocation)
+        }
     }
 
     /// Renders `total` frames in slices of `slice`; returns (left, right).

@@ -15,7 +15,10 @@ public final class RenderHarness {
     public var allocations = AllocationTally()
 
     /// `format` is the output format of the graph's I/O unit (canonical Float32 stereo by default).
-    public init(_ entry: RenderEntry, format: StreamFormat = .canonical(channels: 2, sampleRate: 48_000), maximumFrames: UInt32 = 4096) {
+    public init(
+        _ entry: RenderEntry, format: StreamFormat = .canonical(channels: 2, sampleRate: 48_000),
+        maximumFrames: UInt32 = 4096
+    ) {
         self.entry = entry
         buffers = AudioBufferListStorage(format: format, maximumFrames: maximumFrames)
     }
@@ -25,10 +28,15 @@ public final class RenderHarness {
     @discardableResult
     public func renderSlice(_ frames: UInt32, hostTime: UInt64? = nil, counting: Bool = false) -> AulosStatus {
         var flags = RenderActionFlags(rawValue: 0)
-        var stamp = hostTime.map { AudioTimeStamp(sampleTime: sampleTime, hostTime: $0) } ?? AudioTimeStamp(sampleTime: sampleTime)
+        var stamp =
+            hostTime.map { AudioTimeStamp(sampleTime: sampleTime, hostTime: $0) }
+            ?? AudioTimeStamp(sampleTime: sampleTime)
         buffers.list.pointee.setFrameCount(frames, bytesPerFrame: buffers.format.bytesPerFrame)
-        let status = counting
-            ? allocations.count { entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list) }
+        let status =
+            counting
+            ? allocations.count {
+                entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
+            }
             : entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
         sampleTime += Int64(frames)
         return status
@@ -37,8 +45,10 @@ public final class RenderHarness {
     /// Renders `total` frames in slices of `slice` (the last one shorter) and returns every channel's
     /// samples; the format must be canonical (non-interleaved Float32). `beforeSlice` runs before each
     /// slice with its start and length (schedule events there). Each slice must render without error.
-    public func render(_ total: Int, slice: Int, counting: Bool = false, sourceLocation: SourceLocation = #_sourceLocation,
-                       beforeSlice: (Int64, UInt32) throws -> Void) rethrows -> [[Float]] {
+    public func render(
+        _ total: Int, slice: Int, counting: Bool = false, sourceLocation: SourceLocation = #_sourceLocation,
+        beforeSlice: (Int64, UInt32) throws -> Void
+    ) rethrows -> [[Float]] {
         precondition(buffers.format.isCanonical, "render(_:slice:) returns canonical channels")
         var channels = [[Float]](repeating: [], count: Int(buffers.format.channelsPerFrame))
         for index in channels.indices { channels[index].reserveCapacity(total) }
@@ -47,7 +57,8 @@ public final class RenderHarness {
             let frames = UInt32(min(slice, remaining))
             try beforeSlice(sampleTime, frames)
             let status = renderSlice(frames, counting: counting)
-            #expect(status == 0, "render failed at sample \(sampleTime - Int64(frames))", sourceLocation: sourceLocation)
+            #expect(
+                status == 0, "render failed at sample \(sampleTime - Int64(frames))", sourceLocation: sourceLocation)
             for index in channels.indices { channels[index] += channel(index, frames: Int(frames)) }
             remaining -= Int(frames)
         }
@@ -55,7 +66,9 @@ public final class RenderHarness {
     }
 
     /// `total` frames in slices of `slice`, with nothing to do between slices.
-    public func render(_ total: Int, slice: Int, counting: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) -> [[Float]] {
+    public func render(
+        _ total: Int, slice: Int, counting: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [[Float]] {
         render(total, slice: slice, counting: counting, sourceLocation: sourceLocation) { _, _ in }
     }
 
@@ -67,6 +80,8 @@ public final class RenderHarness {
     /// The last slice's samples as they are in the buffer, interleaved (an interleaved output format).
     public func interleaved(frames: Int) -> [Float] {
         let count = frames * Int(buffers.format.channelsPerFrame)
-        return Array(UnsafeBufferPointer(start: buffers.list.pointee.buffers[0].data!.assumingMemoryBound(to: Float.self), count: count))
+        return Array(
+            UnsafeBufferPointer(
+                start: buffers.list.pointee.buffers[0].data!.assumingMemoryBound(to: Float.self), count: count))
     }
 }

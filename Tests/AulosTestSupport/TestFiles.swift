@@ -34,7 +34,9 @@ public enum TestFiles {
     }
 
     /// A file's bytes (empty when unreadable).
-    public static func bytes(_ path: String) -> [UInt8] { FileManager.default.contents(atPath: path).map(Array.init) ?? [] }
+    public static func bytes(_ path: String) -> [UInt8] {
+        FileManager.default.contents(atPath: path).map(Array.init) ?? []
+    }
 
     /// Removes a scratch file or folder and everything in it.
     public static func remove(_ path: String) { try? FileManager.default.removeItem(atPath: path) }

@@ -12,10 +12,12 @@ public final class TestThread: @unchecked Sendable {
     public init(_ body: @escaping () -> Void) {
         self.body = body
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&handle, nil, { raw in
-            Unmanaged<TestThread>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, context)
+        pthread_create(
+            &handle, nil,
+            { raw in
+                Unmanaged<TestThread>.fromOpaque(raw!).takeRetainedValue().body()
+                return nil
+            }, context)
     }
 
     public func join() { pthread_join(handle, nil) }

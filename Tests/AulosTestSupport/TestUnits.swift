@@ -13,9 +13,14 @@ public final class ParameterProbeUnit: AudioUnit, @unchecked Sendable {
 
     public init(smoothed: Bool = true) {
         super.init(
-            description: ComponentDescription(type: .generator, subtype: "ppro", manufacturer: "Test"), name: "Test: Parameter Probe",
+            description: ComponentDescription(type: .generator, subtype: "ppro", manufacturer: "Test"),
+            name: "Test: Parameter Probe",
             inputs: 0, outputs: 1, format: .canonical(channels: 1, sampleRate: 48_000),
-            parameters: [ParameterInfo(id: Self.value, name: "Value", unit: .generic, range: -10...10, defaultValue: 0, isSmoothed: smoothed)])
+            parameters: [
+                ParameterInfo(
+                    id: Self.value, name: "Value", unit: .generic, range: -10...10, defaultValue: 0,
+                    isSmoothed: smoothed)
+            ])
     }
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
@@ -72,7 +77,9 @@ public func signalCallback() -> RenderCallback {
                     out[frame] = t == 0 ? 1 : 0
                 } else if value == 3 {
                     var x = UInt32(truncatingIfNeeded: t &* 2_654_435_761) ^ 0x9E37_79B9
-                    x ^= x << 13; x ^= x >> 17; x ^= x << 5
+                    x ^= x << 13
+                    x ^= x >> 17
+                    x ^= x << 5
                     out[frame] = Float(Int32(bitPattern: x)) / 2_147_483_648 * 0.5
                 } else if value >= 0 {
                     out[frame] = value
@@ -95,14 +102,18 @@ public final class RenderBuffers {
     public func channel(_ index: Int, frames: Int) -> [Float] {
         Array(UnsafeBufferPointer(start: list.pointee.floatChannel(index), count: frames))
     }
-    public func prepare(_ frames: UInt32) { list.pointee.setFrameCount(frames, bytesPerFrame: storage.format.bytesPerFrame) }
+    public func prepare(_ frames: UInt32) {
+        list.pointee.setFrameCount(frames, bytesPerFrame: storage.format.bytesPerFrame)
+    }
 }
 
 /// Renders `frames` frames of a standalone unit at `sampleTime`, returning channel 0.
-public func renderUnit(_ unit: AudioUnit, frames: UInt32, at sampleTime: Int64 = 0, buffers: RenderBuffers) throws -> [Float] {
+public func renderUnit(_ unit: AudioUnit, frames: UInt32, at sampleTime: Int64 = 0, buffers: RenderBuffers) throws
+    -> [Float]
+{
     var flags = RenderActionFlags(rawValue: 0)
     buffers.prepare(frames)
-    try unit.render(flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), frameCount: frames, ioData: buffers.list)
+    try unit.render(
+        flags: &flags, timeStamp: AudioTimeStamp(sampleTime: sampleTime), frameCount: frames, ioData: buffers.list)
     return buffers.channel(0, frames: Int(frames))
 }
-

@@ -1,7 +1,7 @@
 import AulosCore
 import AulosGraph
-import AulosUnits
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 #if canImport(Glibc)
@@ -9,8 +9,11 @@ import Glibc
 #endif
 
 /// Generic Output (client format `output`) ← converter (input `input`, output `output`) ← a callback source.
-func conversionRig(input: StreamFormat, output: StreamFormat, client: StreamFormat? = nil, signal: Float, slice: UInt32 = 512) throws
-    -> (AudioGraph, UnsafeMutablePointer<Float>, RenderHarness) {
+func conversionRig(
+    input: StreamFormat, output: StreamFormat, client: StreamFormat? = nil, signal: Float, slice: UInt32 = 512
+) throws
+    -> (AudioGraph, UnsafeMutablePointer<Float>, RenderHarness)
+{
     let value = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     value.initialize(to: signal)
     let graph = AudioGraph(registry: BuiltInUnits.registry())
@@ -37,7 +40,8 @@ func rateAwareSine() -> RenderCallback {
         for channel in 0..<Int(io.pointee.bufferCount) {
             let out = io.pointee.floatChannel(channel)
             for frame in 0..<Int(frames) {
-                out[frame] = Float(0.5 * sin(2 * .pi * frequency * Double(timeStamp.pointee.sampleTime + Int64(frame)) / rate))
+                out[frame] = Float(
+                    0.5 * sin(2 * .pi * frequency * Double(timeStamp.pointee.sampleTime + Int64(frame)) / rate))
             }
         }
         return 0
@@ -48,7 +52,8 @@ func rateAwareSine() -> RenderCallback {
     /// A 1 kHz sine at 44.1 kHz resampled to 48 kHz: least-squares fit of a 1 kHz sine, the rest is THD+N.
     @Test func resamplingIsClean() throws {
         let (graph, value, harness) = try conversionRig(
-            input: .canonical(channels: 1, sampleRate: 44_100), output: .canonical(channels: 1, sampleRate: 48_000), signal: 1000)
+            input: .canonical(channels: 1, sampleRate: 44_100), output: .canonical(channels: 1, sampleRate: 48_000),
+            signal: 1000)
         defer { value.deallocate() }
         let output = harness.render(200 * 480, slice: 480)[0]
         // Skip the filter's start-up; analyse exactly 1000 periods (48,000 frames).
@@ -80,7 +85,8 @@ func rateAwareSine() -> RenderCallback {
         // Mono at 44.1 kHz → stereo at 48 kHz in the converter, then Int16 interleaved in the Generic Output.
         let client = StreamFormat(sample: .int16, channels: 2, sampleRate: 48_000, interleaved: true)
         let (graph, value, harness) = try conversionRig(
-            input: .canonical(channels: 1, sampleRate: 44_100), output: .canonical(channels: 2, sampleRate: 48_000), client: client,
+            input: .canonical(channels: 1, sampleRate: 44_100), output: .canonical(channels: 2, sampleRate: 48_000),
+            client: client,
             signal: 500)
         defer { value.deallocate() }
         defer { try? graph.stop() }  // the graph lives as long as the harness pulls it
@@ -107,7 +113,9 @@ func rateAwareSine() -> RenderCallback {
             input.list.pointee.floatChannel(1)[i] = 1
         }
         var scratch = [Float](repeating: 0, count: 8)
-        scratch.withUnsafeMutableBufferPointer { conversion.convert(input.list, into: output.list, frameCount: 4, scratch: $0.baseAddress!) }
+        scratch.withUnsafeMutableBufferPointer {
+            conversion.convert(input.list, into: output.list, frameCount: 4, scratch: $0.baseAddress!)
+        }
         #expect(Array(UnsafeBufferPointer(start: output.list.pointee.floatChannel(0), count: 4)) == [0.5, 1, 1.5, 2])
         #expect(throws: AudioUnitError(.formatNotSupported, "")) {
             _ = try FormatConversion(from: .canonical(channels: 3, sampleRate: 48_000), to: stereo)
@@ -116,7 +124,8 @@ func rateAwareSine() -> RenderCallback {
 
     @Test func resamplingAllocatesNothing() throws {
         let (graph, value, harness) = try conversionRig(
-            input: .canonical(channels: 2, sampleRate: 44_100), output: .canonical(channels: 2, sampleRate: 48_000), signal: 440, slice: 64)
+            input: .canonical(channels: 2, sampleRate: 44_100), output: .canonical(channels: 2, sampleRate: 48_000),
+            signal: 440, slice: 64)
         defer { value.deallocate() }
         defer { try? graph.stop() }  // the graph lives as long as the harness pulls it
         for _ in 0..<5000 { harness.renderSlice(64, counting: true) }

@@ -1,10 +1,9 @@
 import AulosCore
 import AulosDSP
 import AulosGraph
+import AulosTestSupport
 import AulosUnits
 import Testing
-
-import AulosTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +16,9 @@ final class EffectRig {
     let signal = UnsafeMutablePointer<Float>.allocate(capacity: 1)
     private(set) var harness: RenderHarness!
 
-    init(_ description: ComponentDescription, signal value: Float, configure: (AudioUnit) throws -> Void = { _ in }) throws {
+    init(_ description: ComponentDescription, signal value: Float, configure: (AudioUnit) throws -> Void = { _ in })
+        throws
+    {
         signal.initialize(to: value)
         graph = AudioGraph(registry: BuiltInUnits.registry())
         let output = try graph.addNode(GenericOutputUnit.componentDescription)
@@ -25,7 +26,8 @@ final class EffectRig {
         graph.open()
         effect = try graph.unit(for: node)
         try configure(effect)
-        try graph.setNodeInputCallback(node, destinationInput: 0, RenderCallbackStruct(signalCallback(), refCon: signal))
+        try graph.setNodeInputCallback(
+            node, destinationInput: 0, RenderCallbackStruct(signalCallback(), refCon: signal))
         try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
         try graph.initialize()
         try graph.start()
@@ -59,12 +61,15 @@ func responseDecibels(_ impulse: [Float], at frequency: Double) -> Double {
 
     @Test(arguments: Array(0..<IPodEQUnit.curves.count))
     func everyPresetMatchesItsTableWithinHalfADecibel(preset: Int) throws {
-        let rig = try EffectRig(IPodEQUnit.componentDescription, signal: 2) { try ($0 as! IPodEQUnit).selectPreset(String(preset)) }
+        let rig = try EffectRig(IPodEQUnit.componentDescription, signal: 2) {
+            try ($0 as! IPodEQUnit).selectPreset(String(preset))
+        }
         let impulse = rig.render(32_768)
         for (band, center) in IPodEQUnit.bandCenters.enumerated() {
             let measured = responseDecibels(impulse, at: center)
-            #expect(abs(measured - IPodEQUnit.curves[preset].gains[band]) < 0.5,
-                    "\(IPodEQUnit.curves[preset].name) at \(center) Hz: \(measured) dB")
+            #expect(
+                abs(measured - IPodEQUnit.curves[preset].gains[band]) < 0.5,
+                "\(IPodEQUnit.curves[preset].name) at \(center) Hz: \(measured) dB")
         }
     }
 
@@ -122,7 +127,8 @@ func responseDecibels(_ impulse: [Float], at frequency: Double) -> Double {
             let fitted = IPodEQUnit.fit(curve.gains, sampleRate: 44_100)
             for (index, center) in IPodEQUnit.bandCenters.enumerated() {
                 let response = zip(IPodEQUnit.bandCenters, fitted).reduce(0.0) { sum, band in
-                    sum + BiquadCoefficients.design(.bell, frequency: band.0, gain: band.1, q: 1.41, sampleRate: 44_100)
+                    sum
+                        + BiquadCoefficients.design(.bell, frequency: band.0, gain: band.1, q: 1.41, sampleRate: 44_100)
                         .magnitude(at: center, sampleRate: 44_100)
                 }
                 #expect(abs(response - curve.gains[index]) < 0.1, "\(curve.name) \(center)")
@@ -176,9 +182,13 @@ func responseDecibels(_ impulse: [Float], at frequency: Double) -> Double {
         try eq.setProperty(EQ.bandCountProperty, scope: .global, element: 0, value: UInt32(8))
         try eq.setParameter(EQ.parameter(band: 7, .gain), value: 3)
         expectError(.invalidParameter) { try eq.setParameter(EQ.parameter(band: 8, .gain), value: 3) }
-        expectError(.invalidPropertyValue) { try eq.setProperty(EQ.bandCountProperty, scope: .global, element: 0, value: UInt32(17)) }
+        expectError(.invalidPropertyValue) {
+            try eq.setProperty(EQ.bandCountProperty, scope: .global, element: 0, value: UInt32(17))
+        }
         try eq.initialize()
-        expectError(.initialized) { try eq.setProperty(EQ.bandCountProperty, scope: .global, element: 0, value: UInt32(2)) }
+        expectError(.initialized) {
+            try eq.setProperty(EQ.bandCountProperty, scope: .global, element: 0, value: UInt32(2))
+        }
     }
 
     @Test func sweepingWhilePlayingAllocatesNothing() throws {

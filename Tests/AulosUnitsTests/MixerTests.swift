@@ -1,7 +1,7 @@
 import AulosCore
 import AulosGraph
-import AulosUnits
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 #if canImport(Glibc)
@@ -25,8 +25,10 @@ final class MixerRig {
         mixer = try graph.unit(for: node) as! MultichannelMixerUnit
         try mixer.set(.elementCount, UInt32(buses.count), scope: .input)
         for (bus, channels) in buses.enumerated() {
-            try mixer.set(.streamFormat, .canonical(channels: channels, sampleRate: 48_000), scope: .input, element: Element(bus))
-            try graph.setNodeInputCallback(node, destinationInput: Element(bus), RenderCallbackStruct(signalCallback(), refCon: signals + bus))
+            try mixer.set(
+                .streamFormat, .canonical(channels: channels, sampleRate: 48_000), scope: .input, element: Element(bus))
+            try graph.setNodeInputCallback(
+                node, destinationInput: Element(bus), RenderCallbackStruct(signalCallback(), refCon: signals + bus))
         }
         for id in [output, node] { try graph.unit(for: id).set(.maximumFramesPerSlice, slice) }
         try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
@@ -92,9 +94,15 @@ final class MixerRig {
         let rig = try MixerRig(buses: [1], signals: [-220], slice: 64)
         var output: [Float] = []
         for step in 0..<40 {
-            if step % 5 == 0 { try rig.mixer.setParameter(P.enable, scope: .input, element: 0, value: step % 10 == 0 ? 0 : 1) }
-            if step % 7 == 0 { try rig.mixer.setParameter(P.volume, scope: .input, element: 0, value: step % 14 == 0 ? 0.1 : 1) }
-            if step % 3 == 0 { try rig.mixer.setParameter(P.pan, scope: .input, element: 0, value: step % 6 == 0 ? -1 : 1) }
+            if step % 5 == 0 {
+                try rig.mixer.setParameter(P.enable, scope: .input, element: 0, value: step % 10 == 0 ? 0 : 1)
+            }
+            if step % 7 == 0 {
+                try rig.mixer.setParameter(P.volume, scope: .input, element: 0, value: step % 14 == 0 ? 0.1 : 1)
+            }
+            if step % 3 == 0 {
+                try rig.mixer.setParameter(P.pan, scope: .input, element: 0, value: step % 6 == 0 ? -1 : 1)
+            }
             output += rig.render(64, slice: 64).0
         }
         let largest = zip(output.dropFirst(), output).map { abs($0 - $1) }.max()!
@@ -114,8 +122,10 @@ final class MixerRig {
         let output = try rig.mixer.levels(scope: .output, element: 0)
         // Centre pan: −3.01 dB more per side on the mix.
         #expect(abs(output.postAverage[0] - (-3.01 - 6.02 - 3.01)) < 0.05)
-        #expect(abs(try rig.mixer.getParameter(P.preAveragePower, scope: .input, element: 0) - input.preAverage[0]) < 1e-6)
-        #expect(abs(try rig.mixer.getParameter(ParameterID(4001), scope: .output, element: 0) - output.postPeak[1]) < 1e-6)
+        #expect(
+            abs(try rig.mixer.getParameter(P.preAveragePower, scope: .input, element: 0) - input.preAverage[0]) < 1e-6)
+        #expect(
+            abs(try rig.mixer.getParameter(ParameterID(4001), scope: .output, element: 0) - output.postPeak[1]) < 1e-6)
         expectError(.invalidScope) { _ = try rig.mixer.levels(scope: .global, element: 0) }
     }
 
@@ -126,8 +136,12 @@ final class MixerRig {
         #expect(mixer.inputBusCount == 16)
         try mixer.setParameter(P.volume, scope: .input, element: 15, value: 0.3)
         expectError(.propertyNotWritable) { try mixer.set(.elementCount, 2, scope: .output) }
-        expectError(.formatNotSupported) { try mixer.set(.streamFormat, .canonical(channels: 3, sampleRate: 48_000), scope: .input, element: 0) }
-        expectError(.formatNotSupported) { try mixer.set(.streamFormat, .canonical(channels: 1, sampleRate: 48_000), scope: .output) }
+        expectError(.formatNotSupported) {
+            try mixer.set(.streamFormat, .canonical(channels: 3, sampleRate: 48_000), scope: .input, element: 0)
+        }
+        expectError(.formatNotSupported) {
+            try mixer.set(.streamFormat, .canonical(channels: 1, sampleRate: 48_000), scope: .output)
+        }
         try mixer.set(.sampleRate, 44_100, scope: .output)
         #expect(try mixer.get(.streamFormat, scope: .output).channelsPerFrame == 2)
     }
@@ -139,7 +153,9 @@ final class MixerRig {
             if cycle % 50 == 0 {
                 try rig.mixer.setParameter(P.pan, scope: .input, element: 0, value: Float(cycle % 200) / 100 - 1)
                 try rig.mixer.setParameter(P.enable, scope: .input, element: 1, value: Float(cycle / 50 % 2))
-                try rig.mixer.scheduleParameters([.ramp(P.volume, scope: .input, element: 2, startOffset: 10, duration: 500, from: 0, to: 1)])
+                try rig.mixer.scheduleParameters([
+                    .ramp(P.volume, scope: .input, element: 2, startOffset: 10, duration: 500, from: 0, to: 1)
+                ])
             }
             rig.harness.renderSlice(64, counting: true)
         }

@@ -1,8 +1,8 @@
 import AulosCore
 import AulosDSP
 import AulosMIDI
-import AulosUnits
 import AulosTestSupport
+import AulosUnits
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +13,10 @@ import Glibc
     typealias P = OscillatorSynthUnit.Parameter
     let synth = OscillatorSynthUnit.componentDescription
 
-    @Test(arguments: [(16, [0, 1, 15, 16, 17]), (64, [5, 63, 64, 100]), (412, [411, 412, 413]), (1024, [412, 1023, 1024]), (4096, [0, 3000, 4095])])
+    @Test(arguments: [
+        (16, [0, 1, 15, 16, 17]), (64, [5, 63, 64, 100]), (412, [411, 412, 413]), (1024, [412, 1023, 1024]),
+        (4096, [0, 3000, 4095]),
+    ])
     func noteAtOffsetKStartsAtFrameK(slice: Int, onsets: [Int]) throws {
         for onset in onsets {
             let rig = try InstrumentRig(synth, maximumFrames: UInt32(slice)) { try setSynth($0, pureSine) }
@@ -72,7 +75,8 @@ import Glibc
     @Test func pitchBendFollowsTheRPNRange() throws {
         let rig = try InstrumentRig(synth) { try setSynth($0, pureSine) }
         let messages: [MIDIMessage] = [
-            .controlChange(channel: 0, controller: 101, value: 0), .controlChange(channel: 0, controller: 100, value: 0),
+            .controlChange(channel: 0, controller: 101, value: 0),
+            .controlChange(channel: 0, controller: 100, value: 0),
             .controlChange(channel: 0, controller: 6, value: 12), .controlChange(channel: 0, controller: 38, value: 0),
             .noteOn(channel: 0, note: 57, velocity: 100), .pitchBend(channel: 0, value: 16383),
         ]
@@ -161,12 +165,17 @@ import Glibc
 
     @Test func polyphonyIsAPropertyUpTo4096() throws {
         let unit = OscillatorSynthUnit()
-        #expect(try unit.getProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0) as? UInt32 == 32)
+        #expect(
+            try unit.getProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0) as? UInt32 == 32)
         try unit.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(1024))
         #expect(unit.polyphony == 1024)
-        expectError(.invalidPropertyValue) { try unit.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(0)) }
+        expectError(.invalidPropertyValue) {
+            try unit.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(0))
+        }
         try unit.initialize()
-        expectError(.initialized) { try unit.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(8)) }
+        expectError(.initialized) {
+            try unit.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(8))
+        }
     }
 
     @Test func legatoGlidesWithoutRetriggeringButMonoRetriggers() throws {
@@ -253,7 +262,10 @@ import Glibc
         let cases = [
             ("{\"name\": \"X\", \"program\": 1, \"parameters\": {\"cutof\": 100}}", "unknown parameter \"cutof\""),
             ("{\"name\": \"X\", \"program\": 1, \"parameters\": {\"cutoff\": 1}}", "\"cutoff\" = 1.0 is outside"),
-            ("{\"name\": \"X\", \"program\": 1, \"parameters\": {\"osc1Waveform\": \"square\"}}", "expected one of saw, pulse"),
+            (
+                "{\"name\": \"X\", \"program\": 1, \"parameters\": {\"osc1Waveform\": \"square\"}}",
+                "expected one of saw, pulse"
+            ),
             ("{\"name\": \"X\", \"program\": 200, \"parameters\": {}}", "\"program\" must be 0…127"),
             ("not json", "not a JSON preset object"),
             ("{\"name\": \"X\", \"parameters\": {}}", "missing \"program\""),
@@ -277,11 +289,15 @@ import Glibc
         for cycle in 0..<10_000 {
             if cycle % 8 == 0 {
                 let at = Int64(cycle * 64 + 17)
-                rig.scheduler.schedule(.noteOn(channel: UInt8(cycle % 3), note: UInt8(40 + cycle % 40), velocity: 100), at: at)
-                rig.scheduler.schedule(.noteOff(channel: UInt8(cycle % 3), note: UInt8(40 + cycle % 40), velocity: 0), at: at + 300)
+                rig.scheduler.schedule(
+                    .noteOn(channel: UInt8(cycle % 3), note: UInt8(40 + cycle % 40), velocity: 100), at: at)
+                rig.scheduler.schedule(
+                    .noteOff(channel: UInt8(cycle % 3), note: UInt8(40 + cycle % 40), velocity: 0), at: at + 300)
                 rig.scheduler.schedule(.controlChange(channel: 0, controller: 1, value: UInt8(cycle % 128)), at: at)
                 rig.scheduler.schedule(.pitchBend(channel: 0, value: UInt16(cycle % 16_384)), at: at + 5)
-                if cycle % 800 == 0 { rig.scheduler.schedule(.programChange(channel: 0, program: UInt8(cycle / 800 % 9)), at: at) }
+                if cycle % 800 == 0 {
+                    rig.scheduler.schedule(.programChange(channel: 0, program: UInt8(cycle / 800 % 9)), at: at)
+                }
             }
             rig.harness.renderSlice(64, counting: true)
         }

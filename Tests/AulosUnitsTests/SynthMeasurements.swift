@@ -14,7 +14,8 @@ func setSynth(_ unit: AudioUnit, _ values: [OscillatorSynthUnit.Parameter: Float
 /// A plain, exactly measurable sound: one sine, filter wide open, no modulation, instant envelope.
 let pureSine: [OscillatorSynthUnit.Parameter: Float] = [
     .osc1Waveform: 3, .oscMix: 0, .cutoff: 20_000, .resonance: 0, .filterEnvAmount: 0, .keyTracking: 0,
-    .ampAttack: 0, .ampDecay: 0.001, .ampSustain: 1, .ampRelease: 0.05, .velocitySensitivity: 0, .lfoToPitch: 0, .volume: 0,
+    .ampAttack: 0, .ampDecay: 0.001, .ampSustain: 1, .ampRelease: 0.05, .velocitySensitivity: 0, .lfoToPitch: 0,
+    .volume: 0,
 ]
 
 /// Frequency of a steady tone by counting rising zero crossings with linear interpolation.

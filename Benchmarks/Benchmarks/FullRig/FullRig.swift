@@ -1,6 +1,6 @@
 import AulosCore
-import AulosRig
 import AulosMIDI
+import AulosRig
 import Benchmark
 
 // A full rig at 64-frame slices: one FluidSynth sampler part playing all 16 MIDI channels (the bundled GM
@@ -17,7 +17,10 @@ func denseScore() -> [ScheduledMessage] {
         for channel in 1...16 {
             let root = 36 + (channel * 5 + beat * 2) % 36
             for interval in [0, 4, 7] {
-                lines.append("\(beat)b note \(channel == 10 ? 35 + (beat + interval) % 20 : root + interval) 0.95b vel=90 ch=\(channel)")
+                lines.append(
+                    "\(beat)b note \(channel == 10 ? 35 + (beat + interval) % 20 : root + interval) 0.95b vel=90 "
+                        + "ch=\(channel)"
+                )
             }
         }
     }
@@ -25,8 +28,9 @@ func denseScore() -> [ScheduledMessage] {
 }
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .cpuTotal], scalingFactor: .kilo,
-                                           maxDuration: .seconds(10), maxIterations: 200)
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal], scalingFactor: .kilo,
+        maxDuration: .seconds(10), maxIterations: 200)
 
     Benchmark("Full rig: 16-channel sampler + mixer + EQ, 64-frame slice") { benchmark in
         var rig = Rig(name: "bench", parts: [Rig.Part(name: "GM", instrument: .sampler, channels: Array(1...16))])

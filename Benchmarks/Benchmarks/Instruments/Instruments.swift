@@ -46,8 +46,10 @@ var repositoryRoot: String {
 
 var bundledFont: String { repositoryRoot + "/soundfonts/AulosGM.sf2" }
 
-let demoMessages = try! Score(text: try! FileContents.text(repositoryRoot + "/presets/scores/demo.score", limit: 1 << 20))
-    .scheduledMessages(sampleRate: sampleRate)
+let demoMessages = try! Score(
+    text: try! FileContents.text(repositoryRoot + "/presets/scores/demo.score", limit: 1 << 20)
+)
+.scheduledMessages(sampleRate: sampleRate)
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -86,7 +88,10 @@ let benchmarks: @Sendable () -> Void = {
         reference_synth_start_all(synth)
         let left = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
         let right = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
-        defer { left.deallocate(); right.deallocate() }
+        defer {
+            left.deallocate()
+            right.deallocate()
+        }
         var time: Int64 = 0
         for _ in 0..<100 {
             reference_synth_render(synth, time, Int32(frames), left, right)
@@ -101,10 +106,13 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(left[63])
     }
 
-    Benchmark("Sampler unit: demo piece, 64-frame slices", configuration: .init(maxDuration: .seconds(10), maxIterations: 20)) { benchmark in
+    Benchmark(
+        "Sampler unit: demo piece, 64-frame slices", configuration: .init(maxDuration: .seconds(10), maxIterations: 20)
+    ) { benchmark in
         for _ in benchmark.scaledIterations {
             let graph = AudioGraph(registry: BuiltInUnits.registry())
-            graph.registry.register(Component(FluidSynthSamplerUnit.componentDescription, name: "sampler") { FluidSynthSamplerUnit() })
+            graph.registry.register(
+                Component(FluidSynthSamplerUnit.componentDescription, name: "sampler") { FluidSynthSamplerUnit() })
             let output = try graph.addNode(GenericOutputUnit.componentDescription)
             let node = try graph.addNode(FluidSynthSamplerUnit.componentDescription)
             graph.open()
@@ -116,11 +124,16 @@ let benchmarks: @Sendable () -> Void = {
             try graph.addRenderNotify(player.renderNotify)
             try graph.initialize()
             try graph.start()
-            player.play(MIDITimeline(demoMessages.messages.compactMap { scheduled in
-                ChannelMessage(scheduled.message).map { TimedMIDIEvent(sampleTime: scheduled.sampleTime, message: $0) }
-            }))
+            player.play(
+                MIDITimeline(
+                    demoMessages.messages.compactMap { scheduled in
+                        ChannelMessage(scheduled.message).map {
+                            TimedMIDIEvent(sampleTime: scheduled.sampleTime, message: $0)
+                        }
+                    }))
             let entry = graph.renderEntry!
-            let buffers = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
+            let buffers = AudioBufferListStorage(
+                format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
             let total = demoMessages.end + 48_000
             benchmark.startMeasurement()
             var time: Int64 = 0
@@ -137,7 +150,10 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("Bare libfluidsynth: demo piece, 64-frame blocks", configuration: .init(maxDuration: .seconds(10), maxIterations: 20)) { benchmark in
+    Benchmark(
+        "Bare libfluidsynth: demo piece, 64-frame blocks",
+        configuration: .init(maxDuration: .seconds(10), maxIterations: 20)
+    ) { benchmark in
         for _ in benchmark.scaledIterations {
             let settings = new_fluid_settings()!
             fluid_settings_setnum(settings, "synth.sample-rate", sampleRate)
@@ -165,7 +181,11 @@ let benchmarks: @Sendable () -> Void = {
                     let (status, d1, d2) = demoMessages.messages[next].message.channelBytes!
                     let ch = Int32(status & 0x0F)
                     switch status & 0xF0 {
-                    case 0x90: _ = d2 > 0 ? fluid_synth_noteon(synth, ch, Int32(d1), Int32(d2)) : fluid_synth_noteoff(synth, ch, Int32(d1))
+                    case 0x90:
+                        _ =
+                            d2 > 0
+                            ? fluid_synth_noteon(synth, ch, Int32(d1), Int32(d2))
+                            : fluid_synth_noteoff(synth, ch, Int32(d1))
                     case 0x80: _ = fluid_synth_noteoff(synth, ch, Int32(d1))
                     case 0xB0: _ = fluid_synth_cc(synth, ch, Int32(d1), Int32(d2))
                     case 0xC0: _ = fluid_synth_program_change(synth, ch, Int32(d1))

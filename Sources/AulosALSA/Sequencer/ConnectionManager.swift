@@ -55,9 +55,11 @@ public struct ConnectionManager: Sendable {
 
     /// Whether Aulos should listen to `port`.
     public mutating func wants(_ port: SequencerPort) -> Bool {
-        guard port.isReadable, port.address.client != ownClient, port.address.client != SequencerAddress.systemClient else { return false }
+        guard port.isReadable, port.address.client != ownClient, port.address.client != SequencerAddress.systemClient
+        else { return false }
         if isRequested(port) { return true }
-        return autoconnect && port.isKernelClient && port.isMIDI && !port.clientName.lowercased().hasPrefix("midi through")
+        return autoconnect && port.isKernelClient && port.isMIDI
+            && !port.clientName.lowercased().hasPrefix("midi through")
     }
 
     mutating func isRequested(_ port: SequencerPort) -> Bool {
@@ -69,7 +71,9 @@ public struct ConnectionManager: Sendable {
                 return true
             case .name(let name):
                 let wanted = name.lowercased()
-                let candidates = [port.clientName, port.portName, "\(port.clientName):\(port.portName)"].map { $0.lowercased() }
+                let candidates = [port.clientName, port.portName, "\(port.clientName):\(port.portName)"].map {
+                    $0.lowercased()
+                }
                 if candidates.contains(where: { $0.contains(wanted) }) { return true }
             default:
                 continue

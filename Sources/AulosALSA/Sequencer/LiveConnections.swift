@@ -21,8 +21,10 @@ public struct LiveConnections: Sendable {
     /// Releases what a source holds; returns how many notes that was.
     let release: @Sendable (SequencerAddress) -> Int
 
-    public init(manager: ConnectionManager, connect: @escaping @Sendable (SequencerPort) -> Int32,
-                release: @escaping @Sendable (SequencerAddress) -> Int) {
+    public init(
+        manager: ConnectionManager, connect: @escaping @Sendable (SequencerPort) -> Int32,
+        release: @escaping @Sendable (SequencerAddress) -> Int
+    ) {
         self.manager = manager
         self.connect = connect
         self.release = release

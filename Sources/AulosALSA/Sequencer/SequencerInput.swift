@@ -29,7 +29,10 @@ public final class SequencerInput: @unchecked Sendable {
         /// SCHED_FIFO priority of the MIDI thread (the ALSA I/O thread's default is 70).
         public var realtimePriority: Int32 = 65
 
-        public init(clientName: String = "Aulos", autoconnect: Bool = true, requests: [ConnectionRequest] = [], echo: Bool = true) {
+        public init(
+            clientName: String = "Aulos", autoconnect: Bool = true, requests: [ConnectionRequest] = [],
+            echo: Bool = true
+        ) {
             self.clientName = clientName
             self.autoconnect = autoconnect
             self.requests = requests
@@ -50,7 +53,6 @@ public final class SequencerInput: @unchecked Sendable {
         /// most once a second.
         case inputOverflow
     }
-
 
     public let client: Int
     public let inputPort: Int
@@ -98,7 +100,9 @@ public final class SequencerInput: @unchecked Sendable {
         timestampQueue = aulos_seq_start_timestamp_queue(opened)
         let input = aulos_seq_create_port(
             opened, "\(options.clientName) MIDI In", UInt32(SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE),
-            UInt32(SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_SOFTWARE | SND_SEQ_PORT_TYPE_APPLICATION),
+            UInt32(
+                SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_SOFTWARE
+                    | SND_SEQ_PORT_TYPE_APPLICATION),
             timestampQueue)
         let echo = aulos_seq_create_port(
             opened, "\(options.clientName) MIDI Out", UInt32(SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ),
@@ -106,7 +110,8 @@ public final class SequencerInput: @unchecked Sendable {
         guard input >= 0, echo >= 0 else {
             snd_midi_event_free(decoder)
             snd_seq_close(opened)
-            throw SequencerError("cannot create the ALSA sequencer ports: \(String(cString: snd_strerror(min(input, echo))))")
+            throw SequencerError(
+                "cannot create the ALSA sequencer ports: \(String(cString: snd_strerror(min(input, echo))))")
         }
         inputPort = Int(input)
         echoPort = Int(echo)
@@ -116,11 +121,14 @@ public final class SequencerInput: @unchecked Sendable {
         self.arrivals = arrivals
         connections = LiveConnections(
             manager: ConnectionManager(ownClient: client, autoconnect: options.autoconnect, requests: options.requests),
-            connect: { port in aulos_seq_connect_from(sequencer, ownPort, Int32(port.address.client), Int32(port.address.port)) },
+            connect: { port in
+                aulos_seq_connect_from(sequencer, ownPort, Int32(port.address.client), Int32(port.address.port))
+            },
             // Releases are stamped now, never before an event already delivered: placement relies on order.
             release: { source in receiver.sourceEnded(source.midiSource, arrivalNanos: arrivals.now()) })
         // System:Announce tells us about clients and ports coming and going (hot-plug).
-        _ = aulos_seq_connect_from(opened, input, Int32(SequencerAddress.systemClient), Int32(SND_SEQ_PORT_SYSTEM_ANNOUNCE))
+        _ = aulos_seq_connect_from(
+            opened, input, Int32(SequencerAddress.systemClient), Int32(SND_SEQ_PORT_SYSTEM_ANNOUNCE))
     }
 
     deinit {
@@ -146,7 +154,9 @@ public final class SequencerInput: @unchecked Sendable {
         guard !threadStarted else { return }
         updateQueueOffset(now: monotonicNanoseconds())
         apply(connections.start(with: SequencerPort.list(handle)))
-        post(.listening(SequencerAddress(client: client, port: inputPort), connected: connections.manager.connected.count))
+        post(
+            .listening(
+                SequencerAddress(client: client, port: inputPort), connected: connections.manager.connected.count))
         running.store(true, ordering: .releasing)
         // Real-time priority just below the audio thread's where allowed (as a2jmidid and JACK do): arrival
         // stamps come from the kernel, so this only matters for --lowest-latency and for the notes an
@@ -193,7 +203,9 @@ public final class SequencerInput: @unchecked Sendable {
     }
 
     /// Addresses connected now (MIDI thread's view; for status and tests after `stop`).
-    public var connectedPorts: [SequencerPort] { connections.manager.connected.values.sorted { $0.address < $1.address } }
+    public var connectedPorts: [SequencerPort] {
+        connections.manager.connected.values.sorted { $0.address < $1.address }
+    }
 
     // MARK: MIDI thread
 
@@ -207,7 +219,8 @@ public final class SequencerInput: @unchecked Sendable {
             guard ready > 0 else { continue }
             while true {
                 let status = bytes.withUnsafeMutableBufferPointer { buffer in
-                    aulos_seq_read(handle, decoder, &input, buffer.baseAddress, buffer.count, options.echo ? Int32(echoPort) : -1)
+                    aulos_seq_read(
+                        handle, decoder, &input, buffer.baseAddress, buffer.count, options.echo ? Int32(echoPort) : -1)
                 }
                 if status == 0 { break }
                 if status == -ENOSPC {
@@ -234,7 +247,9 @@ public final class SequencerInput: @unchecked Sendable {
             let arrival = arrivals.stamp(stamped, now: now)
             // How long the event waited for this thread: if that exceeds the placement's latency budget,
             // the event is late however good the clock is. Kept as a statistic to tell the two apart.
-            if now - arrival > worstReadDelay.load(ordering: .relaxed) { worstReadDelay.store(now - arrival, ordering: .relaxed) }
+            if now - arrival > worstReadDelay.load(ordering: .relaxed) {
+                worstReadDelay.store(now - arrival, ordering: .relaxed)
+            }
             let source = SequencerAddress(client: Int(input.source_client), port: Int(input.source_port))
             if input.kind == AULOS_SEQ_CHANNEL {
                 connections.played(from: source)
@@ -262,9 +277,11 @@ public final class SequencerInput: @unchecked Sendable {
         case AULOS_SEQ_PORT_SUBSCRIBED where Int(input.dest_client) == client && Int(input.dest_port) == inputPort:
             let sender = SequencerAddress(client: Int(input.client), port: Int(input.port))
             guard connections.manager.connected[sender] == nil, sender.client != SequencerAddress.systemClient,
-                  subscribers.insert(sender).inserted else { return }
+                subscribers.insert(sender).inserted
+            else { return }
             var port = AulosSeqPort()
-            let name = aulos_seq_port(handle, input.client, input.port, &port) >= 0 ? SequencerPort(port).clientName : ""
+            let name =
+                aulos_seq_port(handle, input.client, input.port, &port) >= 0 ? SequencerPort(port).clientName : ""
             post(.subscribed(sender, name: name))
         default:
             return
@@ -313,7 +330,9 @@ extension SequencerInput {
         var input = AulosSeqInput()
         var bytes = [UInt8](repeating: 0, count: 64 * 1024)
         bytes.withUnsafeMutableBufferPointer { aulos_seq_convert(decoder, &event, &input, $0.baseAddress, $0.count) }
-        if input.kind == AULOS_SEQ_CHANNEL { return (0..<Int(input.channel_count)).map { input.channelMessage($0).message } }
+        if input.kind == AULOS_SEQ_CHANNEL {
+            return (0..<Int(input.channel_count)).map { input.channelMessage($0).message }
+        }
         guard input.kind == AULOS_SEQ_MIDI, input.length > 0 else { return nil }
         var parser = MIDIParser()
         var messages: [MIDIMessage] = []
@@ -325,7 +344,9 @@ extension SequencerInput {
 extension AulosSeqInput {
     /// The `index`th channel message the shim read from the event's fields.
     func channelMessage(_ index: Int) -> ChannelMessage {
-        let raw = withUnsafeBytes(of: channel) { $0.load(fromByteOffset: index * MemoryLayout<AulosChannelMessage>.stride, as: AulosChannelMessage.self) }
+        let raw = withUnsafeBytes(of: channel) {
+            $0.load(fromByteOffset: index * MemoryLayout<AulosChannelMessage>.stride, as: AulosChannelMessage.self)
+        }
         return ChannelMessage(status: raw.status, data1: raw.data1, data2: raw.data2)
     }
 }

@@ -44,8 +44,10 @@ public struct SequencerPort: Equatable, Sendable, CustomStringConvertible {
     /// Declares itself a MIDI device (generic MIDI, GM/GS/XG, hardware, a synth).
     public var isMIDI: Bool
 
-    public init(address: SequencerAddress, clientName: String, portName: String, isReadable: Bool, isWritable: Bool,
-                isKernelClient: Bool, isMIDI: Bool) {
+    public init(
+        address: SequencerAddress, clientName: String, portName: String, isReadable: Bool, isWritable: Bool,
+        isKernelClient: Bool, isMIDI: Bool
+    ) {
         self.address = address
         self.clientName = clientName
         self.portName = portName
@@ -57,16 +59,25 @@ public struct SequencerPort: Equatable, Sendable, CustomStringConvertible {
 
     init(_ port: AulosSeqPort) {
         var copy = port
-        let clientName = withUnsafeBytes(of: &copy.client_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-        let portName = withUnsafeBytes(of: &copy.port_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        let clientName = withUnsafeBytes(of: &copy.client_name) {
+            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+        }
+        let portName = withUnsafeBytes(of: &copy.port_name) {
+            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+        }
         let read = UInt32(SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ)
         let write = UInt32(SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE)
-        let midiTypes = UInt32(SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_MIDI_GM | SND_SEQ_PORT_TYPE_MIDI_GS
-            | SND_SEQ_PORT_TYPE_MIDI_XG | SND_SEQ_PORT_TYPE_MIDI_MT32 | SND_SEQ_PORT_TYPE_MIDI_GM2 | SND_SEQ_PORT_TYPE_HARDWARE
-            | SND_SEQ_PORT_TYPE_SYNTHESIZER)
-        self.init(address: SequencerAddress(client: Int(port.client), port: Int(port.port)), clientName: clientName,
-                  portName: portName, isReadable: port.capability & read == read, isWritable: port.capability & write == write,
-                  isKernelClient: port.client_type == Int32(SND_SEQ_KERNEL_CLIENT.rawValue), isMIDI: port.type & midiTypes != 0)
+        let midiTypes = UInt32(
+            SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_MIDI_GM | SND_SEQ_PORT_TYPE_MIDI_GS
+                | SND_SEQ_PORT_TYPE_MIDI_XG | SND_SEQ_PORT_TYPE_MIDI_MT32 | SND_SEQ_PORT_TYPE_MIDI_GM2
+                | SND_SEQ_PORT_TYPE_HARDWARE
+                | SND_SEQ_PORT_TYPE_SYNTHESIZER)
+        self.init(
+            address: SequencerAddress(client: Int(port.client), port: Int(port.port)), clientName: clientName,
+            portName: portName, isReadable: port.capability & read == read,
+            isWritable: port.capability & write == write,
+            isKernelClient: port.client_type == Int32(SND_SEQ_KERNEL_CLIENT.rawValue),
+            isMIDI: port.type & midiTypes != 0)
     }
 
     public var description: String { "\(address) \(clientName): \(portName)" }

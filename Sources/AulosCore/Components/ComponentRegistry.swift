@@ -17,8 +17,11 @@ public struct Component: Sendable {
     public let version: UInt32
     private let factory: @Sendable () -> AudioUnit
 
-    public init(_ description: ComponentDescription, aliases: [ComponentDescription] = [], name: String, version: UInt32 = 0x0001_0000,
-                factory: @escaping @Sendable () -> AudioUnit) {
+    public init(
+        _ description: ComponentDescription, aliases: [ComponentDescription] = [], name: String,
+        version: UInt32 = 0x0001_0000,
+        factory: @escaping @Sendable () -> AudioUnit
+    ) {
         self.componentDescription = description
         self.aliases = aliases
         self.name = name
@@ -77,7 +80,9 @@ public final class ComponentRegistry: Sendable {
     public func findNext(after previous: Component?, matching pattern: ComponentDescription) -> Component? {
         let list = all
         var start = 0
-        if let previous, let index = list.firstIndex(where: { $0.componentDescription == previous.componentDescription }) {
+        if let previous,
+            let index = list.firstIndex(where: { $0.componentDescription == previous.componentDescription })
+        {
             start = index + 1
         }
         return list[start...].first { $0.matches(pattern) }

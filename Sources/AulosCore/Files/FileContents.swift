@@ -16,7 +16,9 @@ public enum FileContents {
         guard descriptor >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
+        guard fstat(descriptor, &info) == 0 else {
+            throw FileReadError(path: path, reason: String(cString: strerror(errno)))
+        }
         if info.st_mode & S_IFMT == S_IFDIR { throw FileReadError(path: path, reason: "is a directory, not a file") }
         if info.st_size > limit { throw FileReadError.tooLarge(path, limit: limit) }
         var bytes: [UInt8] = []

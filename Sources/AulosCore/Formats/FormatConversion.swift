@@ -17,12 +17,15 @@ public struct FormatConversion: Sendable {
         try source.validate()
         try destination.validate()
         let channelsMatch = source.channelsPerFrame == destination.channelsPerFrame
-        let monoStereo = (source.channelsPerFrame == 1 && destination.channelsPerFrame == 2)
+        let monoStereo =
+            (source.channelsPerFrame == 1 && destination.channelsPerFrame == 2)
             || (source.channelsPerFrame == 2 && destination.channelsPerFrame == 1)
         guard channelsMatch || monoStereo else {
             throw AudioUnitError(
                 .formatNotSupported,
-                "cannot convert \(source.channelsPerFrame) channels to \(destination.channelsPerFrame) (only equal counts, or mono ↔ stereo)")
+                "cannot convert \(source.channelsPerFrame) channels to \(destination.channelsPerFrame) (only equal "
+                    + "counts, or mono ↔ stereo)"
+            )
         }
         guard source.sampleRate == destination.sampleRate else {
             throw AudioUnitError(
@@ -33,7 +36,6 @@ public struct FormatConversion: Sendable {
         self.destination = StreamFormatLayout(destination)
         isIdentity = self.source.sameLayout(as: self.destination)
     }
-
 
     /// Converts `frameCount` frames. `scratch` must hold `2 × frameCount` floats. Mono → stereo copies the
     /// channel to both sides; stereo → mono averages the two.
@@ -62,9 +64,12 @@ public struct FormatConversion: Sendable {
                 let t = to.assumingMemoryBound(to: Float.self)
                 for frame in 0..<frameCount { t[frame * toStride] = f[frame * fromStride] }
             } else if case .float32 = destination.sample, !destination.interleaved {
-                Self.decode(from, source.sample, stride: fromStride, into: to.assumingMemoryBound(to: Float.self), frameCount)
+                Self.decode(
+                    from, source.sample, stride: fromStride, into: to.assumingMemoryBound(to: Float.self), frameCount)
             } else if case .float32 = source.sample, !source.interleaved {
-                Self.encode(from.assumingMemoryBound(to: Float.self), into: to, destination.sample, stride: toStride, frameCount)
+                Self.encode(
+                    from.assumingMemoryBound(to: Float.self), into: to, destination.sample, stride: toStride, frameCount
+                )
             } else {
                 Self.decode(from, source.sample, stride: fromStride, into: scratch, frameCount)
                 Self.encode(scratch, into: to, destination.sample, stride: toStride, frameCount)
@@ -81,20 +86,28 @@ public struct FormatConversion: Sendable {
         let fromStride = source.interleaved ? Int(source.channels) : 1
         let toStride = destination.interleaved ? Int(destination.channels) : 1
         let mixed = scratch
-        Self.decode(Self.channelStart(input.pointee, layout: source, channel: 0), source.sample, stride: fromStride, into: mixed, frameCount)
+        Self.decode(
+            Self.channelStart(input.pointee, layout: source, channel: 0), source.sample, stride: fromStride,
+            into: mixed, frameCount)
         if source.channels == 2 {
             let second = scratch + frameCount
-            Self.decode(Self.channelStart(input.pointee, layout: source, channel: 1), source.sample, stride: fromStride, into: second, frameCount)
+            Self.decode(
+                Self.channelStart(input.pointee, layout: source, channel: 1), source.sample, stride: fromStride,
+                into: second, frameCount)
             for index in 0..<frameCount { mixed[index] = (mixed[index] + second[index]) * 0.5 }
         }
         for channel in 0..<Int(destination.channels) {
-            Self.encode(mixed, into: Self.channelStart(output.pointee, layout: destination, channel: channel), destination.sample,
-                        stride: toStride, frameCount)
+            Self.encode(
+                mixed, into: Self.channelStart(output.pointee, layout: destination, channel: channel),
+                destination.sample,
+                stride: toStride, frameCount)
         }
     }
 
     @inline(__always) @_noAllocation @_noLocks
-    static func channelStart(_ list: AudioBufferList, layout: StreamFormatLayout, channel: Int) -> UnsafeMutableRawPointer {
+    static func channelStart(_ list: AudioBufferList, layout: StreamFormatLayout, channel: Int)
+        -> UnsafeMutableRawPointer
+    {
         if layout.interleaved {
             return list.buffers[0].data.unsafelyUnwrapped + channel &* layout.bytesPerSample
         }

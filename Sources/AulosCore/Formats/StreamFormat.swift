@@ -136,9 +136,11 @@ public struct StreamFormat: Hashable, Sendable, CustomStringConvertible {
 
     /// One line, for errors and graph dumps: `48000 Hz, 2 ch, Float32, non-interleaved`.
     public var compactDescription: String {
-        let rate = sampleRate == sampleRate.rounded() && sampleRate.magnitude < 1e9
+        let rate =
+            sampleRate == sampleRate.rounded() && sampleRate.magnitude < 1e9
             ? String(Int(sampleRate)) : String(sampleRate)
-        let sample = sampleFormat.map(\.description)
+        let sample =
+            sampleFormat.map(\.description)
             ?? "\(formatID) \(bitsPerChannel)-bit flags 0x\(String(formatFlags.rawValue, radix: 16))"
         return "\(rate) Hz, \(channelsPerFrame) ch, \(sample), \(isInterleaved ? "interleaved" : "non-interleaved")"
     }

@@ -1,5 +1,5 @@
-import CAulosRender
 import AulosRealtime
+import CAulosRender
 import Synchronization
 
 /// Where one input bus of a plan node gets its audio.
@@ -66,9 +66,12 @@ public struct RenderPlan {
         ioData: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
         plan.pointee.cycle &+= 1
-        notify(plan, phase: .preRender, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
-        let status = renderNode(plan, index: plan.pointee.head, bus: bus, flags: flags, timeStamp: timeStamp,
-                                frameCount: frameCount, ioData: ioData)
+        notify(
+            plan, phase: .preRender, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount,
+            ioData: ioData)
+        let status = renderNode(
+            plan, index: plan.pointee.head, bus: bus, flags: flags, timeStamp: timeStamp,
+            frameCount: frameCount, ioData: ioData)
         var phase = RenderActionFlags.postRender
         if status != 0 { phase.insert(.postRenderError) }
         notify(plan, phase: phase, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
@@ -77,8 +80,10 @@ public struct RenderPlan {
 
     @_noAllocation @_noLocks
     static func notify(
-        _ plan: UnsafeMutablePointer<RenderPlan>, phase: RenderActionFlags, flags: UnsafeMutablePointer<RenderActionFlags>,
-        timeStamp: UnsafePointer<AudioTimeStamp>, bus: UInt32, frameCount: UInt32, ioData: UnsafeMutablePointer<AudioBufferList>
+        _ plan: UnsafeMutablePointer<RenderPlan>, phase: RenderActionFlags,
+        flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, bus: UInt32, frameCount: UInt32,
+        ioData: UnsafeMutablePointer<AudioBufferList>
     ) {
         for index in 0..<plan.pointee.notifyCount {
             let entry = plan.pointee.notifies[index]
@@ -92,7 +97,8 @@ public struct RenderPlan {
     /// Renders output `bus` of one node into `ioData`, enforcing the node's maximum frames per slice.
     @_noAllocation @_noLocks
     static func renderNode(
-        _ plan: UnsafeMutablePointer<RenderPlan>, index: Int, bus: UInt32, flags: UnsafeMutablePointer<RenderActionFlags>,
+        _ plan: UnsafeMutablePointer<RenderPlan>, index: Int, bus: UInt32,
+        flags: UnsafeMutablePointer<RenderActionFlags>,
         timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: UInt32, ioData: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
         let node = plan.pointee.nodes + index
@@ -146,8 +152,9 @@ public enum RenderInputs {
             let plan = node.pointee.plan
             let output = plan.pointee.nodes[Int(index)].outputs + Int(outputBus)
             guard let cache = output.pointee.cache else {
-                return RenderPlan.renderNode(plan, index: Int(index), bus: outputBus, flags: flags, timeStamp: timeStamp,
-                                             frameCount: frameCount, ioData: ioData)
+                return RenderPlan.renderNode(
+                    plan, index: Int(index), bus: outputBus, flags: flags, timeStamp: timeStamp,
+                    frameCount: frameCount, ioData: ioData)
             }
             if output.pointee.renderedCycle != plan.pointee.cycle {
                 cache.pointee.setFrameCount(frameCount, bytesPerFrame: output.pointee.bytesPerFrame)
@@ -196,7 +203,9 @@ public final class RenderPlanStorage: @unchecked Sendable {
     /// retains its units. A unit's own standalone plan must not (`retainsUnits: false`): the unit owns the
     /// plan, so retaining it would be a cycle that never frees either (LeakSanitizer found it); the head
     /// is alive whenever it renders, and it retains its sources through its connections.
-    public init(nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct], retainsUnits: Bool = true) throws(AudioUnitError) {
+    public init(nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct], retainsUnits: Bool = true)
+        throws(AudioUnitError)
+    {
         guard specs.indices.contains(head) else {
             throw AudioUnitError(.outputNodeError, "render plan has no head node")
         }
@@ -221,7 +230,9 @@ public final class RenderPlanStorage: @unchecked Sendable {
         let plan = UnsafeMutablePointer<RenderPlan>.allocate(capacity: 1)
         let nodes = UnsafeMutablePointer<PlanNode>.allocate(capacity: max(1, specs.count))
         let notifyStorage = UnsafeMutablePointer<RenderNotify>.allocate(capacity: max(1, notifies.count))
-        allocations = [UnsafeMutableRawPointer(plan), UnsafeMutableRawPointer(nodes), UnsafeMutableRawPointer(notifyStorage)]
+        allocations = [
+            UnsafeMutableRawPointer(plan), UnsafeMutableRawPointer(nodes), UnsafeMutableRawPointer(notifyStorage),
+        ]
         var caches: [AudioBufferListStorage] = []
         for (index, spec) in specs.enumerated() {
             let unit = spec.unit
@@ -242,7 +253,8 @@ public final class RenderPlanStorage: @unchecked Sendable {
                     caches.append(storage)
                     cache = storage.list
                 }
-                outputs[bus] = PlanOutput(cache: cache, bytesPerFrame: format.bytesPerFrame, renderedCycle: 0, status: 0, flags: [])
+                outputs[bus] = PlanOutput(
+                    cache: cache, bytesPerFrame: format.bytesPerFrame, renderedCycle: 0, status: 0, flags: [])
             }
             allocations += [UnsafeMutableRawPointer(inputs), UnsafeMutableRawPointer(outputs)]
             let kernel = unit.kernel!
@@ -254,8 +266,10 @@ public final class RenderPlanStorage: @unchecked Sendable {
         for (index, notify) in notifies.enumerated() {
             notifyStorage[index] = RenderNotify(callback: notify.callback, refCon: notify.refCon)
         }
-        plan.initialize(to: RenderPlan(
-            nodes: nodes, nodeCount: specs.count, head: head, notifies: notifyStorage, notifyCount: notifies.count, cycle: 0))
+        plan.initialize(
+            to: RenderPlan(
+                nodes: nodes, nodeCount: specs.count, head: head, notifies: notifyStorage, notifyCount: notifies.count,
+                cycle: 0))
         self.plan = plan
         self.units = retainsUnits ? specs.map(\.unit) : []
         self.caches = caches

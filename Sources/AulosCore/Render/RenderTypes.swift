@@ -140,7 +140,6 @@ public struct StreamFormatLayout: Sendable {
     }
 }
 
-
 /// What a unit (or render notification) needs from the host for one slice: the beat at its first frame,
 /// the tempo, and whether the transport plays.
 public struct HostBeat: BitwiseCopyable, Sendable {
@@ -177,13 +176,19 @@ extension AulosRenderActionFlags {
     public func contains(_ member: AulosRenderActionFlags) -> Bool { rawValue & member.rawValue == member.rawValue }
 
     @inlinable @_noAllocation @_noLocks
-    public mutating func insert(_ member: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | member.rawValue) }
+    public mutating func insert(_ member: AulosRenderActionFlags) {
+        self = AulosRenderActionFlags(rawValue: rawValue | member.rawValue)
+    }
 
     @inlinable @_noAllocation @_noLocks
-    public mutating func remove(_ member: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue & ~member.rawValue) }
+    public mutating func remove(_ member: AulosRenderActionFlags) {
+        self = AulosRenderActionFlags(rawValue: rawValue & ~member.rawValue)
+    }
 
     @inlinable @_noAllocation @_noLocks
-    public mutating func formUnion(_ other: AulosRenderActionFlags) { self = AulosRenderActionFlags(rawValue: rawValue | other.rawValue) }
+    public mutating func formUnion(_ other: AulosRenderActionFlags) {
+        self = AulosRenderActionFlags(rawValue: rawValue | other.rawValue)
+    }
 }
 
 extension AulosTimeStampFlags {
@@ -194,5 +199,7 @@ extension AulosTimeStampFlags {
     public func contains(_ member: AulosTimeStampFlags) -> Bool { rawValue & member.rawValue == member.rawValue }
 
     @inlinable @_noAllocation @_noLocks
-    public func union(_ other: AulosTimeStampFlags) -> AulosTimeStampFlags { AulosTimeStampFlags(rawValue: rawValue | other.rawValue) }
+    public func union(_ other: AulosTimeStampFlags) -> AulosTimeStampFlags {
+        AulosTimeStampFlags(rawValue: rawValue | other.rawValue)
+    }
 }

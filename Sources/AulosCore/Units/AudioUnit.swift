@@ -76,8 +76,10 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     public static let defaultSampleRate = 48_000.0
 
     public init(
-        description: ComponentDescription, aliases: [ComponentDescription] = [], name: String, version: UInt32 = 0x0001_0000,
-        inputs: Int, outputs: Int, format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
+        description: ComponentDescription, aliases: [ComponentDescription] = [], name: String,
+        version: UInt32 = 0x0001_0000,
+        inputs: Int, outputs: Int,
+        format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
         parameters: [ParameterInfo] = []
     ) {
         componentDescription = description
@@ -152,10 +154,14 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     open var tailTime: Double { 0 }
 
     /// Info for a property this subclass adds; nil when it is not one of them.
-    open func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? { nil }
+    open func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> PropertyInfo?
+    { nil }
     open func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? { nil }
     /// Returns false when the property is not one this subclass adds.
-    open func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool { false }
+    open func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError)
+        -> Bool
+    { false }
 
     // MARK: - Lifecycle
 
@@ -169,7 +175,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         for bus in inputs.indices {
             if let connection = inputs[bus].connection, let source = connection.source {
                 guard Int(connection.sourceOutput) < source.outputBusCount else {
-                    throw AudioUnitError(.invalidConnection, "\(name) input \(bus): \(source.name) has no output \(connection.sourceOutput)")
+                    throw AudioUnitError(
+                        .invalidConnection,
+                        "\(name) input \(bus): \(source.name) has no output \(connection.sourceOutput)")
                 }
                 inputs[bus].format = source.outputFormat(Int(connection.sourceOutput))
             }
@@ -199,7 +207,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             throw AudioUnitError(.uninitialized, "\(name) is not initialized")
         }
         guard !isInFlow else {
-            throw AudioUnitError(.cannotDoInCurrentContext, "\(name) is being rendered by a graph; remove it from the graph first")
+            throw AudioUnitError(
+                .cannotDoInCurrentContext, "\(name) is being rendered by a graph; remove it from the graph first")
         }
         try willUninitialize()
         standalonePlan = nil
@@ -219,7 +228,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     public func dispose() throws(AudioUnitError) {
         try checkAlive()
         guard !isInFlow else {
-            throw AudioUnitError(.cannotDoInCurrentContext, "\(name) is being rendered by a graph; remove it from the graph first")
+            throw AudioUnitError(
+                .cannotDoInCurrentContext, "\(name) is being rendered by a graph; remove it from the graph first")
         }
         try willDispose()
         if state == .initialized { try uninitialize() }
@@ -258,7 +268,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     // MARK: - Properties
 
     /// Core Audio's AudioUnitGetPropertyInfo.
-    public func propertyInfo(_ id: PropertyID, scope: Scope = .global, element: Element = 0) throws(AudioUnitError) -> PropertyInfo {
+    public func propertyInfo(_ id: PropertyID, scope: Scope = .global, element: Element = 0) throws(AudioUnitError)
+        -> PropertyInfo
+    {
         try checkAlive()
         if let info = try customPropertyInfo(id, scope: scope, element: element) { return info }
         switch id {
@@ -291,7 +303,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             return PropertyInfo(dataSize: 32, isWritable: true)
         case .parameterList:
             try requireScope(id, scope, element, Scope.allCases)
-            return PropertyInfo(dataSize: 4 * parameters.definitions.filter { $0.scope == scope }.count, isWritable: false)
+            return PropertyInfo(
+                dataSize: 4 * parameters.definitions.filter { $0.scope == scope }.count, isWritable: false)
         case .factoryPresets where !factoryPresets.isEmpty:
             try requireScope(id, scope, element, [.global])
             return PropertyInfo(dataSize: 0, isWritable: false)
@@ -304,7 +317,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Core Audio's AudioUnitGetProperty, typed.
-    public func get<Value>(_ key: PropertyKey<Value>, scope: Scope = .global, element: Element = 0) throws(AudioUnitError) -> Value {
+    public func get<Value>(_ key: PropertyKey<Value>, scope: Scope = .global, element: Element = 0)
+        throws(AudioUnitError) -> Value
+    {
         let value = try getProperty(key.id, scope: scope, element: element)
         guard let typed = value as? Value else {
             throw AudioUnitError(.invalidPropertyValue, "\(name) property \(key.id) is not a \(Value.self)")
@@ -313,7 +328,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Core Audio's AudioUnitSetProperty, typed.
-    public func set<Value>(_ key: PropertyKey<Value>, _ value: Value, scope: Scope = .global, element: Element = 0) throws(AudioUnitError) {
+    public func set<Value>(_ key: PropertyKey<Value>, _ value: Value, scope: Scope = .global, element: Element = 0)
+        throws(AudioUnitError)
+    {
         try setProperty(key.id, scope: scope, element: element, value: value)
     }
 
@@ -327,7 +344,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         case .latency: return latency
         case .tailTime: return tailTime
         case .streamFormat: return scope == .input ? inputs[Int(element)].format : outputs[Int(element)]
-        case .sampleRate: return scope == .input ? inputs[Int(element)].format.sampleRate : outputs[Int(element)].sampleRate
+        case .sampleRate:
+            return scope == .input ? inputs[Int(element)].format.sampleRate : outputs[Int(element)].sampleRate
         case .elementCount: return UInt32(scope == .input ? inputs.count : scope == .output ? outputs.count : 1)
         case .makeConnection:
             return inputs[Int(element)].connection
@@ -361,7 +379,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         }
         func typed<T>(_: T.Type) throws(AudioUnitError) -> T {
             guard let typed = value as? T else {
-                throw AudioUnitError(.invalidPropertyValue, "\(name) property \(id) takes a \(T.self), not \(type(of: value))")
+                throw AudioUnitError(
+                    .invalidPropertyValue, "\(name) property \(id) takes a \(T.self), not \(type(of: value))")
             }
             return typed
         }
@@ -395,11 +414,15 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
                 let template = outputs.last ?? .canonical(channels: 2, sampleRate: Self.defaultSampleRate)
                 outputs = (0..<count).map { $0 < outputs.count ? outputs[$0] : template }
             }
-            parameters.rebuild(parameters.definitions) { [inputs, outputs] in $0 == .input ? inputs.count : outputs.count }
+            parameters.rebuild(parameters.definitions) { [inputs, outputs] in
+                $0 == .input ? inputs.count : outputs.count
+            }
         case .makeConnection:
             let connection = try typed(AudioUnitConnection.self)
             guard connection.destinationInput == element else {
-                throw AudioUnitError(.invalidPropertyValue, "MakeConnection destinationInput \(connection.destinationInput) differs from element \(element)")
+                throw AudioUnitError(
+                    .invalidPropertyValue,
+                    "MakeConnection destinationInput \(connection.destinationInput) differs from element \(element)")
             }
             if let source = connection.source {
                 guard source !== self else {
@@ -435,19 +458,23 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Checks that `scope` is one the property lives in and `element` exists there.
-    public func requireScope(_ id: PropertyID, _ scope: Scope, _ element: Element, _ allowed: [Scope]) throws(AudioUnitError) {
+    public func requireScope(_ id: PropertyID, _ scope: Scope, _ element: Element, _ allowed: [Scope])
+        throws(AudioUnitError)
+    {
         guard allowed.contains(scope) else {
             throw AudioUnitError(.invalidScope, "\(name) property \(id) is not in the \(scope) scope")
         }
         let count = scope == .global ? 1 : scope == .input ? inputs.count : outputs.count
         if id == .elementCount || id == .parameterList {
             guard element == 0 else {
-                throw AudioUnitError(.invalidElement, "\(name) property \(id) applies to the whole \(scope) scope: use element 0")
+                throw AudioUnitError(
+                    .invalidElement, "\(name) property \(id) applies to the whole \(scope) scope: use element 0")
             }
             return
         }
         guard Int(element) < count else {
-            throw AudioUnitError(.invalidElement, "\(name) has no element \(element) in the \(scope) scope (it has \(count))")
+            throw AudioUnitError(
+                .invalidElement, "\(name) has no element \(element) in the \(scope) scope (it has \(count))")
         }
     }
 
@@ -484,14 +511,18 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Core Audio's AudioUnitGetParameter.
-    public func getParameter(_ id: ParameterID, scope: Scope = .global, element: Element = 0) throws(AudioUnitError) -> Float {
+    public func getParameter(_ id: ParameterID, scope: Scope = .global, element: Element = 0) throws(AudioUnitError)
+        -> Float
+    {
         try checkAlive()
         if let value = try readOnlyParameter(id, scope: scope, element: element) { return value }
         return parameters.value(slot: try parameters.slot(id, scope: scope, element: element))
     }
 
     /// Values a unit computes rather than stores (a mixer's meter levels): return nil for ordinary parameters.
-    open func readOnlyParameter(_ id: ParameterID, scope: Scope, element: Element) throws(AudioUnitError) -> Float? { nil }
+    open func readOnlyParameter(_ id: ParameterID, scope: Scope, element: Element) throws(AudioUnitError) -> Float? {
+        nil
+    }
 
     /// Core Audio's AudioUnitSetParameter. Safe while rendering: at offset 0 the value is stored atomically
     /// and the render thread glides to it; at a later offset it is queued and lands exactly on that frame of
@@ -503,7 +534,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         if bufferOffset == 0 || state != .initialized {
             parameters.store(value, slot: slot)
         } else {
-            try enqueue(RenderParameterEvent(slot: Int32(slot), startOffset: bufferOffset, duration: 0, startValue: value, endValue: value))
+            try enqueue(
+                RenderParameterEvent(
+                    slot: Int32(slot), startOffset: bufferOffset, duration: 0, startValue: value, endValue: value))
         }
     }
 
@@ -514,11 +547,15 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             switch event {
             case .immediate(let id, let scope, let element, let offset, let value):
                 let slot = try checkedSlot(id, scope: scope, element: element, value: value)
-                resolved.append(RenderParameterEvent(slot: Int32(slot), startOffset: offset, duration: 0, startValue: value, endValue: value))
+                resolved.append(
+                    RenderParameterEvent(
+                        slot: Int32(slot), startOffset: offset, duration: 0, startValue: value, endValue: value))
             case .ramp(let id, let scope, let element, let offset, let duration, let from, let to):
                 let slot = try checkedSlot(id, scope: scope, element: element, value: from)
                 _ = try checkedSlot(id, scope: scope, element: element, value: to)
-                resolved.append(RenderParameterEvent(slot: Int32(slot), startOffset: offset, duration: duration, startValue: from, endValue: to))
+                resolved.append(
+                    RenderParameterEvent(
+                        slot: Int32(slot), startOffset: offset, duration: duration, startValue: from, endValue: to))
             }
         }
         guard state == .initialized else {
@@ -529,19 +566,25 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         for event in resolved { try enqueue(event) }
     }
 
-    private func checkedSlot(_ id: ParameterID, scope: Scope, element: Element, value: Float) throws(AudioUnitError) -> Int {
+    private func checkedSlot(_ id: ParameterID, scope: Scope, element: Element, value: Float) throws(AudioUnitError)
+        -> Int
+    {
         try checkAlive()
         let slot = try parameters.slot(id, scope: scope, element: element)
         let info = parameters.info(id)!
         guard value.isFinite, value >= info.minValue, value <= info.maxValue else {
-            throw AudioUnitError(.invalidParameterValue, "\(name) \(info.name) = \(value) is outside \(info.minValue)...\(info.maxValue)")
+            throw AudioUnitError(
+                .invalidParameterValue, "\(name) \(info.name) = \(value) is outside \(info.minValue)...\(info.maxValue)"
+            )
         }
         return slot
     }
 
     private func enqueue(_ event: RenderParameterEvent) throws(AudioUnitError) {
         guard parameters.enqueue(event) else {
-            throw AudioUnitError(.cannotDoInCurrentContext, "\(name) parameter event queue is full (the render thread is not draining it)")
+            throw AudioUnitError(
+                .cannotDoInCurrentContext,
+                "\(name) parameter event queue is full (the render thread is not draining it)")
         }
     }
 
@@ -559,9 +602,12 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             throw AudioUnitError(.invalidElement, "\(name) has no output bus \(bus)")
         }
         guard frameCount <= maximumFramesPerSlice else {
-            throw AudioUnitError(.tooManyFramesToProcess, "\(name) was asked for \(frameCount) frames; MaximumFramesPerSlice is \(maximumFramesPerSlice)")
+            throw AudioUnitError(
+                .tooManyFramesToProcess,
+                "\(name) was asked for \(frameCount) frames; MaximumFramesPerSlice is \(maximumFramesPerSlice)")
         }
-        let status = try renderStandalone(flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
+        let status = try renderStandalone(
+            flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
         if status != 0 {
             let code = AudioUnitError.Code(rawValue: status) ?? .cannotDoInCurrentContext
             throw AudioUnitError(code, "\(name) render failed")
@@ -576,7 +622,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         var stamp = timeStamp
         // Only the head's own output bus differs between calls; the plan is reused.
         return RenderPlan.renderNode(
-            standalonePlan!.plan, index: 0, bus: bus, flags: &flags, timeStamp: &stamp, frameCount: frameCount, ioData: ioData)
+            standalonePlan!.plan, index: 0, bus: bus, flags: &flags, timeStamp: &stamp, frameCount: frameCount,
+            ioData: ioData)
     }
 
     /// A plan made of this unit and, transitively, the units its MakeConnection inputs name.
@@ -587,17 +634,21 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
             guard order[ObjectIdentifier(unit)] == nil else { return }
             order[ObjectIdentifier(unit)] = units.count
             units.append(unit)
-            for bus in 0..<unit.inputBusCount { if let source = unit.inputs[bus].connection?.source { collect(source) } }
+            for bus in 0..<unit.inputBusCount {
+                if let source = unit.inputs[bus].connection?.source { collect(source) }
+            }
         }
         collect(self)
         let specs = units.map { unit in
-            RenderPlanStorage.NodeSpec(unit: unit, inputs: unit.inputs.map { input in
-                if let source = input.connection?.source {
-                    return .node(order[ObjectIdentifier(source)]!, bus: input.connection!.sourceOutput)
-                }
-                if let callback = input.callback { return .callback(callback) }
-                return .silence
-            })
+            RenderPlanStorage.NodeSpec(
+                unit: unit,
+                inputs: unit.inputs.map { input in
+                    if let source = input.connection?.source {
+                        return .node(order[ObjectIdentifier(source)]!, bus: input.connection!.sourceOutput)
+                    }
+                    if let callback = input.callback { return .callback(callback) }
+                    return .silence
+                })
         }
         return try RenderPlanStorage(nodes: specs, head: 0, notifies: [], retainsUnits: false)
     }

@@ -17,10 +17,15 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
     /// Set by the graph this unit heads, so `render` and `renderEntry` pull the graph's published plan.
     package var hostExchange: HazardExchange?
 
-    public init(description: ComponentDescription, aliases: [ComponentDescription] = [], name: String, version: UInt32 = 0x0001_0000,
-                hasInputElement: Bool, format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate)) {
+    public init(
+        description: ComponentDescription, aliases: [ComponentDescription] = [], name: String,
+        version: UInt32 = 0x0001_0000,
+        hasInputElement: Bool, format: StreamFormat = .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate)
+    ) {
         self.hasInputElement = hasInputElement
-        super.init(description: description, aliases: aliases, name: name, version: version, inputs: 1, outputs: 1, format: format)
+        super.init(
+            description: description, aliases: aliases, name: name, version: version, inputs: 1, outputs: 1,
+            format: format)
     }
 
     /// The real-time way to pull the graph this unit heads: a value a driver thread can hold.
@@ -29,7 +34,9 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
     /// Core Audio's AudioOutputUnitStart. Requires a successful initialize first.
     public func start() throws(AudioUnitError) {
         try checkAlive()
-        guard isInitialized else { throw AudioUnitError(.uninitialized, "\(name) must be initialized before it starts") }
+        guard isInitialized else {
+            throw AudioUnitError(.uninitialized, "\(name) must be initialized before it starts")
+        }
         guard !isRunning else { throw AudioUnitError(.cannotDoInCurrentContext, "\(name) is already running") }
         try startIO()
         isRunning = true
@@ -59,7 +66,9 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
         try stop()
     }
 
-    open override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
+    open override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> PropertyInfo?
+    {
         switch id {
         case .enableIO:
             try requireIOElement(scope: scope, element: element)
@@ -72,7 +81,9 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
-    open override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? {
+    open override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> Any?
+    {
         switch id {
         case .enableIO: return UInt32(element == 0 ? (outputEnabled ? 1 : 0) : (inputEnabled ? 1 : 0))
         case .isRunning: return UInt32(isRunning ? 1 : 0)
@@ -80,7 +91,9 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
-    open override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+    open override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
+        throws(AudioUnitError) -> Bool
+    {
         guard id == .enableIO else { return false }
         guard let flag = value as? UInt32, flag <= 1 else {
             throw AudioUnitError(.invalidPropertyValue, "EnableIO takes a UInt32 0 or 1")
@@ -99,8 +112,13 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
         case (.output, 0): return
         case (.input, 1) where hasInputElement: return
         case (.input, 1): throw AudioUnitError(.invalidElement, "\(name) has no input element")
-        case (.global, _): throw AudioUnitError(.invalidScope, "EnableIO is set on the output scope of element 0 or the input scope of element 1")
-        default: throw AudioUnitError(.invalidElement, "EnableIO is set on output scope element 0 or input scope element 1, not \(scope) element \(element)")
+        case (.global, _):
+            throw AudioUnitError(
+                .invalidScope, "EnableIO is set on the output scope of element 0 or the input scope of element 1")
+        default:
+            throw AudioUnitError(
+                .invalidElement,
+                "EnableIO is set on output scope element 0 or input scope element 1, not \(scope) element \(element)")
         }
     }
 
@@ -109,7 +127,8 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
         ioData: UnsafeMutablePointer<AudioBufferList>
     ) throws(AudioUnitError) -> AulosStatus {
         guard let entry = renderEntry else {
-            return try super.renderStandalone(flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
+            return try super.renderStandalone(
+                flags: &flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
         }
         var stamp = timeStamp
         return entry.render(flags: &flags, timeStamp: &stamp, frameCount: frameCount, ioData: ioData)

@@ -11,7 +11,8 @@ public struct ParameterID: RawRepresentable, Hashable, Sendable, CustomStringCon
 
 /// Core Audio's AudioUnitParameterUnit: what a parameter's number means.
 public enum ParameterUnit: String, Sendable, CaseIterable {
-    case generic, indexed, boolean, percent, seconds, sampleFrames, hertz, cents, decibels, linearGain, pan, milliseconds
+    case generic, indexed, boolean, percent, seconds, sampleFrames, hertz, cents, decibels, linearGain, pan,
+        milliseconds
 }
 
 /// Core Audio's AudioUnitParameterInfo, reduced to what a host needs to show and validate a parameter.
@@ -53,7 +54,8 @@ public enum ParameterEvent: Sendable, Equatable {
     /// The value changes exactly at `offset`.
     case immediate(ParameterID, scope: Scope, element: Element, offset: UInt32, value: Float)
     /// A linear ramp: `from` at `startOffset`, reaching `to` at `startOffset + duration`.
-    case ramp(ParameterID, scope: Scope, element: Element, startOffset: UInt32, duration: UInt32, from: Float, to: Float)
+    case ramp(
+        ParameterID, scope: Scope, element: Element, startOffset: UInt32, duration: UInt32, from: Float, to: Float)
 }
 
 /// A parameter change on its way to the render thread: resolved to a storage slot, trivially copyable.
@@ -305,9 +307,11 @@ public final class ParameterStore: @unchecked Sendable {
             throw AudioUnitError(.invalidParameter, "no parameter \(id) in this unit")
         }
         guard info.scope == scope else {
-            throw AudioUnitError(.invalidScope, "parameter \(id) (\(info.name)) is in the \(info.scope) scope, not \(scope)")
+            throw AudioUnitError(
+                .invalidScope, "parameter \(id) (\(info.name)) is in the \(info.scope) scope, not \(scope)")
         }
-        throw AudioUnitError(.invalidElement, "parameter \(id) (\(info.name)) has no element \(element) in the \(scope) scope")
+        throw AudioUnitError(
+            .invalidElement, "parameter \(id) (\(info.name)) has no element \(element) in the \(scope) scope")
     }
 
     public func info(_ id: ParameterID) -> ParameterInfo? { definitions.first { $0.id == id } }

@@ -41,8 +41,9 @@ extension AudioUnit {
         let values = parameters.allValues().map {
             UnitClassInfo.ParameterValue(id: $0.0.rawValue, scope: $0.1.description, element: $0.2, value: $0.3)
         }
-        return UnitClassInfo(component: componentDescription.description, name: name, version: version, properties: stateProperties,
-                         preset: factoryPresets.isEmpty ? nil : currentPreset?.number, parameters: values)
+        return UnitClassInfo(
+            component: componentDescription.description, name: name, version: version, properties: stateProperties,
+            preset: factoryPresets.isEmpty ? nil : currentPreset?.number, parameters: values)
     }
 
     /// Puts the unit back into a saved state: properties first (they may reshape the unit, and some need it

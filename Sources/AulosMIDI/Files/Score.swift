@@ -55,14 +55,18 @@ public struct Score: Sendable {
     }
 
     private static func parseLine(_ words: [String], number: Int) throws(MIDIFileError) -> Line {
-        guard words.count >= 2 else { throw MIDIFileError("expected TIME COMMAND, got '\(words.joined(separator: " "))'") }
+        guard words.count >= 2 else {
+            throw MIDIFileError("expected TIME COMMAND, got '\(words.joined(separator: " "))'")
+        }
         let time = try parseTime(words[0])
         var positional: [String] = []
         var options: [String: String] = [:]
         for word in words[2...] {
             if let equals = word.firstIndex(of: "=") {
                 let key = String(word[..<equals]).lowercased()
-                guard ["vel", "ch", "bank"].contains(key) else { throw MIDIFileError("unknown option '\(key)=' (vel=, ch=, bank=)") }
+                guard ["vel", "ch", "bank"].contains(key) else {
+                    throw MIDIFileError("unknown option '\(key)=' (vel=, ch=, bank=)")
+                }
                 options[key] = String(word[word.index(after: equals)...])
             } else {
                 positional.append(word)
@@ -71,9 +75,10 @@ public struct Score: Sendable {
         func count(_ expected: Int, _ usage: String) throws(MIDIFileError) {
             guard positional.count == expected else { throw MIDIFileError("usage: TIME \(usage)") }
         }
-        let channel = try options["ch"].map { (text: String) throws(MIDIFileError) -> UInt8 in
-            UInt8(try integer(text, in: 1...16, what: "channel") - 1)
-        } ?? 0
+        let channel =
+            try options["ch"].map { (text: String) throws(MIDIFileError) -> UInt8 in
+                UInt8(try integer(text, in: 1...16, what: "channel") - 1)
+            } ?? 0
         let command: Command
         switch words[1].lowercased() {
         case "tempo":
@@ -81,7 +86,9 @@ public struct Score: Sendable {
             guard let bpm = Double(positional[0]), bpm >= 1, bpm <= 1000 else {
                 throw MIDIFileError("tempo '\(positional[0])' is not a number of beats per minute in 1...1000")
             }
-            guard case .beats = time else { throw MIDIFileError("tempo changes are placed in beats (e.g. '4b tempo 90')") }
+            guard case .beats = time else {
+                throw MIDIFileError("tempo changes are placed in beats (e.g. '4b tempo 90')")
+            }
             command = .tempo(bpm: bpm)
         case "note":
             try count(2, "note NOTE DURATION [vel=1…127] [ch=1…16]")
@@ -89,32 +96,52 @@ public struct Score: Sendable {
             if duration.isBeats && !time.isBeats {
                 throw MIDIFileError("a duration in beats needs a start in beats; give the length in s, ms or f")
             }
-            command = .note(note: try parseNote(positional[0]), duration: duration,
-                            velocity: UInt8(try integer(options["vel"] ?? "100", in: 1...127, what: "velocity")), channel: channel)
+            command = .note(
+                note: try parseNote(positional[0]), duration: duration,
+                velocity: UInt8(try integer(options["vel"] ?? "100", in: 1...127, what: "velocity")), channel: channel)
         case "on":
             try count(1, "on NOTE [vel=1…127] [ch=1…16]")
-            command = .messages([.noteOn(channel: channel, note: try parseNote(positional[0]),
-                                       velocity: UInt8(try integer(options["vel"] ?? "100", in: 1...127, what: "velocity")))])
+            command = .messages([
+                .noteOn(
+                    channel: channel, note: try parseNote(positional[0]),
+                    velocity: UInt8(try integer(options["vel"] ?? "100", in: 1...127, what: "velocity")))
+            ])
         case "off":
             try count(1, "off NOTE [vel=0…127] [ch=1…16]")
-            command = .messages([.noteOff(channel: channel, note: try parseNote(positional[0]),
-                                        velocity: UInt8(try integer(options["vel"] ?? "64", in: 0...127, what: "velocity")))])
+            command = .messages([
+                .noteOff(
+                    channel: channel, note: try parseNote(positional[0]),
+                    velocity: UInt8(try integer(options["vel"] ?? "64", in: 0...127, what: "velocity")))
+            ])
         case "cc":
             try count(2, "cc CONTROLLER VALUE [ch=1…16]")
-            command = .messages([.controlChange(channel: channel, controller: UInt8(try integer(positional[0], in: 0...127, what: "controller")),
-                                              value: UInt8(try integer(positional[1], in: 0...127, what: "value")))])
+            command = .messages([
+                .controlChange(
+                    channel: channel, controller: UInt8(try integer(positional[0], in: 0...127, what: "controller")),
+                    value: UInt8(try integer(positional[1], in: 0...127, what: "value")))
+            ])
         case "program":
             try count(1, "program 0…127 [bank=MSB or MSB:LSB] [ch=1…16]")
             var messages: [MIDIMessage] = []
             if let bank = options["bank"] {
                 let parts = bank.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-                guard (1...2).contains(parts.count) else { throw MIDIFileError("bank= takes MSB or MSB:LSB, not '\(bank)'") }
-                messages.append(.controlChange(channel: channel, controller: 0, value: UInt8(try integer(parts[0], in: 0...127, what: "bank MSB"))))
+                guard (1...2).contains(parts.count) else {
+                    throw MIDIFileError("bank= takes MSB or MSB:LSB, not '\(bank)'")
+                }
+                messages.append(
+                    .controlChange(
+                        channel: channel, controller: 0,
+                        value: UInt8(try integer(parts[0], in: 0...127, what: "bank MSB"))))
                 if parts.count == 2 {
-                    messages.append(.controlChange(channel: channel, controller: 32, value: UInt8(try integer(parts[1], in: 0...127, what: "bank LSB"))))
+                    messages.append(
+                        .controlChange(
+                            channel: channel, controller: 32,
+                            value: UInt8(try integer(parts[1], in: 0...127, what: "bank LSB"))))
                 }
             }
-            messages.append(.programChange(channel: channel, program: UInt8(try integer(positional[0], in: 0...127, what: "program"))))
+            messages.append(
+                .programChange(
+                    channel: channel, program: UInt8(try integer(positional[0], in: 0...127, what: "program"))))
             command = .messages(messages)
         case "bend":
             try count(1, "bend -8192…8191 [ch=1…16]")
@@ -122,12 +149,16 @@ public struct Score: Sendable {
             command = .messages([.pitchBend(channel: channel, value: UInt16(value + 8192))])
         case "pressure":
             try count(1, "pressure 0…127 [ch=1…16]")
-            command = .messages([.channelPressure(channel: channel, pressure: UInt8(try integer(positional[0], in: 0...127, what: "pressure")))])
+            command = .messages([
+                .channelPressure(
+                    channel: channel, pressure: UInt8(try integer(positional[0], in: 0...127, what: "pressure")))
+            ])
         case "end":
             try count(0, "end")
             command = .end
         default:
-            throw MIDIFileError("unknown command '\(words[1])' (tempo, note, on, off, cc, program, bend, pressure, end)")
+            throw MIDIFileError(
+                "unknown command '\(words[1])' (tempo, note, on, off, cc, program, bend, pressure, end)")
         }
         if options["bank"] != nil, words[1].lowercased() != "program" {
             throw MIDIFileError("bank= goes with program")
@@ -184,7 +215,13 @@ public struct Score: Sendable {
         }
         rest = rest.dropFirst()
         var semitone = base
-        if rest.first == "#" { semitone += 1; rest = rest.dropFirst() } else if rest.first == "b" { semitone -= 1; rest = rest.dropFirst() }
+        if rest.first == "#" {
+            semitone += 1
+            rest = rest.dropFirst()
+        } else if rest.first == "b" {
+            semitone -= 1
+            rest = rest.dropFirst()
+        }
         guard let octave = Int(rest), (-1...9).contains(octave) else {
             throw MIDIFileError("'\(text)' has no octave from -1 to 9 (C4 is middle C)")
         }
@@ -257,7 +294,8 @@ public struct Score: Sendable {
                     stop = start + sampleTime(duration, sampleRate: sampleRate, changes)  // frames or seconds
                 }
                 messages.append((start, line.number, 0, .noteOn(channel: channel, note: note, velocity: velocity)))
-                messages.append((max(start, stop), line.number, 1, .noteOff(channel: channel, note: note, velocity: 64)))
+                messages.append(
+                    (max(start, stop), line.number, 1, .noteOff(channel: channel, note: note, velocity: 64)))
                 end = max(end, stop)
             }
         }

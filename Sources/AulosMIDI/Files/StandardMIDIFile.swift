@@ -62,7 +62,10 @@ public struct StandardMIDIFile: Sendable {
             let tag = try reader.tag()
             let length = Int(try reader.uint32())
             guard length <= reader.remaining else {
-                throw MIDIFileError("chunk '\(tag)' at byte \(reader.position - 8) claims \(length) bytes but only \(reader.remaining) remain")
+                throw MIDIFileError(
+                    "chunk '\(tag)' at byte \(reader.position - 8) claims \(length) bytes but only "
+                        + "\(reader.remaining) remain"
+                )
             }
             let body = Array(bytes[reader.position..<(reader.position + length)])
             let start = reader.position
@@ -74,7 +77,8 @@ public struct StandardMIDIFile: Sendable {
         self.tracks = tracks
     }
 
-    private static func parseTrack(_ bytes: [UInt8], index: Int, fileOffset: Int) throws(MIDIFileError) -> [TrackEvent] {
+    private static func parseTrack(_ bytes: [UInt8], index: Int, fileOffset: Int) throws(MIDIFileError) -> [TrackEvent]
+    {
         var reader = ByteReader(bytes: bytes)
         var events: [TrackEvent] = []
         var tick = 0
@@ -89,7 +93,8 @@ public struct StandardMIDIFile: Sendable {
             switch first {
             case 0xFF:
                 guard let type = try? reader.uint8(), let length = try? reader.variableLength(),
-                      let data = try? reader.bytes(length) else { throw fail("truncated meta event") }
+                    let data = try? reader.bytes(length)
+                else { throw fail("truncated meta event") }
                 runningStatus = 0
                 if type == 0x2F { return events }  // end of track
                 if type == 0x51 {
@@ -113,7 +118,9 @@ public struct StandardMIDIFile: Sendable {
                 do { message = try channelMessage(first, &reader) } catch { throw fail(error.message) }
                 events.append(TrackEvent(tick: tick, event: .midi(message)))
             case 0x00...0x7F:
-                guard runningStatus != 0 else { throw fail("data byte 0x\(String(first, radix: 16)) with no running status") }
+                guard runningStatus != 0 else {
+                    throw fail("data byte 0x\(String(first, radix: 16)) with no running status")
+                }
                 reader.position -= 1
                 let message: MIDIMessage
                 do { message = try channelMessage(runningStatus, &reader) } catch { throw fail(error.message) }
@@ -125,7 +132,8 @@ public struct StandardMIDIFile: Sendable {
         return events  // a missing end-of-track is tolerated: many writers omit it
     }
 
-    private static func channelMessage(_ status: UInt8, _ reader: inout ByteReader) throws(MIDIFileError) -> MIDIMessage {
+    private static func channelMessage(_ status: UInt8, _ reader: inout ByteReader) throws(MIDIFileError) -> MIDIMessage
+    {
         let count = MIDIParser.dataLength(status)
         guard let data1 = try? reader.uint8() else { throw MIDIFileError("truncated channel message") }
         let data2 = count == 2 ? (try? reader.uint8()) : 0
@@ -195,8 +203,11 @@ public struct StandardMIDIFile: Sendable {
             }
             return bytes
         }
-        var file: [UInt8] = Array("MThd".utf8) + be32(6) + [0, 1, UInt8(tracks.count >> 8), UInt8(tracks.count & 0xFF),
-                                                          UInt8(ticksPerQuarterNote >> 8), UInt8(ticksPerQuarterNote & 0xFF)]
+        var file: [UInt8] =
+            Array("MThd".utf8) + be32(6) + [
+                0, 1, UInt8(tracks.count >> 8), UInt8(tracks.count & 0xFF),
+                UInt8(ticksPerQuarterNote >> 8), UInt8(ticksPerQuarterNote & 0xFF),
+            ]
         for track in tracks {
             var body: [UInt8] = []
             var last = 0
@@ -206,7 +217,8 @@ public struct StandardMIDIFile: Sendable {
                 switch event {
                 case .midi(.systemExclusive(let data)): body += [0xF0] + vlq(data.count + 1) + data + [0xF7]
                 case .midi(let message): body += message.bytes
-                case .tempo(let t): body += [0xFF, 0x51, 3, UInt8(t >> 16 & 0xFF), UInt8(t >> 8 & 0xFF), UInt8(t & 0xFF)]
+                case .tempo(let t):
+                    body += [0xFF, 0x51, 3, UInt8(t >> 16 & 0xFF), UInt8(t >> 8 & 0xFF), UInt8(t & 0xFF)]
                 case .meta(let type, let data): body += [0xFF, type] + vlq(data.count) + data
                 }
             }

@@ -21,17 +21,21 @@ extension MusicDevice {
     public func midiEvent(status: UInt8, data1: UInt8, data2: UInt8, offset: UInt32 = 0) throws(AudioUnitError) {
         try checkAlive()
         guard status >= 0x80, status < 0xF0 else {
-            throw AudioUnitError(.invalidPropertyValue, "\(name): status 0x\(String(status, radix: 16)) is not a channel message")
+            throw AudioUnitError(
+                .invalidPropertyValue, "\(name): status 0x\(String(status, radix: 16)) is not a channel message")
         }
         guard midiInput.send(status: status, data1: data1, data2: data2, offset: offset) else {
-            throw AudioUnitError(.cannotDoInCurrentContext, "\(name): MIDI input queue is full (is the unit rendering?)")
+            throw AudioUnitError(
+                .cannotDoInCurrentContext, "\(name): MIDI input queue is full (is the unit rendering?)")
         }
     }
 
     /// The default MusicDeviceSysEx: GM System On (and Roland GS / Yamaha XG resets) silence every channel
     /// and reset its controllers; other system-exclusive messages are ignored.
     public func sysEx(_ data: [UInt8]) throws(AudioUnitError) {
-        let isReset = (data.count >= 4 && Array(data.prefix(4)) == [0x7E, 0x7F, 0x09, 0x01]) || data.first == 0x41 || data.first == 0x43
+        let isReset =
+            (data.count >= 4 && Array(data.prefix(4)) == [0x7E, 0x7F, 0x09, 0x01]) || data.first == 0x41
+            || data.first == 0x43
         guard isReset else { return }
         for channel in UInt8(0)..<16 {
             try midiEvent(status: 0xB0 | channel, data1: 120, data2: 0)

@@ -16,7 +16,9 @@ public struct LiveMIDIEvent: BitwiseCopyable, Sendable, Equatable {
     }
 
     public init(arrivalNanos: Int64, destination: UInt16, status: UInt8, data1: UInt8, data2: UInt8) {
-        self.init(arrivalNanos: arrivalNanos, destination: destination, message: ChannelMessage(status: status, data1: data1, data2: data2))
+        self.init(
+            arrivalNanos: arrivalNanos, destination: destination,
+            message: ChannelMessage(status: status, data1: data1, data2: data2))
     }
 }
 
@@ -35,7 +37,8 @@ public enum LiveMIDIPlacement: Sendable, Equatable {
 /// times) to a sample time, adds the fixed latency, and inserts the event into its instrument's event list
 /// at that offset. Events not yet due wait for their slice; events whose frame has already passed play at
 /// offset 0 and are counted as late — except note-ons overdue by more than half a second, which are
-/// dropped (counted as stale) so a device coming back does not start a burst of old notes. Slices without a host time (offline rendering) use lowest latency.
+/// dropped (counted as stale) so a device coming back does not start a burst of old notes. Slices without
+/// a host time (offline rendering) use lowest latency.
 ///
 /// Threads: `send` from one thread (the MIDI thread); `renderNotify` on the render thread; counters and
 /// `sampleTime(atNanos:)` from any thread.
@@ -79,8 +82,10 @@ public final class LiveMIDIInput: @unchecked Sendable {
 
     /// `latencyFrames`: the constant latency (normally the I/O period); `periodFrames` sets the clock's
     /// update interval.
-    public init(destinations: [MIDIEventQueue], sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil,
-                placement: LiveMIDIPlacement = .constantLatency, capacity: Int = 4096) {
+    public init(
+        destinations: [MIDIEventQueue], sampleRate: Double, periodFrames: Int, latencyFrames: Int? = nil,
+        placement: LiveMIDIPlacement = .constantLatency, capacity: Int = 4096
+    ) {
         destinationQueues = destinations
         self.placement = placement
         self.latencyFrames = latencyFrames ?? periodFrames
@@ -88,10 +93,11 @@ public final class LiveMIDIInput: @unchecked Sendable {
         shared = .allocate(capacity: 1)
         shared.initialize(to: Shared())
         state = .allocate(capacity: 1)
-        state.initialize(to: RenderState(
-            inbox: inbox, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
-            latencyFrames: Int64(self.latencyFrames), placement: placement,
-            destinations: MIDIDestinationLists(destinations), shared: shared, staleFrames: Int64(sampleRate / 2)))
+        state.initialize(
+            to: RenderState(
+                inbox: inbox, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
+                latencyFrames: Int64(self.latencyFrames), placement: placement,
+                destinations: MIDIDestinationLists(destinations), shared: shared, staleFrames: Int64(sampleRate / 2)))
     }
 
     deinit {
@@ -135,7 +141,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
     public func sampleTime(atNanos nanos: Int64) -> Double? {
         let bits = shared.pointee.publishedNanosPerFrame.load(ordering: .acquiring)
         guard bits != 0 else { return nil }
-        return (Double(nanos) - Double(shared.pointee.publishedOrigin.load(ordering: .relaxed))) / Double(bitPattern: bits)
+        return (Double(nanos) - Double(shared.pointee.publishedOrigin.load(ordering: .relaxed)))
+            / Double(bitPattern: bits)
     }
 
     /// Install with `AudioGraph.addRenderNotify`. Valid while this object lives.
@@ -147,14 +154,17 @@ public final class LiveMIDIInput: @unchecked Sendable {
         guard flags.pointee.contains(.preRender) else { return 0 }
         let stamp = timeStamp.pointee
         let hasHostTime = stamp.flags.contains(.hostTimeValid)
-        LiveMIDIInput.deliver(refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: stamp.sampleTime,
-                              hostNanos: hasHostTime ? Int64(bitPattern: stamp.hostTime) : nil, frameCount: Int64(frameCount))
+        LiveMIDIInput.deliver(
+            refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: stamp.sampleTime,
+            hostNanos: hasHostTime ? Int64(bitPattern: stamp.hostTime) : nil, frameCount: Int64(frameCount))
         return 0
     }
 
     /// Moves every queued event due in this slice to its instrument at its frame offset.
     @_noAllocation @_noLocks
-    static func deliver(_ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64?, frameCount: Int64) {
+    static func deliver(
+        _ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64?, frameCount: Int64
+    ) {
         let constantLatency = state.pointee.placement == .constantLatency
         let clocked = hostNanos != nil
         if let hostNanos {
@@ -162,7 +172,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
             let clock = state.pointee.clock
             let shared = state.pointee.shared
             shared.pointee.publishedOrigin.store(
-                Int64(clock.referenceNanos - clock.marginNanos - Double(clock.referenceFrame) * clock.nanosPerFrame), ordering: .relaxed)
+                Int64(clock.referenceNanos - clock.marginNanos - Double(clock.referenceFrame) * clock.nanosPerFrame),
+                ordering: .relaxed)
             shared.pointee.publishedNanosPerFrame.store(clock.nanosPerFrame.bitPattern, ordering: .releasing)
             shared.pointee.clockResets.store(clock.resets, ordering: .relaxed)
             shared.pointee.clockMargin.store(Int64(clock.marginNanos), ordering: .relaxed)
@@ -210,7 +221,9 @@ public final class LiveMIDIInput: @unchecked Sendable {
             }
             _ = state.pointee.inbox.pop()
             nextFree = offset + 1
-            if state.pointee.destinations.insert(MIDIEvent(offset: UInt32(offset), message: event.message), into: event.destination) {
+            if state.pointee.destinations.insert(
+                MIDIEvent(offset: UInt32(offset), message: event.message), into: event.destination)
+            {
                 state.pointee.shared.pointee.delivered.add(1, ordering: .relaxed)
             }
         }

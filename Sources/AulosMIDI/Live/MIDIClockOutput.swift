@@ -41,8 +41,10 @@ public final class MIDIClockOutput: @unchecked Sendable {
     public init(host: HostCallbackInfo, sampleRate: Double, periodFrames: Int, capacity: Int = 1024) {
         ring = SPSCRing(minimumCapacity: capacity)
         state = .allocate(capacity: 1)
-        state.initialize(to: RenderState(ring: ring, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
-                                         host: host, sampleRate: sampleRate))
+        state.initialize(
+            to: RenderState(
+                ring: ring, clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
+                host: host, sampleRate: sampleRate))
     }
 
     deinit {
@@ -61,13 +63,16 @@ public final class MIDIClockOutput: @unchecked Sendable {
 
     static let preRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, _ in
         guard flags.pointee.contains(.preRender), timeStamp.pointee.flags.contains(.hostTimeValid) else { return 0 }
-        MIDIClockOutput.slice(refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: timeStamp.pointee.sampleTime,
-                              hostNanos: Int64(bitPattern: timeStamp.pointee.hostTime), frameCount: Int64(frameCount))
+        MIDIClockOutput.slice(
+            refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: timeStamp.pointee.sampleTime,
+            hostNanos: Int64(bitPattern: timeStamp.pointee.hostTime), frameCount: Int64(frameCount))
         return 0
     }
 
     @_noAllocation @_noLocks
-    static func slice(_ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64, frameCount: Int64) {
+    static func slice(
+        _ state: UnsafeMutablePointer<RenderState>, sliceStart: Int64, hostNanos: Int64, frameCount: Int64
+    ) {
         state.pointee.clock.update(frame: sliceStart, hostNanos: hostNanos)
         guard let now = state.pointee.host.currentBeat() else { return }
         let (beat, tempo) = (now.beat, now.tempo)
@@ -94,7 +99,11 @@ public final class MIDIClockOutput: @unchecked Sendable {
                 state.pointee.nextTick = 0
             } else {
                 let position = min(sixteenth, 16383)
-                send(state, MIDIClockEvent(hostNanos: sliceNanos, status: 0xF2, data1: UInt8(position & 0x7F), data2: UInt8(position >> 7)))
+                send(
+                    state,
+                    MIDIClockEvent(
+                        hostNanos: sliceNanos, status: 0xF2, data1: UInt8(position & 0x7F), data2: UInt8(position >> 7))
+                )
                 send(state, MIDIClockEvent(hostNanos: sliceNanos, status: 0xFB, data1: 0, data2: 0))
                 state.pointee.nextTick = sixteenth * 6
             }

@@ -17,7 +17,9 @@ public final class MIDITimeline: @unchecked Sendable {
     /// `events` in time order; events at the same sample time keep their order (it is the order they reach
     /// the instrument, before the event list's same-frame rule).
     public init(_ events: [TimedMIDIEvent]) {
-        let sorted = events.enumerated().sorted { ($0.element.sampleTime, $0.offset) < ($1.element.sampleTime, $1.offset) }
+        let sorted = events.enumerated().sorted {
+            ($0.element.sampleTime, $0.offset) < ($1.element.sampleTime, $1.offset)
+        }
         let buffer = UnsafeMutablePointer<TimedMIDIEvent>.allocate(capacity: max(1, sorted.count))
         for (index, item) in sorted.enumerated() { (buffer + index).initialize(to: item.element) }
         storage = .allocate(capacity: 1)
@@ -32,7 +34,9 @@ public final class MIDITimeline: @unchecked Sendable {
     public var count: Int { storage.pointee.count }
 
     /// The events, in order.
-    public var events: UnsafeBufferPointer<TimedMIDIEvent> { UnsafeBufferPointer(start: storage.pointee.events, count: count) }
+    public var events: UnsafeBufferPointer<TimedMIDIEvent> {
+        UnsafeBufferPointer(start: storage.pointee.events, count: count)
+    }
 
     /// The sample time of the last event (0 when empty).
     public var lastSampleTime: Int64 { count > 0 ? storage.pointee.events[count - 1].sampleTime : 0 }

@@ -30,7 +30,9 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
     /// `destinations[i]` receives the timeline's events for destination `i`.
     public init(destinations: [MIDIEventQueue]) {
         state = .allocate(capacity: 1)
-        state.initialize(to: RenderState(exchange: exchange, destinations: MIDIDestinationLists(destinations), reading: nil, cursor: 0))
+        state.initialize(
+            to: RenderState(
+                exchange: exchange, destinations: MIDIDestinationLists(destinations), reading: nil, cursor: 0))
     }
 
     deinit {
@@ -61,8 +63,9 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
 
     static let preRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, _ in
         guard flags.pointee.contains(.preRender) else { return 0 }
-        MIDITimelinePlayer.deliver(refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: timeStamp.pointee.sampleTime,
-                                   frameCount: Int64(frameCount))
+        MIDITimelinePlayer.deliver(
+            refCon!.assumingMemoryBound(to: RenderState.self), sliceStart: timeStamp.pointee.sampleTime,
+            frameCount: Int64(frameCount))
         return 0
     }
 
@@ -92,7 +95,8 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
         while cursor < timeline.count && timeline.events[cursor].sampleTime < end {
             let event = timeline.events[cursor]
             let offset = UInt32(max(0, event.sampleTime - sliceStart))
-            state.pointee.destinations.insert(MIDIEvent(offset: offset, message: event.message), into: event.destination)
+            state.pointee.destinations.insert(
+                MIDIEvent(offset: offset, message: event.message), into: event.destination)
             cursor += 1
         }
         state.pointee.cursor = cursor

@@ -82,7 +82,9 @@ public final class HostTransport: @unchecked Sendable {
     private var follower = MIDIClockFollower()
 
     /// `tempoMap`: (beat, BPM) pairs, sorted, starting at beat 0 (default: 120 BPM throughout).
-    public init(sampleRate: Double, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)], timeSignature: (Int, Int) = (4, 4)) {
+    public init(
+        sampleRate: Double, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)], timeSignature: (Int, Int) = (4, 4)
+    ) {
         self.sampleRate = sampleRate
         self.timeSignature = (timeSignature.0, timeSignature.1)
         snapshot = .allocate(capacity: 1)
@@ -124,7 +126,9 @@ public final class HostTransport: @unchecked Sendable {
     public func rewind() { send(.locate(beat: 0)) }
     /// A new tempo from the current position on (replaces the rest of the map).
     public func setTempo(_ bpm: Double) { send(.tempo(max(1, min(1000, bpm)))) }
-    public func setCycle(startBeat: Double, endBeat: Double) { send(.cycle(start: startBeat, end: max(startBeat + 1e-6, endBeat), enabled: true)) }
+    public func setCycle(startBeat: Double, endBeat: Double) {
+        send(.cycle(start: startBeat, end: max(startBeat + 1e-6, endBeat), enabled: true))
+    }
     public func disableCycle() { send(.cycle(start: 0, end: 0, enabled: false)) }
 
     private func send(_ command: TransportCommand) { _ = commands.push(command) }
@@ -198,8 +202,9 @@ public final class HostTransport: @unchecked Sendable {
 
     /// Core Audio's HostCallbackInfo for this transport; install with the HostCallbacks property.
     public var callbacks: HostCallbackInfo {
-        HostCallbackInfo(hostUserData: UnsafeMutableRawPointer(snapshot), beatAndTempo: Self.beatAndTempo,
-                         musicalTimeLocation: Self.musicalTimeLocation, transportState: Self.transportState)
+        HostCallbackInfo(
+            hostUserData: UnsafeMutableRawPointer(snapshot), beatAndTempo: Self.beatAndTempo,
+            musicalTimeLocation: Self.musicalTimeLocation, transportState: Self.transportState)
     }
 
     static let beatAndTempo: AulosHostBeatAndTempoProc = { user, beat, tempo in
@@ -210,7 +215,8 @@ public final class HostTransport: @unchecked Sendable {
         return 0
     }
 
-    static let musicalTimeLocation: AulosHostMusicalTimeLocationProc = { user, delta, numerator, denominator, downbeat in
+    static let musicalTimeLocation: AulosHostMusicalTimeLocationProc = {
+        user, delta, numerator, denominator, downbeat in
         let s = user!.assumingMemoryBound(to: TransportSnapshot.self)
         guard s.pointee.valid == 1 else { return -10863 }
         delta?.pointee = s.pointee.deltaToNextBeat
@@ -220,7 +226,8 @@ public final class HostTransport: @unchecked Sendable {
         return 0
     }
 
-    static let transportState: AulosHostTransportStateProc = { user, playing, recording, changed, sample, cycling, start, end in
+    static let transportState: AulosHostTransportStateProc = {
+        user, playing, recording, changed, sample, cycling, start, end in
         let s = user!.assumingMemoryBound(to: TransportSnapshot.self)
         guard s.pointee.valid == 1 else { return -10863 }
         playing?.pointee = s.pointee.playing
@@ -255,8 +262,11 @@ public final class HostTransport: @unchecked Sendable {
     private var renderContext: UnsafeMutablePointer<RenderContext> {
         if let renderContextStorage { return renderContextStorage }
         let context = UnsafeMutablePointer<RenderContext>.allocate(capacity: 1)
-        context.initialize(to: RenderContext(snapshot: snapshot, timeline: timeline, commands: commands, changes: changes,
-                                             sampleRate: sampleRate, beatsPerMeasure: Double(timeSignature.numerator) * 4 / Double(timeSignature.denominator)))
+        context.initialize(
+            to: RenderContext(
+                snapshot: snapshot, timeline: timeline, commands: commands, changes: changes,
+                sampleRate: sampleRate,
+                beatsPerMeasure: Double(timeSignature.numerator) * 4 / Double(timeSignature.denominator)))
         renderContextStorage = context
         return context
     }
@@ -272,7 +282,9 @@ public final class HostTransport: @unchecked Sendable {
     }
 
     @_noAllocation @_noLocks
-    static func beat(_ t: UnsafeMutablePointer<TransportTimeline>, atSample sample: Int64, sampleRate: Double) -> (beat: Double, bpm: Double) {
+    static func beat(_ t: UnsafeMutablePointer<TransportTimeline>, atSample sample: Int64, sampleRate: Double) -> (
+        beat: Double, bpm: Double
+    ) {
         var index = 0
         while index + 1 < t.pointee.segmentCount && t.pointee.segments[index + 1].sample <= sample { index += 1 }
         let segment = t.pointee.segments[index]
@@ -295,9 +307,15 @@ public final class HostTransport: @unchecked Sendable {
         while let command = context.pointee.commands.pop() {
             switch command {
             case .play:
-                if !t.pointee.playing { t.pointee.playing = true; t.pointee.changed = true }
+                if !t.pointee.playing {
+                    t.pointee.playing = true
+                    t.pointee.changed = true
+                }
             case .stop:
-                if t.pointee.playing { t.pointee.playing = false; t.pointee.changed = true }
+                if t.pointee.playing {
+                    t.pointee.playing = false
+                    t.pointee.changed = true
+                }
             case .toggleRecord:
                 t.pointee.recording.toggle()
                 t.pointee.changed = true
@@ -308,7 +326,9 @@ public final class HostTransport: @unchecked Sendable {
                 let now = self.beat(t, atSample: t.pointee.position, sampleRate: rate)
                 // Keep the segments up to here, then the new tempo from the current position on.
                 var count = 0
-                while count < t.pointee.segmentCount && t.pointee.segments[count].sample <= t.pointee.position { count += 1 }
+                while count < t.pointee.segmentCount && t.pointee.segments[count].sample <= t.pointee.position {
+                    count += 1
+                }
                 count = min(max(count, 1), t.pointee.segmentCapacity - 1)
                 t.pointee.segments[count] = TempoSegment(sample: t.pointee.position, beat: now.beat, bpm: bpm)
                 t.pointee.segmentCount = count + 1
@@ -356,7 +376,8 @@ public final class HostTransport: @unchecked Sendable {
         s.pointee.cycleEnd = t.pointee.cycleEnd
         s.pointee.valid = 1
         if t.pointee.changed {
-            _ = context.pointee.changes.push(TransportChange(isPlaying: playing, isRecording: t.pointee.recording, beat: beat))
+            _ = context.pointee.changes.push(
+                TransportChange(isPlaying: playing, isRecording: t.pointee.recording, beat: beat))
             t.pointee.changed = false
         }
     }

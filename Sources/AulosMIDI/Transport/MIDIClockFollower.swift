@@ -84,7 +84,10 @@ public struct MIDIClockFollower: Sendable {
         // Least squares of time against tick index (tick k = the k-th tick after Start/Continue, the first
         // tick marking the beat position itself).
         let n = Double(times.count)
-        var sumK = 0.0, sumT = 0.0, sumKK = 0.0, sumKT = 0.0
+        var sumK = 0.0
+        var sumT = 0.0
+        var sumKK = 0.0
+        var sumKT = 0.0
         for (offset, time) in times.enumerated() {
             let k = Double(firstIndex + offset)
             sumK += k

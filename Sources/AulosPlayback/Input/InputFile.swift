@@ -59,8 +59,9 @@ public struct InputFile: Sendable {
     /// `path`, or the built-in demo piece (presets/scores/demo.score) when nil.
     public static func load(orDemo path: String?, sampleRate: Double) throws(InputFileError) -> InputFile {
         guard let path = path ?? SearchPaths.demoScore else {
-            throw InputFileError("the demo piece (scores/demo.score) is missing from every preset folder "
-                + "(\(SearchPaths.presetFolders.joined(separator: ", "))); set AULOS_PRESETS or give a file")
+            throw InputFileError(
+                "the demo piece (scores/demo.score) is missing from every preset folder "
+                    + "(\(SearchPaths.presetFolders.joined(separator: ", "))); set AULOS_PRESETS or give a file")
         }
         return try load(path, sampleRate: sampleRate)
     }

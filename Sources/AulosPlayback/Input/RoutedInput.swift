@@ -52,7 +52,8 @@ struct RoutedInput {
             }
             for delivery in routed.deliveries {
                 var at = time
-                let key = Int(delivery.destination) << 11 | Int(delivery.message.channel) << 7 | Int(delivery.message.data1)
+                let key =
+                    Int(delivery.destination) << 11 | Int(delivery.message.channel) << 7 | Int(delivery.message.data1)
                 if delivery.message.isNoteOn {
                     struckAt[key] = at
                 } else if delivery.message.isNoteOff, struckAt[key] == at {
@@ -61,7 +62,8 @@ struct RoutedInput {
                     // this one hanging. End it a frame after it starts instead.
                     at += 1
                 }
-                events.append(TimedMIDIEvent(sampleTime: at, destination: delivery.destination, message: delivery.message))
+                events.append(
+                    TimedMIDIEvent(sampleTime: at, destination: delivery.destination, message: delivery.message))
             }
             let isControlChannel = message.channel == router.controlChannel
             guard routed.deliveries.isEmpty && routed.actions.isEmpty else {
@@ -73,20 +75,27 @@ struct RoutedInput {
                 if !isControlChannel { programsSkipped = true }
             } else if normalized.isNoteOff || normalized.command == 0xA0 {
                 // Follows a note-on that was skipped, or off a key range.
-            } else if normalized.isNoteOn && rig.rig.parts.contains(where: {
-                $0.channels.contains(Int(message.channel) + 1) && !$0.keys.contains(Int(message.data1))
-            }) {
+            } else if normalized.isNoteOn
+                && rig.rig.parts.contains(where: {
+                    $0.channels.contains(Int(message.channel) + 1) && !$0.keys.contains(Int(message.data1))
+                })
+            {
                 // Outside a part's key range: a split, not a lost note.
             } else if !(normalized.isControlChange && isControlChannel) {
                 unrouted += 1
             }
         }
         if unrouted > 0 {
-            let drums = channelMessages.contains { $0.message.channel == 9 } && !rig.rig.parts.contains { $0.channels.contains(10) }
-            notes.append(drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
+            let drums =
+                channelMessages.contains { $0.message.channel == 9 }
+                && !rig.rig.parts.contains { $0.channels.contains(10) }
+            notes.append(
+                drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
         }
         if programsSkipped { notes.append("program changes ignored by the synth") }
-        if router.switchCount > 0 { notes.append("\(router.switchCount) rig switch\(router.switchCount == 1 ? "" : "es") by program change") }
+        if router.switchCount > 0 {
+            notes.append("\(router.switchCount) rig switch\(router.switchCount == 1 ? "" : "es") by program change")
+        }
         timeline = MIDITimeline(events)
         self.parameterActions = parameterActions
         self.boundaryActions = boundaryActions

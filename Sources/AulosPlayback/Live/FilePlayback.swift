@@ -14,23 +14,29 @@ import Glibc
 public enum FilePlayback {
     /// Plays `options.input` (the demo piece when nil) on `session`'s device until its end (or `duration`
     /// seconds), or until SIGINT/SIGTERM. Returns the last status.
-    public static func run(_ options: PlaybackOptions, session: AudioSession, duration: Double?,
-                           observer: PlaybackObserver = PlaybackObserver()) throws -> LiveStatus {
+    public static func run(
+        _ options: PlaybackOptions, session: AudioSession, duration: Double?,
+        observer: PlaybackObserver = PlaybackObserver()
+    ) throws -> LiveStatus {
         let set = options.rigSet(playingFile: true)
         try session.setPreferredSampleRate(set.entries[0].rig.sampleRate)
         try session.setPreferredIOBufferFrames(set.entries[0].rig.slice)
         let preview = try InputFile.load(orDemo: options.input, sampleRate: session.preferredSampleRate)
-        let rig = try PlaybackRig(set: set, tempoMap: options.tempoMap(of: preview), arpeggio: options.arpeggio, session: session)
+        let rig = try PlaybackRig(
+            set: set, tempoMap: options.tempoMap(of: preview), arpeggio: options.arpeggio, session: session)
         defer { rig.close() }
         let live = LiveSession(rig: rig, observer: observer)
         // The device may have granted another rate: event times are frames at the granted rate.
-        let input = live.grant.sampleRate == session.preferredSampleRate
+        let input =
+            live.grant.sampleRate == session.preferredSampleRate
             ? preview : try InputFile.load(orDemo: options.input, sampleRate: live.grant.sampleRate)
         let routed = try RoutedInput(input, through: rig)
         rig.timelinePlayer.play(routed.timeline)
         var actions = RoutedActions(routed)
         let tail = Int64((options.tail * live.grant.sampleRate).rounded())
-        let end = duration.map { Int64($0 * live.grant.sampleRate) } ?? (max(input.end, routed.timeline.lastSampleTime) + tail)
+        let end =
+            duration.map { Int64($0 * live.grant.sampleRate) }
+            ?? (max(input.end, routed.timeline.lastSampleTime) + tail)
         let overrun = OverrunInjection()
 
         StopSignals.catchThem()

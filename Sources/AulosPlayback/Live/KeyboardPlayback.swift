@@ -34,8 +34,11 @@ public final class KeyboardPlayback {
         /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
         public var rigPath: String?
 
-        public init(autoconnect: Bool = true, requests: [ConnectionRequest] = [], placement: LiveMIDIPlacement = .constantLatency,
-                    headroom: Double = 0, sendClock: Bool = false, clientName: String = "Aulos") {
+        public init(
+            autoconnect: Bool = true, requests: [ConnectionRequest] = [],
+            placement: LiveMIDIPlacement = .constantLatency,
+            headroom: Double = 0, sendClock: Bool = false, clientName: String = "Aulos"
+        ) {
             self.autoconnect = autoconnect
             self.requests = requests
             self.placement = placement
@@ -82,12 +85,17 @@ public final class KeyboardPlayback {
     private var waitingForDevice: String?
 
     /// Plays until stopped; see the type's description.
-    public static func run(_ playback: PlaybackOptions, options: Options, session: AudioSession, duration: Double?,
-                           observer: PlaybackObserver = PlaybackObserver()) throws -> Report {
+    public static func run(
+        _ playback: PlaybackOptions, options: Options, session: AudioSession, duration: Double?,
+        observer: PlaybackObserver = PlaybackObserver()
+    ) throws -> Report {
         try KeyboardPlayback(playback, options: options, session: session, duration: duration, observer: observer).run()
     }
 
-    init(_ playback: PlaybackOptions, options: Options, session: AudioSession, duration: Double?, observer: PlaybackObserver) throws {
+    init(
+        _ playback: PlaybackOptions, options: Options, session: AudioSession, duration: Double?,
+        observer: PlaybackObserver
+    ) throws {
         self.playback = playback
         self.options = options
         self.session = session
@@ -106,8 +114,9 @@ public final class KeyboardPlayback {
         } catch {
             guard options.waitForDevices else { throw error }
             lastSequencerAttempt = monotonicNanoseconds()
-            observer.warning("no MIDI input yet (\(error.message)); waiting for the ALSA sequencer"
-                + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
+            observer.warning(
+                "no MIDI input yet (\(error.message)); waiting for the ALSA sequencer"
+                    + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
         }
         defer {
             if let sequencer {
@@ -133,8 +142,10 @@ public final class KeyboardPlayback {
     }
 
     private func openSequencer() throws(SequencerError) -> SequencerInput {
-        try SequencerInput(options: SequencerInput.Options(clientName: options.clientName, autoconnect: options.autoconnect,
-                                                           requests: options.requests), receiver: midi)
+        try SequencerInput(
+            options: SequencerInput.Options(
+                clientName: options.clientName, autoconnect: options.autoconnect,
+                requests: options.requests), receiver: midi)
     }
 
     /// The rig on the device; nil after waiting two seconds for a device that is not there yet (unattended).
@@ -143,7 +154,9 @@ public final class KeyboardPlayback {
             let first = set.entries[0].rig
             try session.setPreferredSampleRate(first.sampleRate)
             try session.setPreferredIOBufferFrames(first.slice)
-            let rig = try PlaybackRig(set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? 120)], arpeggio: playback.arpeggio, session: session)
+            let rig = try PlaybackRig(
+                set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? 120)], arpeggio: playback.arpeggio,
+                session: session)
             if waitingForDevice != nil { observer.info("audio device ready") }
             waitingForDevice = nil
             return rig
@@ -170,7 +183,10 @@ public final class KeyboardPlayback {
         }
         do {
             let reloaded = try RigSet.load(path)
-            observer.info("reloaded \(path): \(reloaded.entries.count == 1 ? "rig '\(reloaded.name)'" : "\(reloaded.entries.count) rigs")")
+            observer.info(
+                "reloaded \(path): "
+                    + "\(reloaded.entries.count == 1 ? "rig '\(reloaded.name)'" : "\(reloaded.entries.count) rigs")"
+            )
             return reloaded
         } catch {
             observer.warning("reload failed, playing on with the rig as it was: \(error.message)")
@@ -187,10 +203,11 @@ public final class KeyboardPlayback {
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,
         // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
-        let input = LiveMIDIInput(destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
-                                  periodFrames: Int(grant.period),
-                                  latencyFrames: Int(grant.bufferFrames) + Int((options.headroom * grant.sampleRate).rounded()),
-                                  placement: options.placement)
+        let input = LiveMIDIInput(
+            destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
+            periodFrames: Int(grant.period),
+            latencyFrames: Int(grant.bufferFrames) + Int((options.headroom * grant.sampleRate).rounded()),
+            placement: options.placement)
         try rig.graph.addRenderNotify(input.renderNotify)
         var router = RigRouter(rig: rig)
         // After a reload the rig that was playing plays on (by its place in the set, if still there).
@@ -217,11 +234,13 @@ public final class KeyboardPlayback {
             for notice in sequencer.takeNotices() { observer.sequencerNotice(notice) }
         }
         try live.stop(silencing: true)
-        let report = Report(status: live.status, midiDelivered: input.deliveredCount, midiLate: input.lateCount, midiDropped: input.droppedCount,
-                            midiStale: input.staleCount, latencyFrames: input.placement == .constantLatency ? input.latencyFrames : 0,
-                            worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
-                            worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
-                            clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads)
+        let report = Report(
+            status: live.status, midiDelivered: input.deliveredCount, midiLate: input.lateCount,
+            midiDropped: input.droppedCount,
+            midiStale: input.staleCount, latencyFrames: input.placement == .constantLatency ? input.latencyFrames : 0,
+            worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
+            worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
+            clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads)
         return (report, ending == .reloadRequested ? midi.withRouter(\.activeRig) ?? 0 : nil)
     }
 
@@ -229,7 +248,8 @@ public final class KeyboardPlayback {
     /// the transport's.
     private func startClock(on rig: PlaybackRig, grant: PCMGrant) throws -> MIDIClockOutput? {
         guard options.sendClock else { return nil }
-        let clockOutput = MIDIClockOutput(host: rig.transport.callbacks, sampleRate: grant.sampleRate, periodFrames: Int(grant.period))
+        let clockOutput = MIDIClockOutput(
+            host: rig.transport.callbacks, sampleRate: grant.sampleRate, periodFrames: Int(grant.period))
         try rig.graph.addRenderNotify(clockOutput.renderNotify)
         if let sequencer, sequencer.isStarted {
             // A SIGHUP reload keeps the sequencer running, and its clock source is fixed while it runs.
@@ -260,15 +280,18 @@ public final class KeyboardPlayback {
         }
         for action in midi.takePendingActions() {
             rig.apply(action)
-            if case .rigSwitched(let index) = action { observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name)") }
+            if case .rigSwitched(let index) = action {
+                observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name)")
+            }
         }
         live.note(midiLate: input.lateCount)
         server.update(live.status, sequencerUp: sequencer != nil)
         control?.serve { line in server.handle(line) }
         if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil) {
             ready = true
-            ServiceNotifier.notify("READY=1\nSTATUS=playing '\(rig.set.name)' on \(live.grant.device), \(Int(live.grant.sampleRate)) Hz, "
-                + "\(live.grant.period)-frame periods")
+            ServiceNotifier.notify(
+                "READY=1\nSTATUS=playing '\(rig.set.name)' on \(live.grant.device), \(Int(live.grant.sampleRate)) Hz, "
+                    + "\(live.grant.period)-frame periods")
         }
     }
 }

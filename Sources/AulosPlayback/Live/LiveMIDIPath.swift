@@ -117,7 +117,8 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     /// input's queue has one producer at a time.
     private static func queue(_ deliveries: [RigRouter.Delivery], into attached: Attached, arrivalNanos: Int64) {
         for delivery in deliveries {
-            attached.input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: delivery.destination, message: delivery.message))
+            attached.input.send(
+                LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: delivery.destination, message: delivery.message))
         }
     }
 }

@@ -80,7 +80,9 @@ final class LiveSession {
 
     private func silenceBeforeStopping() {
         for instrument in rig.instruments {
-            for channel in UInt8(0)..<16 { try? instrument.send(.controlChange(channel: channel, controller: 123, value: 0)) }
+            for channel in UInt8(0)..<16 {
+                try? instrument.send(.controlChange(channel: channel, controller: 123, value: 0))
+            }
         }
         guard !io.hasReachedFrameLimit else { return }
         usleep(UInt32(2 * Double(grant.bufferFrames) / grant.sampleRate * 1e6) + Self.tick)

@@ -35,11 +35,14 @@ public struct RenderSummary: Sendable {
 ///
 /// Threads: the control thread; the offline renderer pulls on the same thread.
 public enum FileRender {
-    public static func run(_ options: PlaybackOptions, to output: RenderOutput, progress: (Double) -> Void = { _ in }) throws -> RenderSummary {
+    public static func run(_ options: PlaybackOptions, to output: RenderOutput, progress: (Double) -> Void = { _ in })
+        throws -> RenderSummary
+    {
         let set = options.rigSet(playingFile: true)
         let rate = set.entries[0].rig.sampleRate
         let input = try InputFile.load(orDemo: options.input, sampleRate: rate)
-        let rig = try PlaybackRig(set: set, fileSample: output.sample, tempoMap: options.tempoMap(of: input), arpeggio: options.arpeggio)
+        let rig = try PlaybackRig(
+            set: set, fileSample: output.sample, tempoMap: options.tempoMap(of: input), arpeggio: options.arpeggio)
         defer { rig.close() }
         let routed = try RoutedInput(input, through: rig)
         rig.timelinePlayer.play(routed.timeline)
@@ -66,9 +69,12 @@ public enum FileRender {
             throw error
         }
         var notes = routed.notes
-        if rig.scheduler.droppedCount > 0 { notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)") }
-        return RenderSummary(frames: total, events: routed.timeline.count, format: rig.fileFormat, instrumentDescription: describe(rig),
-                             notes: notes, slice: rig.rig.slice)
+        if rig.scheduler.droppedCount > 0 {
+            notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)")
+        }
+        return RenderSummary(
+            frames: total, events: routed.timeline.count, format: rig.fileFormat, instrumentDescription: describe(rig),
+            notes: notes, slice: rig.rig.slice)
     }
 
     /// "synth (Warm Pad) + sampler (AulosGM.sf2), EQ Rock": what played, for the summary.
@@ -76,7 +82,8 @@ public enum FileRender {
         let parts = rig.parts.map { loaded in
             switch loaded.instrument {
             case let synth as OscillatorSynthUnit: "synth (\(synth.currentPreset?.name ?? "default"))"
-            case let sampler as FluidSynthSamplerUnit: "sampler (\((sampler.soundFontPath ?? "").split(separator: "/").last ?? ""))"
+            case let sampler as FluidSynthSamplerUnit:
+                "sampler (\((sampler.soundFontPath ?? "").split(separator: "/").last ?? ""))"
             default: loaded.part.name
             }
         }

@@ -19,10 +19,12 @@ public final class OfflineRenderer {
     /// `graph` must be initialized, headed by a Generic Output; its output-scope format is what the sink gets.
     public init(graph: AudioGraph, sliceFrames: UInt32) throws(AudioUnitError) {
         guard let io = graph.outputUnit as? GenericOutputUnit, let entry = graph.renderEntry else {
-            throw AudioUnitError(.invalidOfflineRender, "offline rendering needs an initialized graph headed by a Generic Output unit")
+            throw AudioUnitError(
+                .invalidOfflineRender, "offline rendering needs an initialized graph headed by a Generic Output unit")
         }
         guard sliceFrames >= 1, sliceFrames <= io.maximumFramesPerSlice else {
-            throw AudioUnitError(.tooManyFramesToProcess,
+            throw AudioUnitError(
+                .tooManyFramesToProcess,
                 "slice of \(sliceFrames) frames is outside 1...\(io.maximumFramesPerSlice) (MaximumFramesPerSlice)")
         }
         self.graph = graph
@@ -57,23 +59,29 @@ public final class OfflineRenderer {
     }
 
     /// Renders into an audio file; the Generic Output's output format must be interleaved.
-    public func render(frameCount: Int64, to writer: AudioFileWriter, beforeSlice: (Int64, UInt32) throws -> Void = { _, _ in }) throws {
+    public func render(
+        frameCount: Int64, to writer: AudioFileWriter, beforeSlice: (Int64, UInt32) throws -> Void = { _, _ in }
+    ) throws {
         try render(frameCount: frameCount, beforeSlice: beforeSlice) { list, frames in
             try writer.write(UnsafeRawPointer(list.pointee.buffers[0].data!), frameCount: frames)
         }
     }
 
     /// Renders into memory, one Float array per channel; the output format must be canonical.
-    public func renderChannels(frameCount: Int64, beforeSlice: (Int64, UInt32) throws -> Void = { _, _ in }) throws -> [[Float]] {
+    public func renderChannels(frameCount: Int64, beforeSlice: (Int64, UInt32) throws -> Void = { _, _ in }) throws
+        -> [[Float]]
+    {
         let format = output.format
         guard format.isCanonical else {
-            throw AudioUnitError(.formatNotSupported, "capturing to memory needs a Float32 non-interleaved output format")
+            throw AudioUnitError(
+                .formatNotSupported, "capturing to memory needs a Float32 non-interleaved output format")
         }
         var channels = Array(repeating: [Float](), count: Int(format.channelsPerFrame))
         for index in channels.indices { channels[index].reserveCapacity(Int(frameCount)) }
         try render(frameCount: frameCount, beforeSlice: beforeSlice) { list, frames in
             for index in channels.indices {
-                channels[index].append(contentsOf: UnsafeBufferPointer(start: list.pointee.floatChannel(index), count: frames))
+                channels[index].append(
+                    contentsOf: UnsafeBufferPointer(start: list.pointee.floatChannel(index), count: frames))
             }
         }
         return channels

@@ -51,14 +51,20 @@ final class ControlServer {
         let active = router.activeRig
         let grant = current.grant
         return ServiceStatus(
-            pid: getpid(), rigSet: rig.set.name, rigs: rig.set.entries.map(\.rig.name), activeRig: active, rig: rig.set.entries[active].rig.name,
+            pid: getpid(), rigSet: rig.set.name, rigs: rig.set.entries.map(\.rig.name), activeRig: active,
+            rig: rig.set.entries[active].rig.name,
             device: grant.device, sampleRate: grant.sampleRate, period: grant.period, periods: grant.periods,
-            bufferMs: grant.outputLatency * 1000, seconds: current.seconds, voices: current.voices, voicesShed: rig.voicesShed,
+            bufferMs: grant.outputLatency * 1000, seconds: current.seconds, voices: current.voices,
+            voicesShed: rig.voicesShed,
             dspLoad: current.statistics.dspLoad, peakLoad: current.statistics.peakLoad, xruns: current.statistics.xruns,
             lateSlices: current.statistics.lateSlices, deviceLost: current.statistics.isInterrupted,
-            midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount, midiStale: live.staleCount,
-            keyboards: sequencerUp ? keyboards.keys.sorted { ($0.client, $0.port) < ($1.client, $1.port) }.map { keyboards[$0]! } : nil,
-            controls: router.mappings.map { ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target) },
+            midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
+            midiStale: live.staleCount,
+            keyboards: sequencerUp
+                ? keyboards.keys.sorted { ($0.client, $0.port) < ($1.client, $1.port) }.map { keyboards[$0]! } : nil,
+            controls: router.mappings.map {
+                ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
+            },
             learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads)
     }
 
@@ -75,13 +81,15 @@ final class ControlServer {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 return String(decoding: try encoder.encode(status), as: UTF8.self)
-            case "set" where words.count >= 3 && ["output.eq", "master.eq"].contains(words[1].lowercased())
+            case "set"
+            where words.count >= 3 && ["output.eq", "master.eq"].contains(words[1].lowercased())
                 && (!rig.masterEQInFlow || ["off", "none"].contains(words[2].lowercased())):
                 // The master EQ in or out of the signal path: a graph change.
                 let preset = ["off", "none"].contains(words[2].lowercased()) ? nil : words[2...].joined(separator: " ")
                 try rig.setMasterEQ(preset)
                 return #"{"ok":true,"target":"output.eq","value":"\#(Self.escape(preset ?? "off"))"}"#
-            case "get" where words.count == 2 && ["output.eq", "master.eq"].contains(words[1].lowercased()) && !rig.masterEQInFlow:
+            case "get"
+            where words.count == 2 && ["output.eq", "master.eq"].contains(words[1].lowercased()) && !rig.masterEQInFlow:
                 return #"{"target":"output.eq","value":"off"}"#
             case "get" where words.count == 2:
                 let target = try rig.target(words[1], preferring: activeRig)
@@ -91,9 +99,14 @@ final class ControlServer {
                 let text = words[2...].joined(separator: " ")
                 var value = Float(text)
                 if value == nil, case .eqPreset = target.kind { value = IPodEQUnit.curveIndex(text).map(Float.init) }
-                guard let value, value.isFinite else { return Self.error("'\(text)' is not a value for \(target.name)") }
+                guard let value, value.isFinite else {
+                    return Self.error("'\(text)' is not a value for \(target.name)")
+                }
                 guard target.range.contains(value) else {
-                    return Self.error("\(target.name) takes \(target.range.lowerBound.clean)…\(target.range.upperBound.clean), not \(text)")
+                    return Self.error(
+                        "\(target.name) takes \(target.range.lowerBound.clean)…\(target.range.upperBound.clean), not "
+                            + "\(text)"
+                    )
                 }
                 try target.apply(value)
                 return #"{"ok":true,"target":"\#(Self.escape(target.name))","value":\#(value)}"#
@@ -105,14 +118,21 @@ final class ControlServer {
             case "learned":
                 if let mapping = midi.withRouter(\.learnedMapping) ?? nil {
                     learning = nil
-                    return #"{"learned":{"cc":\#(mapping.controller),"channel":\#(mapping.channel ?? 0),"target":"\#(Self.escape(mapping.target))"}}"#
+                    let (cc, channel, target) = (mapping.controller, mapping.channel ?? 0, Self.escape(mapping.target))
+                    return #"{"learned":{"cc":\#(cc),"channel":\#(channel),"target":"\#(target)"}}"#
                 }
                 return learning.map { #"{"learning":"\#(Self.escape($0))"}"# } ?? Self.error("not learning")
             case "rig" where words.count == 2:
                 let name = words[1]
-                guard let index = Int(name).map({ $0 - 1 }) ?? rig.set.entries.firstIndex(where: { $0.rig.name.lowercased() == name.lowercased() }),
-                      rig.set.entries.indices.contains(index) else {
-                    return Self.error("no rig '\(name)' (1…\(rig.set.entries.count) or a name: \(rig.set.entries.map(\.rig.name).joined(separator: ", ")))")
+                guard
+                    let index = Int(name).map({ $0 - 1 })
+                        ?? rig.set.entries.firstIndex(where: { $0.rig.name.lowercased() == name.lowercased() }),
+                    rig.set.entries.indices.contains(index)
+                else {
+                    return Self.error(
+                        "no rig '\(name)' (1…\(rig.set.entries.count) or a name: "
+                            + "\(rig.set.entries.map(\.rig.name).joined(separator: ", ")))"
+                    )
                 }
                 midi.select(rig: index)
                 try rig.applyOutputSettings(ofRig: index)
@@ -136,7 +156,9 @@ final class ControlServer {
                 }
                 return #"{"ok":true,"messages":\#(count)}"#
             default:
-                return Self.error("unknown request '\(line.prefix(40))' (status, get T, set T V, learn T, learned, rig N, midi HEX…)")
+                return Self.error(
+                    "unknown request '\(line.prefix(40))' "
+                        + "(status, get T, set T V, learn T, learned, rig N, midi HEX…)")
             }
         } catch let error as AudioUnitError {
             return Self.error(error.detail)
@@ -151,4 +173,3 @@ final class ControlServer {
 
     static func escape(_ text: String) -> String { text.escapedForDoubleQuotes }
 }
-

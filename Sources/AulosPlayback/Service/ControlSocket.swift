@@ -16,23 +16,29 @@ public final class ControlSocket {
     /// left by a crash); a live one means another aulos is running: that is an error.
     public init(path: String) throws(ControlSocketError) {
         self.path = path
-        guard path.utf8.count < 108 else { throw ControlSocketError("control socket path too long (at most 107 bytes): \(path)") }
+        guard path.utf8.count < 108 else {
+            throw ControlSocketError("control socket path too long (at most 107 bytes): \(path)")
+        }
         if access(path, F_OK) == 0 {
             if let probe = try? ControlSocket.connect(path) {
                 close(probe)
-                throw ControlSocketError("another aulos is already listening on \(path) (stop it, or give this one --control-socket PATH)")
+                throw ControlSocketError(
+                    "another aulos is already listening on \(path) (stop it, or give this one --control-socket PATH)")
             }
             unlink(path)
         }
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         if !folder.isEmpty, access(folder, F_OK) != 0 { mkdir(folder, 0o750) }
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        descriptor = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw ControlSocketError("control socket: \(String(cString: strerror(errno)))") }
         var address = ControlSocket.address(path)
         // Created with no permissions for others from the first instant; then group read/write.
         let previous = umask(0o117)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         umask(previous)
         guard bound == 0, listen(descriptor, 16) == 0 else {
@@ -76,7 +82,9 @@ public final class ControlSocket {
         var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
         guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return false }
         if credentials.uid == 0 || credentials.uid == getuid() || credentials.gid == getgid() { return true }
-        guard let bytes = try? FileContents.read("/proc/\(credentials.pid)/status", limit: 1 << 16) else { return false }
+        guard let bytes = try? FileContents.read("/proc/\(credentials.pid)/status", limit: 1 << 16) else {
+            return false
+        }
         let groups = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("Groups:") }
         return groups?.split(separator: "\t").last?.split(separator: " ").contains { UInt32($0) == getgid() } ?? false
     }
@@ -97,7 +105,9 @@ public final class ControlSocket {
         let bytes = Array((text + "\n").utf8)
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[sent...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count <= 0 { return }
             sent += count
         }
@@ -116,10 +126,14 @@ public final class ControlSocket {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = address(path)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard connected == 0 else {
-            let reason = errno == ENOENT || errno == ECONNREFUSED ? "no aulos is running there" : String(cString: strerror(errno))
+            let reason =
+                errno == ENOENT || errno == ECONNREFUSED
+                ? "no aulos is running there" : String(cString: strerror(errno))
             close(descriptor)
             throw ControlSocketError("cannot reach aulos at \(path): \(reason)")
         }
@@ -127,7 +141,9 @@ public final class ControlSocket {
     }
 
     /// The client side (`aulos status`, `aulos set`): one request, one reply line.
-    public static func request(_ line: String, at path: String, timeout seconds: Int = 5) throws(ControlSocketError) -> String {
+    public static func request(_ line: String, at path: String, timeout seconds: Int = 5) throws(ControlSocketError)
+        -> String
+    {
         let descriptor = try connect(path)
         defer { close(descriptor) }
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)

@@ -23,11 +23,15 @@ public struct ServiceInstaller {
     public var unitPath: String { root + "/etc/systemd/system/aulos.service" }
     var binaryPath: String { prefix + "/bin/aulos" }
     var sharePath: String { prefix + "/share/aulos" }
-    var rigPath: String { sharePath + "/presets/rigs/" + (rig.map { String($0.split(separator: "/").last!) } ?? "stage.yaml") }
+    var rigPath: String {
+        sharePath + "/presets/rigs/" + (rig.map { String($0.split(separator: "/").last!) } ?? "stage.yaml")
+    }
 
     /// The unit file (packaging/systemd/aulos.service is this text for the defaults; a test keeps them equal).
     public var unitText: String {
-        let arguments = ["play", "--service", "--rig", rigPath, "--device", device, "--control-socket", "/run/aulos/control"] + extraArguments
+        let arguments =
+            ["play", "--service", "--rig", rigPath, "--device", device, "--control-socket", "/run/aulos/control"]
+            + extraArguments
         return """
             # aulos.service: Aulos as a headless synth, started at boot (docs/service.md, docs/raspberry-pi.md).
             # Written by `aulos service install`; `aulos service uninstall` removes it.
@@ -110,7 +114,8 @@ public struct ServiceInstaller {
             try run(["systemctl", "enable", "--now", "aulos.service"])
             done.append("enabled and started aulos.service (journalctl -u aulos -f)")
         } else {
-            done.append("systemd is not running here: start it at boot with `systemctl enable --now aulos` on the target")
+            done.append(
+                "systemd is not running here: start it at boot with `systemctl enable --now aulos` on the target")
         }
         return done
     }
@@ -127,7 +132,9 @@ public struct ServiceInstaller {
             done.append("removed \(root + sharePath)")
         }
         if root.isEmpty, access("/run/systemd/system", F_OK) == 0 { try? run(["systemctl", "daemon-reload"]) }
-        if done.isEmpty { done.append("nothing to remove: aulos is not installed under \(root.isEmpty ? prefix : root + prefix)") }
+        if done.isEmpty {
+            done.append("nothing to remove: aulos is not installed under \(root.isEmpty ? prefix : root + prefix)")
+        }
         return done
     }
 
@@ -156,8 +163,14 @@ public struct ServiceInstaller {
         var failed = false
         while true {
             let count = fread(&buffer, 1, buffer.count, input)
-            if count == 0 { failed = ferror(input) != 0; break }
-            if fwrite(buffer, 1, count, output) != count { failed = true; break }
+            if count == 0 {
+                failed = ferror(input) != 0
+                break
+            }
+            if fwrite(buffer, 1, count, output) != count {
+                failed = true
+                break
+            }
         }
         if fclose(output) != 0 || failed {
             let reason = String(cString: strerror(errno))
@@ -177,7 +190,9 @@ public struct ServiceInstaller {
         }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name != ".", name != ".." else { continue }
             if Int32(entry.pointee.d_type) == Int32(DT_DIR) {
                 try copyTree(source + "/" + name, to: destination + "/" + name)

@@ -28,7 +28,9 @@ public enum ServiceNotifier {
         let bytes = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bytes.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length) }
+                bytes.withUnsafeBytes {
+                    sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                }
             }
         }
         return sent == bytes.count

@@ -67,16 +67,21 @@ public final class PlaybackRig {
         public let target: ControlTarget
     }
 
-    public convenience init(_ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
-                            arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
-        try self.init(set: RigSet(rig), fileSample: fileSample, tempoMap: tempoMap, arpeggio: arpeggio, session: session)
+    public convenience init(
+        _ rig: Rig, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
+        arpeggio: Arpeggio? = nil, session: AudioSession? = nil
+    ) throws {
+        try self.init(
+            set: RigSet(rig), fileSample: fileSample, tempoMap: tempoMap, arpeggio: arpeggio, session: session)
     }
 
     /// With a `session`, the graph's head is the ALSA I/O unit (live playback): the session is activated
     /// first and the whole graph runs at the granted rate with the granted period as the slice — every
     /// unit's maximumFramesPerSlice set before initialize. Without, it is a Generic Output (offline render).
-    public init(set: RigSet, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
-                arpeggio: Arpeggio? = nil, session: AudioSession? = nil) throws {
+    public init(
+        set: RigSet, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
+        arpeggio: Arpeggio? = nil, session: AudioSession? = nil
+    ) throws {
         precondition(!set.entries.isEmpty, "a rig set has at least one rig")
         guard set.entries.reduce(0, { $0 + $1.rig.parts.count }) <= Self.maximumParts else {
             throw RigError("a rig set holds at most \(Self.maximumParts) parts")
@@ -89,14 +94,18 @@ public final class PlaybackRig {
         self.set = set
         let first = set.entries[0].rig
         var rig = Rig(name: set.name, parts: set.entries.flatMap(\.rig.parts))
-        (rig.sampleRate, rig.slice, rig.volume, rig.eq, rig.controls) = (first.sampleRate, first.slice, first.volume, first.eq, first.controls)
+        (rig.sampleRate, rig.slice, rig.volume, rig.eq, rig.controls) = (
+            first.sampleRate, first.slice, first.volume, first.eq, first.controls
+        )
         let graph = AudioGraph(registry: UnitCatalog.registry())
         self.graph = graph
-        outputNode = try graph.addNode(session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
+        outputNode = try graph.addNode(
+            session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
         mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
         graph.open()
         if let session {
-            let grant = try session.activate(for: try graph.unit(for: outputNode) as! ALSAOutputUnit, sizing: graph.units)
+            let grant = try session.activate(
+                for: try graph.unit(for: outputNode) as! ALSAOutputUnit, sizing: graph.units)
             rig.sampleRate = grant.sampleRate
             rig.slice = grant.period
         }
@@ -105,8 +114,9 @@ public final class PlaybackRig {
         transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
         fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
         mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
-        let units = RigUnits(graph: graph, mixer: mixer, mixerNode: mixerNode, sampleRate: rig.sampleRate, slice: rig.slice,
-                             hostCallbacks: transport.callbacks)
+        let units = RigUnits(
+            graph: graph, mixer: mixer, mixerNode: mixerNode, sampleRate: rig.sampleRate, slice: rig.slice,
+            hostCallbacks: transport.callbacks)
         self.units = units
 
         // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
@@ -122,7 +132,8 @@ public final class PlaybackRig {
         var parts: [LoadedPart] = []
         var prelude: [TimedMIDIEvent] = []
         for (bus, part) in rig.parts.enumerated() {
-            let (loaded, programs) = try units.addPart(part, rigIndex: partRigs[bus], bus: Element(bus), arpeggio: arpeggio)
+            let (loaded, programs) = try units.addPart(
+                part, rigIndex: partRigs[bus], bus: Element(bus), arpeggio: arpeggio)
             parts.append(loaded)
             prelude += programs
         }
@@ -131,7 +142,8 @@ public final class PlaybackRig {
         self.prelude = prelude
 
         // One master EQ serves every rig of the set that has one ("Flat", transparent, for those without).
-        let master = set.entries.contains { $0.rig.eq != nil } ? try units.addEQ(first.eq ?? "Flat", after: mixerNode) : nil
+        let master =
+            set.entries.contains { $0.rig.eq != nil } ? try units.addEQ(first.eq ?? "Flat", after: mixerNode) : nil
         (masterEQNode, masterEQ, masterEQInFlow) = (master?.0, master?.1, master != nil)
         try graph.connectNodeInput(master?.0 ?? mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
         if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
@@ -151,7 +163,8 @@ public final class PlaybackRig {
             var resolved: [ResolvedControl] = []
             for mapping in entry.rig.controls {
                 do {
-                    resolved.append(ResolvedControl(mapping: mapping, target: try target(mapping.target, preferring: index)))
+                    resolved.append(
+                        ResolvedControl(mapping: mapping, target: try target(mapping.target, preferring: index)))
                 } catch {
                     throw RigError("rig '\(entry.rig.name)': controls: cc \(mapping.controller): \(error.message)")
                 }
@@ -189,7 +202,9 @@ public final class PlaybackRig {
     /// it keep working when it comes back).
     public func setMasterEQ(_ preset: String?) throws {
         if let preset {
-            guard IPodEQUnit.curveIndex(preset) != nil else { throw RigError("unknown EQ preset '\(preset)' (see aulos presets)") }
+            guard IPodEQUnit.curveIndex(preset) != nil else {
+                throw RigError("unknown EQ preset '\(preset)' (see aulos presets)")
+            }
             if masterEQNode == nil {
                 let node = try graph.addNode(IPodEQUnit.componentDescription)
                 let unit = try graph.unit(for: node) as! IPodEQUnit

@@ -21,7 +21,9 @@ struct RigUnits {
         let processing = StreamFormat.canonical(channels: 2, sampleRate: sampleRate)
         try unit.set(.maximumFramesPerSlice, slice)
         try unit.set(.hostCallbacks, hostCallbacks)
-        if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) { try unit.set(.streamFormat, processing, scope: .input) }
+        if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) {
+            try unit.set(.streamFormat, processing, scope: .input)
+        }
         try unit.set(.streamFormat, processing, scope: .output)
     }
 
@@ -37,8 +39,12 @@ struct RigUnits {
 
     /// One part: its instrument with its sound, its EQ, its mixer bus set to the part's volume, pan and
     /// state. Returns the part and, for a sampler with a program, that program on each of its channels.
-    func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, arpeggio: Arpeggio?) throws -> (PlaybackRig.LoadedPart, [TimedMIDIEvent]) {
-        let description = part.instrument == .synth ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
+    func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, arpeggio: Arpeggio?) throws -> (
+        PlaybackRig.LoadedPart, [TimedMIDIEvent]
+    ) {
+        let description =
+            part.instrument == .synth
+            ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
         let node = try graph.addNode(description)
         let instrument = try graph.unit(for: node) as! any MusicDevice
         try configure(instrument)
@@ -50,8 +56,9 @@ struct RigUnits {
                 try synth.selectPreset(choice)
             } else if part.preset != nil || part.program != nil {
                 // Asked for a sound we cannot load: say so rather than play the bare default patch.
-                throw RigError("no synth presets found, so preset '\(choice)' cannot be selected "
-                    + "(searched \(SearchPaths.presetFolders.joined(separator: ", ")); set AULOS_PRESETS)")
+                throw RigError(
+                    "no synth presets found, so preset '\(choice)' cannot be selected "
+                        + "(searched \(SearchPaths.presetFolders.joined(separator: ", ")); set AULOS_PRESETS)")
             }
             try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
             if let arpeggio {
@@ -60,14 +67,17 @@ struct RigUnits {
             }
         case let sampler as FluidSynthSamplerUnit:
             guard let font = part.soundFont ?? sampler.soundFontPath ?? SearchPaths.soundFont else {
-                throw RigError("no SoundFont found for part '\(part.name)'; give one with soundfont: (searched "
-                    + "\(SearchPaths.soundFonts.joined(separator: ", ")))")
+                throw RigError(
+                    "no SoundFont found for part '\(part.name)'; give one with soundfont: (searched "
+                        + "\(SearchPaths.soundFonts.joined(separator: ", ")))")
             }
             try sampler.loadSoundFont(font)
             if let program = part.program {
                 for channel in part.channels where channel != 10 {
-                    programs.append(TimedMIDIEvent(sampleTime: 0, destination: UInt16(bus),
-                                                   message: ChannelMessage(status: 0xC0 | UInt8(channel - 1), data1: UInt8(program))))
+                    programs.append(
+                        TimedMIDIEvent(
+                            sampleTime: 0, destination: UInt16(bus),
+                            message: ChannelMessage(status: 0xC0 | UInt8(channel - 1), data1: UInt8(program))))
                 }
             }
         default:
@@ -77,7 +87,10 @@ struct RigUnits {
         try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
         try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: bus, value: part.volume)
         try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: bus, value: part.pan)
-        try mixer.setParameter(MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
-        return (PlaybackRig.LoadedPart(rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus), programs)
+        try mixer.setParameter(
+            MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
+        return (
+            PlaybackRig.LoadedPart(rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus), programs
+        )
     }
 }

@@ -11,12 +11,14 @@ import AulosUnits
 public enum UnitCatalog {
     public static func registry() -> ComponentRegistry {
         let registry = BuiltInUnits.registry()
-        registry.register(Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") {
-            OscillatorSynthUnit(presets: SearchPaths.synthPresets)
-        })
-        registry.register(Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") {
-            FluidSynthSamplerUnit(soundFont: SearchPaths.soundFont)
-        })
+        registry.register(
+            Component(OscillatorSynthUnit.componentDescription, name: "Aulos: Oscillator Synth") {
+                OscillatorSynthUnit(presets: SearchPaths.synthPresets)
+            })
+        registry.register(
+            Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") {
+                FluidSynthSamplerUnit(soundFont: SearchPaths.soundFont)
+            })
         registry.register(Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") { ALSAOutputUnit() })
         return registry
     }

@@ -9,7 +9,8 @@ extension String {
             switch scalar {
             case "\\": result += "\\\\"
             case "\"": result += "\\\""
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x85 || scalar.value == 0x2028
+            case _
+            where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x85 || scalar.value == 0x2028
                 || scalar.value == 0x2029 || scalar.value == 0xFEFF:
                 let hex = String(scalar.value, radix: 16)
                 result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

@@ -37,12 +37,15 @@ extension Rig {
             throw RigError("\(file):1: a rig is a mapping with at least 'parts'")
         }
         let reader = RigReader(file: file)
-        let keys = try reader.keys(mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls"], at: "")
+        let keys = try reader.keys(
+            mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls"], at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] { sampleRate = try reader.number(node, "sample-rate", in: 8000...192_000) }
         if let node = keys["slice"] { slice = UInt32(try reader.number(node, "slice", in: 1...4096)) }
         if let output = keys["output"] {
-            guard let outputMapping = output.mapping else { throw reader.error(output, "output", "must be a mapping (volume, eq)") }
+            guard let outputMapping = output.mapping else {
+                throw reader.error(output, "output", "must be a mapping (volume, eq)")
+            }
             let outputKeys = try reader.keys(outputMapping, allowed: ["volume", "eq"], at: "output.")
             if let node = outputKeys["volume"] { volume = Float(try reader.number(node, "output.volume", in: 0...2)) }
             if let node = outputKeys["eq"] { eq = try reader.eqPreset(node, "output.eq") }
@@ -57,13 +60,20 @@ extension Rig {
         for (index, node) in sequence.enumerated() {
             let at = "parts[\(index)]"
             guard let partMapping = node.mapping else { throw reader.error(node, at, "must be a mapping") }
-            let partKeys = try reader.keys(partMapping, allowed: ["name", "instrument", "channels", "preset", "program", "soundfont",
-                                                                  "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity"],
-                                           at: at + ".")
-            guard let instrumentNode = partKeys["instrument"] else { throw reader.error(node, at, "missing 'instrument' (synth or sampler)") }
+            let partKeys = try reader.keys(
+                partMapping,
+                allowed: [
+                    "name", "instrument", "channels", "preset", "program", "soundfont",
+                    "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity",
+                ],
+                at: at + ".")
+            guard let instrumentNode = partKeys["instrument"] else {
+                throw reader.error(node, at, "missing 'instrument' (synth or sampler)")
+            }
             let instrumentName = try reader.string(instrumentNode, at + ".instrument")
             guard let instrument = InstrumentChoice(rawValue: instrumentName) else {
-                throw reader.error(instrumentNode, at + ".instrument", "unknown instrument '\(instrumentName)' (synth, sampler)")
+                throw reader.error(
+                    instrumentNode, at + ".instrument", "unknown instrument '\(instrumentName)' (synth, sampler)")
             }
             var channels = Array(1...16)
             if let channelsNode = partKeys["channels"] {
@@ -73,8 +83,10 @@ extension Rig {
                     channels.append(Int(try reader.number(item, at + ".channels", in: 1...16)))
                 }
             }
-            var part = Part(name: try partKeys["name"].map { n throws(RigError) in try reader.string(n, at + ".name") } ?? "\(instrumentName) \(index + 1)",
-                            instrument: instrument, channels: channels)
+            var part = Part(
+                name: try partKeys["name"].map { n throws(RigError) in try reader.string(n, at + ".name") }
+                    ?? "\(instrumentName) \(index + 1)",
+                instrument: instrument, channels: channels)
             if let n = partKeys["preset"] { part.preset = try reader.string(n, at + ".preset") }
             if let n = partKeys["program"] { part.program = Int(try reader.number(n, at + ".program", in: 0...127)) }
             if let n = partKeys["soundfont"] { part.soundFont = try reader.string(n, at + ".soundfont") }
@@ -86,13 +98,16 @@ extension Rig {
             }
             if let n = partKeys["eq"] { part.eq = try reader.eqPreset(n, at + ".eq") }
             if let n = partKeys["keys"] { part.keys = try reader.keyRange(n, at + ".keys") }
-            if let n = partKeys["transpose"] { part.transpose = Int(try reader.number(n, at + ".transpose", in: -48...48)) }
+            if let n = partKeys["transpose"] {
+                part.transpose = Int(try reader.number(n, at + ".transpose", in: -48...48))
+            }
             if let n = partKeys["velocity"] { part.velocity = try reader.velocityCurve(n, at + ".velocity") }
             if part.instrument == .synth, part.soundFont != nil {
                 throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
             }
             if part.instrument == .sampler, part.preset != nil {
-                throw reader.error(partKeys["preset"]!, at + ".preset", "names a synth preset; use 'program' with the sampler")
+                throw reader.error(
+                    partKeys["preset"]!, at + ".preset", "names a synth preset; use 'program' with the sampler")
             }
             parts.append(part)
         }
@@ -100,8 +115,9 @@ extension Rig {
         if let n = keys["controls"] { controls = try reader.controls(n) }
         let names = parts.map { $0.name.lowercased() }
         if let duplicate = names.enumerated().first(where: { names.firstIndex(of: $0.element) != $0.offset }) {
-            throw reader.error(sequence[duplicate.offset], "parts[\(duplicate.offset)].name",
-                               "'\(parts[duplicate.offset].name)' is used twice (controls and `aulos set` name parts)")
+            throw reader.error(
+                sequence[duplicate.offset], "parts[\(duplicate.offset)].name",
+                "'\(parts[duplicate.offset].name)' is used twice (controls and `aulos set` name parts)")
         }
     }
 
@@ -122,11 +138,15 @@ extension RigSet {
         let text = try readRigFile(path)
         let root: Node?
         do { root = try Yams.compose(yaml: text) } catch { return RigSet(try Rig(yaml: text, file: path)) }
-        guard let mapping = root?.mapping, mapping["rigs"] != nil else { return RigSet(try Rig(yaml: text, file: path)) }
+        guard let mapping = root?.mapping, mapping["rigs"] != nil else {
+            return RigSet(try Rig(yaml: text, file: path))
+        }
         let reader = RigReader(file: path)
         let keys = try reader.keys(mapping, allowed: ["name", "control-channel", "rigs"], at: "")
         let name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? path
-        let channel = try keys["control-channel"].map { node throws(RigError) in Int(try reader.number(node, "control-channel", in: 1...16)) }
+        let channel = try keys["control-channel"].map { node throws(RigError) in
+            Int(try reader.number(node, "control-channel", in: 1...16))
+        }
         guard let list = keys["rigs"]?.sequence, !list.isEmpty else {
             throw reader.error(keys["rigs"]!, "rigs", "must be a list of {program, rig}")
         }
@@ -134,12 +154,21 @@ extension RigSet {
         var entries: [Entry] = []
         for (index, item) in list.enumerated() {
             let at = "rigs[\(index)]"
-            guard let itemMapping = item.mapping else { throw reader.error(item, at, "must be a mapping with program and rig") }
+            guard let itemMapping = item.mapping else {
+                throw reader.error(item, at, "must be a mapping with program and rig")
+            }
             let itemKeys = try reader.keys(itemMapping, allowed: ["bank", "program", "rig"], at: at + ".")
-            guard let programNode = itemKeys["program"] else { throw reader.error(item, at, "missing 'program' (0…127)") }
-            guard let rigNode = itemKeys["rig"] else { throw reader.error(item, at, "missing 'rig' (a rig file, relative to this one)") }
+            guard let programNode = itemKeys["program"] else {
+                throw reader.error(item, at, "missing 'program' (0…127)")
+            }
+            guard let rigNode = itemKeys["rig"] else {
+                throw reader.error(item, at, "missing 'rig' (a rig file, relative to this one)")
+            }
             let program = Int(try reader.number(programNode, at + ".program", in: 0...127))
-            let bank = try itemKeys["bank"].map { node throws(RigError) in Int(try reader.number(node, at + ".bank", in: 0...16383)) } ?? 0
+            let bank =
+                try itemKeys["bank"].map { node throws(RigError) in
+                    Int(try reader.number(node, at + ".bank", in: 0...16383))
+                } ?? 0
             let file = try reader.string(rigNode, at + ".rig")
             let rig: Rig
             do {
@@ -158,7 +187,8 @@ extension RigSet {
         }
         let totalParts = entries.reduce(0) { $0 + $1.rig.parts.count }
         guard totalParts <= PlaybackRig.maximumParts else {
-            throw reader.error(keys["rigs"]!, "rigs", "\(totalParts) parts in all; a set holds at most \(PlaybackRig.maximumParts)")
+            throw reader.error(
+                keys["rigs"]!, "rigs", "\(totalParts) parts in all; a set holds at most \(PlaybackRig.maximumParts)")
         }
         var set = RigSet(name: name, controlChannel: channel, entries: entries)
         set.isSetFile = true
@@ -197,7 +227,9 @@ struct RigReader {
     }
 
     func number(_ node: Node, _ key: String, in range: ClosedRange<Double>) throws(RigError) -> Double {
-        guard let text = node.scalar?.string, let value = Double(text) else { throw error(node, key, "must be a number") }
+        guard let text = node.scalar?.string, let value = Double(text) else {
+            throw error(node, key, "must be a number")
+        }
         guard range.contains(value) else {
             throw error(node, key, "\(text) is outside \(range.lowerBound.clean)…\(range.upperBound.clean)")
         }
@@ -225,13 +257,16 @@ extension RigReader {
             guard curve.low <= curve.high else { throw error(node, key, "min \(curve.low) is above max \(curve.high)") }
             return curve
         }
-        guard let text = node.scalar?.string else { throw error(node, key, "must be soft, hard, linear, a velocity or {curve, min, max}") }
+        guard let text = node.scalar?.string else {
+            throw error(node, key, "must be soft, hard, linear, a velocity or {curve, min, max}")
+        }
         if let fixed = Int(text) {
             guard (1...127).contains(fixed) else { throw error(node, key, "a fixed velocity is 1…127, not \(fixed)") }
             return VelocityCurve(fixed: fixed)
         }
         guard let named = VelocityCurve.named.first(where: { $0.0 == text.lowercased() }) else {
-            throw error(node, key, "unknown curve '\(text)' (soft, hard, linear, a velocity 1…127, or {curve, min, max})")
+            throw error(
+                node, key, "unknown curve '\(text)' (soft, hard, linear, a velocity 1…127, or {curve, min, max})")
         }
         return named.1
     }
@@ -249,14 +284,20 @@ extension RigReader {
             let text = try string(node, key)
             for dash in text.indices where text[dash] == "-" && dash != text.startIndex {
                 if let low = try? Score.parseNote(text[..<dash].trimmingCharacters(in: .whitespaces)),
-                   let high = try? Score.parseNote(text[text.index(after: dash)...].trimmingCharacters(in: .whitespaces)) {
+                    let high = try? Score.parseNote(
+                        text[text.index(after: dash)...].trimmingCharacters(in: .whitespaces))
+                {
                     notes = [Int(low), Int(high)]
                     break
                 }
             }
-            guard notes.count == 2 else { throw error(node, key, "'\(text)' must be LOW-HIGH notes, like C2-B4 or 36-71") }
+            guard notes.count == 2 else {
+                throw error(node, key, "'\(text)' must be LOW-HIGH notes, like C2-B4 or 36-71")
+            }
         }
-        guard notes[0] <= notes[1] else { throw error(node, key, "the low note \(notes[0]) is above the high note \(notes[1])") }
+        guard notes[0] <= notes[1] else {
+            throw error(node, key, "the low note \(notes[0]) is above the high note \(notes[1])")
+        }
         return notes[0]...notes[1]
     }
 
@@ -268,9 +309,13 @@ extension RigReader {
             guard let mapping = item.mapping else { throw error(item, at, "must be a mapping with cc and target") }
             let keys = try keys(mapping, allowed: ["cc", "channel", "target", "min", "max"], at: at + ".")
             guard let ccNode = keys["cc"] else { throw error(item, at, "missing 'cc' (0…127)") }
-            guard let targetNode = keys["target"] else { throw error(item, at, "missing 'target' (PART.PARAMETER, output.volume, output.eq)") }
+            guard let targetNode = keys["target"] else {
+                throw error(item, at, "missing 'target' (PART.PARAMETER, output.volume, output.eq)")
+            }
             let target = try string(targetNode, at + ".target")
-            guard target.contains(".") else { throw error(targetNode, at + ".target", "'\(target)' is not UNIT.PARAMETER") }
+            guard target.contains(".") else {
+                throw error(targetNode, at + ".target", "'\(target)' is not UNIT.PARAMETER")
+            }
             var control = ControlMapping(controller: Int(try number(ccNode, at + ".cc", in: 0...127)), target: target)
             if let n = keys["channel"] { control.channel = Int(try number(n, at + ".channel", in: 1...16)) }
             if let n = keys["min"] { control.minimum = Float(try number(n, at + ".min", in: -1e6...1e6)) }

@@ -10,8 +10,11 @@ extension Rig {
     /// The rig as YAML, in a fixed key order (so load → save → load is identical).
     public func yaml() -> String {
         let quote = Self.quoted
-        var lines = ["# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)", "output:",
-                     "  volume: \(volume.clean)"]
+        var lines = [
+            "# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)",
+            "output:",
+            "  volume: \(volume.clean)",
+        ]
         if let eq { lines.append("  eq: \(quote(eq))") }
         lines.append("parts:")
         for part in parts {

@@ -15,12 +15,15 @@ public enum RigLibrary {
     public static var factory: [Entry] {
         for directory in SearchPaths.presetFolders {
             let folder = directory + "/rigs"
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".yaml") }
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                $0.hasSuffix(".yaml")
+            }
             guard !names.isEmpty else { continue }
             return names.sorted().compactMap { name in
                 guard let set = try? RigSet.load(folder + "/" + name) else { return nil }
-                return Entry(path: folder + "/" + name, name: set.name, parts: set.entries.reduce(0) { $0 + $1.rig.parts.count },
-                             rigs: set.entries.count)
+                return Entry(
+                    path: folder + "/" + name, name: set.name, parts: set.entries.reduce(0) { $0 + $1.rig.parts.count },
+                    rigs: set.entries.count)
             }
         }
         return []

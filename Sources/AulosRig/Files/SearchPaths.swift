@@ -14,7 +14,8 @@ public enum SearchPaths {
     /// The data roots, most specific first.
     public static var dataRoots: [String] {
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        let installed = executable.deletingLastPathComponent().appendingPathComponent("../share/aulos").standardized.path
+        let installed = executable.deletingLastPathComponent().appendingPathComponent("../share/aulos").standardized
+            .path
         // This file is Sources/AulosRig/Files/SearchPaths.swift: four folders up is the source tree.
         var source = URL(fileURLWithPath: #filePath)
         for _ in 0..<4 { source.deleteLastPathComponent() }
@@ -23,20 +24,24 @@ public enum SearchPaths {
 
     /// Folders that may hold `synth/*.json`, `rigs/*.yaml` and `scores/`.
     public static var presetFolders: [String] {
-        let environment = ProcessInfo.processInfo.environment["AULOS_PRESETS"].map { $0.split(separator: ":").map(String.init) } ?? []
+        let environment =
+            ProcessInfo.processInfo.environment["AULOS_PRESETS"].map { $0.split(separator: ":").map(String.init) } ?? []
         return environment + dataRoots.map { $0 + "/presets" }
     }
 
     /// The first preset folder that has synth presets; nil when none has.
     public static var presetFolder: String? {
         presetFolders.first { folder in
-            (try? FileManager.default.contentsOfDirectory(atPath: folder + "/synth"))?.contains { $0.hasSuffix(".json") } ?? false
+            (try? FileManager.default.contentsOfDirectory(atPath: folder + "/synth"))?.contains {
+                $0.hasSuffix(".json")
+            } ?? false
         }
     }
 
     /// The factory synth presets (loaded once; a broken file is reported on stderr once and skipped, so one
     /// bad file cannot take the instrument down).
-    public static let synthPresets: [SynthPreset] = presetFolder.map { SynthPresetLibrary.loadSkippingBroken(from: $0 + "/synth") } ?? []
+    public static let synthPresets: [SynthPreset] =
+        presetFolder.map { SynthPresetLibrary.loadSkippingBroken(from: $0 + "/synth") } ?? []
 
     /// Where the sampler looks for a SoundFont when none is named, in order.
     public static var soundFonts: [String] {

@@ -13,9 +13,10 @@ public struct Arpeggio: Sendable, Equatable {
     public init?(parsing text: String) {
         let parts = text.lowercased().split(separator: ":").map(String.init)
         guard parts.count == 2,
-              let mode = OscillatorSynthUnit.ArpeggiatorMode.allCases.first(where: { $0.name == parts[0] }),
-              mode != .off,
-              let rate = OscillatorSynthUnit.NoteRate.allCases.first(where: { $0.name == parts[1] }) else { return nil }
+            let mode = OscillatorSynthUnit.ArpeggiatorMode.allCases.first(where: { $0.name == parts[0] }),
+            mode != .off,
+            let rate = OscillatorSynthUnit.NoteRate.allCases.first(where: { $0.name == parts[1] })
+        else { return nil }
         self.init(mode: mode, rate: rate)
     }
 }

@@ -58,4 +58,3 @@ public struct ControlMapping: Equatable, Sendable {
         self.maximum = maximum
     }
 }
-

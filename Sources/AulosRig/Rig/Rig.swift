@@ -3,7 +3,6 @@ public enum InstrumentChoice: String, Sendable, CaseIterable {
     case synth, sampler
 }
 
-
 /// A rig: the whole playing setup as a file a person can read and edit (YAML, documented in docs/rigs.md).
 /// Instruments ("parts") with their MIDI channels and sounds, each on a mixer bus with volume and pan (and
 /// optionally its own EQ), then the output volume and a master EQ.

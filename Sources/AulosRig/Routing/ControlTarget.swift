@@ -21,7 +21,8 @@ public struct ControlTarget: @unchecked Sendable {
 
     /// The value for a controller position, between `minimum` and `maximum` (default: the whole range).
     func value(controller: UInt8, minimum: Float?, maximum: Float?) -> Float {
-        let low = minimum ?? range.lowerBound, high = maximum ?? range.upperBound
+        let low = minimum ?? range.lowerBound
+        let high = maximum ?? range.upperBound
         return min(range.upperBound, max(range.lowerBound, low + (high - low) * Float(controller) / 127))
     }
 
@@ -29,7 +30,8 @@ public struct ControlTarget: @unchecked Sendable {
     public func apply(_ value: Float) throws(AudioUnitError) {
         switch kind {
         case .parameter(let unit, let id, let scope, let element):
-            try unit.setParameter(id, scope: scope, element: element, value: min(range.upperBound, max(range.lowerBound, value)))
+            try unit.setParameter(
+                id, scope: scope, element: element, value: min(range.upperBound, max(range.lowerBound, value)))
         case .eqPreset(let eq):
             try eq.selectPreset(String(Int(value.rounded())))
         }
@@ -38,7 +40,8 @@ public struct ControlTarget: @unchecked Sendable {
     /// The current value (an EQ preset's index).
     public func current() throws(AudioUnitError) -> Float {
         switch kind {
-        case .parameter(let unit, let id, let scope, let element): try unit.getParameter(id, scope: scope, element: element)
+        case .parameter(let unit, let id, let scope, let element):
+            try unit.getParameter(id, scope: scope, element: element)
         case .eqPreset(let eq): Float(eq.currentPreset?.number ?? 0)
         }
     }
@@ -49,21 +52,29 @@ public struct ControlTarget: @unchecked Sendable {
 
     /// Finds `UNIT.PARAMETER` in a playing rig: parts of rig `preferring` first (a rig's controls name its
     /// own parts), then any rig's. The error lists what exists.
-    static func resolve(_ text: String, in rig: PlaybackRig, preferring rigIndex: Int) throws(RigError) -> ControlTarget {
+    static func resolve(_ text: String, in rig: PlaybackRig, preferring rigIndex: Int) throws(RigError) -> ControlTarget
+    {
         guard let dot = text.lastIndex(of: "."), dot != text.startIndex, text.index(after: dot) != text.endIndex else {
-            throw RigError("'\(text)' is not UNIT.PARAMETER (for example output.volume or \(rig.parts.first?.part.name ?? "part").volume)")
+            throw RigError(
+                "'\(text)' is not UNIT.PARAMETER (for example output.volume or "
+                    + "\(rig.parts.first?.part.name ?? "part").volume)"
+            )
         }
-        let unitName = normalized(text[..<dot]), parameterName = normalized(text[text.index(after: dot)...])
+        let unitName = normalized(text[..<dot])
+        let parameterName = normalized(text[text.index(after: dot)...])
         let mixer = rig.mixer
         if unitName == "output" || unitName == "master" {
             switch parameterName {
             case "volume":
-                return ControlTarget(name: "output.volume", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.volume, .output, 0), range: 0...2)
+                return ControlTarget(
+                    name: "output.volume", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.volume, .output, 0),
+                    range: 0...2)
             case "eq":
                 guard let eq = rig.masterEQ else {
                     throw RigError("output.eq: this rig has no master EQ (give the rig an output eq)")
                 }
-                return ControlTarget(name: "output.eq", kind: .eqPreset(eq), range: 0...Float(IPodEQUnit.curves.count - 1))
+                return ControlTarget(
+                    name: "output.eq", kind: .eqPreset(eq), range: 0...Float(IPodEQUnit.curves.count - 1))
             default:
                 throw RigError("output has volume and eq, not '\(text[text.index(after: dot)...])'")
             }
@@ -76,11 +87,22 @@ public struct ControlTarget: @unchecked Sendable {
         let name = loaded.part.name
         let bus = loaded.bus
         switch parameterName {
-        case "volume": return ControlTarget(name: "\(name).volume", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.volume, .input, bus), range: 0...2)
-        case "pan": return ControlTarget(name: "\(name).pan", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.pan, .input, bus), range: -1...1)
-        case "enabled", "enable": return ControlTarget(name: "\(name).enabled", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.enable, .input, bus), range: 0...1)
+        case "volume":
+            return ControlTarget(
+                name: "\(name).volume", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.volume, .input, bus),
+                range: 0...2)
+        case "pan":
+            return ControlTarget(
+                name: "\(name).pan", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.pan, .input, bus),
+                range: -1...1)
+        case "enabled", "enable":
+            return ControlTarget(
+                name: "\(name).enabled", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.enable, .input, bus),
+                range: 0...1)
         case "eq":
-            guard let eq = loaded.eq else { throw RigError("\(name).eq: part '\(name)' has no EQ (give it an eq in the rig)") }
+            guard let eq = loaded.eq else {
+                throw RigError("\(name).eq: part '\(name)' has no EQ (give it an eq in the rig)")
+            }
             return ControlTarget(name: "\(name).eq", kind: .eqPreset(eq), range: 0...Float(IPodEQUnit.curves.count - 1))
         default:
             let unit: AudioUnit = loaded.instrument
@@ -88,12 +110,18 @@ public struct ControlTarget: @unchecked Sendable {
             for id in list {
                 guard let info = try? unit.parameterInfo(id) else { continue }
                 if normalized(info.name) == parameterName || String(id.rawValue) == parameterName {
-                    return ControlTarget(name: "\(name).\(normalized(info.name))", kind: .parameter(unit, id, .global, 0), range: info.minValue...info.maxValue)
+                    return ControlTarget(
+                        name: "\(name).\(normalized(info.name))", kind: .parameter(unit, id, .global, 0),
+                        range: info.minValue...info.maxValue)
                 }
             }
-            let names = ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
+            let names =
+                ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
                 + list.compactMap { try? unit.parameterInfo($0) }.map { normalized($0.name) }
-            throw RigError("part '\(name)' has no parameter '\(text[text.index(after: dot)...])' (it has \(names.joined(separator: ", ")))")
+            throw RigError(
+                "part '\(name)' has no parameter '\(text[text.index(after: dot)...])' (it has "
+                    + "\(names.joined(separator: ", ")))"
+            )
         }
     }
 }

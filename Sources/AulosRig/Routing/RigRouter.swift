@@ -80,9 +80,10 @@ public struct RigRouter: @unchecked Sendable {
         set = rig.set
         controlChannel = rig.set.controlChannel.map { UInt8($0 - 1) }
         parts = rig.parts.map { loaded in
-            PartRoute(rig: loaded.rigIndex, channels: loaded.part.channels.reduce(0) { $0 | UInt16(1) << UInt16($1 - 1) },
-                      keys: loaded.part.keys, transpose: loaded.part.transpose, velocities: loaded.part.velocity.table,
-                      takesProgramChanges: loaded.part.instrument != .synth)
+            PartRoute(
+                rig: loaded.rigIndex, channels: loaded.part.channels.reduce(0) { $0 | UInt16(1) << UInt16($1 - 1) },
+                keys: loaded.part.keys, transpose: loaded.part.transpose, velocities: loaded.part.velocity.table,
+                takesProgramChanges: loaded.part.instrument != .synth)
         }
         controls = rig.controls
     }
@@ -138,7 +139,8 @@ public struct RigRouter: @unchecked Sendable {
                 return routed
             case (0xC0, _):
                 // A program no rig answers is ignored (said in the docs): better than silence.
-                guard let index = set.index(bank: bank[Int(channel)], program: Int(message.data1)), index != activeRig else { return routed }
+                guard let index = set.index(bank: bank[Int(channel)], program: Int(message.data1)), index != activeRig
+                else { return routed }
                 routed.actions.append(.rigSwitched(index))
                 routed.deliveries = select(rig: index)
                 return routed
@@ -150,23 +152,34 @@ public struct RigRouter: @unchecked Sendable {
         switch message.command {
         case 0x90:
             let sourceBit = slot(for: source)
-            for (index, part) in parts.enumerated() where part.rig == activeRig && part.channels & (1 << UInt16(channel)) != 0
-                && part.keys.contains(Int(message.data1)) {
+            for (index, part) in parts.enumerated()
+            where part.rig == activeRig && part.channels & (1 << UInt16(channel)) != 0
+                && part.keys.contains(Int(message.data1))
+            {
                 let played = Int(message.data1) + part.transpose
                 guard (0...127).contains(played) else { continue }
                 held[key].parts |= 1 << UInt64(index)
                 held[key].sources |= sourceBit
-                routed.deliveries.append((UInt16(index), .noteOn(channel: channel, note: UInt8(played), velocity: part.velocities[Int(message.data2)])))
+                routed.deliveries.append(
+                    (
+                        UInt16(index),
+                        .noteOn(channel: channel, note: UInt8(played), velocity: part.velocities[Int(message.data2)])
+                    ))
             }
         case 0x80:
             routed.deliveries = noteOffs(key, velocity: message.data2)
         case 0xA0:
-            routed.deliveries = owners(held[key].parts).map { (UInt16($0), message.withNote(UInt8(Int(message.data1) + parts[$0].transpose))) }
+            routed.deliveries = owners(held[key].parts).map {
+                (UInt16($0), message.withNote(UInt8(Int(message.data1) + parts[$0].transpose)))
+            }
         case 0xB0:
             let (controller, value) = (message.data1, message.data2)
             if let target = learning {
-                let mapping = ControlMapping(controller: Int(controller), channel: Int(channel) + 1, target: target.name)
-                learned.removeAll { $0.mapping.controller == mapping.controller && $0.mapping.channel == mapping.channel }
+                let mapping = ControlMapping(
+                    controller: Int(controller), channel: Int(channel) + 1, target: target.name)
+                learned.removeAll {
+                    $0.mapping.controller == mapping.controller && $0.mapping.channel == mapping.channel
+                }
                 learned.append(Mapping(mapping: mapping, target: target))
                 learning = nil
                 learnedMapping = mapping
@@ -174,10 +187,15 @@ public struct RigRouter: @unchecked Sendable {
                 return routed
             }
             if let mapped = (learned.reversed() + controls[activeRig]).first(where: {
-                $0.mapping.controller == Int(controller) && ($0.mapping.channel == nil || $0.mapping.channel == Int(channel) + 1)
+                $0.mapping.controller == Int(controller)
+                    && ($0.mapping.channel == nil || $0.mapping.channel == Int(channel) + 1)
             }) {
-                routed.actions.append(.control(mapped.target, mapped.target.value(controller: value, minimum: mapped.mapping.minimum,
-                                                                                   maximum: mapped.mapping.maximum)))
+                routed.actions.append(
+                    .control(
+                        mapped.target,
+                        mapped.target.value(
+                            controller: value, minimum: mapped.mapping.minimum,
+                            maximum: mapped.mapping.maximum)))
                 return routed
             }
             if controller == 64 {
@@ -187,12 +205,16 @@ public struct RigRouter: @unchecked Sendable {
             // All sound off, all notes off and the mode changes (which imply all notes off) end every held
             // note of the channel; reset all controllers lifts the pedal. The silencing controllers reach
             // every rig (held notes of a rig left behind too).
-            if controller == 120 || controller >= 123 { for note in 0..<128 { held[Int(channel) * 128 + note] = HeldNote() } }
+            if controller == 120 || controller >= 123 {
+                for note in 0..<128 { held[Int(channel) * 128 + note] = HeldNote() }
+            }
             if controller == 121 { pedal[Int(channel)] = 0 }
             let everyRig = controller == 120 || controller == 121 || controller == 123
             routed.deliveries = listeners(channel, everyRig: everyRig).map { (UInt16($0), message) }
         case 0xC0:
-            routed.deliveries = listeners(channel, everyRig: false).filter { parts[$0].takesProgramChanges }.map { (UInt16($0), message) }
+            routed.deliveries = listeners(channel, everyRig: false).filter { parts[$0].takesProgramChanges }.map {
+                (UInt16($0), message)
+            }
         default:
             routed.deliveries = listeners(channel, everyRig: false).map { (UInt16($0), message) }
         }
@@ -234,7 +256,8 @@ public struct RigRouter: @unchecked Sendable {
 
     /// The note-offs that end the note at `key` on every part it went to; it is then no longer held.
     private mutating func noteOffs(_ key: Int, velocity: UInt8) -> [Delivery] {
-        let channel = UInt8(key / 128), note = key % 128
+        let channel = UInt8(key / 128)
+        let note = key % 128
         defer { held[key] = HeldNote() }
         return owners(held[key].parts).map { index in
             (UInt16(index), .noteOff(channel: channel, note: UInt8(note + parts[index].transpose), velocity: velocity))
@@ -256,7 +279,9 @@ public struct RigRouter: @unchecked Sendable {
     }
 
     private func listeners(_ channel: UInt8, everyRig: Bool) -> [Int] {
-        parts.indices.filter { (everyRig || parts[$0].rig == activeRig) && parts[$0].channels & (1 << UInt16(channel)) != 0 }
+        parts.indices.filter {
+            (everyRig || parts[$0].rig == activeRig) && parts[$0].channels & (1 << UInt16(channel)) != 0
+        }
     }
 
     private func owners(_ bits: UInt64) -> [Int] {

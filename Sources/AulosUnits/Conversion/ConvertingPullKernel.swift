@@ -22,7 +22,8 @@ public struct ConvertingPullKernel {
         let conversion = try FormatConversion(from: input, to: unit.outputFormat(0))
         let frames = unit.maximumFramesPerSlice
         let storage = AudioBufferListStorage(format: input, maximumFrames: frames)
-        let scratch = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: 2 * frames)
+        let scratch = AudioBufferListStorage(
+            format: .canonical(channels: 1, sampleRate: input.sampleRate), maximumFrames: 2 * frames)
         unit.retainForKernel(storage)
         unit.retainForKernel(scratch)
         let kernel = ConvertingPullKernel(
@@ -38,15 +39,18 @@ public struct ConvertingPullKernel {
 
     @_noAllocation @_noLocks
     func render(
-        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>, timeStamp: UnsafePointer<AudioTimeStamp>,
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>,
         frameCount: UInt32, ioData: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
         if conversion.isIdentity {
             ioData.pointee.setFrameCount(frameCount, bytesPerFrame: inputBytesPerFrame)
-            return RenderInputs.pull(inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: ioData)
+            return RenderInputs.pull(
+                inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: ioData)
         }
         inputBuffers.pointee.setFrameCount(frameCount, bytesPerFrame: inputBytesPerFrame)
-        let status = RenderInputs.pull(inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: inputBuffers)
+        let status = RenderInputs.pull(
+            inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: inputBuffers)
         conversion.convert(inputBuffers, into: ioData, frameCount: Int(frameCount), scratch: scratch)
         return status
     }

@@ -33,7 +33,8 @@ struct ResamplingPullKernel {
         let channels = Int(output.channelsPerFrame)
         let ratio = output.sampleRate / input.sampleRate
         guard ratio >= 1.0 / 16, ratio <= 16 else {
-            throw AudioUnitError(.formatNotSupported, "\(unit.name): \(input.sampleRate) → \(output.sampleRate) Hz is beyond 16×")
+            throw AudioUnitError(
+                .formatNotSupported, "\(unit.name): \(input.sampleRate) → \(output.sampleRate) Hz is beyond 16×")
         }
         guard input.channelsPerFrame <= 2 || input.channelsPerFrame == output.channelsPerFrame else {
             throw AudioUnitError(.formatNotSupported, "\(unit.name) converts channel counts only mono ↔ stereo")
@@ -47,8 +48,10 @@ struct ResamplingPullKernel {
         unit.retainForKernel(converter)
         // Float32 interleaved at the input's rate with the output's channels, then the output format at the
         // output's rate (FormatConversion converts layouts within one rate).
-        let floatAtInput = StreamFormat(sample: .float32, channels: UInt32(channels), sampleRate: input.sampleRate, interleaved: true)
-        let floatAtOutput = StreamFormat(sample: .float32, channels: UInt32(channels), sampleRate: output.sampleRate, interleaved: true)
+        let floatAtInput = StreamFormat(
+            sample: .float32, channels: UInt32(channels), sampleRate: input.sampleRate, interleaved: true)
+        let floatAtOutput = StreamFormat(
+            sample: .float32, channels: UInt32(channels), sampleRate: output.sampleRate, interleaved: true)
         let toFloat = try FormatConversion(from: input, to: floatAtInput)
         let fromFloat = try FormatConversion(from: floatAtOutput, to: output)
         let maximum = Int(unit.maximumFramesPerSlice)
@@ -56,8 +59,9 @@ struct ResamplingPullKernel {
         let inputStorage = AudioBufferListStorage(format: input, maximumFrames: UInt32(chunk))
         let chunkStorage = AudioBufferListStorage(format: floatAtInput, maximumFrames: UInt32(chunk))
         let fifoStorage = AudioBufferListStorage(format: floatAtOutput, maximumFrames: UInt32(fifoCapacity))
-        let scratchStorage = AudioBufferListStorage(format: .canonical(channels: 1, sampleRate: input.sampleRate),
-                                                    maximumFrames: UInt32(2 * max(fifoCapacity, chunk)))
+        let scratchStorage = AudioBufferListStorage(
+            format: .canonical(channels: 1, sampleRate: input.sampleRate),
+            maximumFrames: UInt32(2 * max(fifoCapacity, chunk)))
         for storage in [inputStorage, chunkStorage, fifoStorage, scratchStorage] { unit.retainForKernel(storage) }
         let fifoBuffer = UnsafeMutablePointer<AudioBuffer>.allocate(capacity: 1)
         fifoBuffer.initialize(to: AudioBuffer(channelCount: UInt32(channels), byteSize: 0, data: nil))
@@ -88,17 +92,22 @@ struct ResamplingPullKernel {
     }
 
     @_noAllocation @_noLocks
-    func render(inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>, timeStamp: UnsafePointer<AudioTimeStamp>,
-                frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>,
+        frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         var pulls = 0
         while fifoFrames.pointee < frameCount {
             if pulls > 0 { RenderInputs.beginSubcycle(inputs) }
             pulls += 1
             inputBuffers.pointee.setFrameCount(UInt32(Self.chunk), bytesPerFrame: inputBytesPerFrame)
-            var stamp = AudioTimeStamp(sampleTime: inputTime.pointee, hostTime: timeStamp.pointee.hostTime, flags: timeStamp.pointee.flags)
+            var stamp = AudioTimeStamp(
+                sampleTime: inputTime.pointee, hostTime: timeStamp.pointee.hostTime, flags: timeStamp.pointee.flags)
             var inputFlags = RenderActionFlags(rawValue: 0)
-            let status = RenderInputs.pull(inputs, bus: 0, flags: &inputFlags, timeStamp: &stamp, frameCount: UInt32(Self.chunk),
-                                           into: inputBuffers)
+            let status = RenderInputs.pull(
+                inputs, bus: 0, flags: &inputFlags, timeStamp: &stamp, frameCount: UInt32(Self.chunk),
+                into: inputBuffers)
             if status != 0 && status != RenderStatus.noConnection { return status }
             inputTime.pointee += Int64(Self.chunk)
             toFloat.convert(inputBuffers, into: chunkList, frameCount: Self.chunk, scratch: scratch)
@@ -119,7 +128,8 @@ struct ResamplingPullKernel {
         fromFloat.convert(fifoList, into: io, frameCount: frameCount, scratch: scratch)
         let remaining = fifoFrames.pointee - frameCount
         if remaining > 0 {
-            UnsafeMutableRawPointer(fifo).copyMemory(from: fifo + frameCount * channels, byteCount: remaining * channels * 4)
+            UnsafeMutableRawPointer(fifo).copyMemory(
+                from: fifo + frameCount * channels, byteCount: remaining * channels * 4)
         }
         fifoFrames.pointee = remaining
         return 0

@@ -2,12 +2,12 @@ import AulosCore
 import AulosDSP
 import Synchronization
 
-/// Aulos's iPod EQ (`aufx/ipeq/Auls`; Core Audio's `aufx/ipeq/appl` finds it): no parameters, a list of named factory curves
-/// (FactoryPresets) and the one in use (PresentPreset), which may change while audio runs — the switch
-/// glides over 30 ms, so it never clicks. The curves are this project's own (docs/eq-presets.md): gains
-/// at ten octave-spaced band centres. Band filters overlap, so the gains actually used are fitted on the
-/// control thread until the measured response at every centre is within 0.1 dB of the table.
-/// Input and output must have the same full format, as the seeds require.
+/// Aulos's iPod EQ (`aufx/ipeq/Auls`; Core Audio's `aufx/ipeq/appl` finds it): no parameters, a list of named factory
+/// curves (FactoryPresets) and the one in use (PresentPreset), which may change while audio runs — the switch glides
+/// over 30 ms, so it never clicks. The curves are this project's own (docs/eq-presets.md): gains at ten octave-spaced
+/// band centres. Band filters overlap, so the gains actually used are fitted on the control thread until the measured
+/// response at every centre is within 0.1 dB of the table. Input and output must have the same full format, as the
+/// seeds require.
 ///
 /// Threads: control side as for every unit; `IPodEQKernel` runs on the render thread.
 public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
@@ -51,7 +51,9 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
     private var shared: IPodEQShared?
 
     public init() {
-        super.init(description: Self.componentDescription, aliases: [Self.coreAudioAlias], name: "Aulos: iPod EQ", inputs: 1, outputs: 1)
+        super.init(
+            description: Self.componentDescription, aliases: [Self.coreAudioAlias], name: "Aulos: iPod EQ", inputs: 1,
+            outputs: 1)
     }
 
     public override var factoryPresets: [Preset] {
@@ -74,7 +76,9 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
 
     public func selectPreset(_ nameOrNumber: String) throws(AudioUnitError) {
         guard let index = Self.curveIndex(nameOrNumber) else {
-            throw AudioUnitError(.invalidPropertyValue, "no EQ preset '\(nameOrNumber)' (presets: \(Self.curves.map(\.name).joined(separator: ", ")))")
+            throw AudioUnitError(
+                .invalidPropertyValue,
+                "no EQ preset '\(nameOrNumber)' (presets: \(Self.curves.map(\.name).joined(separator: ", ")))")
         }
         try set(.presentPreset, Preset(number: Int32(index), name: Self.curves[index].name))
     }
@@ -104,7 +108,10 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
         for _ in 0..<60 {
             let response = bandCenters.map { frequency in
                 zip(bandCenters, gains).reduce(0.0) { sum, band in
-                    sum + BiquadCoefficients.design(.bell, frequency: band.0, gain: band.1, q: bandQ, sampleRate: sampleRate)
+                    sum
+                        + BiquadCoefficients.design(
+                            .bell, frequency: band.0, gain: band.1, q: bandQ, sampleRate: sampleRate
+                        )
                         .magnitude(at: frequency, sampleRate: sampleRate)
                 }
             }
@@ -122,8 +129,11 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = inputFormat(0)
         guard input == outputFormat(0) else {
-            throw AudioUnitError(.formatNotSupported,
-                "\(name) needs the same full format on input and output (input \(input.compactDescription), output \(outputFormat(0).compactDescription))")
+            throw AudioUnitError(
+                .formatNotSupported,
+                "\(name) needs the same full format on input and output (input \(input.compactDescription), output "
+                    + "\(outputFormat(0).compactDescription))"
+            )
         }
         let rate = input.sampleRate
         fitted = Self.fittedCurves(sampleRate: rate)
@@ -156,7 +166,7 @@ final class IPodEQShared: @unchecked Sendable {
     struct Memory {
         var gains: UnsafeMutablePointer<Float>  // presets × 10
         var selected: UnsafeMutablePointer<Int>  // written by the control thread (one word: atomic enough on
-                                                  // every platform Swift runs on; read once per tick)
+        // every platform Swift runs on; read once per tick)
     }
     let pointer: UnsafeMutablePointer<Memory>
 
@@ -216,13 +226,18 @@ struct IPodEQKernel {
             if current == target { continue }
             changed = true
             let maximum = Float(step * 24)  // dB per tick: the full range in 30 ms
-            gains[band] = glide ? (abs(target - current) <= maximum ? target : current + (target > current ? maximum : -maximum)) : target
+            gains[band] =
+                glide
+                ? (abs(target - current) <= maximum ? target : current + (target > current ? maximum : -maximum))
+                : target
         }
         if !changed && glide { return }
         for band in 0..<10 {
             let frequency = IPodEQKernel.center(band)
-            let coefficients = frequency < 0.45 * sampleRate
-                ? BiquadCoefficients.design(.bell, frequency: frequency, gain: Double(gains[band]), q: 1.41, sampleRate: sampleRate)
+            let coefficients =
+                frequency < 0.45 * sampleRate
+                ? BiquadCoefficients.design(
+                    .bell, frequency: frequency, gain: Double(gains[band]), q: 1.41, sampleRate: sampleRate)
                 : BiquadCoefficients(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0)
             for channel in 0..<channels { filters[channel * 10 + band].setCoefficients(coefficients) }
         }
@@ -246,10 +261,14 @@ struct IPodEQKernel {
     }
 
     @_noAllocation @_noLocks
-    func render(inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>, timeStamp: UnsafePointer<AudioTimeStamp>,
-                frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>,
+        frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
-        let status = RenderInputs.pull(inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: io)
+        let status = RenderInputs.pull(
+            inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: io)
         if status != 0 { return status }
         let silentInput = flags.pointee.contains(.outputIsSilence)
         if !silentInput { resting.pointee = false }
@@ -261,7 +280,9 @@ struct IPodEQKernel {
             let end = min(frameCount, frame + 16 - intoTick)
             if !resting.pointee {
                 for channel in 0..<channels {
-                    BiquadBank.process(filters + channel * 10, count: 10, samples: io.pointee.floatChannel(channel), from: frame, to: end)
+                    BiquadBank.process(
+                        filters + channel * 10, count: 10, samples: io.pointee.floatChannel(channel), from: frame,
+                        to: end)
                 }
             }
             frame = end

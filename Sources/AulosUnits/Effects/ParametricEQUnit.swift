@@ -12,30 +12,43 @@ public final class ParametricEQUnit: AudioUnit, @unchecked Sendable {
     public static let bandCountProperty = PropertyID(rawValue: 64301)
 
     public enum Field: UInt32, CaseIterable, Sendable {
-        case type = 0, frequency, gain, q, bypass
+        case type = 0
+        case frequency, gain, q, bypass
     }
 
-    public static func parameter(band: Int, _ field: Field) -> ParameterID { ParameterID(UInt32(band) * 8 + field.rawValue) }
+    public static func parameter(band: Int, _ field: Field) -> ParameterID {
+        ParameterID(UInt32(band) * 8 + field.rawValue)
+    }
 
     public private(set) var bandCount = 4
 
     public init(bands: Int = 4) {
         bandCount = bands
-        super.init(description: Self.componentDescription, name: "Aulos: Parametric EQ", inputs: 1, outputs: 1,
-                   parameters: Self.definitions(bands: bands))
+        super.init(
+            description: Self.componentDescription, name: "Aulos: Parametric EQ", inputs: 1, outputs: 1,
+            parameters: Self.definitions(bands: bands))
     }
 
     static func definitions(bands: Int) -> [ParameterInfo] {
         (0..<bands).flatMap { band -> [ParameterInfo] in
             let defaultFrequency = Float(100 * Double(1 << min(band, 7)) * 1.0)
             return [
-                ParameterInfo(id: parameter(band: band, .type), name: "Band \(band + 1) Type", unit: .indexed, range: 0...4, defaultValue: 0,
-                              valueNames: ["bell", "lowshelf", "highshelf", "lowpass", "highpass"]),
-                ParameterInfo(id: parameter(band: band, .frequency), name: "Band \(band + 1) Frequency", unit: .hertz,
-                              range: 20...20_000, defaultValue: min(16_000, defaultFrequency)),
-                ParameterInfo(id: parameter(band: band, .gain), name: "Band \(band + 1) Gain", unit: .decibels, range: -24...24, defaultValue: 0),
-                ParameterInfo(id: parameter(band: band, .q), name: "Band \(band + 1) Q", unit: .generic, range: 0.1...18, defaultValue: 0.707),
-                ParameterInfo(id: parameter(band: band, .bypass), name: "Band \(band + 1) Bypass", unit: .boolean, range: 0...1, defaultValue: 0),
+                ParameterInfo(
+                    id: parameter(band: band, .type), name: "Band \(band + 1) Type", unit: .indexed, range: 0...4,
+                    defaultValue: 0,
+                    valueNames: ["bell", "lowshelf", "highshelf", "lowpass", "highpass"]),
+                ParameterInfo(
+                    id: parameter(band: band, .frequency), name: "Band \(band + 1) Frequency", unit: .hertz,
+                    range: 20...20_000, defaultValue: min(16_000, defaultFrequency)),
+                ParameterInfo(
+                    id: parameter(band: band, .gain), name: "Band \(band + 1) Gain", unit: .decibels, range: -24...24,
+                    defaultValue: 0),
+                ParameterInfo(
+                    id: parameter(band: band, .q), name: "Band \(band + 1) Q", unit: .generic, range: 0.1...18,
+                    defaultValue: 0.707),
+                ParameterInfo(
+                    id: parameter(band: band, .bypass), name: "Band \(band + 1) Bypass", unit: .boolean, range: 0...1,
+                    defaultValue: 0),
             ]
         }
     }
@@ -51,17 +64,23 @@ public final class ParametricEQUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
-    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
+    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> PropertyInfo?
+    {
         guard id == Self.bandCountProperty else { return nil }
         try requireScope(id, scope, element, [.global])
         return PropertyInfo(dataSize: 4, isWritable: true)
     }
 
-    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? {
+    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> Any?
+    {
         id == Self.bandCountProperty ? UInt32(bandCount) : nil
     }
 
-    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
+        throws(AudioUnitError) -> Bool
+    {
         guard id == Self.bandCountProperty else { return false }
         guard let count = value as? UInt32, (1...16).contains(count) else {
             throw AudioUnitError(.invalidPropertyValue, "the parametric EQ has 1…16 bands")
@@ -81,8 +100,9 @@ public final class ParametricEQUnit: AudioUnit, @unchecked Sendable {
         filters.initialize(repeating: Biquad(), count: channels * bandCount)
         let designed = UnsafeMutablePointer<Float>.allocate(capacity: bandCount * 5)
         designed.initialize(repeating: .nan, count: bandCount * 5)
-        let kernel = ParametricEQKernel(parameters: renderParameters, filters: filters, designed: designed, bands: bandCount,
-                                        channels: channels, sampleRate: input.sampleRate)
+        let kernel = ParametricEQKernel(
+            parameters: renderParameters, filters: filters, designed: designed, bands: bandCount,
+            channels: channels, sampleRate: input.sampleRate)
         return UnitKernel.make(kernel, render: ParametricEQKernel.render) { kernel in
             kernel.filters.deallocate()
             kernel.designed.deallocate()
@@ -119,10 +139,12 @@ struct ParametricEQKernel {
             guard changed else { continue }
             let bypass = designed[band * 5 + 4] >= 0.5
             let kind = Int(designed[band * 5])
-            let coefficients = bypass
+            let coefficients =
+                bypass
                 ? BiquadCoefficients(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0)
                 : BiquadCoefficients.design(
-                    kind == 1 ? .lowShelf : kind == 2 ? .highShelf : kind == 3 ? .lowPass : kind == 4 ? .highPass : .bell,
+                    kind == 1
+                        ? .lowShelf : kind == 2 ? .highShelf : kind == 3 ? .lowPass : kind == 4 ? .highPass : .bell,
                     frequency: Double(designed[band * 5 + 1]), gain: Double(designed[band * 5 + 2]),
                     q: Double(designed[band * 5 + 3]), sampleRate: sampleRate)
             for channel in 0..<channels { filters[channel * bands + band].setCoefficients(coefficients) }
@@ -130,10 +152,14 @@ struct ParametricEQKernel {
     }
 
     @_noAllocation @_noLocks
-    func render(inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>, timeStamp: UnsafePointer<AudioTimeStamp>,
-                frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>,
+        frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
-        let status = RenderInputs.pull(inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: io)
+        let status = RenderInputs.pull(
+            inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: io)
         if status != 0 { return status }
         parameters.beginSlice()
         let start = timeStamp.pointee.sampleTime
@@ -144,7 +170,9 @@ struct ParametricEQKernel {
             if intoTick == 0 || frame == 0 { redesign() }
             let end = min(parameters.nextEventOffset(after: frame, frameCount: frameCount), frame + 16 - intoTick)
             for channel in 0..<channels {
-                BiquadBank.process(filters + channel * bands, count: bands, samples: io.pointee.floatChannel(channel), from: frame, to: end)
+                BiquadBank.process(
+                    filters + channel * bands, count: bands, samples: io.pointee.floatChannel(channel), from: frame,
+                    to: end)
             }
             parameters.advanceAll(by: end - frame)
             frame = end

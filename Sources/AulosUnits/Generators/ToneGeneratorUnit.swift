@@ -7,7 +7,8 @@ import AulosCore
 ///
 /// Threads: control side as for every unit; `ToneGeneratorKernel` runs on the render thread.
 public final class ToneGeneratorUnit: AudioUnit, @unchecked Sendable {
-    public static let componentDescription = ComponentDescription(type: .generator, subtype: "tone", manufacturer: .aulos)
+    public static let componentDescription = ComponentDescription(
+        type: .generator, subtype: "tone", manufacturer: .aulos)
 
     public enum Parameter {
         public static let frequency = ParameterID(0)
@@ -20,8 +21,9 @@ public final class ToneGeneratorUnit: AudioUnit, @unchecked Sendable {
     ]
 
     public init() {
-        super.init(description: Self.componentDescription, name: "Aulos: Tone Generator", inputs: 0, outputs: 1,
-                   parameters: Self.parameterInfos)
+        super.init(
+            description: Self.componentDescription, name: "Aulos: Tone Generator", inputs: 0, outputs: 1,
+            parameters: Self.parameterInfos)
     }
 
     /// Standard test signals. Choosing one while rendering is allowed (Core Audio's PresentPreset
@@ -68,11 +70,14 @@ struct ToneGeneratorKernel {
     let channels: Int
 
     static let render: KernelRenderFunction = { state, _, flags, _, _, frameCount, ioData in
-        state.assumingMemoryBound(to: ToneGeneratorKernel.self).pointee.render(flags: flags, frameCount: Int(frameCount), ioData: ioData)
+        state.assumingMemoryBound(to: ToneGeneratorKernel.self).pointee.render(
+            flags: flags, frameCount: Int(frameCount), ioData: ioData)
     }
 
     @_noAllocation @_noLocks
-    func render(flags: UnsafeMutablePointer<RenderActionFlags>, frameCount: Int, ioData: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        flags: UnsafeMutablePointer<RenderActionFlags>, frameCount: Int, ioData: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         let frequencySlot = 0
         let levelSlot = 1
         let left = ioData.pointee.floatChannel(0)
@@ -96,7 +101,8 @@ struct ToneGeneratorKernel {
         }
         parameters.endSlice(frameCount: frameCount)
         for channel in 1..<max(1, channels) {
-            UnsafeMutableRawPointer(ioData.pointee.floatChannel(channel)).copyMemory(from: left, byteCount: frameCount * 4)
+            UnsafeMutableRawPointer(ioData.pointee.floatChannel(channel)).copyMemory(
+                from: left, byteCount: frameCount * 4)
         }
         if silent { flags.pointee.insert(.outputIsSilence) }
         return 0
@@ -113,6 +119,11 @@ func sine(_ phase: Double) -> Double {
     let t = x * 2 * Double.pi
     let t2 = t * t
     // Taylor terms to t^13: error below 1e-9 on |t| ≤ π/2.
-    return t * (1 + t2 * (-1.0 / 6 + t2 * (1.0 / 120 + t2 * (-1.0 / 5040 + t2 * (1.0 / 362_880
-        + t2 * (-1.0 / 39_916_800 + t2 * (1.0 / 6_227_020_800)))))))
+    return t
+        * (1 + t2
+            * (-1.0 / 6 + t2
+                * (1.0 / 120 + t2
+                    * (-1.0 / 5040 + t2
+                        * (1.0 / 362_880
+                            + t2 * (-1.0 / 39_916_800 + t2 * (1.0 / 6_227_020_800)))))))
 }

@@ -154,9 +154,11 @@ struct OscillatorSynthKernel {
     /// Held/latched arpeggiator notes (note numbers, arrival order).
     let arpNotes: UnsafeMutablePointer<UInt8>
 
-    init(parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
-         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
-         host: HostCallbackInfo?) {
+    init(
+        parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
+        polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
+        host: HostCallbackInfo?
+    ) {
         self.host = host
         hostSlice = .allocate(capacity: 1)
         hostSlice.initialize(to: HostSlice())
@@ -195,12 +197,14 @@ struct OscillatorSynthKernel {
     }
 
     func release() {
-        for pointer in [UnsafeMutableRawPointer(voices), UnsafeMutableRawPointer(channels), UnsafeMutableRawPointer(controls),
-                        UnsafeMutableRawPointer(time), UnsafeMutableRawPointer(lfoPhase), UnsafeMutableRawPointer(lfoValue),
-                        UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
-                        UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues),
-                        UnsafeMutableRawPointer(scratch), UnsafeMutableRawPointer(hostSlice), UnsafeMutableRawPointer(arp),
-                        UnsafeMutableRawPointer(arpNotes)] {
+        for pointer in [
+            UnsafeMutableRawPointer(voices), UnsafeMutableRawPointer(channels), UnsafeMutableRawPointer(controls),
+            UnsafeMutableRawPointer(time), UnsafeMutableRawPointer(lfoPhase), UnsafeMutableRawPointer(lfoValue),
+            UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
+            UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues),
+            UnsafeMutableRawPointer(scratch), UnsafeMutableRawPointer(hostSlice), UnsafeMutableRawPointer(arp),
+            UnsafeMutableRawPointer(arpNotes),
+        ] {
             pointer.deallocate()
         }
     }
@@ -213,8 +217,10 @@ struct OscillatorSynthKernel {
     // MARK: Rendering
 
     @_noAllocation @_noLocks
-    func render(flags: UnsafeMutablePointer<RenderActionFlags>, sampleTime: Int64, frameCount: Int,
-                io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        flags: UnsafeMutablePointer<RenderActionFlags>, sampleTime: Int64, frameCount: Int,
+        io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         let left = io.pointee.floatChannel(0)
         let right = io.pointee.floatChannel(1)
         left.update(repeating: 0, count: frameCount)
@@ -230,9 +236,11 @@ struct OscillatorSynthKernel {
             while let event = events.popDue(at: frame) { handle(event) }
             runArpeggiator(at: frame)
             // (Nested two-argument mins: the three-argument `min` is variadic and would build an array.)
-            let end = min(min(events.nextOffset(after: frame, frameCount: frameCount),
-                              parameters.nextEventOffset(after: frame, frameCount: frameCount)),
-                          nextArpeggiatorFrame(after: frame, frameCount: frameCount))
+            let end = min(
+                min(
+                    events.nextOffset(after: frame, frameCount: frameCount),
+                    parameters.nextEventOffset(after: frame, frameCount: frameCount)),
+                nextArpeggiatorFrame(after: frame, frameCount: frameCount))
             renderSegment(from: frame, to: end, left: left, right: right)
             frame = end
         }
@@ -297,11 +305,13 @@ struct OscillatorSynthKernel {
         c.resonance = p.value(8)
         c.filterEnvAmount = Double(p.value(9))
         c.keyTracking = Double(p.value(10))
-        let amp = EnvelopeShape(attack: Double(p.value(11)), decay: Double(p.value(12)), sustain: p.value(13),
-                                release: Double(p.value(14)), sampleRate: sampleRate)
+        let amp = EnvelopeShape(
+            attack: Double(p.value(11)), decay: Double(p.value(12)), sustain: p.value(13),
+            release: Double(p.value(14)), sampleRate: sampleRate)
         c.ampShape = amp
-        let filter = EnvelopeShape(attack: Double(p.value(15)), decay: Double(p.value(16)), sustain: p.value(17),
-                                   release: Double(p.value(18)), sampleRate: sampleRate)
+        let filter = EnvelopeShape(
+            attack: Double(p.value(15)), decay: Double(p.value(16)), sustain: p.value(17),
+            release: Double(p.value(18)), sampleRate: sampleRate)
         c.filterShape = filter
         c.velocitySensitivity = p.value(19)
         c.lfoRate = Double(p.value(20))
@@ -328,15 +338,18 @@ struct OscillatorSynthKernel {
         let channel = channels[Int(voice.pointee.channel)]
         let depth = Double(channel.modulation) / 127
         let lfo = lfoValue.pointee
-        let pitch = voice.pointee.pitch + Double(channel.bend) / 8192 * channel.bendRange + lfo * c.lfoToPitch / 100 * depth
+        let pitch =
+            voice.pointee.pitch + Double(channel.bend) / 8192 * channel.bendRange + lfo * c.lfoToPitch / 100 * depth
         voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
         voice.pointee.band1 = Wavetable.band(forNote: pitch)
         let pitch2 = pitch + c.osc2Offset
         voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
         voice.pointee.band2 = Wavetable.band(forNote: pitch2)
-        let octaves = Double(voice.pointee.filterEnvelope.level) * c.filterEnvAmount + c.keyTracking * (pitch - 60) / 12
+        let octaves =
+            Double(voice.pointee.filterEnvelope.level) * c.filterEnvAmount + c.keyTracking * (pitch - 60) / 12
             + lfo * c.lfoToFilter * depth
-        voice.pointee.filter.setCoefficients(cutoff: c.cutoff * FastMath.exp2(octaves), resonance: c.resonance, sampleRate: sampleRate)
+        voice.pointee.filter.setCoefficients(
+            cutoff: c.cutoff * FastMath.exp2(octaves), resonance: c.resonance, sampleRate: sampleRate)
         let volume = Float(channel.volume) / 127
         let expression = Float(channel.expression) / 127
         let tremolo = 1 - c.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
@@ -359,8 +372,10 @@ struct OscillatorSynthKernel {
     /// Fills `count` samples of one oscillator into `out`. The waveform is chosen once per block, not per
     /// sample, so each case is a tight loop (what keeps the kernel within reach of plain C).
     @inline(__always) @_noAllocation @_noLocks
-    func fillOscillator(_ out: UnsafeMutablePointer<Float>, count: Int, wave: Int, phase: inout UInt32, increment: UInt32,
-                        band: Int, width: UInt32, noise: inout NoiseGenerator) {
+    func fillOscillator(
+        _ out: UnsafeMutablePointer<Float>, count: Int, wave: Int, phase: inout UInt32, increment: UInt32,
+        band: Int, width: UInt32, noise: inout NoiseGenerator
+    ) {
         var p = phase
         switch wave {
         case 0:
@@ -394,17 +409,21 @@ struct OscillatorSynthKernel {
     /// Renders frames [from, to) of one voice (at most one control tick, 16 frames): oscillators into
     /// scratch buffers, then mix, filter, envelopes and gains in one loop over local copies of the hot state.
     @_noAllocation @_noLocks
-    func renderVoice(_ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
-                     left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+    func renderVoice(
+        _ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
+        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+    ) {
         let c = controls.pointee
         let count = to - from
         let a = scratch
         let b = scratch + Self.controlInterval
         let width = UInt32(truncatingIfNeeded: Int64(c.pulseWidth * 4_294_967_296))
-        fillOscillator(a, count: count, wave: c.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
-                       band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
-        fillOscillator(b, count: count, wave: c.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
-                       band: voice.pointee.band2, width: width, noise: &voice.pointee.noise)
+        fillOscillator(
+            a, count: count, wave: c.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
+            band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
+        fillOscillator(
+            b, count: count, wave: c.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
+            band: voice.pointee.band2, width: width, noise: &voice.pointee.noise)
         var filter = voice.pointee.filter
         var amp = voice.pointee.amp
         var filterEnvelope = voice.pointee.filterEnvelope
@@ -457,7 +476,8 @@ struct OscillatorSynthKernel {
     func queryHost() {
         hostSlice.pointee.valid = false
         guard let now = host?.currentBeat() else { return }
-        hostSlice.pointee = HostSlice(valid: true, playing: now.playing, beat: now.beat, beatsPerFrame: now.tempo / 60 / sampleRate)
+        hostSlice.pointee = HostSlice(
+            valid: true, playing: now.playing, beat: now.beat, beatsPerFrame: now.tempo / 60 / sampleRate)
     }
 
     /// The frame at which beat `target` is reached in this slice (frames count from the slice start).
@@ -599,7 +619,8 @@ struct OscillatorSynthKernel {
         let channel = Int(event.status & 0x0F)
         let arpeggiating = controls.pointee.arpMode != 0 && hostSlice.pointee.valid
         switch event.status & 0xF0 {
-        case 0x90 where event.data2 > 0 && arpeggiating: arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
+        case 0x90 where event.data2 > 0 && arpeggiating:
+            arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
         case 0x80 where arpeggiating, 0x90 where arpeggiating: arpeggiatorKeyUp(event.data1)
         case 0x90 where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
         case 0x80, 0x90: noteOff(event.data1, channel: channel)
@@ -620,8 +641,10 @@ struct OscillatorSynthKernel {
         }
         var chosen = -1
         // The same key struck again: re-strike it in place.
-        for index in 0..<polyphony where voices[index].active && !voices[index].fading
-            && voices[index].note == note && Int(voices[index].channel) == channel {
+        for index in 0..<polyphony
+        where voices[index].active && !voices[index].fading
+            && voices[index].note == note && Int(voices[index].channel) == channel
+        {
             chosen = index
             break
         }
@@ -662,7 +685,10 @@ struct OscillatorSynthKernel {
         for index in (activeOnly ? 0 : 1)..<polyphony {
             if activeOnly {
                 guard voices[index].active && !voices[index].fading else { continue }
-                if best < 0 { best = index; continue }
+                if best < 0 {
+                    best = index
+                    continue
+                }
             }
             let a = voices[index]
             let b = voices[best]
@@ -774,8 +800,10 @@ struct OscillatorSynthKernel {
             }
             return
         }
-        for index in 0..<polyphony where voices[index].active && !voices[index].fading && !voices[index].released
-            && voices[index].note == note && Int(voices[index].channel) == channel {
+        for index in 0..<polyphony
+        where voices[index].active && !voices[index].fading && !voices[index].released
+            && voices[index].note == note && Int(voices[index].channel) == channel
+        {
             if channels[channel].sustain {
                 voices[index].sustained = true
             } else {
@@ -810,13 +838,16 @@ struct OscillatorSynthKernel {
             let down = value >= 64
             channels[channel].sustain = down
             if !down {
-                for index in 0..<(polyphony) where voices[index].active && voices[index].sustained
-                    && Int(voices[index].channel) == channel {
+                for index in 0..<(polyphony)
+                where voices[index].active && voices[index].sustained
+                    && Int(voices[index].channel) == channel
+                {
                     releaseVoice(index)
                 }
             }
         case 120:  // all sound off: fade everything on the channel now
-            for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active && Int(voices[index].channel) == channel {
+            for index in 0..<(polyphony + Self.fadeSlots)
+            where voices[index].active && Int(voices[index].channel) == channel {
                 if !voices[index].fading {
                     voices[index].fading = true
                     voices[index].fadeGain = 1
@@ -828,11 +859,13 @@ struct OscillatorSynthKernel {
             let range = channels[channel].bendRange
             channels[channel] = SynthChannel()
             channels[channel].bendRange = range
-            for index in 0..<polyphony where voices[index].active && voices[index].sustained && Int(voices[index].channel) == channel {
+            for index in 0..<polyphony
+            where voices[index].active && voices[index].sustained && Int(voices[index].channel) == channel {
                 releaseVoice(index)
             }
         case 123, 124, 125, 126, 127:  // all notes off (and the mode messages that imply it)
-            for index in 0..<polyphony where voices[index].active && !voices[index].fading && Int(voices[index].channel) == channel {
+            for index in 0..<polyphony
+            where voices[index].active && !voices[index].fading && Int(voices[index].channel) == channel {
                 releaseVoice(index)
             }
             noteStackCount.pointee = 0

@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// Threads: control side as for every unit; `OscillatorSynthKernel` runs on the render thread.
 public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Sendable {
-    public static let componentDescription = ComponentDescription(type: .musicDevice, subtype: "osyn", manufacturer: .aulos)
+    public static let componentDescription = ComponentDescription(
+        type: .musicDevice, subtype: "osyn", manufacturer: .aulos)
 
     /// Voices (a property, since it sizes the voice table): settable while uninitialized, 1…4096.
     public static let polyphonyProperty = PropertyID(rawValue: 64001)
@@ -44,17 +45,26 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
         public var info: ParameterInfo {
             switch self {
-            case .osc1Waveform: .init(id: id, name: "Osc 1 Waveform", unit: .indexed, range: 0...4, defaultValue: 0, valueNames: Self.waveforms)
-            case .osc2Waveform: .init(id: id, name: "Osc 2 Waveform", unit: .indexed, range: 0...4, defaultValue: 0, valueNames: Self.waveforms)
+            case .osc1Waveform:
+                .init(
+                    id: id, name: "Osc 1 Waveform", unit: .indexed, range: 0...4, defaultValue: 0,
+                    valueNames: Self.waveforms)
+            case .osc2Waveform:
+                .init(
+                    id: id, name: "Osc 2 Waveform", unit: .indexed, range: 0...4, defaultValue: 0,
+                    valueNames: Self.waveforms)
             case .osc2Coarse: .init(id: id, name: "Osc 2 Coarse", unit: .generic, range: -24...24, defaultValue: 0)
             case .osc2Fine: .init(id: id, name: "Osc 2 Fine", unit: .cents, range: -100...100, defaultValue: 7)
             case .oscMix: .init(id: id, name: "Osc Mix", unit: .generic, range: 0...1, defaultValue: 0.5)
             case .pulseWidth: .init(id: id, name: "Pulse Width", unit: .generic, range: 0.05...0.95, defaultValue: 0.5)
-            case .filterMode: .init(id: id, name: "Filter Mode", unit: .indexed, range: 0...3, defaultValue: 0,
-                                    valueNames: ["lowpass", "highpass", "bandpass", "notch"])
+            case .filterMode:
+                .init(
+                    id: id, name: "Filter Mode", unit: .indexed, range: 0...3, defaultValue: 0,
+                    valueNames: ["lowpass", "highpass", "bandpass", "notch"])
             case .cutoff: .init(id: id, name: "Cutoff", unit: .hertz, range: 20...20_000, defaultValue: 5000)
             case .resonance: .init(id: id, name: "Resonance", unit: .generic, range: 0...1, defaultValue: 0.1)
-            case .filterEnvAmount: .init(id: id, name: "Filter Env Amount", unit: .generic, range: -8...8, defaultValue: 0)
+            case .filterEnvAmount:
+                .init(id: id, name: "Filter Env Amount", unit: .generic, range: -8...8, defaultValue: 0)
             case .keyTracking: .init(id: id, name: "Key Tracking", unit: .generic, range: 0...1, defaultValue: 0.5)
             case .ampAttack: .init(id: id, name: "Amp Attack", unit: .seconds, range: 0...10, defaultValue: 0.005)
             case .ampDecay: .init(id: id, name: "Amp Decay", unit: .seconds, range: 0.001...10, defaultValue: 0.3)
@@ -63,22 +73,32 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             case .filterAttack: .init(id: id, name: "Filter Attack", unit: .seconds, range: 0...10, defaultValue: 0.01)
             case .filterDecay: .init(id: id, name: "Filter Decay", unit: .seconds, range: 0.001...10, defaultValue: 0.4)
             case .filterSustain: .init(id: id, name: "Filter Sustain", unit: .generic, range: 0...1, defaultValue: 0.5)
-            case .filterRelease: .init(id: id, name: "Filter Release", unit: .seconds, range: 0.001...10, defaultValue: 0.4)
-            case .velocitySensitivity: .init(id: id, name: "Velocity Sensitivity", unit: .generic, range: 0...1, defaultValue: 0.7)
+            case .filterRelease:
+                .init(id: id, name: "Filter Release", unit: .seconds, range: 0.001...10, defaultValue: 0.4)
+            case .velocitySensitivity:
+                .init(id: id, name: "Velocity Sensitivity", unit: .generic, range: 0...1, defaultValue: 0.7)
             case .lfoRate: .init(id: id, name: "LFO Rate", unit: .hertz, range: 0.01...20, defaultValue: 5)
             case .lfoToPitch: .init(id: id, name: "LFO to Pitch", unit: .cents, range: 0...100, defaultValue: 20)
             case .lfoToFilter: .init(id: id, name: "LFO to Filter", unit: .generic, range: 0...4, defaultValue: 0)
             case .lfoToAmp: .init(id: id, name: "LFO to Amp", unit: .generic, range: 0...1, defaultValue: 0)
-            case .voiceMode: .init(id: id, name: "Voice Mode", unit: .indexed, range: 0...2, defaultValue: 0,
-                                   valueNames: ["poly", "mono", "legato"])
+            case .voiceMode:
+                .init(
+                    id: id, name: "Voice Mode", unit: .indexed, range: 0...2, defaultValue: 0,
+                    valueNames: ["poly", "mono", "legato"])
             case .volume: .init(id: id, name: "Volume", unit: .decibels, range: -60...6, defaultValue: -6)
             case .lfoSync: .init(id: id, name: "LFO Tempo Sync", unit: .boolean, range: 0...1, defaultValue: 0)
-            case .lfoSyncRate: .init(id: id, name: "LFO Synced Rate", unit: .indexed, range: 0...Float(NoteRate.allCases.count - 1),
-                                     defaultValue: Float(NoteRate.quarter.rawValue), valueNames: NoteRate.allCases.map(\.name))
-            case .arpMode: .init(id: id, name: "Arpeggiator", unit: .indexed, range: 0...Float(ArpeggiatorMode.allCases.count - 1),
-                                 defaultValue: 0, valueNames: ArpeggiatorMode.allCases.map(\.name))
-            case .arpRate: .init(id: id, name: "Arpeggiator Rate", unit: .indexed, range: 0...Float(NoteRate.allCases.count - 1),
-                                 defaultValue: Float(NoteRate.sixteenth.rawValue), valueNames: NoteRate.allCases.map(\.name))
+            case .lfoSyncRate:
+                .init(
+                    id: id, name: "LFO Synced Rate", unit: .indexed, range: 0...Float(NoteRate.allCases.count - 1),
+                    defaultValue: Float(NoteRate.quarter.rawValue), valueNames: NoteRate.allCases.map(\.name))
+            case .arpMode:
+                .init(
+                    id: id, name: "Arpeggiator", unit: .indexed, range: 0...Float(ArpeggiatorMode.allCases.count - 1),
+                    defaultValue: 0, valueNames: ArpeggiatorMode.allCases.map(\.name))
+            case .arpRate:
+                .init(
+                    id: id, name: "Arpeggiator Rate", unit: .indexed, range: 0...Float(NoteRate.allCases.count - 1),
+                    defaultValue: Float(NoteRate.sixteenth.rawValue), valueNames: NoteRate.allCases.map(\.name))
             case .arpGate: .init(id: id, name: "Arpeggiator Gate", unit: .generic, range: 0.05...1, defaultValue: 0.5)
             case .arpOctaves: .init(id: id, name: "Arpeggiator Octaves", unit: .indexed, range: 1...4, defaultValue: 1)
             case .arpLatch: .init(id: id, name: "Arpeggiator Latch", unit: .boolean, range: 0...1, defaultValue: 0)
@@ -94,7 +114,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
     /// Note lengths for the arpeggiator and the synced LFO, in beats (quarter notes).
     public enum NoteRate: Int, CaseIterable, Sendable {
-        case quarter, quarterTriplet, eighth, eighthTriplet, sixteenth, sixteenthTriplet, thirtySecond, thirtySecondTriplet
+        case quarter, quarterTriplet, eighth, eighthTriplet, sixteenth, sixteenthTriplet, thirtySecond,
+            thirtySecondTriplet
         public var name: String { ["1/4", "1/4t", "1/8", "1/8t", "1/16", "1/16t", "1/32", "1/32t"][rawValue] }
         public var beats: Double { [1, 2.0 / 3, 0.5, 1.0 / 3, 0.25, 1.0 / 6, 0.125, 1.0 / 12][rawValue] }
     }
@@ -107,8 +128,9 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
     public init(presets: [SynthPreset] = []) {
         self.presets = presets
-        super.init(description: Self.componentDescription, name: "Aulos: Oscillator Synth", inputs: 0, outputs: 1,
-                   parameters: Parameter.allCases.map(\.info))
+        super.init(
+            description: Self.componentDescription, name: "Aulos: Oscillator Synth", inputs: 0, outputs: 1,
+            parameters: Parameter.allCases.map(\.info))
     }
 
     public var activeVoiceCount: Int { voiceBudget.active }
@@ -130,7 +152,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
     /// Selects a factory preset by name (case-insensitive) or program number.
     public func selectPreset(_ nameOrNumber: String) throws(AudioUnitError) {
-        let match = presets.first { $0.name.lowercased() == nameOrNumber.lowercased() }
+        let match =
+            presets.first { $0.name.lowercased() == nameOrNumber.lowercased() }
             ?? Int(nameOrNumber).flatMap { number in presets.first { $0.program == number } }
         guard let match else {
             let names = presets.map(\.name).joined(separator: ", ")
@@ -154,7 +177,9 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
     // MARK: Properties
 
-    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
+    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> PropertyInfo?
+    {
         switch id {
         case Self.polyphonyProperty:
             try requireScope(id, scope, element, [.global])
@@ -167,7 +192,9 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
     }
 
-    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? {
+    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> Any?
+    {
         switch id {
         case Self.polyphonyProperty: polyphony
         case Self.activeVoicesProperty: UInt32(activeVoiceCount)
@@ -175,7 +202,9 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
     }
 
-    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
+        throws(AudioUnitError) -> Bool
+    {
         guard id == Self.polyphonyProperty else { return false }
         guard let voices = value as? UInt32, (1...4096).contains(voices) else {
             throw AudioUnitError(.invalidPropertyValue, "polyphony must be a UInt32 in 1…4096")
@@ -184,13 +213,13 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         return true
     }
 
-
     // MARK: Kernel
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let format = outputFormat(0)
         guard format.channelsPerFrame == 2 else {
-            throw AudioUnitError(.formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
+            throw AudioUnitError(
+                .formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
         }
         let tables = WavetableSet(sampleRate: format.sampleRate)
         retainForKernel(tables)
@@ -203,7 +232,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
         let kernel = OscillatorSynthKernel(
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
-            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues, budget: voiceBudget.counters,
+            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
+            budget: voiceBudget.counters,
             host: hostCallbackInfo)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }
     }

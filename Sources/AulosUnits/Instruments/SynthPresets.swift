@@ -64,7 +64,8 @@ public struct SynthPreset: Sendable, Equatable {
             switch raw {
             case .name(let text):
                 guard let index = info.valueNames.firstIndex(of: text.lowercased()) else {
-                    let expected = info.valueNames.isEmpty ? "a number" : "one of \(info.valueNames.joined(separator: ", "))"
+                    let expected =
+                        info.valueNames.isEmpty ? "a number" : "one of \(info.valueNames.joined(separator: ", "))"
                     throw AudioUnitError(.invalidFile, "\(path): \"\(key)\" is \"\(text)\", expected \(expected)")
                 }
                 value = Float(index)
@@ -72,7 +73,8 @@ public struct SynthPreset: Sendable, Equatable {
                 value = Float(number)
             }
             guard value.isFinite, value >= info.minValue, value <= info.maxValue else {
-                throw AudioUnitError(.invalidFile, "\(path): \"\(key)\" = \(value) is outside \(info.minValue)…\(info.maxValue)")
+                throw AudioUnitError(
+                    .invalidFile, "\(path): \"\(key)\" = \(value) is outside \(info.minValue)…\(info.maxValue)")
             }
             values[info.id] = value
         }
@@ -96,7 +98,9 @@ public enum SynthPresetLibrary {
             throw AudioUnitError(.invalidFile, "\(folder): cannot read the directory")
         }
         var presets: [SynthPreset] = []
-        for name in names.sorted() where name.hasSuffix(".json") { presets.append(try SynthPreset(file: folder + "/" + name)) }
+        for name in names.sorted() where name.hasSuffix(".json") {
+            presets.append(try SynthPreset(file: folder + "/" + name))
+        }
         return presets.sorted { $0.program < $1.program }
     }
 

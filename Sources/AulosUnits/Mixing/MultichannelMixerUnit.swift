@@ -6,11 +6,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// Aulos's Multichannel Mixer (`aumx/mcmx/Auls`; Core Audio's `aumx/mcmx/appl` finds it): any number of mono or stereo input buses
-/// (ElementCount on the input scope), one stereo output. Per input: Enable, Volume and Pan; on the output:
-/// Volume. Every change is smoothed (volume and pan glide over 5 ms, enable ramps over 5 ms), so nothing
-/// clicks. With MeteringMode on, peak and average levels per channel, before and after the fader, are
-/// readable at any time (Core Audio's read-only parameters 1000/2000/3000/4000, +1 for the right channel).
+/// Aulos's Multichannel Mixer (`aumx/mcmx/Auls`; Core Audio's `aumx/mcmx/appl` finds it): any number of mono or stereo
+/// input buses (ElementCount on the input scope), one stereo output. Per input: Enable, Volume and Pan; on the output:
+/// Volume. Every change is smoothed (volume and pan glide over 5 ms, enable ramps over 5 ms), so nothing clicks. With
+/// MeteringMode on, peak and average levels per channel, before and after the fader, are readable at any time (Core
+/// Audio's read-only parameters 1000/2000/3000/4000, +1 for the right channel).
 ///
 /// Pan law: a mono bus is placed with constant power, θ = (pan + 1)·π/4, left = cos θ, right = sin θ
 /// (centre −3.01 dB per side; hard left silences the right). A stereo bus is balanced with the same curve
@@ -18,9 +18,11 @@ import Glibc
 ///
 /// Threads: control side as for every unit; `MixerKernel` runs on the render thread.
 public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
-    public static let componentDescription = ComponentDescription(type: .mixer, subtype: .multiChannelMixer, manufacturer: .aulos)
+    public static let componentDescription = ComponentDescription(
+        type: .mixer, subtype: .multiChannelMixer, manufacturer: .aulos)
     /// Core Audio's description of the unit this reimplements: it finds this one too.
-    public static let coreAudioAlias = ComponentDescription(type: .mixer, subtype: .multiChannelMixer, manufacturer: .apple)
+    public static let coreAudioAlias = ComponentDescription(
+        type: .mixer, subtype: .multiChannelMixer, manufacturer: .apple)
 
     public enum Parameter {
         public static let volume = ParameterID(0)
@@ -43,13 +45,21 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         meters = .allocate(capacity: meterCapacity)
         for index in 0..<meterCapacity { (meters + index).initialize(to: Atomic(0)) }
         metering.initialize(to: Atomic(0))
-        super.init(description: Self.componentDescription, aliases: [Self.coreAudioAlias], name: "Aulos: Multichannel Mixer", inputs: inputs, outputs: 1,
-                   parameters: [
-                    ParameterInfo(id: Parameter.volume, name: "Volume", unit: .linearGain, range: 0...2, defaultValue: 1, scope: .input),
-                    ParameterInfo(id: Parameter.enable, name: "Enable", unit: .boolean, range: 0...1, defaultValue: 1, scope: .input),
-                    ParameterInfo(id: Parameter.pan, name: "Pan", unit: .pan, range: -1...1, defaultValue: 0, scope: .input),
-                    ParameterInfo(id: Parameter.volume, name: "Output Volume", unit: .linearGain, range: 0...2, defaultValue: 1, scope: .output),
-                   ])
+        super.init(
+            description: Self.componentDescription, aliases: [Self.coreAudioAlias], name: "Aulos: Multichannel Mixer",
+            inputs: inputs, outputs: 1,
+            parameters: [
+                ParameterInfo(
+                    id: Parameter.volume, name: "Volume", unit: .linearGain, range: 0...2, defaultValue: 1,
+                    scope: .input),
+                ParameterInfo(
+                    id: Parameter.enable, name: "Enable", unit: .boolean, range: 0...1, defaultValue: 1, scope: .input),
+                ParameterInfo(
+                    id: Parameter.pan, name: "Pan", unit: .pan, range: -1...1, defaultValue: 0, scope: .input),
+                ParameterInfo(
+                    id: Parameter.volume, name: "Output Volume", unit: .linearGain, range: 0...2, defaultValue: 1,
+                    scope: .output),
+            ])
     }
 
     deinit {
@@ -65,17 +75,22 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
     public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
         try super.validateFormat(format, scope: scope, element: element)
         if scope == .input && !(1...2).contains(format.channelsPerFrame) {
-            throw AudioUnitError(.formatNotSupported, "\(name) input \(element) must be mono or stereo, not \(format.channelsPerFrame) channels")
+            throw AudioUnitError(
+                .formatNotSupported,
+                "\(name) input \(element) must be mono or stereo, not \(format.channelsPerFrame) channels")
         }
         if scope == .output && format.channelsPerFrame != 2 {
-            throw AudioUnitError(.formatNotSupported, "\(name) output is stereo, not \(format.channelsPerFrame) channels")
+            throw AudioUnitError(
+                .formatNotSupported, "\(name) output is stereo, not \(format.channelsPerFrame) channels")
         }
     }
 
     // MARK: State
 
     public override var stateProperties: [String: String] {
-        super.stateProperties.merging(["inputs": String(inputBusCount), "metering": String(metering.pointee.load(ordering: .relaxed))]) { $1 }
+        super.stateProperties.merging([
+            "inputs": String(inputBusCount), "metering": String(metering.pointee.load(ordering: .relaxed)),
+        ]) { $1 }
     }
 
     public override func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
@@ -88,19 +103,27 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
 
     // MARK: Metering
 
-    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> PropertyInfo? {
+    public override func customPropertyInfo(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> PropertyInfo?
+    {
         guard id == .meteringMode else { return nil }
         try requireScope(id, scope, element, [.global])
         return PropertyInfo(dataSize: 4, isWritable: true, isWritableWhileInitialized: true)
     }
 
-    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError) -> Any? {
+    public override func customGetProperty(_ id: PropertyID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> Any?
+    {
         id == .meteringMode ? metering.pointee.load(ordering: .relaxed) : nil
     }
 
-    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any) throws(AudioUnitError) -> Bool {
+    public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
+        throws(AudioUnitError) -> Bool
+    {
         guard id == .meteringMode else { return false }
-        guard let flag = value as? UInt32, flag <= 1 else { throw AudioUnitError(.invalidPropertyValue, "MeteringMode takes 0 or 1") }
+        guard let flag = value as? UInt32, flag <= 1 else {
+            throw AudioUnitError(.invalidPropertyValue, "MeteringMode takes 0 or 1")
+        }
         metering.pointee.store(flag, ordering: .relaxed)
         return true
     }
@@ -121,10 +144,11 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
             return power ? 10 * log10(value) : 20 * log10(value)
         }
         let base = bus * 8
-        return Levels(prePeak: [decibels(base, power: false), decibels(base + 1, power: false)],
-                      preAverage: [decibels(base + 2, power: true), decibels(base + 3, power: true)],
-                      postPeak: [decibels(base + 4, power: false), decibels(base + 5, power: false)],
-                      postAverage: [decibels(base + 6, power: true), decibels(base + 7, power: true)])
+        return Levels(
+            prePeak: [decibels(base, power: false), decibels(base + 1, power: false)],
+            preAverage: [decibels(base + 2, power: true), decibels(base + 3, power: true)],
+            postPeak: [decibels(base + 4, power: false), decibels(base + 5, power: false)],
+            postAverage: [decibels(base + 6, power: true), decibels(base + 7, power: true)])
     }
 
     private func meterBus(scope: Scope, element: Element) throws(AudioUnitError) -> Int {
@@ -136,7 +160,9 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         }
     }
 
-    public override func readOnlyParameter(_ id: ParameterID, scope: Scope, element: Element) throws(AudioUnitError) -> Float? {
+    public override func readOnlyParameter(_ id: ParameterID, scope: Scope, element: Element) throws(AudioUnitError)
+        -> Float?
+    {
         let channel = Int(id.rawValue % 1000)
         guard (1000...4001).contains(id.rawValue), channel <= 1 else { return nil }
         let levels = try levels(scope: scope, element: element)
@@ -175,9 +201,11 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         state.initialize(repeating: MixerBusState(), count: count + 1)
         let rate = outputFormat(0).sampleRate
         let kernel = MixerKernel(
-            parameters: renderParameters, busCount: count, slots: slots, channels: channels, inputs: lists, state: state,
+            parameters: renderParameters, busCount: count, slots: slots, channels: channels, inputs: lists,
+            state: state,
             meters: meters, metering: metering, rampStep: Float(1 / (0.005 * rate)),
-            peakDecay: Float(FastMath.exp(-1 / (1.5 * rate))), averageCoefficient: Float(1 - FastMath.exp(-1 / (0.3 * rate))))
+            peakDecay: Float(FastMath.exp(-1 / (1.5 * rate))),
+            averageCoefficient: Float(1 - FastMath.exp(-1 / (0.3 * rate))))
         return UnitKernel.make(kernel, render: MixerKernel.render) { kernel in
             kernel.slots.deallocate()
             kernel.channels.deallocate()
@@ -223,8 +251,11 @@ struct MixerKernel {
     }
 
     @_noAllocation @_noLocks
-    func render(inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>, timeStamp: UnsafePointer<AudioTimeStamp>,
-                frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
+    func render(
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>,
+        frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
         let left = io.pointee.floatChannel(0)
         let right = io.pointee.floatChannel(1)
         left.update(repeating: 0, count: frameCount)
@@ -237,8 +268,9 @@ struct MixerKernel {
             let list = self.inputs[bus]
             list.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
             var busFlags = RenderActionFlags(rawValue: 0)
-            let status = RenderInputs.pull(inputs, bus: UInt32(bus), flags: &busFlags, timeStamp: timeStamp,
-                                           frameCount: UInt32(frameCount), into: list)
+            let status = RenderInputs.pull(
+                inputs, bus: UInt32(bus), flags: &busFlags, timeStamp: timeStamp,
+                frameCount: UInt32(frameCount), into: list)
             if status != 0 && status != RenderStatus.noConnection { return status }
             if !busFlags.contains(.outputIsSilence) { anySound = true }
             state[bus].inputSilent = busFlags.contains(.outputIsSilence)
@@ -292,7 +324,8 @@ struct MixerKernel {
         // A silent bus with its faders at rest and its meters fallen to zero adds nothing and changes no
         // state: skip it (what keeps a rig of many idle parts cheap).
         if s.inputSilent && s.enableGain == target && parameters.isSteady(volumeSlot) && parameters.isSteady(panSlot)
-            && s.postPeak == (0, 0) && s.postSquare == (0, 0) {
+            && s.postPeak == (0, 0) && s.postSquare == (0, 0)
+        {
             state[bus] = s
             return
         }
@@ -310,7 +343,8 @@ struct MixerKernel {
                 s.panRight = stereo ? min(1, sine * 1.414_213_5) : sine
             }
             if s.enableGain != target {
-                s.enableGain = target > s.enableGain ? min(target, s.enableGain + rampStep) : max(target, s.enableGain - rampStep)
+                s.enableGain =
+                    target > s.enableGain ? min(target, s.enableGain + rampStep) : max(target, s.enableGain - rampStep)
             }
             let gain = volume * s.enableGain
             let a = inLeft[index] * gain

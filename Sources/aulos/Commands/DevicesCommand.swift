@@ -26,8 +26,13 @@ struct DevicesCommand: ParsableCommand {
         do {
             let ports = try SequencerPort.all().filter { $0.address.client != SequencerAddress.systemClient }
             for port in ports {
-                let direction = port.isReadable && port.isWritable ? "in+out" : port.isReadable ? "in" : port.isWritable ? "out" : "-"
-                print("  \(port.address) \(port.clientName): \(port.portName) [\(direction)\(port.isKernelClient ? ", device" : "")]")
+                let direction =
+                    port.isReadable && port.isWritable
+                    ? "in+out" : port.isReadable ? "in" : port.isWritable ? "out" : "-"
+                print(
+                    "  \(port.address) \(port.clientName): \(port.portName) "
+                        + "[\(direction)\(port.isKernelClient ? ", device" : "")]"
+                )
             }
             if ports.isEmpty { print("  none") }
         } catch {

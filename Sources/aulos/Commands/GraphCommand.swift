@@ -4,7 +4,8 @@ import AulosRig
 
 /// `aulos graph`: the playback rig's processing graph, printed as Core Audio's CAShow prints one.
 struct GraphCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "graph", abstract: "Print the playback rig's processing graph (like CAShow).")
+    static let configuration = CommandConfiguration(
+        commandName: "graph", abstract: "Print the playback rig's processing graph (like CAShow).")
 
     @OptionGroup var slicing: SliceOptions
 

@@ -24,12 +24,15 @@ struct LearnCommand: ParsableCommand {
         while Date() < deadline {
             usleep(100_000)
             let reply = try socket.request("learned")
-            if let learned = reply["learned"] as? [String: Any], let cc = learned["cc"], let channel = learned["channel"], let name = learned["target"] {
+            if let learned = reply["learned"] as? [String: Any], let cc = learned["cc"],
+                let channel = learned["channel"], let name = learned["target"]
+            {
                 print("learned: cc \(cc) on channel \(channel) → \(name)")
                 print("rig file: controls: [{cc: \(cc), channel: \(channel), target: \"\(name)\"}]")
                 return
             }
         }
-        throw ControlSocketError("no controller moved within \(Int(timeout)) s; move one on a connected keyboard (aulos status lists them)")
+        throw ControlSocketError(
+            "no controller moved within \(Int(timeout)) s; move one on a connected keyboard (aulos status lists them)")
     }
 }

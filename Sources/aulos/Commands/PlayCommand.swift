@@ -27,37 +27,65 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Play the built-in demo piece.")
     var demo = false
 
-    @Option(name: .customLong("connect"), help: ArgumentHelp(
-        "Also listen to this sequencer port: a name (part of the client or port name) or client:port. Remembered by name across re-plugs. Repeatable.",
-        valueName: "port"))
+    @Option(
+        name: .customLong("connect"),
+        help: ArgumentHelp(
+            "Also listen to this sequencer port: a name (part of the client or port name) or client:port. Remembered "
+                + "by name across re-plugs. Repeatable.",
+            valueName: "port"))
     var connections: [String] = []
 
-    @Flag(name: .customLong("no-autoconnect"), help: "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
+    @Flag(
+        name: .customLong("no-autoconnect"),
+        help:
+            "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
     var noAutoconnect = false
 
-    @Flag(name: .customLong("send-clock"), help: "Send MIDI clock (24 a beat) with Start/Stop/Continue on port 1, timed to the audio: aulos as the clock master (tempo from --tempo).")
+    @Flag(
+        name: .customLong("send-clock"),
+        help: ArgumentHelp(
+            "Send MIDI clock (24 a beat) with Start/Stop/Continue on port 1, timed to the audio: aulos as the clock "
+                + "master (tempo from --tempo).")
+    )
     var sendClock = false
 
-    @Option(name: .customLong("midi-headroom"), help: ArgumentHelp(
-        "Extra constant latency for live MIDI, in ms, on a machine where the MIDI thread can be held up longer than a period (late events in the summary say so).",
-        valueName: "ms"))
+    @Option(
+        name: .customLong("midi-headroom"),
+        help: ArgumentHelp(
+            "Extra constant latency for live MIDI, in ms, on a machine where the MIDI thread can be held up longer "
+                + "than a period (late events in the summary say so).",
+            valueName: "ms"))
     var midiHeadroom: Double = 0
 
-    @Flag(name: .customLong("lowest-latency"), help: "Play live MIDI at the next slice start rather than a constant latency after arrival (less latency, up to a period of jitter).")
+    @Flag(
+        name: .customLong("lowest-latency"),
+        help: ArgumentHelp(
+            "Play live MIDI at the next slice start rather than a constant latency after arrival (less latency, up to "
+                + "a period of jitter).")
+    )
     var lowestLatency = false
 
     @Option(help: "ALSA PCM name: default, hw:1,0, plughw:1,0, or any PCM the configuration defines.")
     var device: String = "default"
 
-    @Option(name: .customLong("control-socket"), help: ArgumentHelp(
-        "Serve aulos status / set / learn on this Unix socket (mode 0660: this user and group only). Live play only.",
-        valueName: "path"))
+    @Option(
+        name: .customLong("control-socket"),
+        help: ArgumentHelp(
+            "Serve aulos status / set / learn on this Unix socket (mode 0660: this user and group only). Live play "
+                + "only.",
+            valueName: "path"))
     var controlSocket: String?
 
-    @Flag(help: "Run unattended (the systemd unit uses this): wait for a missing sound device or MIDI sequencer instead of failing, serve the control socket (default path unless --control-socket), plain log lines.")
+    @Flag(
+        help: ArgumentHelp(
+            "Run unattended (the systemd unit uses this): wait for a missing sound device or MIDI sequencer instead "
+                + "of failing, serve the control socket (default path unless --control-socket), plain log lines.")
+    )
     var service = false
 
-    @Option(name: .customLong("alsa-config"), help: "Look --device up in this ALSA configuration file instead of the system's.")
+    @Option(
+        name: .customLong("alsa-config"),
+        help: "Look --device up in this ALSA configuration file instead of the system's.")
     var alsaConfig: String?
 
     @OptionGroup var slicing: SliceOptions
@@ -74,16 +102,28 @@ struct PlayCommand: ParsableCommand {
     var duration: Double?
 
     func validate() throws {
-        guard (2...16).contains(periods) else { throw ValidationError("--periods must be between 2 and 16, not \(periods)") }
+        guard (2...16).contains(periods) else {
+            throw ValidationError("--periods must be between 2 and 16, not \(periods)")
+        }
         if let duration, !(duration > 0 && duration <= 86_400) {
             throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
         }
         if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
-        if !isLive && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock || controlSocket != nil || service) {
-            throw ValidationError("--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket and --service are for live play (no file)")
+        if !isLive
+            && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
+                || controlSocket != nil || service)
+        {
+            throw ValidationError(
+                "--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket and "
+                    + "--service are for live play (no file)"
+            )
         }
-        guard (0...1000).contains(midiHeadroom) else { throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom)") }
-        if lowestLatency && midiHeadroom != 0 { throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none") }
+        guard (0...1000).contains(midiHeadroom) else {
+            throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom)")
+        }
+        if lowestLatency && midiHeadroom != 0 {
+            throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none")
+        }
     }
 
     var isLive: Bool { file == nil && !demo }
@@ -107,17 +147,20 @@ struct PlayCommand: ParsableCommand {
         }
         let report = PlayReport(onTerminal: standardErrorIsTerminal && !service)
         if isLive {
-            var live = KeyboardPlayback.Options(autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
-                                                placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000,
-                                                sendClock: sendClock)
+            var live = KeyboardPlayback.Options(
+                autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
+                placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000,
+                sendClock: sendClock)
             live.waitForDevices = service
             live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
             live.rigPath = instrument.rigFile
-            let result = try KeyboardPlayback.run(options, options: live, session: session, duration: duration, observer: report.observer(live: true))
+            let result = try KeyboardPlayback.run(
+                options, options: live, session: session, duration: duration, observer: report.observer(live: true))
             report.finish()
             print(report.summary(of: result))
         } else {
-            let final = try FilePlayback.run(options, session: session, duration: duration, observer: report.observer(live: false))
+            let final = try FilePlayback.run(
+                options, session: session, duration: duration, observer: report.observer(live: false))
             report.finish()
             print(report.summary(of: final))
         }

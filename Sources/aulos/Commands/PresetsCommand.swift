@@ -17,7 +17,8 @@ struct PresetsCommand: ParsableCommand {
         print("Synth parameters (preset-file key, range, default):")
         for parameter in OscillatorSynthUnit.Parameter.allCases {
             let info = parameter.info
-            let range = info.valueNames.isEmpty
+            let range =
+                info.valueNames.isEmpty
                 ? "\(info.minValue.clean)…\(info.maxValue.clean) \(info.unit.rawValue)"
                 : info.valueNames.joined(separator: "|")
             let value = info.valueNames.isEmpty ? info.defaultValue.clean : info.valueNames[Int(info.defaultValue)]
@@ -27,8 +28,11 @@ struct PresetsCommand: ParsableCommand {
         for (number, curve) in IPodEQUnit.curves.enumerated() { print("  \(number): \(curve.name)") }
         print("Rigs (presets/rigs):")
         for rig in RigLibrary.factory {
-            print("  \(rig.path): \(rig.name), "
-                + (rig.rigs > 1 ? "a set of \(rig.rigs) rigs recalled by program change" : "\(rig.parts) part\(rig.parts == 1 ? "" : "s")"))
+            print(
+                "  \(rig.path): \(rig.name), "
+                    + (rig.rigs > 1
+                        ? "a set of \(rig.rigs) rigs recalled by program change"
+                        : "\(rig.parts) part\(rig.parts == 1 ? "" : "s")"))
         }
         if let font = SearchPaths.soundFont { print("Sampler SoundFont: \(font)") }
     }

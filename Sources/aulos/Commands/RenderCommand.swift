@@ -38,7 +38,9 @@ struct RenderCommand: ParsableCommand {
         guard sampleFormat != nil else {
             throw ValidationError("--format must be float, s16 or s24, not '\(format)'")
         }
-        guard tail >= 0, tail <= 60 else { throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)") }
+        guard tail >= 0, tail <= 60 else {
+            throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)")
+        }
     }
 
     var sampleFormat: SampleFormat? {
@@ -63,14 +65,18 @@ struct RenderCommand: ParsableCommand {
         options.tail = tail
         let bar = ProgressBar()
         let started = ContinuousClock.now
-        let summary = try FileRender.run(options, to: RenderOutput(path: outputPath, sample: sampleFormat!)) { bar.update($0) }
+        let summary = try FileRender.run(options, to: RenderOutput(path: outputPath, sample: sampleFormat!)) {
+            bar.update($0)
+        }
         bar.finish()
         let elapsed = ContinuousClock.now - started
         let seconds = Double(summary.frames) / summary.format.sampleRate
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let speed = wall > 0 ? "\(Int(seconds / wall))× real time" : "instant"
         var line = "wrote \(outputPath): \(summary.frames) frames (\(seconds.fixed(2)) s), \(summary.events) events, "
-        line += "\(summary.instrumentDescription), \(summary.format.compactDescription), \(summary.slice)-frame slices, \(speed)"
+        line +=
+            "\(summary.instrumentDescription), \(summary.format.compactDescription), \(summary.slice)-frame slices, "
+            + "\(speed)"
         if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
         print(line)
     }

@@ -49,7 +49,10 @@ struct ServiceCommand: ParsableCommand {
 
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Copy aulos, its presets, rigs and SoundFont under the prefix, write /etc/systemd/system/aulos.service, create the 'aulos' user and start it.")
+            abstract:
+                "Copy aulos, its presets, rigs and SoundFont under the prefix, write "
+                + "/etc/systemd/system/aulos.service, create the 'aulos' user and start it."
+        )
 
         @OptionGroup var location: Location
         @OptionGroup var playing: Playing
@@ -60,17 +63,28 @@ struct ServiceCommand: ParsableCommand {
             }
             var installer = location.installer()
             playing.configure(&installer)
-            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-            guard let presets = SearchPaths.presetFolders.first(where: { access($0 + "/rigs/stage.yaml", R_OK) == 0 }) else {
-                throw CommandError("cannot find the presets folder to install (searched \(SearchPaths.presetFolders.joined(separator: ", ")))")
+            let executable =
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+            guard let presets = SearchPaths.presetFolders.first(where: { access($0 + "/rigs/stage.yaml", R_OK) == 0 })
+            else {
+                throw CommandError(
+                    "cannot find the presets folder to install (searched "
+                        + "\(SearchPaths.presetFolders.joined(separator: ", ")))"
+                )
             }
-            for line in try installer.install(executable: executable, presets: presets, soundFont: SearchPaths.soundFont) { print(line) }
+            for line in try installer.install(
+                executable: executable, presets: presets, soundFont: SearchPaths.soundFont)
+            { print(line) }
         }
     }
 
     struct Unit: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the systemd unit install would write (packaging/systemd/aulos.service is this with the defaults).")
+            abstract:
+                "Print the systemd unit install would write (packaging/systemd/aulos.service is this with the "
+                + "defaults)."
+        )
 
         @OptionGroup var location: Location
         @OptionGroup var playing: Playing
@@ -83,7 +97,8 @@ struct ServiceCommand: ParsableCommand {
     }
 
     struct Uninstall: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Stop and remove the service, the installed binary and its data (the user stays).")
+        static let configuration = CommandConfiguration(
+            abstract: "Stop and remove the service, the installed binary and its data (the user stays).")
 
         @OptionGroup var location: Location
 

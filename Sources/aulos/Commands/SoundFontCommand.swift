@@ -21,7 +21,9 @@ struct SoundFontCommand: ParsableCommand {
         }
         let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
         fclose(file)
-        guard written == bytes.count else { throw CommandError("writing \(output) failed: \(String(cString: strerror(errno)))") }
+        guard written == bytes.count else {
+            throw CommandError("writing \(output) failed: \(String(cString: strerror(errno)))")
+        }
         print("wrote \(output): \(bytes.count) bytes")
     }
 }

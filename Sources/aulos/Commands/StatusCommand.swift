@@ -7,7 +7,10 @@ import Foundation
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Report on the running aulos (the service, or aulos play --control-socket): rig, device, voices, load, xruns, keyboards.")
+        abstract:
+            "Report on the running aulos (the service, or aulos play --control-socket): rig, device, voices, load, "
+            + "xruns, keyboards."
+    )
 
     @Flag(help: "Print the status as JSON (one object) for scripts.")
     var json = false
@@ -25,23 +28,38 @@ struct StatusCommand: ParsableCommand {
             throw ControlSocketError("unreadable status from aulos")
         }
         let minutes = Int(status.seconds) / 60
-        print("aulos \(status.pid): playing rig \(status.activeRig + 1) '\(status.rig)'"
-              + (status.rigs.count > 1 ? " of \(status.rigs.count) in '\(status.rigSet)'" : "")
-              + " for \(minutes / 60)h \(minutes % 60)m")
-        print("audio: \(status.device), \(Int(status.sampleRate)) Hz, \(status.period)-frame periods × \(status.periods) "
-              + String(format: "(%.1f ms buffer)", status.bufferMs) + (status.deviceLost ? ", DEVICE LOST (waiting for it)" : ""))
-        print(String(format: "load: DSP %.1f%% (peak %.1f%%), %d xruns, %d late slices; voices %d, %d shed under overload",
-                     status.dspLoad * 100, status.peakLoad * 100, status.xruns, status.lateSlices, status.voices, status.voicesShed))
-        print("MIDI: \(status.midiDelivered) events, \(status.midiLate) late, \(status.midiDropped) dropped, \(status.midiStale) stale")
+        print(
+            "aulos \(status.pid): playing rig \(status.activeRig + 1) '\(status.rig)'"
+                + (status.rigs.count > 1 ? " of \(status.rigs.count) in '\(status.rigSet)'" : "")
+                + " for \(minutes / 60)h \(minutes % 60)m")
+        print(
+            "audio: \(status.device), \(Int(status.sampleRate)) Hz, "
+                + "\(status.period)-frame periods × \(status.periods) "
+                + String(format: "(%.1f ms buffer)", status.bufferMs)
+                + (status.deviceLost ? ", DEVICE LOST (waiting for it)" : ""))
+        print(
+            String(
+                format: "load: DSP %.1f%% (peak %.1f%%), %d xruns, %d late slices; voices %d, %d shed under overload",
+                status.dspLoad * 100, status.peakLoad * 100, status.xruns, status.lateSlices, status.voices,
+                status.voicesShed))
+        print(
+            "MIDI: \(status.midiDelivered) events, \(status.midiLate) late, \(status.midiDropped) dropped, "
+                + "\(status.midiStale) stale"
+        )
         if let keyboards = status.keyboards {
             print("keyboards: " + (keyboards.isEmpty ? "none connected" : keyboards.joined(separator: "; ")))
         } else {
             print("keyboards: no ALSA sequencer yet")
         }
         if !status.controls.isEmpty {
-            print("controls: " + status.controls.map { "cc \($0.cc)\($0.channel.map { " ch \($0)" } ?? "") → \($0.target)" }.joined(separator: ", "))
+            print(
+                "controls: "
+                    + status.controls.map { "cc \($0.cc)\($0.channel.map { " ch \($0)" } ?? "") → \($0.target)" }
+                    .joined(separator: ", "))
         }
         if let learning = status.learning { print("learning: move a controller to map it to \(learning)") }
-        if status.reloads > 0 || status.rigSwitches > 0 { print("rig switches \(status.rigSwitches), reloads \(status.reloads)") }
+        if status.reloads > 0 || status.rigSwitches > 0 {
+            print("rig switches \(status.rigSwitches), reloads \(status.reloads)")
+        }
     }
 }

@@ -6,9 +6,14 @@ import AulosRig
 struct UnitsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "units",
-        abstract: "List every registered audio unit: type, subtype, manufacturer, version, name, and its Core Audio alias.")
+        abstract:
+            "List every registered audio unit: type, subtype, manufacturer, version, name, and its Core Audio alias.")
 
-    @Option(help: "Only units matching type[/subtype[/manufacturer]]; '*' is a wildcard (e.g. auou/*; Core Audio's auou/genr/appl finds Aulos's Generic Output).")
+    @Option(
+        help: ArgumentHelp(
+            "Only units matching type[/subtype[/manufacturer]]; '*' is a wildcard (e.g. auou/*; Core Audio's "
+                + "auou/genr/appl finds Aulos's Generic Output).")
+    )
     var matching: String?
 
     func run() throws {
@@ -25,8 +30,11 @@ struct UnitsCommand: ParsableCommand {
         while let found = component {
             let d = found.componentDescription
             // Who wrote it is the manufacturer; a Core Audio description it also answers to is shown beside.
-            let alias = found.aliases.isEmpty ? "" : "  (Core Audio: " + found.aliases.map(\.description).joined(separator: ", ") + ")"
-            print("\(d.type) \(d.subtype) \(d.manufacturer)  \(found.versionString.padding(to: 8)) \(found.name)" + alias)
+            let alias =
+                found.aliases.isEmpty
+                ? "" : "  (Core Audio: " + found.aliases.map(\.description).joined(separator: ", ") + ")"
+            print(
+                "\(d.type) \(d.subtype) \(d.manufacturer)  \(found.versionString.padding(to: 8)) \(found.name)" + alias)
             component = registry.findNext(after: found, matching: pattern)
         }
     }

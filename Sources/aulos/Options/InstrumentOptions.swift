@@ -19,16 +19,25 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "Synth preset by name (see presets/synth).")
     var preset: String?
 
-    @Option(name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
+    @Option(
+        name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
     var rigFile: String?
 
     @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
     var eq: String?
 
-    @Option(help: "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep their own timing.")
+    @Option(
+        help: ArgumentHelp(
+            "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep "
+                + "their own timing.")
+    )
     var tempo: Double?
 
-    @Option(help: "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t 1/32 1/32t.")
+    @Option(
+        help: ArgumentHelp(
+            "Arpeggiate synth parts: MODE:RATE, MODE up|down|updown|random|played, RATE 1/4 1/4t 1/8 1/8t 1/16 1/16t "
+                + "1/32 1/32t.")
+    )
     var arpeggio: String?
 
     func validate() throws {
@@ -42,10 +51,12 @@ struct InstrumentOptions: ParsableArguments {
             throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
         }
         if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
-            throw ValidationError("--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
+            throw ValidationError(
+                "--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
         }
         if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
-            throw ValidationError("--rig describes its own instruments; --soundfont, --program and --preset go without it")
+            throw ValidationError(
+                "--rig describes its own instruments; --soundfont, --program and --preset go without it")
         }
     }
 
@@ -61,7 +72,11 @@ struct InstrumentOptions: ParsableArguments {
         options.slice = slicing.slice
         if let rigFile {
             let set = try RigSet.load(rigFile)
-            if set.entries.count == 1 && set.controlChannel == nil { options.rig = set.entries[0].rig } else { options.rigSet = set }
+            if set.entries.count == 1 && set.controlChannel == nil {
+                options.rig = set.entries[0].rig
+            } else {
+                options.rigSet = set
+            }
         }
         options.eq = try eq.map(checkedEQ)
         options.tempo = tempo
@@ -74,6 +89,8 @@ extension InstrumentChoice: ExpressibleByArgument {}
 
 /// An EQ preset by name or number as its curve's name, or a one-line error listing where to find them.
 func checkedEQ(_ name: String) throws(CommandError) -> String {
-    guard let index = IPodEQUnit.curveIndex(name) else { throw CommandError("no EQ preset '\(name)' (see aulos presets)") }
+    guard let index = IPodEQUnit.curveIndex(name) else {
+        throw CommandError("no EQ preset '\(name)' (see aulos presets)")
+    }
     return IPodEQUnit.curves[index].name
 }

@@ -5,9 +5,12 @@ import Foundation
 
 /// The control socket's path, shared by the commands that talk to a running aulos (`status`, `set`, `learn`).
 struct SocketOption: ParsableArguments {
-    @Option(name: .customLong("socket"), help: ArgumentHelp(
-        "The running aulos's control socket (default: /run/aulos/control for the service, else $XDG_RUNTIME_DIR/aulos/control).",
-        valueName: "path"))
+    @Option(
+        name: .customLong("socket"),
+        help: ArgumentHelp(
+            "The running aulos's control socket (default: /run/aulos/control for the service, else "
+                + "$XDG_RUNTIME_DIR/aulos/control).",
+            valueName: "path"))
     var path: String?
 
     var resolved: String { path ?? ControlSocket.defaultPath }

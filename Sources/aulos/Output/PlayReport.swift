@@ -40,7 +40,8 @@ final class PlayReport {
         switch notice {
         case .listening(let address, let connected):
             "listening as \(address) (Aulos MIDI In)"
-                + (connected == 0 ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : "")
+                + (connected == 0
+                    ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : "")
         case .connected(let port): "connected \(port)"
         case .connectFailed(let port, let reason): "cannot connect \(port): \(reason)"
         case .disconnected(let port, let notes): "\(port) gone; released \(notes) note\(notes == 1 ? "" : "s")"
@@ -52,7 +53,8 @@ final class PlayReport {
     /// Device lost and back, on stderr (xruns are counted in the status line instead).
     static func reportDeviceEvent(_ event: IOEvent) {
         switch event {
-        case .interruptionBegan(let error): printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
+        case .interruptionBegan(let error):
+            printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
         case .interruptionEnded: printError("\raulos: device back; playing on")
         case .underrun, .overrun, .suspendedAndResumed: break
         }
@@ -87,16 +89,22 @@ final class PlayReport {
     func summary(of report: KeyboardPlayback.Report) -> String {
         let final = report.status
         let grant = final.grant
-        let latency = report.latencyFrames > 0
-            ? "constant \((Double(report.latencyFrames) / grant.sampleRate * 1000).fixed(1)) ms (\(report.latencyFrames) frames) after arrival"
+        let latency =
+            report.latencyFrames > 0
+            ? "constant \((Double(report.latencyFrames) / grant.sampleRate * 1000).fixed(1)) ms "
+                + "(\(report.latencyFrames) frames) after arrival"
             : "at the next slice"
-        return "played live \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
+        return
+            "played live \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, "
+            + "\(grant.format), "
             + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
             + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
             + (report.midiLate > 0 ? " (by up to \(report.worstLateness.fixed(1)) ms)" : "")
-            + ", \(report.midiDropped) dropped" + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
+            + ", \(report.midiDropped) dropped"
+            + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
             + "; MIDI thread read delay max \(report.worstReadDelay.fixed(1)) ms"
-            + (report.latencyFrames > 0 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
+            + (report.latencyFrames > 0
+                ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
             + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
             + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : "")
     }

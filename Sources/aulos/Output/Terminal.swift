@@ -22,7 +22,9 @@ final class ProgressBar {
         guard percent != shown else { return }
         shown = percent
         let filled = percent * 30 / 100
-        printError("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled) + "] \(percent)%", newline: false)
+        printError(
+            "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 30 - filled)
+                + "] \(percent)%", newline: false)
     }
 
     func finish() {
@@ -33,5 +35,7 @@ final class ProgressBar {
 
 extension String {
     /// Left-aligned in a column `width` characters wide.
-    func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }
