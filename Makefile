@@ -35,7 +35,7 @@ lint:
 ## The allocation-counting tests skip themselves here: the sanitizer owns malloc.
 tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
-	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests|ServiceTests|RouterThreadingTests'
+	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests|ServiceTests|LiveMIDIPathTests|FilePlaybackTests'
 
 ## Every test under AddressSanitizer with LeakSanitizer: memory errors and leaks fail it (two leaks outside
 ## Aulos, in Foundation's Process and XCTest's runner, are suppressed in scripts/lsan.supp).

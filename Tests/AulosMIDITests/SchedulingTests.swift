@@ -45,11 +45,13 @@ struct EventProbeKernel {
     }
 }
 
-/// Generic Output ← event probe, with a scheduler installed as the graph's render notify.
+/// Generic Output ← event probe, with a scheduler and a timeline player installed as the graph's render
+/// notifications.
 final class ScheduledProbe {
     let graph: AudioGraph
     let probe: EventProbeUnit
     let scheduler: MIDIScheduler
+    let player: MIDITimelinePlayer
     let harness: RenderHarness
 
     init(maximumFrames: UInt32) throws {
@@ -64,7 +66,9 @@ final class ScheduledProbe {
         for id in [output, node] { try graph.unit(for: id).set(.maximumFramesPerSlice, maximumFrames) }
         try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
         scheduler = MIDIScheduler(destinations: [probe.queue])
+        player = MIDITimelinePlayer(destinations: [probe.queue])
         try graph.addRenderNotify(scheduler.renderNotify)
+        try graph.addRenderNotify(player.renderNotify)
         try graph.initialize()
         try graph.start()
         harness = RenderHarness(
