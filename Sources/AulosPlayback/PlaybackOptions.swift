@@ -29,6 +29,10 @@ public struct PlaybackOptions: Sendable {
     public var tempo: Double?
     /// Arpeggiate synth parts: mode and rate.
     public var arpeggio: Arpeggio?
+    /// Live: end voices when the DSP load passes 80 % (the overload governor), so the device never runs
+    /// dry. Off where every voice must sound whatever the load — comparing a live run with an offline
+    /// render on a slow machine — at the risk of xruns.
+    public var shedsVoicesUnderOverload = OverloadGovernor().enabled
 
     public init() {}
 

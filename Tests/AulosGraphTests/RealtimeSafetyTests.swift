@@ -15,7 +15,6 @@ final class RenderReport: @unchecked Sendable {
     let cycles = Atomic<Int>(0)
     var failedCycles = 0
     var largestStep: Float = 0
-    var tally = AllocationTally()
 }
 
 @Suite(.serialized) struct RealtimeSafetyTests {
@@ -26,32 +25,22 @@ final class RenderReport: @unchecked Sendable {
     @Test func liveInsertAndRemoveWhileAnotherThreadRenders() throws {
         let (graph, output, tone) = try makeToneGraph(maximumFrames: 64)
         try graph.start()
-        let entry = graph.renderEntry!
         let format = try graph.unit(for: output).get(.streamFormat, scope: .input)
 
         let stop = Atomic<Bool>(false)
-        let buffers = AudioBufferListStorage(format: format, maximumFrames: 64)
+        let harness = RenderHarness(graph.renderEntry!, format: format, maximumFrames: 64)
         let report = RenderReport()
         let thread = TestThread {
-            var time: Int64 = 0
             var previous: Float = 0
-            report.tally.count {
-                while !stop.load(ordering: .relaxed) {
-                    var flags = RenderActionFlags(rawValue: 0)
-                    var stamp = AudioTimeStamp(sampleTime: time, hostTime: 0, flags: .sampleTimeValid)
-                    buffers.list.pointee.setFrameCount(64, bytesPerFrame: 4)
-                    if entry.render(flags: &flags, timeStamp: &stamp, frameCount: 64, ioData: buffers.list) != 0 {
-                        report.failedCycles += 1
-                    }
-                    let samples = buffers.list.pointee.floatChannel(0)
-                    for index in 0..<64 {
-                        let step = abs(samples[index] - previous)
-                        if step > report.largestStep { report.largestStep = step }
-                        previous = samples[index]
-                    }
-                    time += 64
-                    report.cycles.add(1, ordering: .relaxed)
+            while !stop.load(ordering: .relaxed) {
+                if harness.renderSlice(64, counting: true) != 0 { report.failedCycles += 1 }
+                let samples = harness.buffers.list.pointee.floatChannel(0)
+                for index in 0..<64 {
+                    let step = abs(samples[index] - previous)
+                    if step > report.largestStep { report.largestStep = step }
+                    previous = samples[index]
                 }
+                report.cycles.add(1, ordering: .relaxed)
             }
         }
 
@@ -85,7 +74,7 @@ final class RenderReport: @unchecked Sendable {
         #expect(graph.retiredPlanCount == 0)
         try graph.stop()
         try graph.uninitialize()
-        try expectNoAllocations(report.tally, "the render thread", orFrees: true)
+        try expectNoAllocations(harness.allocations, "the render thread", orFrees: true)
     }
 
     /// 10,000 steady-state cycles of a graph that uses every render-path feature: a render callback, a
@@ -125,10 +114,7 @@ final class RenderReport: @unchecked Sendable {
         try graph.initialize()
         try graph.start()
         let toneUnit = try graph.unit(for: tone)
-        let entry = graph.renderEntry!
-        let buffers = AudioBufferListStorage(format: s24, maximumFrames: 256)
-
-        var tally = AllocationTally()
+        let harness = RenderHarness(graph.renderEntry!, format: s24, maximumFrames: 256)
         var failures = 0
         for cycle in 0..<10_000 {
             if cycle % 10 == 0 {
@@ -140,21 +126,15 @@ final class RenderReport: @unchecked Sendable {
                         duration: 300, from: 0, to: 0.5)
                 ])
             }
-            var flags = RenderActionFlags(rawValue: 0)
-            var stamp = AudioTimeStamp(sampleTime: Int64(cycle) * 256, hostTime: 0, flags: .sampleTimeValid)
-            buffers.list.pointee.setFrameCount(256, bytesPerFrame: s24.bytesPerFrame)
-            let status = tally.count {
-                entry.render(flags: &flags, timeStamp: &stamp, frameCount: 256, ioData: buffers.list)
-            }
-            if status != 0 { failures += 1 }
+            if harness.renderSlice(256, counting: true) != 0 { failures += 1 }
         }
         #expect(failures == 0)
         #expect(notifyCount.pointee == 20_000)
         // The output is real audio, not silence: the cycles did work.
-        let bytes = buffers.list.pointee.buffers[0].data!.assumingMemoryBound(to: UInt8.self)
+        let bytes = harness.buffers.list.pointee.buffers[0].data!.assumingMemoryBound(to: UInt8.self)
         #expect((0..<(256 * 6)).contains { bytes[$0] != 0 })
         try graph.stop()
         try graph.uninitialize()
-        try expectNoAllocations(tally, orFrees: true)
+        try expectNoAllocations(harness.allocations, orFrees: true)
     }
 }

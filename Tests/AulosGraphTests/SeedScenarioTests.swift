@@ -85,25 +85,14 @@ import Glibc
         try graph.connectNodeInput(mixerNode, sourceOutput: 0, io, destinationInput: 0)
         try graph.initialize()
         try graph.start()
-        let entry = graph.renderEntry!
         let stop = Atomic<Bool>(false)
         let failures = Atomic<Int>(0)
         let cycles = Atomic<Int>(0)
-        let report = RenderReport()
-        let buffers = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 256)
+        let harness = RenderHarness(graph.renderEntry!, maximumFrames: 256)
         let thread = TestThread {
-            var time: Int64 = 0
-            report.tally.count {
-                while !stop.load(ordering: .relaxed) {
-                    var flags = RenderActionFlags(rawValue: 0)
-                    var stamp = AudioTimeStamp(sampleTime: time, hostTime: 0, flags: .sampleTimeValid)
-                    buffers.list.pointee.setFrameCount(256, bytesPerFrame: 4)
-                    if entry.render(flags: &flags, timeStamp: &stamp, frameCount: 256, ioData: buffers.list) != 0 {
-                        failures.add(1, ordering: .relaxed)
-                    }
-                    time += 256
-                    cycles.add(1, ordering: .relaxed)
-                }
+            while !stop.load(ordering: .relaxed) {
+                if harness.renderSlice(256, counting: true) != 0 { failures.add(1, ordering: .relaxed) }
+                cycles.add(1, ordering: .relaxed)
             }
         }
         for round in 0..<100 {
@@ -134,6 +123,6 @@ import Glibc
         #expect(graph.retiredPlanCount == 0)
         try graph.stop()
         try graph.uninitialize()
-        try expectNoAllocations(report.tally, "the render thread")
+        try expectNoAllocations(harness.allocations, "the render thread")
     }
 }

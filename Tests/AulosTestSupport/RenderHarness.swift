@@ -5,8 +5,9 @@ import Testing
 /// or the offline renderer would, into buffers of the graph's output format, advancing the sample time;
 /// and counts the allocations each pulled slice makes on this thread, when asked.
 ///
-/// Threads: the test's thread is the render thread (and the control thread between slices).
-public final class RenderHarness {
+/// Threads: one thread renders (the test's, or a render thread it starts); read the results after that
+/// thread is joined.
+public final class RenderHarness: @unchecked Sendable {
     public let entry: RenderEntry
     public let buffers: AudioBufferListStorage
     /// The sample time of the next slice.

@@ -198,7 +198,7 @@ public final class KeyboardPlayback {
     /// playing, for the rebuilt set to recall).
     private func play(_ rig: PlaybackRig, recalling activeRig: Int) throws -> (report: Report, reloadFrom: Int?) {
         defer { rig.close() }
-        let live = LiveSession(rig: rig, observer: observer)
+        let live = LiveSession(rig: rig, observer: observer, shedsVoices: playback.shedsVoicesUnderOverload)
         let grant = live.grant
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,

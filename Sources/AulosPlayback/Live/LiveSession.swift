@@ -28,12 +28,13 @@ final class LiveSession {
     let grant: PCMGrant
     let observer: PlaybackObserver
     private(set) var status: LiveStatus
-    private var governor = OverloadGovernor()
+    private var governor: OverloadGovernor
 
     /// `rig` must have been built on a session (its head is the ALSA I/O unit).
-    init(rig: PlaybackRig, observer: PlaybackObserver) {
+    init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool) {
         self.rig = rig
         self.observer = observer
+        governor = OverloadGovernor(enabled: shedsVoices)
         io = rig.graph.outputUnit as! ALSAOutputUnit
         grant = io.grant!
         status = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)

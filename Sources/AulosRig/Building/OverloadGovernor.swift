@@ -14,10 +14,12 @@ public struct OverloadGovernor {
     static let shedAbove = 0.80
     static let restoreBelow = 0.50
 
-    /// AULOS_NO_SHEDDING=1 turns shedding off, for measuring what it prevents (scripts/overload-test.sh).
-    let enabled = getenv("AULOS_NO_SHEDDING") == nil
+    /// Off, it never touches the limits.
+    public let enabled: Bool
 
-    public init() {}
+    /// `enabled` defaults to on unless AULOS_NO_SHEDDING is set (scripts/overload-test.sh measures what
+    /// shedding prevents that way).
+    public init(enabled: Bool = getenv("AULOS_NO_SHEDDING") == nil) { self.enabled = enabled }
 
     public mutating func update(load: Double, instruments: [any MusicDevice]) {
         guard enabled else { return }
