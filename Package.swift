@@ -120,6 +120,7 @@ let package = Package(
             name: "AulosALSATests",
             dependencies: [
                 "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CALSA",
+                "AulosTestSupport",
             ],
             path: "Tests/AulosALSATests"),
         .testTarget(

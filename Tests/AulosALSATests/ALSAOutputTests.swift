@@ -1,6 +1,7 @@
 import AulosAudioFile
 import AulosCore
 import AulosGraph
+import AulosTestSupport
 import AulosUnits
 import Foundation
 import Testing
@@ -11,9 +12,7 @@ import Testing
 /// exactly what was played) over a `null` PCM (accepts everything, unpaced). The configuration is loaded
 /// in-process, so no files or environment variables are involved.
 @Suite(.serialized) struct ALSAOutputTests {
-    static func fileDeviceConfiguration(_ path: String) -> String {
-        #"pcm.aulostest { type file slave.pcm { type null } file "\#(path)" format wav }"#
-    }
+    static func fileDeviceConfiguration(_ path: String) -> String { TestData.fileDeviceConfiguration(path) }
 
     static func fileDevice(_ path: String) -> PCMRequest {
         PCMRequest(device: "aulostest", configuration: fileDeviceConfiguration(path), format: .int16)

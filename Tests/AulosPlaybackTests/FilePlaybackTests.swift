@@ -18,9 +18,7 @@ import Glibc
 /// the control thread.
 @Suite(.serialized) struct FilePlaybackTests {
     static func fileSession(_ path: String) -> AudioSession {
-        let session = AudioSession(
-            device: "aulostest",
-            configuration: #"pcm.aulostest { type file slave.pcm { type null } file "\#(path)" format wav }"#)
+        let session = AudioSession(device: TestData.fileDevice, configuration: TestData.fileDeviceConfiguration(path))
         session.preferredFormat = .int16
         return session
     }

@@ -189,20 +189,8 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
     /// at every slice size (the switch and the controller sweep land on their frames).
     @Test func aRigSwitchInAScoreIsHeardAndSliceIndependent() throws {
         let folder = TestFiles.scratch("setrender")
-        mkdir(folder, 0o755)
         defer { TestFiles.remove(folder) }
-        TestFiles.write(
-            "name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n",
-            to: folder + "/one.yaml")
-        TestFiles.write(
-            "name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: "
-                + "Bright Lead\n    channels: [1]\n",
-            to: folder + "/two.yaml")
-        TestFiles.write(
-            "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n  "
-                + "  rig: two.yaml\n",
-            to: folder + "/set.yaml")
-        let path = folder + "/set.yaml"
+        let path = TestData.writeRigSet(in: folder)
         let score =
             "0s note C4 0.4s\n0.5s cc 0 0 ch=16\n0.5s cc 32 1 ch=16\n0.5s program 5 ch=16\n0.6s note C4 0.4s\n1.2s "
             + "end\n"

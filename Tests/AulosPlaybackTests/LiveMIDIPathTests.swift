@@ -11,31 +11,9 @@ import Testing
 
 /// Live MIDI's one way in: `LiveMIDIPath` with a rig's router behind one lock, feeding the live input.
 @Suite struct LiveMIDIPathTests {
-    /// A split (bass below C4 transposed down, lead above) and a pad on channel 2, with the lead's cutoff on CC 1.
-    static let split = """
-        name: Split
-        parts:
-          - name: Bass
-            instrument: synth
-            preset: Round Bass
-            channels: [1]
-            keys: C-1-B3
-            transpose: -12
-          - name: Lead
-            instrument: synth
-            preset: Bright Lead
-            channels: [1]
-            keys: [C4, G9]
-          - name: Pad
-            instrument: synth
-            channels: [2]
-        controls:
-          - cc: 1
-            target: Lead.cutoff
-        """
 
     /// A rig rendered offline with a live input (lowest latency: no clock needed) behind a path.
-    static func livePath(_ yaml: String = split, capacity: Int = 4096) throws -> (
+    static func livePath(_ yaml: String = TestData.splitRig, capacity: Int = 4096) throws -> (
         PlaybackRig, LiveMIDIInput, LiveMIDIPath
     ) {
         let playback = try PlaybackRig(Rig(yaml: yaml), fileSample: .float32)

@@ -15,37 +15,7 @@ import Glibc
 /// Key ranges, transposition, velocity curves, controller mappings, MIDI-learn and rig sets recalled by
 /// program change: parsed from rig files, routed by `RigRouter`, heard in offline renders.
 @Suite struct RigRecallTests {
-    static let split = """
-        name: Split
-        parts:
-          - name: Bass
-            instrument: synth
-            preset: Round Bass
-            channels: [1]
-            keys: C-1-B3
-            transpose: -12
-            velocity: hard
-          - name: Lead
-            instrument: synth
-            preset: Bright Lead
-            channels: [1]
-            keys: [C4, G9]
-            velocity: {curve: 0.5, min: 40, max: 120}
-          - name: Pad
-            instrument: synth
-            channels: [2]
-            velocity: 90
-        controls:
-          - cc: 1
-            target: Lead.cutoff
-            min: 300
-            max: 8000
-          - cc: 7
-            channel: 2
-            target: pad.volume
-          - cc: 20
-            target: output.volume
-        """
+    static let split = TestData.splitRig
 
     @Test func readsKeyRangesCurvesAndControls() throws {
         let rig = try Rig(yaml: Self.split, file: "split.yaml")
@@ -196,21 +166,7 @@ import Glibc
 
     // MARK: Rig sets
 
-    func writeSet(_ folder: String) throws -> String {
-        mkdir(folder, 0o755)
-        TestFiles.write(
-            "name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    channels: [1]\n",
-            to: folder + "/one.yaml")
-        TestFiles.write(
-            "name: Two\noutput:\n  volume: 0.5\n  eq: Rock\nparts:\n  - name: Saw\n    instrument: synth\n    preset: "
-                + "Bright Lead\n    channels: [1]\n",
-            to: folder + "/two.yaml")
-        TestFiles.write(
-            "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n  - bank: 1\n    program: 5\n  "
-                + "  rig: two.yaml\n",
-            to: folder + "/set.yaml")
-        return folder + "/set.yaml"
-    }
+    func writeSet(_ folder: String) throws -> String { TestData.writeRigSet(in: folder) }
 
     @Test func factorySetLoads() throws {
         let set = try RigSet.load(TestFiles.presets + "/rigs/stage.yaml")
