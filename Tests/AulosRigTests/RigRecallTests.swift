@@ -208,6 +208,41 @@ import Glibc
         }
     }
 
+    /// A set that lists itself (by any name), or sets that list each other in a cycle of any length, is a
+    /// one-line error naming both files — it used to recurse until the stack overflowed (SIGSEGV).
+    @Test func setCyclesOfAnyLengthAreOneLineErrors() throws {
+        let folder = TestFiles.scratch("cycles")
+        _ = TestData.writeRigSet(in: folder)
+        defer { TestFiles.remove(folder) }
+        let set = { (rig: String) in
+            "control-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n"
+                + "  - program: 1\n    rig: \(rig)\n"
+        }
+        symlink(folder + "/self.yaml", folder + "/alias.yaml")
+        let cycles: [(files: [String: String], load: String, expected: String)] = [
+            (["self.yaml": set("self.yaml")], "self.yaml", "self.yaml:6: rigs[1].rig: 'self.yaml' is this set itself"),
+            (["self.yaml": set("./alias.yaml")], "self.yaml", "'./alias.yaml' is this set itself"),
+            (
+                ["a.yaml": set("b.yaml"), "b.yaml": set("a.yaml")], "a.yaml",
+                "a.yaml:6: rigs[1].rig: 'b.yaml' is itself a set"
+            ),
+            (
+                ["a.yaml": set("b.yaml"), "b.yaml": set("c.yaml"), "c.yaml": set("a.yaml")], "c.yaml",
+                "c.yaml:6: rigs[1].rig: 'a.yaml' is itself a set"
+            ),
+        ]
+        for cycle in cycles {
+            for (name, text) in cycle.files { TestFiles.write(text, to: folder + "/" + name) }
+            do {
+                _ = try RigSet.load(folder + "/" + cycle.load)
+                Issue.record("accepted a cycle through \(cycle.load)")
+            } catch {
+                #expect(error.message.contains(cycle.expected), "\(error.message)")
+                #expect(!error.message.contains("\n"))
+            }
+        }
+    }
+
     /// Program change on the control channel (bank 1 via CC 0, program 5) switches to rig Two: new notes
     /// go to its part, a key held across the switch is released on rig One, the pedal held on One is
     /// lifted there, and the new rig's output volume and master EQ apply.

@@ -7,7 +7,7 @@ import Glibc
 /// `aulos play` with no file: the ALSA sequencer in, the rig, the ALSA I/O unit out, until SIGINT/SIGTERM
 /// (or the duration). Keyboards are connected as they appear and their notes released when they vanish.
 /// Unattended (`waitForDevices`), a missing sound device or sequencer is waited for; SIGHUP rebuilds the
-/// rig from its file (a broken file is reported and the old rig plays on); the control socket answers
+/// rig from its file (a broken file is reported and the old rig plays on, untouched); the control socket answers
 /// `aulos status`/`set`/`learn`; systemd hears READY=1 once audio and MIDI are up.
 ///
 /// Threads: the calling (control) thread runs the loop, the control socket and the notices; MIDI arrives
@@ -66,6 +66,8 @@ public final class KeyboardPlayback {
         public var clockMargin: Double
         /// Rig rebuilds on SIGHUP.
         public var reloads: Int
+        /// SIGHUPs whose rig file could not be read (the rig played on).
+        public var failedReloads: Int
     }
 
     private let playback: PlaybackOptions
@@ -81,6 +83,7 @@ public final class KeyboardPlayback {
     /// READY=1 sent for the rig playing now.
     private var ready = false
     private var reloads = 0
+    private var failedReloads = 0
     /// What the device said the last time it was not there (each new reason is reported once).
     private var waitingForDevice: String?
 
@@ -131,13 +134,13 @@ public final class KeyboardPlayback {
             guard let rig = try buildRig(set) else { continue }  // waiting for the device
             let outcome = try play(rig, recalling: activeRig)
             report = outcome.report
-            guard let playedRig = outcome.reloadFrom else { break }
-            activeRig = playedRig
-            set = reload(set)
+            guard let reload = outcome.reload else { break }
+            (set, activeRig) = reload
         }
         ServiceNotifier.notify("STOPPING=1")
         guard var report else { throw DeviceError(.missing, "stopped before the audio device appeared") }
         report.reloads = reloads
+        report.failedReloads = failedReloads
         return report
     }
 
@@ -172,11 +175,11 @@ public final class KeyboardPlayback {
         }
     }
 
-    /// SIGHUP: the rig file read again; a broken file keeps the rig that was playing.
-    private func reload(_ set: RigSet) -> RigSet {
+    /// SIGHUP: the rig file read again while the rig plays on. Nil when the file is broken: that is reported
+    /// (and shown by `aulos status`), and the rig playing is never torn down for it.
+    private func readReload(_ set: RigSet) -> RigSet? {
         ServiceNotifier.notify("RELOADING=1")
-        reloads += 1
-        ready = false
+        ready = false  // systemd waits for READY=1 again, whichever way the reload goes
         guard let path = options.rigPath else {
             observer.info("SIGHUP: rebuilding the rig")
             return set
@@ -187,16 +190,21 @@ public final class KeyboardPlayback {
                 "reloaded \(path): "
                     + "\(reloaded.entries.count == 1 ? "rig '\(reloaded.name)'" : "\(reloaded.entries.count) rigs")"
             )
+            server.reloadFailure = nil
             return reloaded
         } catch {
+            failedReloads += 1
             observer.warning("reload failed, playing on with the rig as it was: \(error.message)")
-            return set
+            server.reloadFailure = error.message
+            return nil
         }
     }
 
-    /// One rig on the device until stop, the duration, or SIGHUP (then `reloadFrom` is the rig that was
-    /// playing, for the rebuilt set to recall).
-    private func play(_ rig: PlaybackRig, recalling activeRig: Int) throws -> (report: Report, reloadFrom: Int?) {
+    /// One rig on the device until stop, the duration, or a SIGHUP whose rig file reads (then `reload` is
+    /// the new set and the rig that was playing, for the rebuilt set to recall).
+    private func play(_ rig: PlaybackRig, recalling activeRig: Int) throws
+        -> (report: Report, reload: (set: RigSet, activeRig: Int)?)
+    {
         defer { rig.close() }
         let live = LiveSession(rig: rig, observer: observer, shedsVoices: playback.shedsVoicesUnderOverload)
         let grant = live.grant
@@ -223,10 +231,16 @@ public final class KeyboardPlayback {
         if let sequencer { try sequencer.start() }
         server.begin(rig: rig, midi: midi, live: input, reloads: reloads)
         defer { server.end() }
-        let ending = try live.run(takingReloads: true) { live in
-            try tick(live, input: input, clockOutput: clockOutput)
-            return !live.io.hasReachedFrameLimit
-        }
+        var ending: LiveSession.Ending
+        var reloaded: RigSet?
+        repeat {
+            ending = try live.run(takingReloads: true) { live in
+                try tick(live, input: input, clockOutput: clockOutput)
+                return !live.io.hasReachedFrameLimit
+            }
+            if ending == .reloadRequested { reloaded = readReload(rig.set) }
+        } while ending == .reloadRequested && reloaded == nil
+        if reloaded != nil { reloads += 1 }
         // Stop listening (releasing whatever keyboards still hold) unless reloading, then silence
         // everything before the device stops, so nothing hangs on the next start.
         if ending != .reloadRequested, let sequencer {
@@ -240,8 +254,9 @@ public final class KeyboardPlayback {
             midiStale: input.staleCount, latencyFrames: input.placement == .constantLatency ? input.latencyFrames : 0,
             worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
-            clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads)
-        return (report, ending == .reloadRequested ? midi.withRouter(\.activeRig) ?? 0 : nil)
+            clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
+            failedReloads: failedReloads)
+        return (report, reloaded.map { ($0, midi.withRouter(\.activeRig) ?? 0) })
     }
 
     /// MIDI clock out (`--send-clock`), read from the transport's snapshot, so its notification goes after

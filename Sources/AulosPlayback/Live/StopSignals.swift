@@ -9,13 +9,19 @@ enum StopSignals {
     nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
     nonisolated(unsafe) static var reloadRequested: sig_atomic_t = 0
 
-    /// Catches the signals from now on (both flags cleared).
+    /// Catches the signals from now on (both flags cleared), on the calling thread too: a parent may have
+    /// started aulos with them blocked (the mask is inherited through exec — test runners and some
+    /// supervisors do it), and then SIGTERM would never arrive and the instrument could not be stopped.
     static func catchThem() {
         stopRequested = 0
         reloadRequested = 0
         signal(SIGINT) { _ in StopSignals.stopRequested = 1 }
         signal(SIGTERM) { _ in StopSignals.stopRequested = 1 }
         signal(SIGHUP) { _ in StopSignals.reloadRequested = 1 }
+        var caught = sigset_t()
+        sigemptyset(&caught)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&caught, number) }
+        pthread_sigmask(SIG_UNBLOCK, &caught, nil)
     }
 
     /// Back to the default actions.

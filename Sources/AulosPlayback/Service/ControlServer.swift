@@ -18,6 +18,8 @@ final class ControlServer {
     private var keyboards: [SequencerAddress: String] = [:]
     private var sequencerUp = false
     private var learning: String?
+    /// Why the last SIGHUP could not reload the rig file (nil once one succeeds).
+    var reloadFailure: String?
 
     func begin(rig: PlaybackRig, midi: LiveMIDIPath, live: LiveMIDIInput, reloads: Int) {
         self.rig = rig
@@ -65,7 +67,8 @@ final class ControlServer {
             controls: router.mappings.map {
                 ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
             },
-            learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads)
+            learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads,
+            reloadFailure: reloadFailure)
     }
 
     /// One request line → one reply line (JSON).

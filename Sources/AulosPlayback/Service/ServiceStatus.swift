@@ -40,4 +40,6 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var learning: String?
     public var rigSwitches: Int
     public var reloads: Int
+    /// Why the last SIGHUP left the rig as it was (its file could not be read); nil after a good reload.
+    public var reloadFailure: String?
 }

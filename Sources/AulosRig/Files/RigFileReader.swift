@@ -25,14 +25,10 @@ extension Rig {
     }
 
     public init(yaml text: String, file: String = "rig") throws(RigError) {
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw RigError("\(file): \(Self.describe(error))")
-        } catch {
-            throw RigError("\(file): \(error)")
-        }
+        try self.init(root: try composeRigYAML(text, file: file), file: file)
+    }
+
+    init(root: Node?, file: String) throws(RigError) {
         guard let root, let mapping = root.mapping else {
             throw RigError("\(file):1: a rig is a mapping with at least 'parts'")
         }
@@ -135,11 +131,9 @@ extension RigSet {
     /// Reads a set file, or a rig file as a set of one. Errors name the file, line and key (a listed
     /// rig's own errors name that rig's file).
     public static func load(_ path: String) throws(RigError) -> RigSet {
-        let text = try readRigFile(path)
-        let root: Node?
-        do { root = try Yams.compose(yaml: text) } catch { return RigSet(try Rig(yaml: text, file: path)) }
+        let root = try composeRigYAML(try readRigFile(path), file: path)
         guard let mapping = root?.mapping, mapping["rigs"] != nil else {
-            return RigSet(try Rig(yaml: text, file: path))
+            return RigSet(try Rig(root: root, file: path))
         }
         let reader = RigReader(file: path)
         let keys = try reader.keys(mapping, allowed: ["name", "control-channel", "rigs"], at: "")
@@ -170,16 +164,18 @@ extension RigSet {
                     Int(try reader.number(node, at + ".bank", in: 0...16383))
                 } ?? 0
             let file = try reader.string(rigNode, at + ".rig")
-            let rig: Rig
-            do {
-                rig = try Rig.load(resolve(file, in: folder))
-            } catch {
-                // A set file fails as a rig (no 'parts'); say what it is rather than which key is wrong.
-                if (try? RigSet.load(resolve(file, in: folder)))?.isSetFile == true {
-                    throw reader.error(rigNode, at + ".rig", "'\(file)' is itself a set; a set lists rig files")
-                }
-                throw error
+            // Sets do not nest, so a set is never read as a rig: that is what makes a cycle of any length
+            // (a set listing itself, or sets listing each other) an error here rather than a recursion.
+            let listed = resolve(file, in: folder)
+            if isSameFile(listed, path) {
+                throw reader.error(rigNode, at + ".rig", "'\(file)' is this set itself; a set lists rig files")
             }
+            let listedRoot = try composeRigYAML(try readRigFile(listed), file: listed)
+            if listedRoot?.mapping?["rigs"] != nil {
+                throw reader.error(
+                    rigNode, at + ".rig", "'\(file)' is itself a set; a set lists rig files, not other sets")
+            }
+            let rig = try Rig(root: listedRoot, file: listed)
             guard !entries.contains(where: { $0.bank == bank && $0.program == program }) else {
                 throw reader.error(programNode, at + ".program", "bank \(bank) program \(program) is already taken")
             }
@@ -190,13 +186,30 @@ extension RigSet {
             throw reader.error(
                 keys["rigs"]!, "rigs", "\(totalParts) parts in all; a set holds at most \(PlaybackRig.maximumParts)")
         }
-        var set = RigSet(name: name, controlChannel: channel, entries: entries)
-        set.isSetFile = true
-        return set
+        return RigSet(name: name, controlChannel: channel, entries: entries)
     }
 
     static func resolve(_ file: String, in folder: String) -> String {
         file.hasPrefix("/") ? file : folder + "/" + file
+    }
+
+    /// The same file on disk, however it is named (`./s.yaml`, `../x/s.yaml`, a link).
+    static func isSameFile(_ one: String, _ other: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(one, &first) == 0, stat(other, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+}
+
+/// The YAML tree of a rig or set file, or a `file:line: problem` error.
+func composeRigYAML(_ text: String, file: String) throws(RigError) -> Node? {
+    do {
+        return try Yams.compose(yaml: text)
+    } catch let error as YamlError {
+        throw RigError("\(file): \(Rig.describe(error))")
+    } catch {
+        throw RigError("\(file): \(error)")
     }
 }
 

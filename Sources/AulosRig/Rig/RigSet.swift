@@ -16,8 +16,6 @@ public struct RigSet: Equatable, Sendable {
     /// 1…16: program changes and bank selects on this channel switch rigs and are not played.
     public var controlChannel: Int?
     public var entries: [Entry]
-    /// Read from a set file (with `rigs:`), not a rig file taken as a set of one.
-    public var isSetFile = false
 
     public init(_ rig: Rig) {
         name = rig.name

@@ -61,5 +61,6 @@ struct StatusCommand: ParsableCommand {
         if status.reloads > 0 || status.rigSwitches > 0 {
             print("rig switches \(status.rigSwitches), reloads \(status.reloads)")
         }
+        if let failure = status.reloadFailure { print("last reload failed, rig unchanged: \(failure)") }
     }
 }

@@ -107,5 +107,7 @@ final class PlayReport {
                 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
             + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
             + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : "")
+            + (report.failedReloads > 0
+                ? "; \(report.failedReloads) reload\(report.failedReloads == 1 ? "" : "s") failed (rig kept)" : "")
     }
 }

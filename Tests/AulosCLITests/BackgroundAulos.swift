@@ -1,0 +1,62 @@
+import Foundation
+
+/// The built `aulos` binary running in the background (a live instrument or a service), with its output
+/// captured to files and its control socket queried as a user would, with `aulos status --json`.
+final class BackgroundAulos {
+    let process = Process()
+    let folder: String
+    let socket: String
+
+    /// Starts `aulos ARGUMENTS --control-socket FOLDER/control`; output goes to FOLDER/stdout and stderr.
+    init(_ arguments: [String], in folder: String) throws {
+        self.folder = folder
+        socket = folder + "/control"
+        process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        process.arguments = arguments + ["--control-socket", socket]
+        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        FileManager.default.createFile(atPath: folder + "/stdout", contents: nil)
+        FileManager.default.createFile(atPath: folder + "/stderr", contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: folder + "/stdout")
+        process.standardError = FileHandle(forWritingAtPath: folder + "/stderr")
+        try process.run()
+    }
+
+    deinit {
+        guard process.isRunning else { return }
+        process.terminate()
+        if waitForExit(seconds: 5) == nil {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    var stdout: String { (try? String(contentsOfFile: folder + "/stdout", encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: folder + "/stderr", encoding: .utf8)) ?? "" }
+
+    /// `aulos status --json` decoded, or nil when it does not answer.
+    func status() throws -> [String: Any]? {
+        let result = try runAulos(["status", "--json", "--socket", socket])
+        guard result.status == 0 else { return nil }
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+    }
+
+    /// Polls the status every 100 ms until `condition` holds (true) or `seconds` pass (false).
+    func waitForStatus(seconds: Double = 15, _ condition: ([String: Any]) -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let status = try status(), condition(status) { return true }
+            guard process.isRunning else { return false }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits up to `seconds` for the process to exit; its exit status, or nil if it is still running.
+    func waitForExit(seconds: Double = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+}

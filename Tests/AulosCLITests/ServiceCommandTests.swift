@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// `aulos play --service` as systemd runs it (here on ALSA's `null` device, with no sequencer: the service
+/// waits for one and takes MIDI through its control socket meanwhile).
+@Suite(.serialized) struct ServiceCommandTests {
+    static func writeSet(listing second: String, in folder: String) throws {
+        try "name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n"
+            .write(toFile: folder + "/one.yaml", atomically: true, encoding: .utf8)
+        let set = "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n"
+        try (set + "  - program: 1\n    rig: \(second)\n").write(
+            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+    }
+
+    /// The same set given to the other commands that read rigs: one line, exit 1 (it was SIGSEGV, rc 139).
+    @Test func aSetListingItselfIsOneLineEverywhere() throws {
+        let folder = NSTemporaryDirectory() + "aulos-selfset-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.writeSet(listing: "set.yaml", in: folder)
+        let set = folder + "/set.yaml"
+        for arguments in [
+            ["graph", "--rig", set], ["render", "--rig", set, "-o", folder + "/x.wav"],
+            ["service", "install", "--root", folder, "--rig", set],
+        ] {
+            let result = try runAulos(arguments)
+            #expect(result.status == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasSuffix("rigs[1].rig: 'set.yaml' is this set itself; a set lists rig files\n"))
+            #expect(result.stderr.split(separator: "\n").count == 1)
+        }
+    }
+
+    /// SIGHUP with the set file changed to list itself: one warning, the rig plays on untouched (it used to
+    /// recurse until the stack overflowed, killing the instrument and leaving its socket file behind); a
+    /// later SIGHUP with a good file reloads; SIGTERM exits 0 and removes the socket.
+    @Test func aReloadThatFailsKeepsTheRigPlaying() throws {
+        let folder = NSTemporaryDirectory() + "aulos-reload-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.writeSet(listing: "one.yaml", in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        guard let before = try aulos.status(), let seconds = before["seconds"] as? Double else { return }
+
+        try Self.writeSet(listing: "set.yaml", in: folder)
+        aulos.signal(SIGHUP)
+        #expect(
+            try aulos.waitForStatus { ($0["reloadFailure"] as? String)?.contains("is this set itself") == true },
+            "\(aulos.stderr)")
+        let kept = try aulos.status()
+        #expect(aulos.process.isRunning)
+        #expect(kept?["reloads"] as? Int == 0)
+        #expect((kept?["seconds"] as? Double ?? 0) > seconds, "the rig played on")
+        #expect(aulos.stderr.contains("reload failed, playing on with the rig as it was: "))
+
+        try "name: Three\nparts:\n  - instrument: synth\n".write(
+            toFile: folder + "/three.yaml", atomically: true, encoding: .utf8)
+        try Self.writeSet(listing: "three.yaml", in: folder)
+        aulos.signal(SIGHUP)
+        #expect(try aulos.waitForStatus { $0["reloads"] as? Int == 1 && $0["reloadFailure"] == nil })
+        #expect(try aulos.status()?["rigs"] as? [String] == ["One", "Three"])
+
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0, "\(aulos.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: aulos.socket))
+        #expect(aulos.stdout.contains("rig reloaded 1 time; 1 reload failed (rig kept)"))
+    }
+}
