@@ -114,7 +114,7 @@ let package = Package(
             name: "AulosSoundFontTests", dependencies: ["AulosSoundFont", "AulosTestSupport"],
             path: "Tests/AulosSoundFontTests"),
         .testTarget(
-            name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport"],
+            name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport", "CSndfile"],
             path: "Tests/AulosAudioFileTests"),
         .testTarget(
             name: "AulosALSATests",

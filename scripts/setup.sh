@@ -13,6 +13,7 @@ packages=(
                        # later (the real-time pacing test) does not remove libfluidsynth-dev
   libsndfile1-dev      # WAV/FLAC reading and writing
   libsamplerate0-dev   # sample-rate conversion in the format converter
+  util-linux           # prlimit: the tests' stand-in for a full disk (essential on Debian; named to be sure)
 )
 
 if ! command -v swift >/dev/null 2>&1; then

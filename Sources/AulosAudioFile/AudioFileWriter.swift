@@ -1,6 +1,10 @@
 import AulosCore
 import CSndfile
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The container of an audio file, chosen from the file name's extension.
 public enum AudioFileType: String, Sendable, CaseIterable {
     case wav, flac
@@ -11,25 +15,54 @@ public enum AudioFileType: String, Sendable, CaseIterable {
     }
 }
 
-/// Writes interleaved PCM frames to a WAV or FLAC file through libsndfile.
+/// Writes interleaved PCM frames to a WAV or FLAC file through libsndfile — never over a file a user
+/// has until the new one is whole. Frames go to a temporary file beside the target (`NAME.partial-PID`);
+/// `close()` finishes it and renames it into place in one step, so the target is always either the old
+/// file or the complete new one. A writer dropped without `close()` (a failed render, a full disk) removes
+/// its temporary file and leaves the target as it was. A link as the target is followed: the file it
+/// points to is replaced, the link stays.
+///
+/// A WAV file's sizes are 32-bit: past 4 GiB of audio (6.2 hours of 16-bit stereo at 48 kHz) its header
+/// would wrap. Given the frames to come, the writer chooses RF64 (the EBU's 64-bit WAV, read by libsndfile,
+/// sox, ffmpeg and DAWs) when they would not fit, and a plain WAV otherwise (byte-identical to before). A
+/// WAV that grows past its limit anyway is an error, never a wrapped header.
 ///
 /// Threads: whichever thread writes (the offline renderer's); not real-time (it does file I/O).
 /// The frames handed to `write` must be interleaved in `format`, which must be Float32, Int16, Int24
 /// (packed) or Int32; FLAC takes Int16 and Int24 only.
 public final class AudioFileWriter {
+    /// Where the finished file goes.
     public let path: String
+    /// Where the frames are written until `close()`.
+    public let temporaryPath: String
     public let format: StreamFormat
     public let type: AudioFileType
+    /// Written as RF64 (the WAV would pass 4 GiB).
+    public let isRF64: Bool
+    private let wavDataLimit: Int64
     private var file: OpaquePointer?
+    private var finished = false
     public private(set) var framesWritten: Int64 = 0
 
-    public init(path: String, format: StreamFormat) throws(AudioUnitError) {
+    /// The most audio data a plain WAV can hold: its RIFF size field is 32 bits, and the header and a
+    /// possible padding byte come out of it.
+    public static let wavDataLimit: Int64 = 0xFFFF_FFFF - 4096
+
+    /// Opens the temporary file. `expectedFrames`: how many frames will be written, if known (a WAV then
+    /// becomes RF64 when they would not fit).
+    public convenience init(path: String, format: StreamFormat, expectedFrames: Int64? = nil) throws(AudioFileError) {
+        try self.init(path: path, format: format, expectedFrames: expectedFrames, wavDataLimit: Self.wavDataLimit)
+    }
+
+    /// `wavDataLimit` lower than a WAV's own, so tests can reach it without writing 4 GiB.
+    init(path: String, format: StreamFormat, expectedFrames: Int64?, wavDataLimit: Int64) throws(AudioFileError) {
+        self.wavDataLimit = wavDataLimit
         guard let type = AudioFileType(path: path) else {
-            throw AudioUnitError(.invalidFile, "\(path): unknown file type; use .wav or .flac")
+            throw AudioFileError("\(path): unknown file type; use .wav or .flac")
         }
-        try format.validate()
+        do { try format.validate() } catch { throw AudioFileError("cannot write \(path): \(error.detail)") }
         guard format.isInterleaved, let sample = format.sampleFormat else {
-            throw AudioUnitError(.formatNotSupported, "audio files are written from interleaved frames")
+            throw AudioFileError("cannot write \(path): audio files are written from interleaved frames")
         }
         let subtype: Int32
         switch sample {
@@ -39,34 +72,52 @@ public final class AudioFileWriter {
         case .int32: subtype = Int32(SF_FORMAT_PCM_32)
         }
         if type == .flac && !(sample == .int16 || sample == .int24) {
-            throw AudioUnitError(.formatNotSupported, "FLAC holds 16- or 24-bit integer samples, not \(sample)")
+            throw AudioFileError("cannot write \(path): FLAC holds 16- or 24-bit integer samples, not \(sample)")
         }
+        let expectedBytes = (expectedFrames ?? 0).multipliedReportingOverflow(by: Int64(format.bytesPerFrame))
+        isRF64 = type == .wav && (expectedBytes.overflow || expectedBytes.partialValue > wavDataLimit)
         var info = SF_INFO()
         info.samplerate = Int32(format.sampleRate)
         info.channels = Int32(format.channelsPerFrame)
-        info.format = (type == .wav ? Int32(SF_FORMAT_WAV) : Int32(SF_FORMAT_FLAC)) | subtype
+        let major = type == .flac ? SF_FORMAT_FLAC : isRF64 ? SF_FORMAT_RF64 : SF_FORMAT_WAV
+        info.format = Int32(major) | subtype
         guard sf_format_check(&info) != 0 else {
-            throw AudioUnitError(
-                .formatNotSupported, "libsndfile cannot write \(format.compactDescription) as \(type.rawValue)")
+            throw AudioFileError("libsndfile cannot write \(format.compactDescription) as \(type.rawValue)")
         }
-        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw AudioUnitError(.invalidFile, "cannot write \(path): \(String(cString: sf_strerror(nil)))")
+        let target = Self.resolvingLinks(path)
+        Self.removeAbandonedPartials(of: target)
+        temporaryPath = target + ".partial-\(getpid())"
+        errno = 0
+        guard let handle = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
+            throw AudioFileError("cannot write \(path): \(Self.reason(errno, libsndfile: nil))")
         }
         // No PEAK chunk: it carries a time stamp, and renders must be byte-for-byte repeatable.
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        // The new file keeps the permissions of the one it replaces.
+        var old = stat()
+        if stat(target, &old) == 0 { chmod(temporaryPath, old.st_mode & 0o7777) }
         self.path = path
         self.format = format
         self.type = type
         file = handle
     }
 
-    deinit { try? close() }
+    /// A writer dropped without `close()` did not finish: the target keeps what it had.
+    deinit { discard() }
 
     /// Writes `frameCount` interleaved frames from `data`.
-    public func write(_ data: UnsafeRawPointer, frameCount: Int) throws(AudioUnitError) {
-        guard let file else { throw AudioUnitError(.invalidFile, "\(path) is closed") }
+    public func write(_ data: UnsafeRawPointer, frameCount: Int) throws(AudioFileError) {
+        guard let file else { throw AudioFileError("\(path) is closed") }
         let channels = Int(format.channelsPerFrame)
+        if type == .wav && !isRF64
+            && (framesWritten + Int64(frameCount)) * Int64(format.bytesPerFrame) > wavDataLimit
+        {
+            throw AudioFileError(
+                "\(path): a WAV file holds at most 4 GiB of audio; render less, or to FLAC"
+                    + untouchedNote)
+        }
         let written: Int64
+        errno = 0
         switch (type, format.sampleFormat!) {
         case (.wav, _):
             // WAV stores little-endian PCM exactly as it is in memory here, including packed 24-bit.
@@ -84,19 +135,85 @@ public final class AudioFileWriter {
             written = sf_writef_int(file, wide, Int64(frameCount))
         }
         guard written == Int64(frameCount) else {
-            throw AudioUnitError(.invalidFile, "writing \(path) failed: \(String(cString: sf_strerror(file)))")
+            throw AudioFileError("cannot write \(path): \(Self.reason(errno, libsndfile: file))" + untouchedNote)
         }
         framesWritten += written
     }
 
-    /// Finishes the file (headers, FLAC stream). Safe to call twice.
-    public func close() throws(AudioUnitError) {
+    /// Finishes the file (headers, FLAC stream) and renames it into place. Safe to call twice.
+    public func close() throws(AudioFileError) {
         guard let handle = file else { return }
         file = nil
+        errno = 0
         guard sf_close(handle) == 0 else {
-            throw AudioUnitError(.invalidFile, "closing \(path) failed")
+            let reason = Self.reason(errno, libsndfile: nil)
+            unlink(temporaryPath)
+            throw AudioFileError("cannot finish \(path): \(reason)" + untouchedNote)
+        }
+        guard rename(temporaryPath, Self.resolvingLinks(path)) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporaryPath)
+            throw AudioFileError("cannot put \(path) in place: \(reason)" + untouchedNote)
+        }
+        finished = true
+    }
+
+    /// Gives up: the temporary file is removed and the target keeps what it had. Safe to call at any time.
+    public func discard() {
+        guard !finished else { return }
+        if let handle = file {
+            file = nil
+            sf_close(handle)
+        }
+        unlink(temporaryPath)
+    }
+
+    /// "; the old NAME is untouched" when there is one: what the user most wants to know after a failure.
+    private var untouchedNote: String {
+        access(path, F_OK) == 0 ? " (the existing \(path) is untouched)" : ""
+    }
+
+    /// The system's reason when there is one (a full disk, a file-size limit, permissions): libsndfile's
+    /// own text for those is misleading (a FLAC write to a full disk reports a "decoder" error).
+    static func reason(_ error: Int32, libsndfile file: OpaquePointer?) -> String {
+        error != 0 ? String(cString: strerror(error)) : String(cString: sf_strerror(file))
+    }
+
+    /// Temporary files of earlier writers to the same target that were killed outright (SIGKILL, a power
+    /// cut), named `NAME.partial-PID` for a process that no longer exists: removed, so they do not pile up.
+    static func removeAbandonedPartials(of target: String) {
+        let slash = target.lastIndex(of: "/")
+        let folder = slash.map { String(target[..<$0]) } ?? "."
+        let prefix = (slash.map { String(target[target.index(after: $0)...]) } ?? target) + ".partial-"
+        guard let directory = opendir(folder.isEmpty ? "/" : folder) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
         }
     }
+
+    /// The file a chain of symbolic links ends at (the path itself when it is not a link or does not exist).
+    static func resolvingLinks(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let real = realpath(path, nil) else {
+            return path
+        }
+        defer { free(real) }
+        return String(cString: real)
+    }
+}
+
+/// An audio file that cannot be written or read, as one line naming the file and what to do.
+///
+/// Threads: a value.
+public struct AudioFileError: ReportableError, Equatable, Sendable {
+    public let message: String
+
+    public init(_ message: String) { self.message = message }
 }
 
 /// Reads an audio file into Float32 frames (for tests and tools that compare renders).
@@ -111,15 +228,15 @@ public struct AudioFileContents: Sendable {
 
     public var frameCount: Int { channels == 0 ? 0 : samples.count / channels }
 
-    public init(path: String) throws(AudioUnitError) {
+    public init(path: String) throws(AudioFileError) {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw AudioUnitError(.invalidFile, "cannot read \(path): \(String(cString: sf_strerror(nil)))")
+            throw AudioFileError("cannot read \(path): \(String(cString: sf_strerror(nil)))")
         }
         defer { sf_close(file) }
         var samples = [Float](repeating: 0, count: Int(info.frames) * Int(info.channels))
         let read = samples.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) }
-        guard read == info.frames else { throw AudioUnitError(.invalidFile, "\(path) is truncated") }
+        guard read == info.frames else { throw AudioFileError("\(path) is truncated") }
         sampleRate = Double(info.samplerate)
         channels = Int(info.channels)
         self.samples = samples

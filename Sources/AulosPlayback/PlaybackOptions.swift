@@ -1,3 +1,4 @@
+import AulosMIDI
 import AulosRig
 
 /// What to play and with what — the input, the instrument or rig, the sound, the tempo — shared by file
@@ -18,6 +19,13 @@ public struct PlaybackOptions: Sendable {
     public var slice: UInt32 = 256
     /// Seconds played after the last event, for release tails and reverb.
     public var tail = 1.5
+    /// The longest a file may play or render, in seconds, checked before anything starts: a day unless the
+    /// user asks for more (`--max-duration`, at most `InputTimeLimit.seconds`). A wrong tick in a small
+    /// file must not fill a disk with hours of silence.
+    public var maximumDuration = PlaybackOptions.defaultMaximumDuration
+    public static let defaultMaximumDuration = 86_400.0
+    /// The most `maximumDuration` may be: no input places events later.
+    public static let longestMaximumDuration = InputTimeLimit.seconds
     /// A whole rig instead of one instrument (its sample rate and slice win over the options').
     public var rig: Rig?
     /// A rig set (rigs recalled by program change); wins over `rig`.

@@ -8,10 +8,15 @@ import Glibc
 /// Entry point. Help and version print in full; every error is one line on stderr and a non-zero exit
 /// (64 for bad usage, 1 for a failure while running), never a crash, a usage dump or a Core Audio code.
 func runAulos() -> Never {
+    // Past a file-size limit (ulimit -f, a quota) a write should fail with EFBIG and be reported, with
+    // the temporary file removed — not kill the process by SIGXFSZ and leave it behind.
+    signal(SIGXFSZ, SIG_IGN)
     do {
         var command = try Aulos.parseAsRoot()
         try command.run()
         exit(0)
+    } catch let code as ExitCode {
+        exit(code.rawValue)  // the command has said what happened (an interrupted render)
     } catch let error as ReportableError {
         printError("aulos: error: \(error.message)")
         exit(1)

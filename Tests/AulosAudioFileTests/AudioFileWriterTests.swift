@@ -1,7 +1,9 @@
-import AulosAudioFile
 import AulosCore
 import AulosTestSupport
+import CSndfile
 import Testing
+
+@testable import AulosAudioFile
 
 #if canImport(Glibc)
 import Glibc
@@ -51,18 +53,150 @@ import Glibc
 
     @Test func flacRefusesFloatAndUnknownExtensionsAreRefused() {
         let f32 = StreamFormat(sample: .float32, channels: 2, sampleRate: 48_000, interleaved: true)
-        #expect(throws: AudioUnitError(.formatNotSupported, "")) {
-            _ = try AudioFileWriter(path: TestFiles.scratch("x.flac"), format: f32)
+        let refusals: [(String, StreamFormat, String)] = [
+            (TestFiles.scratch("x.flac"), f32, "FLAC holds 16- or 24-bit integer samples"),
+            (TestFiles.scratch("x.mp3"), f32, "unknown file type; use .wav or .flac"),
+            ("/nonexistent-dir/x.wav", f32, "cannot write /nonexistent-dir/x.wav: No such file or directory"),
+            (TestFiles.scratch("x.wav"), .canonical(channels: 2, sampleRate: 48_000), "from interleaved frames"),
+        ]
+        for (path, format, expected) in refusals {
+            do {
+                _ = try AudioFileWriter(path: path, format: format)
+                Issue.record("accepted \(path)")
+            } catch {
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+            #expect(access(path, F_OK) != 0)
         }
-        #expect(throws: AudioUnitError(.invalidFile, "")) {
-            _ = try AudioFileWriter(path: TestFiles.scratch("x.mp3"), format: f32)
+    }
+
+    static let stereo16 = StreamFormat(sample: .int16, channels: 2, sampleRate: 48_000, interleaved: true)
+
+    /// Writes `frames` frames of a quiet ramp.
+    static func writeFrames(_ frames: Int, to writer: AudioFileWriter) throws {
+        let samples = (0..<(2 * frames)).map { Int16(truncatingIfNeeded: $0) }
+        try samples.withUnsafeBytes { try writer.write($0.baseAddress!, frameCount: frames) }
+    }
+
+    /// The target is the old file until `close()`, then the whole new one; the temporary file is gone.
+    @Test func aFileAppearsOnlyWhenWhole() throws {
+        let path = TestFiles.scratch("whole.wav")
+        defer { unlink(path) }
+        TestFiles.write("the user's file", to: path)
+        chmod(path, 0o640)
+        let writer = try AudioFileWriter(path: path, format: Self.stereo16)
+        try Self.writeFrames(4800, to: writer)
+        #expect(TestFiles.bytes(path) == Array("the user's file".utf8))
+        #expect(access(writer.temporaryPath, F_OK) == 0)
+        try writer.close()
+        #expect(access(writer.temporaryPath, F_OK) != 0)
+        #expect(try AudioFileContents(path: path).frameCount == 4800)
+        var info = stat()
+        stat(path, &info)
+        #expect(info.st_mode & 0o777 == 0o640, "the new file keeps the old one's permissions")
+    }
+
+    /// A writer given up on (a failed render) or dropped leaves the target exactly as it was.
+    @Test func aWriterThatDoesNotFinishLeavesTheTarget() throws {
+        let path = TestFiles.scratch("kept.wav")
+        defer { unlink(path) }
+        TestFiles.write("the user's file", to: path)
+        var temporary = ""
+        do {
+            let writer = try AudioFileWriter(path: path, format: Self.stereo16)
+            temporary = writer.temporaryPath
+            try Self.writeFrames(4800, to: writer)
         }
-        #expect(throws: AudioUnitError(.invalidFile, "")) {
-            _ = try AudioFileWriter(path: "/nonexistent-dir/x.wav", format: f32)
+        #expect(TestFiles.bytes(path) == Array("the user's file".utf8))
+        #expect(access(temporary, F_OK) != 0)
+        let writer = try AudioFileWriter(path: path, format: Self.stereo16)
+        try Self.writeFrames(10, to: writer)
+        writer.discard()
+        #expect(TestFiles.bytes(path) == Array("the user's file".utf8))
+        #expect(access(writer.temporaryPath, F_OK) != 0)
+    }
+
+    /// A link as the target: the file it points to is replaced and the link stays a link.
+    @Test func linksAreFollowed() throws {
+        let real = TestFiles.scratch("real.wav")
+        let link = TestFiles.scratch("link.wav")
+        defer {
+            unlink(real)
+            unlink(link)
         }
-        #expect(throws: AudioUnitError(.formatNotSupported, "")) {
-            _ = try AudioFileWriter(
-                path: TestFiles.scratch("x.wav"), format: .canonical(channels: 2, sampleRate: 48_000))
+        TestFiles.write("old", to: real)
+        symlink(real, link)
+        let writer = try AudioFileWriter(path: link, format: Self.stereo16)
+        try Self.writeFrames(100, to: writer)
+        try writer.close()
+        var info = stat()
+        lstat(link, &info)
+        #expect(info.st_mode & S_IFMT == S_IFLNK)
+        #expect(try AudioFileContents(path: real).frameCount == 100)
+    }
+
+    /// A render that will pass 4 GiB is written as RF64, whose sizes are 64-bit; a smaller one stays a plain
+    /// WAV, byte for byte as before.
+    @Test func rf64WhenTheWAVWouldPass4GiB() throws {
+        let big = TestFiles.scratch("big.wav")
+        let small = TestFiles.scratch("small.wav")
+        defer {
+            unlink(big)
+            unlink(small)
         }
+        // 6.5 hours of 16-bit stereo at 48 kHz: 4.5 GB, past a WAV's 32-bit sizes (4 GiB is 6.2 hours).
+        let sixAndAHalfHours: Int64 = 48_000 * 3600 * 13 / 2
+        let writer = try AudioFileWriter(path: big, format: Self.stereo16, expectedFrames: sixAndAHalfHours)
+        #expect(writer.isRF64)
+        try Self.writeFrames(1000, to: writer)
+        try writer.close()
+        #expect(Array(TestFiles.bytes(big).prefix(4)) == Array("RF64".utf8))
+        let contents = try AudioFileContents(path: big)
+        #expect(contents.frameCount == 1000 && contents.majorFormat == Int32(SF_FORMAT_RF64))
+        let plain = try AudioFileWriter(path: small, format: Self.stereo16, expectedFrames: 48_000 * 3600)
+        #expect(!plain.isRF64)
+        try Self.writeFrames(1000, to: plain)
+        try plain.close()
+        #expect(Array(TestFiles.bytes(small).prefix(4)) == Array("RIFF".utf8))
+    }
+
+    /// A plain WAV that grows past its limit anyway is an error, never a wrapped header (the limit lowered
+    /// to 4,000 bytes here, so the test need not write 4 GiB).
+    @Test func aPlainWAVNeverWraps() throws {
+        let path = TestFiles.scratch("wrap.wav")
+        defer { unlink(path) }
+        TestFiles.write("old", to: path)
+        let writer = try AudioFileWriter(path: path, format: Self.stereo16, expectedFrames: nil, wavDataLimit: 4000)
+        try Self.writeFrames(1000, to: writer)
+        do {
+            try Self.writeFrames(1, to: writer)
+            Issue.record("a WAV past its limit was written")
+        } catch let error as AudioFileError {
+            #expect(error.message.contains("a WAV file holds at most 4 GiB of audio; render less, or to FLAC"))
+            #expect(error.message.contains("is untouched"))
+        }
+        writer.discard()
+        #expect(TestFiles.bytes(path) == Array("old".utf8))
+    }
+
+    /// A temporary file left by a writer killed outright (its process gone) is removed by the next writer
+    /// to the same target; one of a live process is not.
+    @Test func abandonedPartialsAreCleanedUp() throws {
+        let path = TestFiles.scratch("again.wav")
+        var gone: Int32 = 4_000_000
+        while kill(gone, 0) == 0 || errno != ESRCH { gone -= 1 }
+        let abandoned = path + ".partial-\(gone)"
+        let live = path + ".partial-1"  // init: always running
+        defer {
+            unlink(path)
+            unlink(abandoned)
+            unlink(live)
+        }
+        TestFiles.write("half", to: abandoned)
+        TestFiles.write("busy", to: live)
+        let writer = try AudioFileWriter(path: path, format: Self.stereo16)
+        try writer.close()
+        #expect(access(abandoned, F_OK) != 0)
+        #expect(access(live, F_OK) == 0)
     }
 }

@@ -11,13 +11,22 @@ struct CommandResult {
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
-func runAulos(_ arguments: [String]) throws -> CommandResult {
+func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSize bytes: Int? = nil) throws
+    -> CommandResult
+{
     let binary = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/aulos")
     let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
+    if let bytes {
+        // util-linux's prlimit: the file-size limit (ulimit -f) a quota or a full disk looks like to a writer.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = ["--fsize=\(bytes)", binary.path] + arguments
+    } else {
+        process.executableURL = binary
+        process.arguments = arguments
+    }
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

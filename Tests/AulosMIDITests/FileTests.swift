@@ -19,7 +19,7 @@ import Testing
             ], ticksPerQuarterNote: 480)
         let file = try StandardMIDIFile(bytes: bytes)
         #expect(file.format == 1 && file.division == .ticksPerQuarterNote(480) && file.tracks.count == 2)
-        let events = file.scheduledMessages(sampleRate: 48_000)
+        let events = try file.scheduledMessages(sampleRate: 48_000)
         #expect(events.map(\.sampleTime) == [0, 24_000, 48_000, 96_000])
         #expect(events[2].message == .noteOn(channel: 1, note: 64, velocity: 90))
     }
@@ -31,7 +31,7 @@ import Testing
             Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, UInt8(track.count)]
             + track
         let file = try StandardMIDIFile(bytes: bytes)
-        let events = file.scheduledMessages(sampleRate: 1000)
+        let events = try file.scheduledMessages(sampleRate: 1000)
         #expect(events.map(\.sampleTime) == [0, 500, 1000])
         #expect(
             events.map(\.message) == [
@@ -52,7 +52,9 @@ import Testing
         bytes += Array("XFIH".utf8) + [0, 0, 0, 2, 1, 2]  // an unknown chunk after the tracks
         let file = try StandardMIDIFile(bytes: bytes)
         #expect(
-            file.scheduledMessages(sampleRate: 48_000).map(\.message) == [.systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
+            try file.scheduledMessages(sampleRate: 48_000).map(\.message) == [
+                .systemExclusive([0x7E, 0x7F, 0x09, 0x01])
+            ])
         #expect(file.tracks[0].contains { $0.event == .meta(type: 0x03, data: Array("Piano".utf8)) })
     }
 
@@ -96,6 +98,33 @@ import Testing
             #expect(!error.message.isEmpty, "\(label)")
             #expect(!error.message.contains("\n"), "\(label)")
         }
+    }
+
+    /// Found by attacking aulos with bad input: a slow tempo (16.8 s a beat) and 45,000 maximal delta times
+    /// put an event 10¹⁹ frames in, and converting its time trapped (SIGILL). Now the reader refuses an
+    /// event past `InputTimeLimit`, and an event just inside it converts exactly.
+    @Test func timesPastTheInputLimitAreAnErrorNotATrap() throws {
+        let slowest: (tick: Int, event: StandardMIDIFile.Event) = (0, .tempo(microsecondsPerQuarter: 0xFF_FFFF))
+        var far = [slowest, (0, .midi(.noteOn(channel: 0, note: 60, velocity: 100)))]
+        for index in 1...45_000 { far.append((index * 0x0FFF_FFFF, .meta(type: 0x01, data: []))) }
+        far.append((45_000 * 0x0FFF_FFFF, .midi(.noteOff(channel: 0, note: 60, velocity: 0))))
+        let file = try StandardMIDIFile(bytes: StandardMIDIFile.encode(tracks: [far], ticksPerQuarterNote: 1))
+        do {
+            _ = try file.scheduledMessages(sampleRate: 48_000)
+            Issue.record("an event 10¹⁹ frames away was accepted")
+        } catch {
+            #expect(error.message.hasPrefix("track 1: the event at tick "), "\(error.message)")
+            #expect(error.message.contains("within a week"), "\(error.message)")
+        }
+        // 604,800 s at 120 BPM and 1 tick a beat is tick 1,209,600: the last event allowed, exactly.
+        let edge = try StandardMIDIFile(
+            bytes: StandardMIDIFile.encode(
+                tracks: [[(1_209_600, .midi(.noteOff(channel: 0, note: 60, velocity: 0)))]], ticksPerQuarterNote: 1))
+        #expect(try edge.scheduledMessages(sampleRate: 768_000).last?.sampleTime == 604_800 * 768_000)
+        let past = try StandardMIDIFile(
+            bytes: StandardMIDIFile.encode(
+                tracks: [[(1_209_601, .midi(.noteOff(channel: 0, note: 60, velocity: 0)))]], ticksPerQuarterNote: 1))
+        #expect(throws: MIDIFileError.self) { try past.scheduledMessages(sampleRate: 48_000) }
     }
 
     @Test func randomGarbageNeverCrashes() {
@@ -197,10 +226,11 @@ import Testing
         ("0b note C4 1b colour=red", "unknown option 'colour='"),
         ("-1f on 60", "'-1f' is not a time"),
         // Found by `make fuzz`: converting these to sample times overflowed and trapped.
-        ("52222222222222222222222222222b tempo 101", "at most 24 hours"),
-        ("1e30s on 60", "at most 24 hours"),
-        ("0b note C4 9000000b", "at most 24 hours"),
-        ("99999999999999999f on 60", "at most 24 hours"),
+        ("52222222222222222222222222222b tempo 101", "within a week"),
+        ("1e30s on 60", "within a week"),
+        ("604801s on 60", "within a week"),
+        ("0b note C4 20000000b", "within a week"),
+        ("99999999999999999f on 60", "within a week"),
     ])
     func badLinesNameTheFileAndLine(line: String, expected: String) {
         do {

@@ -1,5 +1,5 @@
 // libFuzzer entry: any bytes as a Standard MIDI File. Reading either succeeds or throws a MIDIFileError;
-// a file that reads must also convert to timed messages at 48 kHz.
+// a file that reads must also convert to timed messages at 48 kHz, or throw (an event past InputTimeLimit).
 import AulosMIDI
 import FuzzSupport
 
@@ -7,7 +7,7 @@ runFuzzer { data, count in
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
     if let file = try? StandardMIDIFile(bytes: bytes) {
-        _ = file.scheduledMessages(sampleRate: 48_000)
+        _ = try? file.scheduledMessages(sampleRate: 48_000)
     }
     return 0
 }

@@ -169,12 +169,13 @@ public struct Score: Sendable {
         return Line(number: number, time: time, command: command)
     }
 
-    /// The longest a score may be: a day of seconds, of beats at the fastest tempo (1000 BPM), or of frames
-    /// at 768 kHz. Beyond, converting to sample times would overflow (found by `make fuzz`: a 30-digit
-    /// beat crashed the renderer instead of being refused).
-    static let maximumSeconds = 86_400.0
-    static let maximumBeats = 86_400.0 * 1000 / 60
-    static let maximumFrames: Int64 = 86_400 * 768_000
+    /// The latest time a line may name: `InputTimeLimit` in seconds, in beats at the fastest tempo (1000
+    /// BPM), or in frames at 768 kHz. Beyond, converting to sample times could overflow (found by `make
+    /// fuzz`: a 30-digit beat crashed the renderer instead of being refused). How long a score may play is
+    /// the player's limit, checked before it starts.
+    static let maximumSeconds = InputTimeLimit.seconds
+    static let maximumBeats = InputTimeLimit.seconds * 1000 / 60
+    static let maximumFrames = Int64(InputTimeLimit.seconds) * 768_000
 
     /// `480f` frames, `1.5s` seconds, `250ms` milliseconds, `2b` or `2.5b` beats.
     static func parseTime(_ text: String) throws(MIDIFileError) -> Time {
@@ -194,9 +195,9 @@ public struct Score: Sendable {
         }
         switch time {
         case .seconds(let value) where value > maximumSeconds, .beats(let value) where value > maximumBeats:
-            throw MIDIFileError("'\(text)' is too far: a score lasts at most 24 hours")
+            throw MIDIFileError("'\(text)' is too far: a score places events within \(InputTimeLimit.description)")
         case .frames(let value) where value > maximumFrames:
-            throw MIDIFileError("'\(text)' is too far: a score lasts at most 24 hours")
+            throw MIDIFileError("'\(text)' is too far: a score places events within \(InputTimeLimit.description)")
         default:
             return time
         }

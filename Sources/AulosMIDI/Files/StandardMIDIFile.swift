@@ -144,8 +144,9 @@ public struct StandardMIDIFile: Sendable {
     }
 
     /// Every MIDI message of every track at its sample time, applying the tempo map (tempo events from any
-    /// track, in tick order) at `sampleRate`. Same-tick events keep track order, then file order.
-    public func scheduledMessages(sampleRate: Double) -> [ScheduledMessage] {
+    /// track, in tick order) at `sampleRate`. Same-tick events keep track order, then file order. An event
+    /// later than `InputTimeLimit` is an error (its sample time could not be represented).
+    public func scheduledMessages(sampleRate: Double) throws(MIDIFileError) -> [ScheduledMessage] {
         var merged: [(tick: Int, track: Int, index: Int, event: Event)] = []
         for (trackIndex, track) in tracks.enumerated() {
             for (index, entry) in track.enumerated() { merged.append((entry.tick, trackIndex, index, entry.event)) }
@@ -164,6 +165,12 @@ public struct StandardMIDIFile: Sendable {
                 seconds += Double(entry.tick - lastTick) / (rate * Double(ticksPerFrame))
             }
             lastTick = entry.tick
+            guard seconds <= InputTimeLimit.seconds else {
+                throw MIDIFileError(
+                    "track \(entry.track + 1): the event at tick \(entry.tick) comes "
+                        + "\((seconds / 3600).rounded(.down).clean) hours in; a MIDI file places events within "
+                        + InputTimeLimit.description)
+            }
             switch entry.event {
             case .tempo(let microseconds): tempo = microseconds
             case .midi(let message):

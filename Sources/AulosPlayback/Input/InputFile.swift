@@ -36,7 +36,7 @@ public struct InputFile: Sendable {
         if bytes.starts(with: Array("MThd".utf8)) {
             do {
                 let file = try StandardMIDIFile(bytes: bytes)
-                let messages = file.scheduledMessages(sampleRate: sampleRate)
+                let messages = try file.scheduledMessages(sampleRate: sampleRate)
                 return InputFile(messages: messages, end: messages.last?.sampleTime ?? 0, tempoMap: file.tempoMap)
             } catch {
                 throw InputFileError("\(path): \(error.message)")

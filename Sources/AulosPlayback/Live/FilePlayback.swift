@@ -22,6 +22,11 @@ public enum FilePlayback {
         try session.setPreferredSampleRate(set.entries[0].rig.sampleRate)
         try session.setPreferredIOBufferFrames(set.entries[0].rig.slice)
         let preview = try InputFile.load(orDemo: options.input, sampleRate: session.preferredSampleRate)
+        if duration == nil {
+            try options.checkPlayingTime(
+                frames: preview.end + Int64((options.tail * session.preferredSampleRate).rounded()),
+                sampleRate: session.preferredSampleRate)
+        }
         let rig = try PlaybackRig(
             set: set, tempoMap: options.tempoMap(of: preview), arpeggio: options.arpeggio, session: session)
         defer { rig.close() }

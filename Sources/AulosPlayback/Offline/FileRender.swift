@@ -22,12 +22,19 @@ public struct RenderOutput: Sendable {
 
 /// What a render did, for the one-line summary.
 public struct RenderSummary: Sendable {
+    /// Frames written: all of them, or those rendered before an interruption.
     public var frames: Int64
+    /// Frames the whole input would have taken.
+    public var plannedFrames: Int64
     public var events: Int
     public var format: StreamFormat
     public var instrumentDescription: String
     public var notes: [String]
     public var slice: UInt32
+    /// Stopped early (SIGINT/SIGTERM): the file holds the frames rendered until then, and is valid.
+    public var interrupted: Bool { frames < plannedFrames }
+    /// Written as RF64: the WAV would have passed 4 GiB.
+    public var isRF64: Bool
 }
 
 /// Scripted playback: a MIDI file or score → the rig → Generic Output → WAV/FLAC, offline and
@@ -35,12 +42,23 @@ public struct RenderSummary: Sendable {
 ///
 /// Threads: the control thread; the offline renderer pulls on the same thread.
 public enum FileRender {
-    public static func run(_ options: PlaybackOptions, to output: RenderOutput, progress: (Double) -> Void = { _ in })
-        throws -> RenderSummary
-    {
+    /// Renders `options.input` to `output`. The file appears only when it is whole (it is written beside
+    /// and renamed into place; a failure leaves what was there). `stopRequested` is asked before every
+    /// slice: when it says yes, the frames rendered so far are finished as a valid file and the summary
+    /// says the render was interrupted.
+    public static func run(
+        _ options: PlaybackOptions, to output: RenderOutput, progress: (Double) -> Void = { _ in },
+        stopRequested: () -> Bool = { false }
+    ) throws -> RenderSummary {
         let set = options.rigSet(playingFile: true)
         let rate = set.entries[0].rig.sampleRate
+        try refuseOverwritingAnInput(output.path, options: options, set: set)
         let input = try InputFile.load(orDemo: options.input, sampleRate: rate)
+        let tail = Int64((options.tail * rate).rounded())
+        let fileType = AudioFileType(path: output.path)
+        try options.checkPlayingTime(
+            frames: input.end + tail, sampleRate: rate,
+            output: (Int(output.sample.bytesPerSample) * PlaybackRig.outputChannels, fileType == .flac))
         let rig = try PlaybackRig(
             set: set, fileSample: output.sample, tempoMap: options.tempoMap(of: input), arpeggio: options.arpeggio)
         defer { rig.close() }
@@ -48,9 +66,11 @@ public enum FileRender {
         rig.timelinePlayer.play(routed.timeline)
         var actions = RoutedActions(routed)
 
-        let writer = try AudioFileWriter(path: output.path, format: rig.fileFormat)
         let renderer = try OfflineRenderer(graph: rig.graph, sliceFrames: rig.rig.slice)
-        let total = max(input.end, routed.timeline.lastSampleTime) + Int64((options.tail * rate).rounded())
+        let total = max(input.end, routed.timeline.lastSampleTime) + tail
+        // Dropped without close() on any error below, the writer removes its temporary file: the user's
+        // file is never half-written, nor deleted.
+        let writer = try AudioFileWriter(path: output.path, format: rig.fileFormat, expectedFrames: total)
         do {
             // In segments that end where a rig switch or preset change is due, so each starts a slice.
             var position: Int64 = 0
@@ -58,23 +78,44 @@ public enum FileRender {
                 let next = actions.applyBoundaries(to: rig, before: position + 1) ?? total
                 let end = min(total, max(next, position + 1))
                 try renderer.render(frameCount: end - position, to: writer) { start, frames in
+                    if stopRequested() { throw Interrupted() }
                     actions.applyParameters(to: rig, before: start + Int64(frames), sliceStart: start)
                     progress(Double(start + Int64(frames)) / Double(max(1, total)))
                 }
                 position = end
             }
-            try writer.close()
-        } catch {
-            unlink(output.path)
-            throw error
+        } catch is Interrupted {
+            // Stopped: what was rendered becomes the file, valid and complete up to here.
         }
+        try writer.close()
         var notes = routed.notes
         if rig.scheduler.droppedCount > 0 {
             notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)")
         }
         return RenderSummary(
-            frames: total, events: routed.timeline.count, format: rig.fileFormat, instrumentDescription: describe(rig),
-            notes: notes, slice: rig.rig.slice)
+            frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
+            instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64)
+    }
+
+    private struct Interrupted: Error {}
+
+    /// A render must not write over what it reads: `aulos render song.wav` (a score named .wav) would
+    /// otherwise replace its own input, and `-o` naming the SoundFont would destroy it.
+    static func refuseOverwritingAnInput(_ output: String, options: PlaybackOptions, set: RigSet) throws(InputFileError)
+    {
+        let inputs = [options.input].compactMap { $0 } + set.rigs.flatMap { $0.parts.compactMap(\.soundFont) }
+        for input in inputs where isSameFile(input, output) {
+            throw InputFileError(
+                "the output \(output) is also an input (\(input)); give the output another name with -o")
+        }
+    }
+
+    /// The same file on disk however it is named, or the same path when neither exists yet.
+    static func isSameFile(_ one: String, _ other: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(one, &first) == 0, stat(other, &second) == 0 else { return one == other }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// "synth (Warm Pad) + sampler (AulosGM.sf2), EQ Rock": what played, for the summary.

@@ -53,6 +53,8 @@ public final class PlaybackRig {
     public let transport: HostTransport
     /// The output format of an offline render (the Generic Output's output scope).
     public let fileFormat: StreamFormat
+    /// Every rig plays in stereo.
+    public static let outputChannels = 2
     /// The live session, when the rig plays to a device.
     public let session: AudioSession?
     /// Messages to send before the input's own: each sampler part's program on its channels, to that part.
@@ -112,7 +114,8 @@ public final class PlaybackRig {
         self.session = session
         self.rig = rig
         transport = HostTransport(sampleRate: rig.sampleRate, tempoMap: tempoMap)
-        fileFormat = StreamFormat(sample: fileSample, channels: 2, sampleRate: rig.sampleRate, interleaved: true)
+        fileFormat = StreamFormat(
+            sample: fileSample, channels: UInt32(Self.outputChannels), sampleRate: rig.sampleRate, interleaved: true)
         mixer = try graph.unit(for: mixerNode) as! MultichannelMixerUnit
         let units = RigUnits(
             graph: graph, mixer: mixer, mixerNode: mixerNode, sampleRate: rig.sampleRate, slice: rig.slice,

@@ -3,6 +3,10 @@ import AulosAudioFile
 import AulosCore
 import AulosPlayback
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `aulos render`: a MIDI file or score (or the demo piece) rendered offline to WAV or FLAC.
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -65,19 +69,31 @@ struct RenderCommand: ParsableCommand {
         options.tail = tail
         let bar = ProgressBar()
         let started = ContinuousClock.now
-        let summary = try FileRender.run(options, to: RenderOutput(path: outputPath, sample: sampleFormat!)) {
-            bar.update($0)
-        }
+        // SIGINT, SIGTERM or a closed terminal stop the render with a valid file of what was rendered.
+        StopSignals.catchThem(hangupStops: true)
+        defer { StopSignals.release() }
+        let summary = try FileRender.run(
+            options, to: RenderOutput(path: outputPath, sample: sampleFormat!), progress: { bar.update($0) },
+            stopRequested: { StopSignals.stopRequested != 0 })
         bar.finish()
         let elapsed = ContinuousClock.now - started
         let seconds = Double(summary.frames) / summary.format.sampleRate
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let speed = wall > 0 ? "\(Int(seconds / wall))× real time" : "instant"
-        var line = "wrote \(outputPath): \(summary.frames) frames (\(seconds.fixed(2)) s), \(summary.events) events, "
+        var line = "wrote \(outputPath): \(summary.frames) frames (\(seconds.fixed(2)) s), "
+        line += "\(summary.events) event\(summary.events == 1 ? "" : "s"), "
         line +=
-            "\(summary.instrumentDescription), \(summary.format.compactDescription), \(summary.slice)-frame slices, "
+            "\(summary.instrumentDescription), \(summary.format.compactDescription)"
+            + "\(summary.isRF64 ? " as RF64 (a plain WAV holds at most 4 GiB)" : ""), \(summary.slice)-frame slices, "
             + "\(speed)"
         if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
-        print(line)
+        guard summary.interrupted else { return print(line) }
+        let planned = Double(summary.plannedFrames) / summary.format.sampleRate
+        let signal = [SIGINT: "SIGINT", SIGHUP: "SIGHUP"][StopSignals.stopSignal] ?? "SIGTERM"
+        print(
+            "stopped by \(signal) after \(seconds.hoursMinutesSeconds) of \(planned.hoursMinutesSeconds): "
+                + "the file is valid and holds what was rendered; " + line)
+        // Scripts must not take a partial render for a whole one: exit as the signal would have (128 + it).
+        throw ExitCode(128 + StopSignals.stopSignal)
     }
 }

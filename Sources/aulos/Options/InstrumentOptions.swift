@@ -40,7 +40,18 @@ struct InstrumentOptions: ParsableArguments {
     )
     var arpeggio: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The longest a file may play or render, in seconds (default 86400, a day; at most 604800, a week).",
+            valueName: "seconds"))
+    var maxDuration: Double = PlaybackOptions.defaultMaximumDuration
+
     func validate() throws {
+        if !(maxDuration > 0 && maxDuration <= PlaybackOptions.longestMaximumDuration) {
+            let longest = PlaybackOptions.longestMaximumDuration.clean
+            throw ValidationError(
+                "--max-duration must be more than 0 and at most \(longest) seconds, not \(maxDuration.clean)")
+        }
         if let program, !(0...127).contains(program) {
             throw ValidationError("--program must be 0…127, not \(program)")
         }
@@ -81,6 +92,7 @@ struct InstrumentOptions: ParsableArguments {
         options.eq = try eq.map(checkedEQ)
         options.tempo = tempo
         options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
+        options.maximumDuration = maxDuration
         return options
     }
 }

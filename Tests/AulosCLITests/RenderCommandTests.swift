@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// `aulos render` never destroys a user's file: it writes beside the target and renames into place, refuses
+/// to write over its own input, keeps the old file on a write error, finishes a valid file when stopped,
+/// and refuses, before writing anything, an input that would play for longer than the limit.
+@Suite struct RenderCommandTests {
+    let folder: String
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "aulos-render-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    func bytes(_ name: String) -> Data { FileManager.default.contents(atPath: folder + "/" + name) ?? Data() }
+
+    func write(_ text: String, _ name: String) throws {
+        try text.write(toFile: folder + "/" + name, atomically: false, encoding: .utf8)
+    }
+
+    /// Files other than `names` in the folder (temporary files left behind).
+    func others(than names: [String]) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).filter { !names.contains($0) }.sorted()
+    }
+
+    /// A score named song.wav renders, by default, to song.wav: refused, and the score is untouched.
+    @Test func theOutputIsNeverTheInput() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try write("0b note C4 1b\n", "song.wav")
+        let result = try runAulos(["render", "song.wav"], in: folder)
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "aulos: error: the output song.wav is also an input (song.wav); "
+                + "give the output another name with -o\n")
+        #expect(bytes("song.wav") == Data("0b note C4 1b\n".utf8))
+        let font = try runAulos(
+            ["render", "--instrument", "sampler", "--soundfont", "font.wav", "-o", "font.wav"], in: folder)
+        #expect(font.status == 1)
+    }
+
+    /// Past a file-size limit (a full disk, a quota) the old file stays and no temporary file is left; the
+    /// message says what the system said, for WAV and for FLAC (whose libsndfile error read "decoder").
+    @Test(arguments: ["out.wav", "out.flac"])
+    func aWriteErrorKeepsTheOldFile(name: String) throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try write("the user's old render", name)
+        let result = try runAulos(["render", "-o", name], in: folder, limitingFileSize: 200_000)
+        #expect(result.status == 1)
+        #expect(
+            result.stderr == "aulos: error: cannot write \(name): File too large (the existing \(name) is untouched)\n")
+        #expect(bytes(name) == Data("the user's old render".utf8))
+        #expect(try others(than: [name]) == [])
+    }
+
+    /// SIGINT while rendering: exit 130, and the file is a valid one of what was rendered, not a header
+    /// that says 0 s over megabytes of data. SIGKILL, which cannot be caught: the old file is untouched.
+    @Test func stoppingMidRenderLeavesAValidFile() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try write((0..<2400).map { "\($0)b note C4 1b" }.joined(separator: "\n"), "long.score")  // 20 minutes
+        for (signal, name) in [(SIGINT, "stopped.wav"), (SIGKILL, "killed.wav")] {
+            try write("the user's old render", name)
+            let render = Process()
+            render.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+            render.arguments = ["render", "long.score", "-o", name]
+            render.currentDirectoryURL = URL(fileURLWithPath: folder)
+            let out = Pipe()
+            render.standardOutput = out
+            render.standardError = FileHandle.nullDevice
+            try render.run()
+            let partial = folder + "/\(name).partial-\(render.processIdentifier)"
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline,
+                ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int ?? 0) < 2_000_000
+            {
+                usleep(20_000)
+            }
+            kill(render.processIdentifier, signal)
+            let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            render.waitUntilExit()
+            if signal == SIGINT {
+                #expect(render.terminationStatus == 130)
+                #expect(said.hasPrefix("stopped by SIGINT after 0:"), "\(said)")
+                #expect(said.contains(" of 0:20:02: the file is valid and holds what was rendered; wrote stopped.wav"))
+                let frames = Int(said.split(separator: " ").drop { $0 != "stopped.wav:" }.dropFirst().first ?? "") ?? 0
+                #expect(frames > 0)
+                // The header's sizes agree with the data: 44 bytes of header, 4 bytes a frame.
+                let file = bytes(name)
+                #expect(file.count == 44 + frames * 4)
+                let riffSize = file.count >= 8 ? file[4..<8].enumerated().reduce(0) { $0 | Int($1.1) << (8 * $1.0) } : 0
+                #expect(riffSize == file.count - 8)
+            } else {
+                #expect(render.terminationReason == .uncaughtSignal)
+                #expect(bytes(name) == Data("the user's old render".utf8))
+            }
+        }
+    }
+
+    /// A 37-byte MIDI file whose note-off is at tick 2²⁴ plays for a day and a quarter: refused before
+    /// anything is written, with the length, the limit, the size it would write and how to allow it.
+    @Test func anInputLongerThanTheLimitIsRefusedUpFront() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let track: [UInt8] = [0, 0x90, 60, 100, 0x88, 0x80, 0x80, 0, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
+        let file: [UInt8] =
+            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8)
+            + [0, 0, 0, UInt8(track.count)] + track
+        #expect(file.count == 37)
+        FileManager.default.createFile(atPath: folder + "/long.mid", contents: Data(file))
+        let result = try runAulos(["render", "long.mid"], in: folder)
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "aulos: error: long.mid plays for 24:16:23 with its tail, longer than the 24:00:00 limit; it would "
+                + "write 16.8 GB (--max-duration SECONDS allows more, up to 168 hours)\n")
+        #expect(try others(than: ["long.mid"]) == [])
+        let play = try runAulos(["play", "long.mid", "--device", "null"], in: folder)
+        #expect(play.status == 1 && play.stderr.contains("longer than the 24:00:00 limit (--max-duration"))
+        let short = try runAulos(["render", "long.mid", "--max-duration", "10"], in: folder)
+        #expect(short.stderr.contains("plays for 24:16:23 with its tail, longer than the 0:00:10 limit"))
+    }
+}
