@@ -5,14 +5,14 @@ import Foundation
 final class BackgroundAulos {
     let process = Process()
     let folder: String
-    let socket: String
+    let socketPath: String
 
     /// Starts `aulos ARGUMENTS --control-socket FOLDER/control`; output goes to FOLDER/stdout and stderr.
     init(_ arguments: [String], in folder: String) throws {
         self.folder = folder
-        socket = folder + "/control"
+        socketPath = folder + "/control"
         process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
-        process.arguments = arguments + ["--control-socket", socket]
+        process.arguments = arguments + ["--control-socket", socketPath]
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
         FileManager.default.createFile(atPath: folder + "/stdout", contents: nil)
         FileManager.default.createFile(atPath: folder + "/stderr", contents: nil)
@@ -35,7 +35,7 @@ final class BackgroundAulos {
 
     /// `aulos status --json` decoded, or nil when it does not answer.
     func status() throws -> [String: Any]? {
-        let result = try runAulos(["status", "--json", "--socket", socket])
+        let result = try runAulos(["status", "--json", "--socket", socketPath])
         guard result.status == 0 else { return nil }
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     }
@@ -52,6 +52,32 @@ final class BackgroundAulos {
     }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// One raw request line on the control socket, as any program allowed on it could send; the reply line,
+    /// or nil when there is none within five seconds.
+    func request(_ line: String) -> String? {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in socketPath.utf8.prefix(107).enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var reply: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(descriptor, &byte, 1) == 1 && byte != 10 { reply.append(byte) }
+        return reply.isEmpty ? nil : String(decoding: reply, as: UTF8.self)
+    }
 
     /// Waits up to `seconds` for the process to exit; its exit status, or nil if it is still running.
     func waitForExit(seconds: Double = 10) -> Int32? {

@@ -188,6 +188,15 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         BadInvocation(["service", "install", "--root", "/nonexistent-dir", "--rig", "/nonexistent/rig.yaml"], 1),
         BadInvocation(["play", "song.mid", "--service"], 64),
         BadInvocation(["play", "--demo", "--control-socket", "/tmp/x"], 64),
+        // Found by an audit: these trapped (a force unwrap, Int(NaN)).
+        BadInvocation(["service", "unit", "--rig", "/"], 64),
+        BadInvocation(["learn", "X.Y", "--timeout", "nan"], 64),
+        BadInvocation(["render", "--max-duration", "0"], 64),
+        BadInvocation(["render", "--max-duration", "604801"], 64),
+        // Readers are bounded: an endless input is refused at its size limit, not read until memory runs out.
+        BadInvocation(["render", "/dev/zero", "-o", "/tmp/never.wav"], 1),
+        BadInvocation(["render", "--rig", "/dev/zero", "-o", "/tmp/never.wav"], 1),
+        BadInvocation(["render", "--instrument", "sampler", "--soundfont", "/dev/zero", "-o", "/tmp/never.wav"], 1),
     ]
 
     /// The unit the installer writes is the one shipped in packaging/ (regenerate with `aulos service unit`).

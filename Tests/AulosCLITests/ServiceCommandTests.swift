@@ -30,6 +30,31 @@ import Testing
         }
     }
 
+    /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on
+    /// (`rig -9223372036854775808` overflowed computing the rig's index and killed it).
+    @Test func hostileRequestsGetAnErrorAndTheInstrumentPlaysOn() throws {
+        let folder = NSTemporaryDirectory() + "aulos-hostile-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.writeSet(listing: "one.yaml", in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        let requests = [
+            "rig -9223372036854775808", "rig 9223372036854775807", "rig 0", "set Sine.volume nan",
+            "set Sine.volume 1e309", "get ../../etc/passwd", "midi FA F8 F8 F8 F8", "midi F8 FC FF",
+            "learn", String(repeating: "x", count: 70_000), "\u{0}\u{1}\u{7f}",
+        ]
+        for line in requests {
+            let reply = aulos.request(line)
+            #expect(
+                reply?.hasPrefix(#"{"error":"#) == true || reply?.hasPrefix(#"{"ok":true"#) == true,
+                "\(line.prefix(40)): \(reply ?? "no reply")")
+            #expect(aulos.process.isRunning, "\(line.prefix(40)) killed it: \(aulos.stderr)")
+        }
+        #expect(try aulos.status() != nil)
+    }
+
     /// SIGHUP with the set file changed to list itself: one warning, the rig plays on untouched (it used to
     /// recurse until the stack overflowed, killing the instrument and leaving its socket file behind); a
     /// later SIGHUP with a good file reloads; SIGTERM exits 0 and removes the socket.
@@ -63,7 +88,7 @@ import Testing
 
         aulos.signal(SIGTERM)
         #expect(aulos.waitForExit() == 0, "\(aulos.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: aulos.socket))
+        #expect(!FileManager.default.fileExists(atPath: aulos.socketPath))
         #expect(aulos.stdout.contains("rig reloaded 1 time; 1 reload failed (rig kept)"))
     }
 }

@@ -252,4 +252,63 @@ func pull(_ graph: AudioGraph, slices: [UInt32]) {
         #expect(abs(transport.followedTempo! - 100) < 0.01)
     }
 
+    /// Found by an audit: ticks stamped at the same instant (a control-socket request `midi FA F8 F8`, or
+    /// one sequencer timestamp for a burst) fitted a slope of zero, an infinite tempo and beat, and the
+    /// render thread trapped converting the beat to Int64; a clock resumed after an hour overflowed the
+    /// frames to the next beat. Such fits are no clock: the transport keeps what it had, and renders.
+    @Test func implausibleClocksAreNotFollowed() throws {
+        var follower = MIDIClockFollower()
+        follower.receive(.start, at: 5)
+        follower.receive(.timingClock, at: 5)
+        follower.receive(.timingClock, at: 5)
+        #expect(follower.line == nil)
+        var late = MIDIClockFollower()
+        late.receive(.start, at: 0)
+        late.receive(.timingClock, at: 0)
+        late.receive(.timingClock, at: 4000)
+        #expect(late.line == nil)
+
+        let transport = HostTransport(sampleRate: 48_000)
+        let (graph, probe) = try probeRig(transport, slice: 480)
+        transport.receiveClock(.start, at: 0)
+        for _ in 0..<3 { transport.receiveClock(.timingClock, at: 0) }
+        transport.receiveClock(.timingClock, at: 4000)
+        pull(graph, slices: [480, 480])
+        #expect(probe.entries.count == 2)
+        #expect(probe.entries.allSatisfy { $0.beat.isFinite && $0.tempo == 120 })
+    }
+
+    /// A locate far past any file, or to no number at all, renders (it used to be able to trap the render
+    /// thread converting the sample position).
+    @Test func aLocateAnywhereRenders() throws {
+        let transport = HostTransport(sampleRate: 48_000)
+        let (graph, probe) = try probeRig(transport, slice: 480)
+        for beat in [1e300, -1e300, .nan, .infinity] {
+            transport.locate(beat: beat)
+            pull(graph, slices: [480])
+        }
+        #expect(probe.entries.count == 4)
+    }
+
+    /// A file with a million tempo changes: the beat at any sample is found by bisection (this runs on
+    /// every slice) and agrees with walking the map.
+    @Test func aMillionTempoChangesAreFoundByBisection() throws {
+        var map: [(beat: Double, bpm: Double)] = [(0, 120)]
+        for index in 1..<1_000_000 { map.append((Double(index) / 8, Double(60 + index % 120))) }
+        let transport = HostTransport(sampleRate: 48_000, tempoMap: map)
+        let (graph, probe) = try probeRig(transport, slice: 4096)
+        transport.play()
+        pull(graph, slices: [UInt32](repeating: 4096, count: 500))
+        // Walk the map to the sample of the last slice's first frame.
+        let target = 499.0 * 4096
+        var (sample, index) = (0.0, 0)
+        while index + 1 < map.count {
+            let next = sample + (map[index + 1].beat - map[index].beat) * 60 / map[index].bpm * 48_000
+            if next.rounded() > target { break }
+            (sample, index) = (next, index + 1)
+        }
+        let expected = map[index].beat + (target - sample.rounded()) * map[index].bpm / 60 / 48_000
+        #expect(abs(probe.entries[499].beat - expected) < 1e-6)
+        #expect(probe.entries[499].tempo == map[index].bpm)
+    }
 }

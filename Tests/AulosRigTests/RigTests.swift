@@ -76,6 +76,10 @@ let presetsFolder = TestFiles.presets
             "test.yaml:3: parts[0].channels: 17 is outside 1…16"
         ),
         ("slice: 9000\nparts:\n  - instrument: synth\n", "test.yaml:1: slice: 9000 is outside 1…4096"),
+        // Whole numbers are whole: these were read as 44100, channel 1 and program 0.
+        ("sample-rate: 44100.5\nparts:\n  - instrument: synth\n", "test.yaml:1: sample-rate: 44100.5 is not a whole"),
+        ("parts:\n  - instrument: synth\n    channels: [1.5]\n", "test.yaml:3: parts[0].channels: 1.5 is not a whole"),
+        ("parts:\n  - instrument: sampler\n    program: 0.5\n", "test.yaml:3: parts[0].program: 0.5 is not a whole"),
         ("output:\n  eq: Kazoo\nparts:\n  - instrument: synth\n", "test.yaml:2: output.eq: unknown EQ preset 'Kazoo'"),
         ("name: x\n", "missing 'parts'"),
         ("parts: []\n", "test.yaml:1: parts: must be a list of at least one part"),

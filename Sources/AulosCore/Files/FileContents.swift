@@ -36,6 +36,42 @@ public enum FileContents {
         }
     }
 
+    /// Makes `bytes` the whole content of `path` without ever leaving it half-written: they go to a file
+    /// beside it (`NAME.partial-PID`), flushed to disk, which is then renamed over it in one step. A failure
+    /// (a full disk, no permission) removes the new file and leaves the old one as it was. A link is followed
+    /// (the file it points to is replaced); the old file's permissions are kept, else `mode` is used.
+    public static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o644) throws(FileWriteError) {
+        var target = path
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let real = realpath(path, nil) {
+            target = String(cString: real)
+            free(real)
+        }
+        let keptMode = stat(target, &info) == 0 ? info.st_mode & 0o7777 : mode
+        let temporary = target + ".partial-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, keptMode)
+        guard descriptor >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        var written = 0
+        var failure: Int32 = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                failure = errno
+                break
+            }
+            written += count
+        }
+        if failure == 0 && fsync(descriptor) != 0 { failure = errno }
+        if close(descriptor) != 0 && failure == 0 { failure = errno }
+        if failure == 0 { fchmodat(AT_FDCWD, temporary, keptMode, 0) }
+        if failure == 0 && rename(temporary, target) != 0 { failure = errno }
+        guard failure != 0 else { return }
+        unlink(temporary)
+        let untouched = access(path, F_OK) == 0 ? " (the existing file is untouched)" : ""
+        throw FileWriteError(path: path, reason: String(cString: strerror(failure)) + untouched)
+    }
+
     /// The file as UTF-8 text (the same limit), or an error saying it is not text.
     public static func text(_ path: String, limit: Int) throws(FileReadError) -> String {
         let bytes = try read(path, limit: limit)
@@ -59,8 +95,24 @@ public struct FileReadError: ReportableError, Equatable, Sendable {
     }
 
     static func tooLarge(_ path: String, limit: Int) -> FileReadError {
-        FileReadError(path: path, reason: "is larger than \(limit >> 20) MiB, more than such a file can be")
+        let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB"
+        return FileReadError(path: path, reason: "is larger than \(size), the most aulos reads as such a file")
     }
 
     public var message: String { "\(path): \(reason)" }
+}
+
+/// A file that could not be written: its path and why ("/etc/x: Permission denied").
+///
+/// Threads: a value.
+public struct FileWriteError: ReportableError, Equatable, Sendable {
+    public let path: String
+    public let reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var message: String { "cannot write \(path): \(reason)" }
 }

@@ -285,19 +285,29 @@ public final class HostTransport: @unchecked Sendable {
     static func beat(_ t: UnsafeMutablePointer<TransportTimeline>, atSample sample: Int64, sampleRate: Double) -> (
         beat: Double, bpm: Double
     ) {
-        var index = 0
-        while index + 1 < t.pointee.segmentCount && t.pointee.segments[index + 1].sample <= sample { index += 1 }
-        let segment = t.pointee.segments[index]
+        let segment = t.pointee.segments[lastSegment(t) { $0.sample <= sample }]
         return (segment.beat + Double(sample - segment.sample) * segment.bpm / 60 / sampleRate, segment.bpm)
+    }
+
+    /// The last segment for which `starts` holds (segment 0 when none does after it), by bisection: a file
+    /// can hold a million tempo changes, and this runs on every slice.
+    @_noAllocation @_noLocks
+    static func lastSegment(_ t: UnsafeMutablePointer<TransportTimeline>, _ starts: (TempoSegment) -> Bool) -> Int {
+        var (low, high) = (0, t.pointee.segmentCount - 1)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts(t.pointee.segments[middle]) { low = middle } else { high = middle - 1 }
+        }
+        return low
     }
 
     @_noAllocation @_noLocks
     static func sample(_ t: UnsafeMutablePointer<TransportTimeline>, atBeat beat: Double, sampleRate: Double) -> Int64 {
-        var index = 0
-        while index + 1 < t.pointee.segmentCount && t.pointee.segments[index + 1].beat <= beat { index += 1 }
-        let segment = t.pointee.segments[index]
+        let segment = t.pointee.segments[lastSegment(t) { $0.beat <= beat }]
+        // Clamped: a locate far beyond any file (or not a number) must not trap the render thread.
         let offset = (beat - segment.beat) * 60 / segment.bpm * sampleRate
-        return segment.sample + Int64(offset >= 0 ? offset + 0.5 : offset - 0.5)
+        let bounded = offset.isNaN ? 0 : max(-4e15, min(4e15, offset))
+        return segment.sample + Int64(bounded >= 0 ? bounded + 0.5 : bounded - 0.5)
     }
 
     @_noAllocation @_noLocks
@@ -362,12 +372,16 @@ public final class HostTransport: @unchecked Sendable {
         s.pointee.beat = beat
         s.pointee.tempo = tempo
         s.pointee.sampleInTimeline = Double(t.pointee.position)
-        let fraction = beat - Double(Int64(beat))
-        let toNext = fraction <= 0 ? 0 : (1 - fraction) * 60 / tempo * rate
-        let whole = Double(UInt32(max(0, toNext)))
-        s.pointee.deltaToNextBeat = UInt32(whole) + (toNext > whole ? 1 : 0)  // rounded up
+        // No conversion here may trap, whatever a clock or a file did to the beat and tempo: values are
+        // clamped into the integer types first (NaN reads as 0).
+        let safeBeat = beat.isNaN ? 0 : max(-1e15, min(1e15, beat))
+        let fraction = safeBeat - Double(Int64(safeBeat))
+        let toNext = fraction > 0 ? (1 - fraction) * 60 / tempo * rate : 0
+        let bounded = toNext >= 0 ? min(toNext, Double(UInt32.max - 1)) : 0
+        let whole = Double(UInt32(bounded))
+        s.pointee.deltaToNextBeat = UInt32(whole) + (bounded > whole ? 1 : 0)  // rounded up
         let measure = context.pointee.beatsPerMeasure
-        s.pointee.measureDownbeat = Double(Int64(beat / measure)) * measure
+        s.pointee.measureDownbeat = Double(Int64(safeBeat / measure)) * measure
         s.pointee.playing = playing ? 1 : 0
         s.pointee.recording = t.pointee.recording ? 1 : 0
         s.pointee.changed = t.pointee.changed ? 1 : 0

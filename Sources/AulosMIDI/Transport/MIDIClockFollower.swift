@@ -78,7 +78,11 @@ public struct MIDIClockFollower: Sendable {
         firstIndex = 0
     }
 
-    /// The fitted clock once at least two ticks have arrived.
+    /// The seconds a tick may take: 1 to 1000 BPM. A fit outside (ticks stamped at the same instant, a
+    /// clock resumed after an hour) is no clock to follow, and the transport keeps what it had.
+    public static let secondsPerTickRange = (60.0 / (24 * 1000))...(60.0 / 24)
+
+    /// The fitted clock once at least two ticks have arrived, and a plausible one.
     public var line: Line? {
         guard isRunning, times.count >= 2 else { return nil }
         // Least squares of time against tick index (tick k = the k-th tick after Start/Continue, the first
@@ -96,6 +100,7 @@ public struct MIDIClockFollower: Sendable {
             sumKT += k * time
         }
         let slope = (n * sumKT - sumK * sumT) / (n * sumKK - sumK * sumK)
+        guard Self.secondsPerTickRange.contains(slope) else { return nil }  // NaN is in no range
         let origin = (sumT - slope * sumK) / n
         return Line(origin: origin, secondsPerTick: slope, startBeat: startBeat)
     }

@@ -128,7 +128,7 @@ final class ControlServer {
             case "rig" where words.count == 2:
                 let name = words[1]
                 guard
-                    let index = Int(name).map({ $0 - 1 })
+                    let index = Int(name).map({ $0 &- 1 })  // wrapping: `rig -9223372036854775808` is just not a rig
                         ?? rig.set.entries.firstIndex(where: { $0.rig.name.lowercased() == name.lowercased() }),
                     rig.set.entries.indices.contains(index)
                 else {

@@ -24,7 +24,7 @@ public struct ServiceInstaller {
     var binaryPath: String { prefix + "/bin/aulos" }
     var sharePath: String { prefix + "/share/aulos" }
     var rigPath: String {
-        sharePath + "/presets/rigs/" + (rig.map { String($0.split(separator: "/").last!) } ?? "stage.yaml")
+        sharePath + "/presets/rigs/" + (rig.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "stage.yaml")
     }
 
     /// The unit file (packaging/systemd/aulos.service is this text for the defaults; a test keeps them equal).
@@ -205,13 +205,7 @@ public struct ServiceInstaller {
     private func write(_ text: String, to path: String) throws(InstallError) { try write(Array(text.utf8), to: path) }
 
     private func write(_ bytes: [UInt8], to path: String) throws(InstallError) {
-        guard let file = fopen(path, "wb") else {
-            throw InstallError("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        let written = fwrite(bytes, 1, bytes.count, file)
-        guard fclose(file) == 0, written == bytes.count else {
-            throw InstallError("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
+        do { try FileContents.replace(path, with: bytes) } catch { throw InstallError(error.message) }
     }
 
     private func run(_ arguments: [String]) throws(InstallError) {

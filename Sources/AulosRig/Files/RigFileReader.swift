@@ -36,8 +36,10 @@ extension Rig {
         let keys = try reader.keys(
             mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls"], at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
-        if let node = keys["sample-rate"] { sampleRate = try reader.number(node, "sample-rate", in: 8000...192_000) }
-        if let node = keys["slice"] { slice = UInt32(try reader.number(node, "slice", in: 1...4096)) }
+        if let node = keys["sample-rate"] {
+            sampleRate = Double(try reader.integer(node, "sample-rate", in: 8000...192_000))
+        }
+        if let node = keys["slice"] { slice = UInt32(try reader.integer(node, "slice", in: 1...4096)) }
         if let output = keys["output"] {
             guard let outputMapping = output.mapping else {
                 throw reader.error(output, "output", "must be a mapping (volume, eq)")
@@ -76,7 +78,7 @@ extension Rig {
                 let list = channelsNode.sequence.map(Array.init) ?? [channelsNode]
                 channels = []
                 for item in list {
-                    channels.append(Int(try reader.number(item, at + ".channels", in: 1...16)))
+                    channels.append(try reader.integer(item, at + ".channels", in: 1...16))
                 }
             }
             var part = Part(
@@ -84,7 +86,7 @@ extension Rig {
                     ?? "\(instrumentName) \(index + 1)",
                 instrument: instrument, channels: channels)
             if let n = partKeys["preset"] { part.preset = try reader.string(n, at + ".preset") }
-            if let n = partKeys["program"] { part.program = Int(try reader.number(n, at + ".program", in: 0...127)) }
+            if let n = partKeys["program"] { part.program = try reader.integer(n, at + ".program", in: 0...127) }
             if let n = partKeys["soundfont"] { part.soundFont = try reader.string(n, at + ".soundfont") }
             if let n = partKeys["volume"] { part.volume = Float(try reader.number(n, at + ".volume", in: 0...2)) }
             if let n = partKeys["pan"] { part.pan = Float(try reader.number(n, at + ".pan", in: -1...1)) }
@@ -95,7 +97,7 @@ extension Rig {
             if let n = partKeys["eq"] { part.eq = try reader.eqPreset(n, at + ".eq") }
             if let n = partKeys["keys"] { part.keys = try reader.keyRange(n, at + ".keys") }
             if let n = partKeys["transpose"] {
-                part.transpose = Int(try reader.number(n, at + ".transpose", in: -48...48))
+                part.transpose = try reader.integer(n, at + ".transpose", in: -48...48)
             }
             if let n = partKeys["velocity"] { part.velocity = try reader.velocityCurve(n, at + ".velocity") }
             if part.instrument == .synth, part.soundFont != nil {
@@ -139,7 +141,7 @@ extension RigSet {
         let keys = try reader.keys(mapping, allowed: ["name", "control-channel", "rigs"], at: "")
         let name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? path
         let channel = try keys["control-channel"].map { node throws(RigError) in
-            Int(try reader.number(node, "control-channel", in: 1...16))
+            try reader.integer(node, "control-channel", in: 1...16)
         }
         guard let list = keys["rigs"]?.sequence, !list.isEmpty else {
             throw reader.error(keys["rigs"]!, "rigs", "must be a list of {program, rig}")
@@ -158,10 +160,10 @@ extension RigSet {
             guard let rigNode = itemKeys["rig"] else {
                 throw reader.error(item, at, "missing 'rig' (a rig file, relative to this one)")
             }
-            let program = Int(try reader.number(programNode, at + ".program", in: 0...127))
+            let program = try reader.integer(programNode, at + ".program", in: 0...127)
             let bank =
                 try itemKeys["bank"].map { node throws(RigError) in
-                    Int(try reader.number(node, at + ".bank", in: 0...16383))
+                    try reader.integer(node, at + ".bank", in: 0...16383)
                 } ?? 0
             let file = try reader.string(rigNode, at + ".rig")
             // Sets do not nest, so a set is never read as a rig: that is what makes a cycle of any length
@@ -249,6 +251,15 @@ struct RigReader {
         return value
     }
 
+    /// A whole number in `range` (`channels: [1.5]` is an error, not channel 1).
+    func integer(_ node: Node, _ key: String, in range: ClosedRange<Int>) throws(RigError) -> Int {
+        let value = try number(node, key, in: Double(range.lowerBound)...Double(range.upperBound))
+        guard value == value.rounded() else {
+            throw error(node, key, "\(node.scalar?.string ?? "") is not a whole number")
+        }
+        return Int(value)
+    }
+
     func eqPreset(_ node: Node, _ key: String) throws(RigError) -> String {
         let name = try string(node, key)
         guard IPodEQUnit.curveIndex(name) != nil else {
@@ -265,8 +276,8 @@ extension RigReader {
             let keys = try keys(mapping, allowed: ["curve", "min", "max"], at: key + ".")
             var curve = VelocityCurve()
             if let n = keys["curve"] { curve.exponent = try number(n, key + ".curve", in: 0.1...10) }
-            if let n = keys["min"] { curve.low = Int(try number(n, key + ".min", in: 1...127)) }
-            if let n = keys["max"] { curve.high = Int(try number(n, key + ".max", in: 1...127)) }
+            if let n = keys["min"] { curve.low = try integer(n, key + ".min", in: 1...127) }
+            if let n = keys["max"] { curve.high = try integer(n, key + ".max", in: 1...127) }
             guard curve.low <= curve.high else { throw error(node, key, "min \(curve.low) is above max \(curve.high)") }
             return curve
         }
@@ -329,8 +340,8 @@ extension RigReader {
             guard target.contains(".") else {
                 throw error(targetNode, at + ".target", "'\(target)' is not UNIT.PARAMETER")
             }
-            var control = ControlMapping(controller: Int(try number(ccNode, at + ".cc", in: 0...127)), target: target)
-            if let n = keys["channel"] { control.channel = Int(try number(n, at + ".channel", in: 1...16)) }
+            var control = ControlMapping(controller: try integer(ccNode, at + ".cc", in: 0...127), target: target)
+            if let n = keys["channel"] { control.channel = try integer(n, at + ".channel", in: 1...16) }
             if let n = keys["min"] { control.minimum = Float(try number(n, at + ".min", in: -1e6...1e6)) }
             if let n = keys["max"] { control.maximum = Float(try number(n, at + ".max", in: -1e6...1e6)) }
             mappings.append(control)

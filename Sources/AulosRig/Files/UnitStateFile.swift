@@ -9,17 +9,24 @@ public enum UnitStateFile {
         let state = try unit.saveState()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        guard let data = try? encoder.encode(state), FileManager.default.createFile(atPath: path, contents: data) else {
-            throw AudioUnitError(.invalidFile, "\(path): cannot write the unit state")
+        guard let data = try? encoder.encode(state) else {
+            throw AudioUnitError(.invalidFile, "\(path): cannot encode the unit state")
+        }
+        do { try FileContents.replace(path, with: Array(data)) } catch {
+            throw AudioUnitError(.invalidFile, error.message)
         }
     }
 
+    /// The most a state file may hold: a unit's parameters and properties are a few kilobytes.
+    static let sizeLimit = 1 << 20
+
     public static func load(_ path: String) throws(AudioUnitError) -> UnitClassInfo {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw AudioUnitError(.invalidFile, "\(path): cannot read the unit state")
+        let bytes: [UInt8]
+        do { bytes = try FileContents.read(path, limit: sizeLimit) } catch {
+            throw AudioUnitError(.invalidFile, error.message)
         }
         do {
-            return try JSONDecoder().decode(UnitClassInfo.self, from: data)
+            return try JSONDecoder().decode(UnitClassInfo.self, from: Data(bytes))
         } catch {
             throw AudioUnitError(.invalidFile, "\(path): not a unit state file")
         }

@@ -34,14 +34,18 @@ public struct SynthPreset: Sendable, Equatable {
         var parameters: [String: Value]
     }
 
+    /// The most a preset file may hold: a preset is a few dozen numbers.
+    static let fileSizeLimit = 1 << 16
+
     /// Reads one preset file; every problem names the file and the key.
     public init(file path: String) throws(AudioUnitError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw AudioUnitError(.invalidFile, "\(path): cannot read the preset file")
+        let bytes: [UInt8]
+        do { bytes = try FileContents.read(path, limit: Self.fileSizeLimit) } catch {
+            throw AudioUnitError(.invalidFile, error.message)
         }
         let file: File
         do {
-            file = try JSONDecoder().decode(File.self, from: data)
+            file = try JSONDecoder().decode(File.self, from: Data(bytes))
         } catch let DecodingError.keyNotFound(key, _) {
             throw AudioUnitError(.invalidFile, "\(path): missing \"\(key.stringValue)\"")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {

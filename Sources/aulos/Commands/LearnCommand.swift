@@ -1,4 +1,5 @@
 import ArgumentParser
+import AulosCore
 import AulosPlayback
 import Foundation
 
@@ -17,6 +18,12 @@ struct LearnCommand: ParsableCommand {
 
     @OptionGroup var socket: SocketOption
 
+    func validate() throws {
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be more than 0 and at most 3600 seconds, not \(timeout.clean)")
+        }
+    }
+
     func run() throws {
         let armed = try socket.request("learn \(target)")
         printError("aulos: move a controller to map it to \(armed["learning"] ?? target)…")
@@ -33,6 +40,6 @@ struct LearnCommand: ParsableCommand {
             }
         }
         throw ControlSocketError(
-            "no controller moved within \(Int(timeout)) s; move one on a connected keyboard (aulos status lists them)")
+            "no controller moved within \(timeout.clean) s; move one on a connected keyboard (aulos status lists them)")
     }
 }

@@ -40,6 +40,12 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "The system user the service runs as (created in group audio if missing).")
         var user = "aulos"
 
+        func validate() throws {
+            if let rig, rig.split(separator: "/").isEmpty || rig.hasSuffix("/") {
+                throw ValidationError("--rig must name a rig file, not '\(rig)'")
+            }
+        }
+
         func configure(_ installer: inout ServiceInstaller) {
             installer.rig = rig
             installer.device = device

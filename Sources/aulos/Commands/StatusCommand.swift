@@ -24,8 +24,13 @@ struct StatusCommand: ParsableCommand {
             print(reply)
             return
         }
-        guard let status = try? JSONDecoder().decode(ServiceStatus.self, from: Data(reply.utf8)) else {
-            throw ControlSocketError("unreadable status from aulos")
+        // The socket may answer with anything (another program on that path): numbers are checked before
+        // they are formatted.
+        guard let status = try? JSONDecoder().decode(ServiceStatus.self, from: Data(reply.utf8)),
+            (0...1e9).contains(status.seconds), (0...1e6).contains(status.sampleRate),
+            (0..<10_000).contains(status.activeRig)
+        else {
+            throw ControlSocketError("unreadable status from aulos at \(socket.resolved)")
         }
         let minutes = Int(status.seconds) / 60
         print(
