@@ -156,13 +156,14 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
                 },
                 captureCanonical: captureStorage?.canonical.list,
                 captureScratch: captureStorage?.scratch.list.pointee.floatChannel(0),
-                capture: capture))
+                capture: capture, pacing: ClockPacing(enabled: request.pacesUnpacedDevices)))
         self.ioState = state
         counters.pointee.xruns.store(0, ordering: .relaxed)
         counters.pointee.lateSlices.store(0, ordering: .relaxed)
         counters.pointee.loadPPM.store(0, ordering: .relaxed)
         counters.pointee.peakPPM.store(0, ordering: .relaxed)
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
+        counters.pointee.unpacedDevice.store(false, ordering: .relaxed)
         counters.pointee.running.store(true, ordering: .releasing)
         snd_pcm_prepare(device.handle)
         if let capturePCM {
@@ -317,7 +318,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
             peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
             framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
-            isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring))
+            isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring),
+            isPacedByClock: counters.pointee.unpacedDevice.load(ordering: .relaxed))
     }
 
     public func addListener(_ listener: @escaping (IOEvent) -> Void) { listeners.append(listener) }

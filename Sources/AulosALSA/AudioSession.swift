@@ -46,6 +46,8 @@ public final class AudioSession {
     public private(set) var preferredPeriods: UInt32 = 3
     /// The format asked for first (the device may grant another; the I/O unit converts).
     public var preferredFormat: SampleFormat = .float32
+    /// A device that takes audio faster than real time is paced by the clock (see `PCMRequest`).
+    public var pacesUnpacedDevices = true
 
     public private(set) var isActive = false
     /// What the device granted, while active.
@@ -107,6 +109,7 @@ public final class AudioSession {
             device: device, configuration: configuration, sampleRate: preferredSampleRate,
             period: preferredIOBufferFrames, periods: preferredPeriods, format: preferredFormat)
         request.inputDevice = inputDevice
+        request.pacesUnpacedDevices = pacesUnpacedDevices
         return request
     }
 

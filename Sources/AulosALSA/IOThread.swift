@@ -30,6 +30,8 @@ public struct IOStatistics: Sendable, Equatable {
     public var peakLoad: Double
     public var framesPlayed: Int64
     public var isInterrupted: Bool
+    /// The device takes audio faster than real time and is paced by the clock (`ClockPacing`).
+    public var isPacedByClock = false
 }
 
 /// Counters shared between the I/O thread (writer) and the control thread (reader).
@@ -50,6 +52,50 @@ struct IOCounters: ~Copyable {
     /// the frame rather than whenever the control thread next looks.
     let frameLimit = Atomic<Int64>(0)
     let reachedFrameLimit = Atomic<Bool>(false)
+    /// The device took audio faster than real time (null, a file plugin over null) and the thread now
+    /// paces it by the clock.
+    let unpacedDevice = Atomic<Bool>(false)
+}
+
+/// A device that takes audio faster than real time would have the I/O thread render as fast as the CPU
+/// allows (a core at 96 %, "played 54 minutes" after one). Such a device is recognised by what it does —
+/// it has taken more than twice real time plus a quarter second beyond its buffer, which no sound card
+/// does, however far its crystal drifts — and from then on the thread waits for the monotonic clock
+/// before each period, as a sound card would make it wait. A real device never trips it, so its timing is
+/// never touched.
+struct ClockPacing {
+    /// Off: render as fast as the device takes it (tests comparing with an offline render, `--unpaced`).
+    let enabled: Bool
+    var unpaced = false
+    /// Since when frames are counted (CLOCK_MONOTONIC ns; 0: start counting at the next period).
+    var origin: Int64 = 0
+    var frames: Int64 = 0
+
+    /// Nanoseconds to wait before rendering the next period (0: render now).
+    mutating func wait(now: Int64, sampleRate: Double, bufferFrames: Int, counters: UnsafePointer<IOCounters>)
+        -> Int64
+    {
+        guard enabled else { return 0 }
+        if origin == 0 {
+            origin = now
+            frames = unpaced ? Int64(bufferFrames) : 0
+        }
+        let elapsed = Double(now - origin) * sampleRate / 1e9
+        if !unpaced {
+            guard Double(frames) > 2 * elapsed + Double(bufferFrames) + sampleRate / 4 else { return 0 }
+            unpaced = true
+            counters.pointee.unpacedDevice.store(true, ordering: .relaxed)
+            origin = now
+            frames = Int64(bufferFrames)
+            return 0
+        }
+        // A sound card takes a period once the one before it has played out of a full buffer.
+        let due = origin + Int64(Double(frames - Int64(bufferFrames)) / sampleRate * 1e9)
+        return max(0, due - now)
+    }
+
+    /// After a reopen or an xrun: count afresh (an unpaced device stays known as one).
+    mutating func restart() { origin = 0 }
 }
 
 /// The input element's audio for the current period, already in the graph's canonical format, and where
@@ -101,6 +147,7 @@ struct IOThreadState {
     let captureCanonical: UnsafeMutablePointer<AudioBufferList>?
     let captureScratch: UnsafeMutablePointer<Float>?
     let capture: UnsafeMutablePointer<CaptureBuffer>
+    var pacing: ClockPacing
 }
 
 enum IOThread {
@@ -132,6 +179,13 @@ enum IOThread {
                     _ = snd_pcm_wait(pcm, 50)
                     continue
                 }
+            }
+            let wait = state.pointee.pacing.wait(
+                now: monotonicNanoseconds(), sampleRate: state.pointee.sampleRate,
+                bufferFrames: state.pointee.bufferFrames, counters: counters)
+            if wait > 0 {
+                usleep(UInt32(min(wait, 20_000_000) / 1000))  // in steps, so stop() is never kept waiting
+                continue
             }
             if state.pointee.capturePCM != nil { readCapture(state) }
             let started = monotonicNanoseconds()
@@ -230,6 +284,7 @@ enum IOThread {
                 guard counters.pointee.running.load(ordering: .relaxed) else { return }
                 _ = snd_pcm_wait(pcm, 50)
             case -EPIPE:
+                state.pointee.pacing.restart()
                 counters.pointee.xruns.add(1, ordering: .relaxed)
                 _ = state.pointee.events.push(.overrun)
                 snd_pcm_prepare(pcm)
@@ -301,6 +356,7 @@ enum IOThread {
                     _ = state.pointee.events.push(.interruptionEnded)
                 }
                 offset += result
+                state.pointee.pacing.frames += Int64(result)
                 counters.pointee.framesPlayed.add(Int64(result), ordering: .relaxed)
                 continue
             }
@@ -371,6 +427,7 @@ enum IOThread {
             return
         }
         state.pointee.pcm = pcm
+        state.pointee.pacing.restart()
         state.pointee.framesSinceReopen = 0
         state.pointee.recoveryFrames = Int(config.buffer) + state.pointee.period
         snd_pcm_prepare(pcm)

@@ -17,6 +17,10 @@ public struct PCMRequest: Sendable, Equatable {
     /// The PCM the input element captures from, when it differs from `device` (a loopback's capture side,
     /// a separate USB microphone). Nil: the same name as the output.
     public var inputDevice: String?
+    /// Pace a device that takes audio faster than real time (null, a file plugin over null) by the clock,
+    /// as a sound card would be paced (`ClockPacing`). False renders as fast as it takes it: tests that
+    /// compare with an offline render, or capturing a file quickly (`aulos play --unpaced`).
+    public var pacesUnpacedDevices = true
 
     public init(
         device: String = "default", configuration: String? = nil, sampleRate: Double = 48_000, period: UInt32 = 256,
@@ -146,6 +150,16 @@ public enum PCMDeviceList {
         public var description: String
         public var playback: Bool
         public var capture: Bool
+        /// A `null` PCM, which takes audio faster than real time (aulos paces it by the clock).
+        public var isUnpaced = false
+    }
+
+    /// Opens the PCM without blocking (a busy sound card answers at once) to see its type.
+    static func isNullPCM(_ name: String) -> Bool {
+        var pcm: OpaquePointer?
+        guard snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) >= 0, let pcm else { return false }
+        defer { snd_pcm_close(pcm) }
+        return snd_pcm_type(pcm) == SND_PCM_TYPE_NULL
     }
 
     /// Every PCM the system configuration names (hints), with their one-line descriptions.
@@ -166,10 +180,10 @@ public enum PCMDeviceList {
             guard let name = field("NAME") else { continue }
             let direction = field("IOID")  // nil = both
             let description = (field("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
-            entries.append(
-                Entry(
-                    name: name, description: description, playback: direction != "Input", capture: direction != "Output"
-                ))
+            var entry = Entry(
+                name: name, description: description, playback: direction != "Input", capture: direction != "Output")
+            entry.isUnpaced = entry.playback && isNullPCM(name)
+            entries.append(entry)
         }
         return entries
     }

@@ -14,13 +14,17 @@ import Testing
 @Suite(.serialized) struct ALSAOutputTests {
     static func fileDeviceConfiguration(_ path: String) -> String { TestData.fileDeviceConfiguration(path) }
 
+    /// Unpaced on purpose: these tests want the file written as fast as the device takes it.
     static func fileDevice(_ path: String) -> PCMRequest {
-        PCMRequest(device: "aulostest", configuration: fileDeviceConfiguration(path), format: .int16)
+        var request = PCMRequest(device: "aulostest", configuration: fileDeviceConfiguration(path), format: .int16)
+        request.pacesUnpacedDevices = false
+        return request
     }
 
     static func fileSession(_ path: String, profile: AudioSession.Profile? = nil) -> AudioSession {
         let session = AudioSession(device: "aulostest", configuration: fileDeviceConfiguration(path), profile: profile)
         session.preferredFormat = .int16
+        session.pacesUnpacedDevices = false
         return session
     }
 
@@ -34,6 +38,33 @@ import Testing
         0.5b note E4 1b vel=90
         1b note G4 2b vel=80
         """
+
+    /// A device that takes audio faster than real time (null) is paced by the clock: it gets about a
+    /// second of audio a second, not a core's worth (`aulos play --device null` used to spin at 96 % CPU
+    /// and report 54 minutes played after one). Asked not to pace it, it gets audio as fast as it takes it.
+    @Test func unpacedDevicesArePacedByTheClockUnlessAskedNot() throws {
+        for paced in [true, false] {
+            let session = AudioSession(device: "nullpcm", configuration: "pcm.nullpcm { type null }")
+            session.pacesUnpacedDevices = paced
+            let playback = try ToneOnDevice(session)
+            defer { playback.close() }
+            let started = monotonicNanoseconds()
+            try playback.graph.start()
+            usleep(500_000)
+            let frames = playback.io.statistics.framesPlayed
+            let elapsed = Double(monotonicNanoseconds() - started) / 1e9
+            try playback.graph.stop()
+            let realTime = elapsed * 48_000
+            if paced {
+                #expect(playback.io.statistics.isPacedByClock)
+                // Real time, plus the buffer and the quarter second it took to tell the device was unpaced.
+                #expect(Double(frames) <= realTime + 48_000 * 0.3, "\(frames) frames in \(elapsed) s")
+            } else {
+                #expect(!playback.io.statistics.isPacedByClock)
+                #expect(Double(frames) > 4 * realTime, "\(frames) frames in \(elapsed) s")
+            }
+        }
+    }
 
     /// Underrun and suspend are recovered and counted; a lost device is an interruption that ends when it
     /// can be reopened, and the audio resumes.

@@ -16,7 +16,14 @@ struct DevicesCommand: ParsableCommand {
         print("PCM devices (use the name with --device):")
         for device in devices {
             let direction = device.playback && device.capture ? "out+in" : device.playback ? "out" : "in"
-            print("  \(device.name) [\(direction)]" + (device.description.isEmpty ? "" : ": \(device.description)"))
+            print(
+                "  \(device.name) [\(direction)\(device.isUnpaced ? ", unpaced" : "")]"
+                    + (device.description.isEmpty ? "" : ": \(device.description)"))
+        }
+        if devices.contains(where: \.isUnpaced) {
+            print(
+                "unpaced devices take audio faster than real time: aulos plays to them paced by the clock "
+                    + "(--unpaced: as fast as they take it)")
         }
         if devices.isEmpty { print("  none") }
         if access("/dev/snd", F_OK) != 0 {

@@ -93,6 +93,12 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Also play what this ALSA capture PCM hears, mixed with the instruments (I/O pass-through).")
     var input: String? = nil
 
+    @Flag(
+        help: ArgumentHelp(
+            "Let a device that takes audio faster than real time (null, a file plugin over null) take it as fast as "
+                + "it can, instead of pacing it by the clock (aulos devices marks them)."))
+    var unpaced = false
+
     @Option(help: "Periods in the device buffer (2 = lowest latency).")
     var periods: UInt32 = 3
 
@@ -133,6 +139,7 @@ struct PlayCommand: ParsableCommand {
         let session = AudioSession(device: device)
         try session.setPreferredPeriods(periods)
         session.inputDevice = input
+        session.pacesUnpacedDevices = !unpaced
         if let alsaConfig {
             do {
                 session.configuration = try FileContents.text(alsaConfig, limit: 1 << 20)

@@ -67,6 +67,11 @@ final class PlayReport {
         return "\(minutes):" + String(repeating: "0", count: max(0, 4 - rest.count)) + rest
     }
 
+    /// " (unpaced, played by the clock)" for a device that takes audio faster than real time.
+    static func pacing(_ status: LiveStatus) -> String {
+        status.statistics.isPacedByClock ? " (takes audio faster than real time: paced by the clock)" : ""
+    }
+
     static func percent(_ fraction: Double) -> String { (fraction * 100).fixed(1) + "%" }
 
     static func statusLine(_ status: LiveStatus) -> String {
@@ -79,7 +84,8 @@ final class PlayReport {
     /// The line after playing a file.
     func summary(of final: LiveStatus) -> String {
         let grant = final.grant
-        return "played \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, \(grant.format), "
+        return "played \(Self.clock(final.seconds)) on \(grant.device)\(Self.pacing(final)): "
+            + "\(Int(grant.sampleRate)) Hz, \(grant.format), "
             + "\(grant.period)-frame periods × \(grant.periods) (\((grant.outputLatency * 1000).fixed(1)) ms buffer), "
             + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
             + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)))"
@@ -95,7 +101,8 @@ final class PlayReport {
                 + "(\(report.latencyFrames) frames) after arrival"
             : "at the next slice"
         return
-            "played live \(Self.clock(final.seconds)) on \(grant.device): \(Int(grant.sampleRate)) Hz, "
+            "played live \(Self.clock(final.seconds)) on \(grant.device)\(Self.pacing(final)): "
+            + "\(Int(grant.sampleRate)) Hz, "
             + "\(grant.format), "
             + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
             + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
