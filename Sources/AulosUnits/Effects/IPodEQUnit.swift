@@ -18,6 +18,14 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
     public static let bandCenters: [Double] = [32, 64, 125, 250, 500, 1000, 2000, 4000, 8000, 16_000]
     static let bandQ = 1.41
 
+    /// Whether a band is played at `sampleRate`: only below 0.45 × the rate (a little under Nyquist). A bell
+    /// centred on or above Nyquist cannot be built, and fitting the others to it drove their gains far off —
+    /// at 32 kHz "Treble Booster" left the output 52 dB down, at 16 kHz silent. Bands left out are flat:
+    /// at 8 kHz the 4, 8 and 16 kHz bands; at 16 kHz the 8 and 16 kHz bands; at 32 kHz the 16 kHz band.
+    public static func isPlayed(center: Double, sampleRate: Double) -> Bool {
+        IPodEQKernel.isPlayed(center: center, sampleRate: sampleRate)
+    }
+
     /// The factory curves: name and gain in dB at each band centre. Preset numbers are the indices.
     public static let curves: [(name: String, gains: [Double])] = [
         ("Acoustic", [4, 4, 3, 1, 1, 1, 2, 3, 3, 2]),
@@ -103,20 +111,22 @@ public final class IPodEQUnit: AudioUnit, @unchecked Sendable {
 
     /// The gains to give the band filters so that the cascade's response at each centre equals `targets`.
     /// Jacobi iteration on the dB error: a few dozen steps converge to well under 0.1 dB for these curves.
+    /// Bands not played at this rate (`isPlayed`) are left out of the fit and get 0 dB.
     public static func fit(_ targets: [Double], sampleRate: Double) -> [Double] {
-        var gains = targets
+        let played = bandCenters.indices.filter { isPlayed(center: bandCenters[$0], sampleRate: sampleRate) }
+        var gains = bandCenters.indices.map { played.contains($0) ? targets[$0] : 0 }
         for _ in 0..<60 {
             let response = bandCenters.map { frequency in
-                zip(bandCenters, gains).reduce(0.0) { sum, band in
+                played.reduce(0.0) { sum, band in
                     sum
                         + BiquadCoefficients.design(
-                            .bell, frequency: band.0, gain: band.1, q: bandQ, sampleRate: sampleRate
+                            .bell, frequency: bandCenters[band], gain: gains[band], q: bandQ, sampleRate: sampleRate
                         )
                         .magnitude(at: frequency, sampleRate: sampleRate)
                 }
             }
             var worst = 0.0
-            for index in gains.indices {
+            for index in played {
                 let error = targets[index] - response[index]
                 worst = max(worst, abs(error))
                 gains[index] += 0.8 * error
@@ -235,13 +245,17 @@ struct IPodEQKernel {
         for band in 0..<10 {
             let frequency = IPodEQKernel.center(band)
             let coefficients =
-                frequency < 0.45 * sampleRate
+                IPodEQKernel.isPlayed(center: frequency, sampleRate: sampleRate)
                 ? BiquadCoefficients.design(
                     .bell, frequency: frequency, gain: Double(gains[band]), q: 1.41, sampleRate: sampleRate)
                 : BiquadCoefficients(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0)
             for channel in 0..<channels { filters[channel * 10 + band].setCoefficients(coefficients) }
         }
     }
+
+    /// See `IPodEQUnit.isPlayed` (here for the render side, which cannot touch the class).
+    @inline(__always) @_noAllocation @_noLocks
+    static func isPlayed(center: Double, sampleRate: Double) -> Bool { center < 0.45 * sampleRate }
 
     /// Band centres as a switch (the render-side checker cannot read the static array).
     @inline(__always) @_noAllocation @_noLocks
