@@ -15,8 +15,10 @@ public struct PlaybackOptions: Sendable {
     public var program: Int?
     /// A synth preset by name or number.
     public var preset: String?
-    public var sampleRate = 48_000.0
-    public var slice: UInt32 = 256
+    /// The sample rate and slice asked for (`--sample-rate`, `--slice`): they win over a rig's own, for every
+    /// rig of a set. Nil: the rig's own, or 48 kHz and 256 frames for one instrument.
+    public var sampleRate: Double?
+    public var slice: UInt32?
     /// Seconds played after the last event, for release tails and reverb.
     public var tail = 1.5
     /// The longest a file may play or render, in seconds, checked before anything starts: a day unless the
@@ -26,7 +28,7 @@ public struct PlaybackOptions: Sendable {
     public static let defaultMaximumDuration = 86_400.0
     /// The most `maximumDuration` may be: no input places events later.
     public static let longestMaximumDuration = InputTimeLimit.seconds
-    /// A whole rig instead of one instrument (its sample rate and slice win over the options').
+    /// A whole rig instead of one instrument.
     public var rig: Rig?
     /// A rig set (rigs recalled by program change); wins over `rig`.
     public var rigSet: RigSet?
@@ -48,13 +50,13 @@ public struct PlaybackOptions: Sendable {
     /// playing every channel — except that a lone synth playing a file leaves out General MIDI's drum
     /// channel rather than play drums as notes (it has no drum kit; a keyboard on channel 10 is still heard).
     public func rigSet(playingFile: Bool) -> RigSet {
-        if var set = rigSet {
-            if let eq { for index in set.entries.indices { set.entries[index].rig.eq = eq } }
+        if var set = rigSet ?? rig.map(RigSet.init) {
+            for index in set.entries.indices {
+                if let eq { set.entries[index].rig.eq = eq }
+                if let sampleRate { set.entries[index].rig.sampleRate = sampleRate }
+                if let slice { set.entries[index].rig.slice = slice }
+            }
             return set
-        }
-        if var rig {
-            if let eq { rig.eq = eq }
-            return RigSet(rig)
         }
         var part = Rig.Part(name: instrument.rawValue, instrument: instrument, channels: Array(1...16))
         part.preset = preset
@@ -62,8 +64,8 @@ public struct PlaybackOptions: Sendable {
         part.soundFont = soundFont
         if instrument == .synth && playingFile { part.channels.removeAll { $0 == 10 } }
         var rig = Rig(name: "default", parts: [part])
-        rig.sampleRate = sampleRate
-        rig.slice = slice
+        rig.sampleRate = sampleRate ?? rig.sampleRate
+        rig.slice = slice ?? rig.slice
         rig.eq = eq
         return RigSet(rig)
     }

@@ -193,6 +193,10 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         BadInvocation(["service", "unit", "--rig", "/"], 64),
         BadInvocation(["learn", "X.Y", "--timeout", "nan"], 64),
         BadInvocation(["render", "--max-duration", "0"], 64),
+        // Flags that were silently ignored or rounded.
+        BadInvocation(["render", "--instrument", "sampler", "--preset", "Warm Pad"], 64),
+        BadInvocation(["render", "--sample-rate", "44100.5"], 64),
+        BadInvocation(["play", "--demo", "--slice", "8"], 64),
         BadInvocation(["render", "--max-duration", "604801"], 64),
         // Readers are bounded: an endless input is refused at its size limit, not read until memory runs out.
         BadInvocation(["render", "/dev/zero", "-o", "/tmp/never.wav"], 1),

@@ -96,6 +96,20 @@ import Testing
         }
     }
 
+    /// --sample-rate and --slice win over a rig's own (they were silently ignored with --rig, even for a rig
+    /// that sets neither), and the summary names every channel the rig leaves out, not only the drums.
+    @Test func flagsWinOverTheRigAndEverySkippedChannelIsNamed() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rig = repositoryRoot + "/presets/rigs/split-keys.yaml"
+        let result = try runAulos(
+            ["render", "--rig", rig, "--sample-rate", "32000", "--slice", "64", "-o", "out.wav"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(", 32000 Hz, 2 ch, Int16, interleaved, 64-frame slices, "), "\(result.stdout)")
+        #expect(result.stdout.contains("; channels 2, 3 and 10 (drums) skipped: no part plays them ("))
+        let plain = try runAulos(["render", "-o", "plain.wav"], in: folder)
+        #expect(plain.stdout.contains("; channel 10 (drums) skipped: no part plays it;"), "\(plain.stdout)")
+    }
+
     /// A 37-byte MIDI file whose note-off is at tick 2²⁴ plays for a day and a quarter: refused before
     /// anything is written, with the length, the limit, the size it would write and how to allow it.
     @Test func anInputLongerThanTheLimitIsRefusedUpFront() throws {

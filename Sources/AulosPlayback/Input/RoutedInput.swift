@@ -30,7 +30,8 @@ struct RoutedInput {
         var parameterActions: [TimedAction] = []
         var boundaryActions: [TimedAction] = []
         var notes: [String] = []
-        var unrouted = 0
+        /// Events no part played, by channel (1…16).
+        var unrouted: [Int: Int] = [:]
         var programsSkipped = false
         /// When each (part, channel, note) was last struck.
         var struckAt: [Int: Int64] = [:]
@@ -82,15 +83,20 @@ struct RoutedInput {
             {
                 // Outside a part's key range: a split, not a lost note.
             } else if !(normalized.isControlChange && isControlChannel) {
-                unrouted += 1
+                unrouted[Int(message.channel) + 1, default: 0] += 1
             }
         }
-        if unrouted > 0 {
-            let drums =
-                channelMessages.contains { $0.message.channel == 9 }
-                && !rig.rig.parts.contains { $0.channels.contains(10) }
+        if !unrouted.isEmpty {
+            // Every channel left out, by number: a rig that plays 1 and 10 drops 2 and 3 as surely as 10.
+            let channels = unrouted.keys.sorted().map { $0 == 10 ? "10 (drums)" : "\($0)" }
+            let list =
+                channels.count == 1
+                ? channels[0] : channels.dropLast().joined(separator: ", ") + " and " + channels.last!
+            let events = unrouted.values.reduce(0, +)
             notes.append(
-                drums ? "channel 10 (drums) skipped: no part plays it" : "\(unrouted) events on channels no part plays")
+                "channel\(channels.count == 1 ? "" : "s") \(list) skipped: no part plays "
+                    + (channels.count == 1 ? "it" : "them")
+                    + (channels == ["10 (drums)"] ? "" : " (\(events) event\(events == 1 ? "" : "s"))"))
         }
         if programsSkipped { notes.append("program changes ignored by the synth") }
         if router.switchCount > 0 {

@@ -108,6 +108,9 @@ struct PlayCommand: ParsableCommand {
     var duration: Double?
 
     func validate() throws {
+        if let slice = slicing.slice, slice < 16 {
+            throw ValidationError("--slice must be between 16 and 4096 frames to play (a device period), not \(slice)")
+        }
         guard (2...16).contains(periods) else {
             throw ValidationError("--periods must be between 2 and 16, not \(periods)")
         }

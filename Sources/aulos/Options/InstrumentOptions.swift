@@ -58,6 +58,9 @@ struct InstrumentOptions: ParsableArguments {
         if soundfont != nil && instrument != .sampler {
             throw ValidationError("--soundfont goes with --instrument sampler")
         }
+        if preset != nil && instrument == .sampler {
+            throw ValidationError("--preset names a synth preset; the sampler takes --program")
+        }
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
             throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
         }
