@@ -58,6 +58,16 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
     public let midiInput = MIDIEventQueue(capacity: 4096)
     public private(set) var soundFontPath: String?
+    /// What `SoundFontFile` found wrong with the font that still lets it load (some samples broken, the
+    /// file truncated): lines for the user.
+    public private(set) var soundFontWarnings: [String] = []
+    /// Notes started and slices that made sound, counted on the render thread: a font that sounds for no
+    /// note at all is reported rather than rendered as silence without a word.
+    let activity = UnsafeMutablePointer<SamplerActivity>.allocate(capacity: 1)
+
+    /// Note-ons sent to FluidSynth, and slices with any sound in them, since initialize.
+    public var playedNotes: Int { activity.pointee.notes.load(ordering: .relaxed) }
+    public var audibleSlices: Int { activity.pointee.audibleSlices.load(ordering: .relaxed) }
     public private(set) var polyphony: UInt32 = 512
     private let exchange = HazardExchange()
     private var current: FluidInstance?
@@ -65,6 +75,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
     public init(soundFont: String? = nil) {
         soundFontPath = soundFont
+        activity.initialize(to: SamplerActivity())
         FluidInstance.silenceLogging
         super.init(
             description: Self.componentDescription, name: "Aulos: FluidSynth Sampler", inputs: 0, outputs: 1,
@@ -74,6 +85,8 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
     deinit {
         _ = exchange.publish(nil)
         exchange.deallocate()
+        activity.deinitialize(count: 1)
+        activity.deallocate()
     }
 
     public let voiceBudget = VoiceBudget()
@@ -137,11 +150,12 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
             guard let path = value as? String else {
                 throw AudioUnitError(.invalidPropertyValue, "the SoundFont property takes a path")
             }
-            try FluidInstance.checkFile(path)
+            let inspected = try SoundFontFile.inspect(path)
             if isInitialized {
                 try swapIn(FluidInstance(soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony))
             }
             soundFontPath = path
+            soundFontWarnings = inspected.warnings
             return true
         case Self.polyphonyProperty:
             guard let voices = value as? UInt32, (16...4096).contains(voices) else {
@@ -171,9 +185,11 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
             throw AudioUnitError(.failedInitialization, "\(name) needs a SoundFont: set its SoundFont property first")
         }
         try swapIn(FluidInstance(soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony))
+        activity.pointee.notes.store(0, ordering: .relaxed)
+        activity.pointee.audibleSlices.store(0, ordering: .relaxed)
         let kernel = FluidSamplerKernel(
             exchange: exchange, events: midiInput.list, parameters: renderParameters,
-            budget: voiceBudget.counters)
+            budget: voiceBudget.counters, activity: activity)
         return UnitKernel.make(kernel, render: FluidSamplerKernel.render)
     }
 
@@ -186,6 +202,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
     /// Publishes a new FluidSynth instance; frees the previous one once the render thread has let go.
     private func swapIn(_ instance: FluidInstance) throws(AudioUnitError) {
+        soundFontWarnings = instance.inspection.warnings
         let old = exchange.publish(UnsafeMutableRawPointer(instance.state))
         if let previous = current { retired.append(previous) }
         current = instance
@@ -223,29 +240,25 @@ final class FluidInstance {
     let settings: OpaquePointer
     let synth: OpaquePointer
     let state: UnsafeMutablePointer<FluidRenderState>
+    /// What `SoundFontFile` found in the font.
+    let inspection: SoundFontFile
 
     /// FluidSynth logs from whichever thread hits a problem, including the render thread: switch it off once.
+    /// GLib's messages (libinstpatch's CRITICAL lines on a corrupt font) are counted instead of printed: a
+    /// font that fails to load is reported as one line of Aulos's own.
     static let silenceLogging: Void = {
         for level in [FLUID_PANIC, FLUID_ERR, FLUID_WARN, FLUID_INFO, FLUID_DBG] {
             _ = fluid_set_log_function(Int32(level.rawValue), nil, nil)
         }
+        _ = g_log_set_default_handler({ _, _, _, _ in FluidInstance.glibMessages.add(1, ordering: .relaxed) }, nil)
     }()
 
-    /// Clear errors for the common ways a SoundFont path is wrong, before FluidSynth sees it.
-    static func checkFile(_ path: String) throws(AudioUnitError) {
-        guard let handle = fopen(path, "rb") else {
-            throw AudioUnitError(.invalidFile, "SoundFont \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(handle) }
-        var header = [UInt8](repeating: 0, count: 12)
-        let read = fread(&header, 1, 12, handle)
-        guard read == 12, header[0..<4] == [0x52, 0x49, 0x46, 0x46], header[8..<12] == [0x73, 0x66, 0x62, 0x6B] else {
-            throw AudioUnitError(.invalidFile, "\(path) is not a SoundFont (no RIFF 'sfbk' header)")
-        }
-    }
+    /// GLib messages swallowed (for tests: a corrupt font did produce them).
+    static let glibMessages = Atomic<Int>(0)
 
+    /// The font is inspected first (`SoundFontFile`): clear errors for the common ways it is wrong.
     init(soundFont path: String, sampleRate: Double, polyphony: UInt32) throws(AudioUnitError) {
-        try Self.checkFile(path)
+        inspection = try SoundFontFile.inspect(path)
         guard let settings = new_fluid_settings() else {
             throw AudioUnitError(.failedInitialization, "FluidSynth could not create its settings")
         }
@@ -263,7 +276,7 @@ final class FluidInstance {
             delete_fluid_synth(synth)
             delete_fluid_settings(settings)
             throw AudioUnitError(
-                .invalidFile, "\(path): FluidSynth could not load it (corrupt or unsupported SoundFont)")
+                .invalidFile, "SoundFont \(path): FluidSynth could not load it (corrupt or unsupported)")
         }
         self.settings = settings
         self.synth = synth
@@ -294,11 +307,18 @@ final class FluidInstance {
 /// Render side of the sampler. Holds no class references: the instance arrives through the exchange.
 ///
 /// Threads: render thread only.
+/// What the render thread tells the unit about what it played.
+struct SamplerActivity: ~Copyable {
+    let notes = Atomic<Int>(0)
+    let audibleSlices = Atomic<Int>(0)
+}
+
 struct FluidSamplerKernel {
     let exchange: HazardExchange
     let events: MIDIEventList
     let parameters: ParameterKernel
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
+    let activity: UnsafeMutablePointer<SamplerActivity>
 
     static let render: KernelRenderFunction = { state, _, flags, _, _, frameCount, io in
         state.assumingMemoryBound(to: FluidSamplerKernel.self).pointee.render(
@@ -370,6 +390,7 @@ struct FluidSamplerKernel {
             break
         }
         state.pointee.resting = voices == 0 && silent
+        if !silent { activity.pointee.audibleSlices.add(1, ordering: .relaxed) }
         exchange.release()
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
@@ -470,7 +491,9 @@ struct FluidSamplerKernel {
         let data2 = Int32(event.data2)
         _ = _unsafePerformance { () -> Int32 in
             switch event.status & 0xF0 {
-            case 0x90 where data2 > 0: return fluid_synth_noteon(synth, channel, data1, data2)
+            case 0x90 where data2 > 0:
+                activity.pointee.notes.add(1, ordering: .relaxed)
+                return fluid_synth_noteon(synth, channel, data1, data2)
             case 0x80, 0x90: return fluid_synth_noteoff(synth, channel, data1)
             case 0xA0: return fluid_synth_key_pressure(synth, channel, data1, data2)
             case 0xB0: return fluid_synth_cc(synth, channel, data1, data2)

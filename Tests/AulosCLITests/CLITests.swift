@@ -183,7 +183,6 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         BadInvocation(["render", "-o", "/nonexistent-dir/demo.wav"], 1),
         BadInvocation(["render", "-o", "x.flac", "--format", "float"], 1),
         BadInvocation(["status", "--socket", "/nonexistent-dir/control"], 1),
-        BadInvocation(["status", "--json", "--socket", "/nonexistent-dir/control"], 1),
         BadInvocation(["set", "Lead.cutoff", "900", "--socket", "/nonexistent-dir/control"], 1),
         BadInvocation(["learn", "Lead.cutoff", "--socket", "/nonexistent-dir/control"], 1),
         BadInvocation(["service", "install", "--root", "/nonexistent-dir", "--rig", "/nonexistent/rig.yaml"], 1),
@@ -203,6 +202,44 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         BadInvocation(["render", "--rig", "/dev/zero", "-o", "/tmp/never.wav"], 1),
         BadInvocation(["render", "--instrument", "sampler", "--soundfont", "/dev/zero", "-o", "/tmp/never.wav"], 1),
     ]
+
+    /// Messages that misled, found by attacking aulos with bad input: each now says what is wrong.
+    @Test func messagesSayWhatIsWrong() throws {
+        let folder = NSTemporaryDirectory() + "aulos-messages-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        FileManager.default.createFile(atPath: folder + "/cut.mid", contents: Data("MThd\0\0\0\u{6}\0".utf8))
+        FileManager.default.createFile(
+            atPath: folder + "/parts.yaml",
+            contents: Data(
+                ("name: x\nparts:\n" + String(repeating: "  - instrument: synth\n", count: 65)).utf8))
+        let cases: [([String], String)] = [
+            // was: "does not start with 'MThd'"
+            (["render", "cut.mid"], "cut.mid: truncated: the file ends after 9 bytes, inside its 14-byte MThd header"),
+            // was: "Missing value for '--slice <slice>'" (a negative number read as an option)
+            (["render", "--slice", "-5"], "--slice must be between 1 and 4096 frames, not -5"),
+            (["render", "--tail", "-1"], "--tail must be between 0 and 60 seconds, not -1"),
+            // was: "must be between 0 and 86400, not 0.0"
+            (["play", "--demo", "--duration", "0"], "--duration must be more than 0 and at most 86400 seconds, not 0"),
+            // was: "no RIFF header"
+            (
+                ["render", "--instrument", "sampler", "--soundfont", folder],
+                "SoundFont \(folder): is a directory, not a SoundFont file"
+            ),
+            // was: "a rig set holds at most 64 parts"
+            (["graph", "--rig", "parts.yaml"], "parts.yaml:3: parts: 65 parts; a rig holds at most 64"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try runAulos(arguments, in: folder)
+            #expect(result.stderr == "aulos: error: \(expected)\n", "\(arguments)")
+            #expect(result.status != 0)
+        }
+        // A script reading `status --json` gets JSON on stdout for an error too (it printed plain text).
+        let status = try runAulos(["status", "--json", "--socket", folder + "/none"])
+        #expect(status.status == 1 && status.stderr.isEmpty)
+        #expect(
+            status.stdout == #"{"error":"cannot reach aulos at \#(folder)/none: no aulos is running there"}"# + "\n")
+    }
 
     /// The unit the installer writes is the one shipped in packaging/ (regenerate with `aulos service unit`).
     @Test func serviceUnitIsTheShippedOne() throws {

@@ -213,7 +213,7 @@ func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0
             (folder + "/missing.sf2", "No such file"),
             (write("text.sf2", Array("hello, not a font".utf8)), "not a SoundFont"),
             (write("wave.sf2", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8)), "not a SoundFont"),
-            (write("corrupt.sf2", corrupt), "could not load"),
+            (write("corrupt.sf2", corrupt), "has no preset data"),
         ]
         for (path, expected) in cases {
             let sampler = FluidSynthSamplerUnit()

@@ -142,6 +142,27 @@ import Testing
 }
 
 @Suite struct ScoreTests {
+    /// A score saved by a Windows editor: CRLF line ends (Swift reads "\r\n" as one character, so the whole
+    /// file was one line: "usage: …") and a byte-order mark (an invisible character in '\u{FEFF}0b').
+    @Test func windowsLineEndsAndAByteOrderMarkReadAsText() throws {
+        let text = "0b tempo 100\n0b note C4 1b\n1b note E4 1b # a comment\n"
+        let plain = try Score(text: text).scheduledMessages(sampleRate: 48_000)
+        for variant in [
+            text.replacingOccurrences(of: "\n", with: "\r\n"), "\u{FEFF}" + text,
+            "\u{FEFF}" + text.replacingOccurrences(of: "\n", with: "\r\n"),
+            text.replacingOccurrences(of: "\n", with: "\r"),
+        ] {
+            let read = try Score(text: variant).scheduledMessages(sampleRate: 48_000)
+            #expect(read.messages.map(\.message) == plain.messages.map(\.message))
+            #expect(read.messages.map(\.sampleTime) == plain.messages.map(\.sampleTime) && read.end == plain.end)
+        }
+        do {
+            _ = try Score(text: "0b note C4 1b\r\n1b note H4 1b\r\n", name: "crlf.score")
+        } catch {
+            #expect(error.message == "crlf.score:2: 'H4' is not a note (a number 0…127 or a name like C4, F#3, Bb5)")
+        }
+    }
+
     @Test func theDocumentedExampleParses() throws {
         let text = """
             # A bar of 4/4 at 100 BPM, then a slower close.

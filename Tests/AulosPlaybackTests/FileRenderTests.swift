@@ -60,6 +60,33 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         #expect(audio.samples.contains { $0 != 0 })
     }
 
+    /// A sampler sent notes that made no sound at all (its font's samples for them are broken) is reported
+    /// after the render, not written as silence without a word; a font partly broken is a warning before.
+    @Test func aSamplerThatMadeNoSoundIsReported() throws {
+        let font = scratchPath("broken.sf2")
+        let input = scratchPath("one.score")
+        let output = RenderOutput(path: scratchPath("silent.wav"))
+        defer { for path in [font, input, output.path] { unlink(path) } }
+        TestFiles.write(TestData.soundFont { $0 != 18 }, to: font)  // only a sample no piano uses is whole
+        writeFile(input, Array("0b note C4 1b\n".utf8))
+        var options = PlaybackOptions()
+        options.input = input
+        options.instrument = .sampler
+        options.soundFont = font
+        let summary = try FileRender.run(options, to: output)
+        #expect(summary.warnings.count == 2, "\(summary.warnings)")
+        #expect(
+            summary.warnings.first?.hasSuffix(
+                "18 of 19 samples point outside its sample data; notes that use them "
+                    + "will be silent") == true)
+        #expect(
+            summary.warnings.last == "part 'sampler' played 1 note on \(font.split(separator: "/").last!) and made "
+                + "no sound: the font has no sample that sounds for them")
+        #expect(try AudioFileContents(path: output.path).samples.allSatisfy { $0 == 0 })
+        options.soundFont = nil
+        #expect(try FileRender.run(options, to: output).warnings.isEmpty)
+    }
+
     @Test func midiFilesRender() throws {
         typealias E = StandardMIDIFile.Event
         let input = scratchPath("song.mid")

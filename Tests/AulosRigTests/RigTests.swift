@@ -89,7 +89,7 @@ let presetsFolder = TestFiles.presets
         ),
         ("parts:\n  - instrument: sampler\n    volume: loud\n", "test.yaml:3: parts[0].volume: must be a number"),
         ("parts:\n  - instrument: synth\n  volume: [\n", "test.yaml:"),
-        ("parts:\n  - instrument: synth\nparts: []\n", "duplicated key(s): 'parts'"),
+        ("parts:\n  - instrument: synth\nparts: []\n", "test.yaml:1: 'parts' appears twice"),
     ])
     func brokenRigsNameFileLineAndKey(text: String, expected: String) {
         do {
@@ -99,6 +99,43 @@ let presetsFolder = TestFiles.presets
             #expect(error.message.hasPrefix("test.yaml"), "\(error.message)")
             #expect(error.message.contains(expected), "\(error.message)")
             #expect(!error.message.contains("\n"))
+        }
+    }
+
+    /// A rig saved with a byte-order mark or CRLF line ends reads like any other.
+    @Test func byteOrderMarksAndWindowsLineEndsRead() throws {
+        let text = "name: x\nparts:\n  - instrument: synth\n    channels: [1, 2]\n"
+        let plain = try Rig(yaml: text)
+        #expect(try Rig(yaml: "\u{FEFF}" + text) == plain)
+        #expect(try Rig(yaml: text.replacingOccurrences(of: "\n", with: "\r\n")) == plain)
+    }
+
+    /// Errors found only when the rig is built — a SoundFont that is not there, a preset that does not
+    /// exist, a control aimed at no part — name the file and line to edit, like the reader's own.
+    @Test func errorsFoundWhileBuildingNameTheFileAndLine() throws {
+        let cases = [
+            (
+                "name: x\nparts:\n  - name: Piano\n    instrument: sampler\n    soundfont: /nonexistent.sf2\n",
+                "test.yaml:3: part 'Piano': SoundFont /nonexistent.sf2: No such file or directory"
+            ),
+            (
+                "name: x\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Kazoo\n",
+                "test.yaml:3: part 'Lead': no synth preset 'Kazoo'"
+            ),
+            (
+                "name: x\nparts:\n  - name: Lead\n    instrument: synth\n"
+                    + "controls:\n  - cc: 1\n    target: Leed.cutoff\n",
+                "test.yaml:6: controls: cc 1: no part 'Leed' (this rig has Lead, output)"
+            ),
+        ]
+        for (text, expected) in cases {
+            do {
+                let rig = try PlaybackRig(set: RigSet(try Rig(yaml: text, file: "test.yaml")))
+                rig.close()
+                Issue.record("built: \(text)")
+            } catch let error as RigError {
+                #expect(error.message.hasPrefix(expected), "\(error.message)")
+            }
         }
     }
 

@@ -67,4 +67,38 @@ public enum TestData {
     public static func fileDeviceConfiguration(_ path: String) -> String {
         #"pcm.aulostest { type file slave.pcm { type null } file "\#(path)" format wav }"#
     }
+
+    /// The bundled SoundFont with the sample headers for which `breaks(index)` holds moved 50 million frames
+    /// past the sample data (what a corrupt or badly truncated font looks like to a loader). The font has
+    /// 19 samples; index 18 is one no melodic program uses.
+    public static func soundFont(breakingSamples breaks: (Int) -> Bool) -> [UInt8] {
+        var bytes = TestFiles.bytes(TestFiles.bundledFont)
+        func word(_ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let size = word(offset + 4)
+            if bytes[offset..<(offset + 4)] == ArraySlice("LIST".utf8),
+                bytes[(offset + 8)..<(offset + 12)] == ArraySlice("pdta".utf8)
+            {
+                var inner = offset + 12
+                while inner + 8 <= offset + 8 + size {
+                    let innerSize = word(inner + 4)
+                    if bytes[inner..<(inner + 4)] == ArraySlice("shdr".utf8) {
+                        for index in 0..<(innerSize / 46 - 1) where breaks(index) {
+                            for field in 0..<4 {
+                                let at = inner + 8 + index * 46 + 20 + field * 4
+                                let moved = UInt32(word(at)) &+ 50_000_000
+                                for byte in 0..<4 { bytes[at + byte] = UInt8(truncatingIfNeeded: moved >> (8 * byte)) }
+                            }
+                        }
+                    }
+                    inner += 8 + innerSize + (innerSize & 1)
+                }
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return bytes
+    }
 }

@@ -30,7 +30,10 @@ public struct Score: Sendable {
     public init(text: String, name: String = "score") throws(MIDIFileError) {
         self.name = name
         var lines: [Line] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines end in LF, CRLF (a Windows editor; Swift reads "\r\n" as one character, so splitting at "\n"
+        // alone would see one long line) or CR; a byte-order mark at the start is not part of the first word.
+        let body = text.hasPrefix("\u{FEFF}") ? text.dropFirst() : Substring(text)
+        for (index, raw) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = index + 1
             let words = Self.words(of: raw)
             if words.isEmpty { continue }

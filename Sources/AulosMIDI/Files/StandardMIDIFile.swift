@@ -28,9 +28,13 @@ public struct StandardMIDIFile: Sendable {
     /// Parses a file's bytes.
     public init(bytes: [UInt8]) throws(MIDIFileError) {
         var reader = ByteReader(bytes: bytes)
-        guard bytes.count >= 14, try reader.tag() == "MThd" else {
+        guard bytes.starts(with: Array("MThd".utf8)) else {
             throw MIDIFileError("not a Standard MIDI File (it does not start with 'MThd')")
         }
+        guard bytes.count >= 14 else {
+            throw MIDIFileError("truncated: the file ends after \(bytes.count) bytes, inside its 14-byte MThd header")
+        }
+        _ = try reader.tag()
         let headerLength = try reader.uint32()
         guard headerLength >= 6 else { throw MIDIFileError("MThd header is \(headerLength) bytes, expected 6") }
         let format = Int(try reader.uint16())

@@ -46,7 +46,7 @@ final class LiveSession {
         io.addListener(observer.deviceEvent)  // the session relays the same events as interruptions and route changes
         if let frames { io.stopRendering(after: frames) }
         try rig.graph.start()
-        for warning in io.warnings { observer.warning(warning) }
+        for warning in io.warnings + rig.warnings { observer.warning(warning) }
     }
 
     /// Runs the control loop until `tick` returns false or a signal ends the run. `tick` runs on every
@@ -77,6 +77,7 @@ final class LiveSession {
         try rig.graph.stop()
         rig.session?.dispatchEvents()
         refreshStatus()
+        for silent in rig.silentSamplers { observer.warning(silent) }
     }
 
     private func silenceBeforeStopping() {

@@ -35,6 +35,8 @@ public struct RenderSummary: Sendable {
     public var interrupted: Bool { frames < plannedFrames }
     /// Written as RF64: the WAV would have passed 4 GiB.
     public var isRF64: Bool
+    /// What the user should know but did not stop the render: broken samples, a sampler that stayed silent.
+    public var warnings: [String]
 }
 
 /// Scripted playback: a MIDI file or score → the rig → Generic Output → WAV/FLAC, offline and
@@ -94,7 +96,8 @@ public enum FileRender {
         }
         return RenderSummary(
             frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
-            instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64)
+            instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
+            warnings: rig.warnings + rig.silentSamplers)
     }
 
     private struct Interrupted: Error {}

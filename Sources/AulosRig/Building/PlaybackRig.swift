@@ -85,8 +85,10 @@ public final class PlaybackRig {
         arpeggio: Arpeggio? = nil, session: AudioSession? = nil
     ) throws {
         precondition(!set.entries.isEmpty, "a rig set has at least one rig")
-        guard set.entries.reduce(0, { $0 + $1.rig.parts.count }) <= Self.maximumParts else {
-            throw RigError("a rig set holds at most \(Self.maximumParts) parts")
+        let partCount = set.entries.reduce(0) { $0 + $1.rig.parts.count }
+        guard partCount <= Self.maximumParts else {
+            throw RigError(
+                "\(partCount) parts; a rig\(set.entries.count > 1 ? " set" : "") holds at most \(Self.maximumParts)")
         }
         // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would silently
         // render something other than what was asked for.
@@ -169,7 +171,8 @@ public final class PlaybackRig {
                     resolved.append(
                         ResolvedControl(mapping: mapping, target: try target(mapping.target, preferring: index)))
                 } catch {
-                    throw RigError("rig '\(entry.rig.name)': controls: cc \(mapping.controller): \(error.message)")
+                    let whose = mapping.source.file.isEmpty ? "rig '\(entry.rig.name)': " : mapping.source.prefix
+                    throw RigError(whose + "controls: cc \(mapping.controller): " + error.message)
                 }
             }
             controls.append(resolved)
@@ -240,6 +243,29 @@ public final class PlaybackRig {
 
     /// Voices ended early under overload, across every instrument.
     public var voicesShed: Int { instruments.reduce(0) { $0 + $1.voiceBudget.shed } }
+
+    /// What is wrong with the rig's sounds but lets it play (a SoundFont with broken samples), once each.
+    public var warnings: [String] {
+        var seen: [String] = []
+        for case let sampler as FluidSynthSamplerUnit in parts.map(\.instrument) {
+            for warning in sampler.soundFontWarnings where !seen.contains(warning) { seen.append(warning) }
+        }
+        return seen
+    }
+
+    /// Samplers that were sent notes and made no sound at all: a SoundFont whose samples cannot sound for
+    /// what was played. One line each, after playing.
+    public var silentSamplers: [String] {
+        parts.compactMap { loaded in
+            guard let sampler = loaded.instrument as? FluidSynthSamplerUnit, sampler.playedNotes > 0,
+                sampler.audibleSlices == 0
+            else { return nil }
+            let font = (sampler.soundFontPath ?? "").split(separator: "/").last.map(String.init) ?? "its SoundFont"
+            let notes = sampler.playedNotes == 1 ? "1 note" : "\(sampler.playedNotes) notes"
+            return "part '\(loaded.part.name)' played \(notes) on \(font) and made no sound: "
+                + "the font has no sample that sounds for them"
+        }
+    }
 
     public func close() {
         try? graph.stop()

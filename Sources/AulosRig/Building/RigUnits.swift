@@ -48,6 +48,30 @@ struct RigUnits {
         let node = try graph.addNode(description)
         let instrument = try graph.unit(for: node) as! any MusicDevice
         try configure(instrument)
+        let programs: [TimedMIDIEvent]
+        do {
+            programs = try loadSound(of: part, into: instrument, bus: bus, arpeggio: arpeggio)
+        } catch let error as AudioUnitError where !part.source.file.isEmpty {
+            throw RigError("\(part.source.prefix)part '\(part.name)': \(error.detail)")
+        } catch let error as RigError where !part.source.file.isEmpty {
+            throw RigError("\(part.source.prefix)part '\(part.name)': \(error.message)")
+        }
+        let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: node) } ?? (node, nil)
+        try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: bus, value: part.volume)
+        try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: bus, value: part.pan)
+        try mixer.setParameter(
+            MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
+        return (
+            PlaybackRig.LoadedPart(rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus), programs
+        )
+    }
+
+    /// The part's sound: the synth's preset (and arpeggiator), or the sampler's SoundFont and program (the
+    /// program returned as events for the part's channels).
+    func loadSound(of part: Rig.Part, into instrument: any MusicDevice, bus: Element, arpeggio: Arpeggio?) throws
+        -> [TimedMIDIEvent]
+    {
         var programs: [TimedMIDIEvent] = []
         switch instrument {
         case let synth as OscillatorSynthUnit:
@@ -83,14 +107,6 @@ struct RigUnits {
         default:
             break
         }
-        let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: node) } ?? (node, nil)
-        try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
-        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: bus, value: part.volume)
-        try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: bus, value: part.pan)
-        try mixer.setParameter(
-            MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
-        return (
-            PlaybackRig.LoadedPart(rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus), programs
-        )
+        return programs
     }
 }

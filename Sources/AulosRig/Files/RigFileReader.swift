@@ -54,6 +54,10 @@ extension Rig {
         guard let sequence = partsNode.sequence, !sequence.isEmpty else {
             throw reader.error(partsNode, "parts", "must be a list of at least one part")
         }
+        guard sequence.count <= PlaybackRig.maximumParts else {
+            throw reader.error(
+                partsNode, "parts", "\(sequence.count) parts; a rig holds at most \(PlaybackRig.maximumParts)")
+        }
         var parts: [Part] = []
         for (index, node) in sequence.enumerated() {
             let at = "parts[\(index)]"
@@ -103,6 +107,7 @@ extension Rig {
             if part.instrument == .synth, part.soundFont != nil {
                 throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
             }
+            part.source = reader.location(node)
             if part.instrument == .sampler, part.preset != nil {
                 throw reader.error(
                     partKeys["preset"]!, at + ".preset", "names a synth preset; use 'program' with the sampler")
@@ -119,12 +124,19 @@ extension Rig {
         }
     }
 
-    static func describe(_ error: YamlError) -> String {
+    /// `FILE:LINE: problem`, as every rig error reads, for YAML's own errors too.
+    static func describe(_ error: YamlError, file: String) -> String {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _):
-            return "\(mark.line): \(problem)"
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
+            return "\(file):\(mark.line): \(problem)"
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            return "\(file):\(context.mark.line): \(keys) appear\(duplicates.count == 1 ? "s" : "") twice"
+        case .reader(let problem, _, _, _):
+            return "\(file):1: \(problem) (a rig file is UTF-8 text)"
         default:
-            return "\(error)".split(separator: "\n").first.map(String.init) ?? "invalid YAML"
+            return "\(file):1: " + ("\(error)".split(separator: "\n").first.map(String.init) ?? "invalid YAML")
         }
     }
 }
@@ -207,9 +219,10 @@ extension RigSet {
 /// The YAML tree of a rig or set file, or a `file:line: problem` error.
 func composeRigYAML(_ text: String, file: String) throws(RigError) -> Node? {
     do {
-        return try Yams.compose(yaml: text)
+        // A byte-order mark (some Windows editors write one) is not YAML content.
+        return try Yams.compose(yaml: text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
     } catch let error as YamlError {
-        throw RigError("\(file): \(Rig.describe(error))")
+        throw RigError(Rig.describe(error, file: file))
     } catch {
         throw RigError("\(file): \(error)")
     }
@@ -218,6 +231,8 @@ func composeRigYAML(_ text: String, file: String) throws(RigError) -> Node? {
 /// Reads typed values from YAML nodes, turning every problem into `file:line: key: what`.
 struct RigReader {
     let file: String
+
+    func location(_ node: Node) -> SourceLocation { SourceLocation(file: file, line: node.mark?.line ?? 0) }
 
     func error(_ node: Node, _ key: String, _ what: String) -> RigError {
         RigError("\(file):\(node.mark?.line ?? 0): \(key): \(what)")
@@ -341,6 +356,7 @@ extension RigReader {
                 throw error(targetNode, at + ".target", "'\(target)' is not UNIT.PARAMETER")
             }
             var control = ControlMapping(controller: try integer(ccNode, at + ".cc", in: 0...127), target: target)
+            control.source = location(item)
             if let n = keys["channel"] { control.channel = try integer(n, at + ".channel", in: 1...16) }
             if let n = keys["min"] { control.minimum = Float(try number(n, at + ".min", in: -1e6...1e6)) }
             if let n = keys["max"] { control.maximum = Float(try number(n, at + ".max", in: -1e6...1e6)) }

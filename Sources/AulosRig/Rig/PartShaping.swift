@@ -49,6 +49,8 @@ public struct ControlMapping: Equatable, Sendable {
     public var target: String
     public var minimum: Float?
     public var maximum: Float?
+    /// Where the mapping was read from, for errors found when the rig is built.
+    public var source = SourceLocation.none
 
     public init(controller: Int, channel: Int? = nil, target: String, minimum: Float? = nil, maximum: Float? = nil) {
         self.controller = controller

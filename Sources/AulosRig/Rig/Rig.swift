@@ -30,6 +30,8 @@ public struct Rig: Equatable, Sendable {
         /// Semitones added to every note this part plays.
         public var transpose = 0
         public var velocity = VelocityCurve.linear
+        /// Where the part was read from, for errors found when the rig is built.
+        public var source = SourceLocation.none
 
         public init(name: String, instrument: InstrumentChoice, channels: [Int]) {
             self.name = name

@@ -22,7 +22,7 @@ struct GraphCommand: ParsableCommand {
         var options = PlaybackOptions()
         options.instrument = instrument
         options.sampleRate = slicing.sampleRate
-        options.slice = slicing.slice
+        options.slice = slicing.slice.map(UInt32.init)
         options.rigSet = try rig.map { path throws(RigError) in try RigSet.load(path) }
         options.eq = try eq.map(checkedEQ)
         let playback = try PlaybackRig(set: options.rigSet(playingFile: false))

@@ -13,7 +13,7 @@ struct LearnCommand: ParsableCommand {
     @Argument(help: "The parameter to map, as UNIT.PARAMETER.")
     var target: String
 
-    @Option(help: "Seconds to wait for a controller.")
+    @Option(parsing: .unconditional, help: "Seconds to wait for a controller.")
     var timeout: Double = 30
 
     @OptionGroup var socket: SocketOption

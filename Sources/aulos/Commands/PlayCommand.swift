@@ -50,7 +50,7 @@ struct PlayCommand: ParsableCommand {
     var sendClock = false
 
     @Option(
-        name: .customLong("midi-headroom"),
+        name: .customLong("midi-headroom"), parsing: .unconditional,
         help: ArgumentHelp(
             "Extra constant latency for live MIDI, in ms, on a machine where the MIDI thread can be held up longer "
                 + "than a period (late events in the summary say so).",
@@ -99,12 +99,13 @@ struct PlayCommand: ParsableCommand {
                 + "it can, instead of pacing it by the clock (aulos devices marks them)."))
     var unpaced = false
 
-    @Option(help: "Periods in the device buffer (2 = lowest latency).")
-    var periods: UInt32 = 3
+    @Option(parsing: .unconditional, help: "Periods in the device buffer (2 = lowest latency).")
+    var periods = 3
 
     @OptionGroup var instrument: InstrumentOptions
 
-    @Option(help: "Stop after this many seconds (default: the end of the input plus its tail).")
+    @Option(
+        parsing: .unconditional, help: "Stop after this many seconds (default: the end of the input plus its tail).")
     var duration: Double?
 
     func validate() throws {
@@ -115,7 +116,7 @@ struct PlayCommand: ParsableCommand {
             throw ValidationError("--periods must be between 2 and 16, not \(periods)")
         }
         if let duration, !(duration > 0 && duration <= 86_400) {
-            throw ValidationError("--duration must be between 0 and 86400 seconds, not \(duration)")
+            throw ValidationError("--duration must be more than 0 and at most 86400 seconds, not \(duration.clean)")
         }
         if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
         if !isLive
@@ -128,7 +129,7 @@ struct PlayCommand: ParsableCommand {
             )
         }
         guard (0...1000).contains(midiHeadroom) else {
-            throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom)")
+            throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom.clean)")
         }
         if lowestLatency && midiHeadroom != 0 {
             throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none")
@@ -140,7 +141,7 @@ struct PlayCommand: ParsableCommand {
     func run() throws {
         let options = try instrument.playbackOptions(input: file, slicing: slicing)
         let session = AudioSession(device: device)
-        try session.setPreferredPeriods(periods)
+        try session.setPreferredPeriods(UInt32(periods))
         session.inputDevice = input
         session.pacesUnpacedDevices = !unpaced
         if let alsaConfig {

@@ -28,7 +28,7 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Sample format: float, s16 or s24 (FLAC: s16 or s24).")
     var format: String = "s16"
 
-    @Option(help: "Seconds rendered after the last event (release tails).")
+    @Option(parsing: .unconditional, help: "Seconds rendered after the last event (release tails).")
     var tail: Double = 1.5
 
     @OptionGroup var instrument: InstrumentOptions
@@ -43,7 +43,7 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--format must be float, s16 or s24, not '\(format)'")
         }
         guard tail >= 0, tail <= 60 else {
-            throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail)")
+            throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail.clean)")
         }
     }
 
@@ -76,6 +76,7 @@ struct RenderCommand: ParsableCommand {
             options, to: RenderOutput(path: outputPath, sample: sampleFormat!), progress: { bar.update($0) },
             stopRequested: { StopSignals.stopRequested != 0 })
         bar.finish()
+        for warning in summary.warnings { printError("aulos: warning: \(warning)") }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(summary.frames) / summary.format.sampleRate
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18

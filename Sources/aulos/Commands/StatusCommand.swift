@@ -12,12 +12,23 @@ struct StatusCommand: ParsableCommand {
             + "xruns, keyboards."
     )
 
-    @Flag(help: "Print the status as JSON (one object) for scripts.")
+    @Flag(help: "Print the status as JSON (one object) for scripts; an error is an {\"error\": …} object too.")
     var json = false
 
     @OptionGroup var socket: SocketOption
 
     func run() throws {
+        guard json else { return try report() }
+        // Scripts read stdout: an error is a JSON object there too (and the exit status is still 1).
+        do {
+            try report()
+        } catch let error as ReportableError {
+            print(#"{"error":"\#(error.message.escapedForDoubleQuotes)"}"#)
+            throw ExitCode(1)
+        }
+    }
+
+    func report() throws {
         // An {"error":…} reply (still waiting for a device) is an error line either way.
         let reply = try socket.parsedReply("status").text
         if json {
@@ -48,8 +59,8 @@ struct StatusCommand: ParsableCommand {
                 status.dspLoad * 100, status.peakLoad * 100, status.xruns, status.lateSlices, status.voices,
                 status.voicesShed))
         print(
-            "MIDI: \(status.midiDelivered) events, \(status.midiLate) late, \(status.midiDropped) dropped, "
-                + "\(status.midiStale) stale"
+            "MIDI: \(status.midiDelivered) event\(status.midiDelivered == 1 ? "" : "s"), \(status.midiLate) late, "
+                + "\(status.midiDropped) dropped, \(status.midiStale) stale"
         )
         if let keyboards = status.keyboards {
             print("keyboards: " + (keyboards.isEmpty ? "none connected" : keyboards.joined(separator: "; ")))

@@ -13,7 +13,9 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
     var soundfont: String?
 
-    @Option(help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
+    @Option(
+        parsing: .unconditional,
+        help: "Program 0…127: the synth preset number, or for the sampler a program for every channel but 10.")
     var program: Int?
 
     @Option(help: "Synth preset by name (see presets/synth).")
@@ -27,6 +29,7 @@ struct InstrumentOptions: ParsableArguments {
     var eq: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Transport tempo in BPM for tempo-synced units (default: the input's tempo map); the input's notes keep "
                 + "their own timing.")
@@ -41,6 +44,7 @@ struct InstrumentOptions: ParsableArguments {
     var arpeggio: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "The longest a file may play or render, in seconds (default 86400, a day; at most 604800, a week).",
             valueName: "seconds"))
@@ -62,7 +66,7 @@ struct InstrumentOptions: ParsableArguments {
             throw ValidationError("--preset names a synth preset; the sampler takes --program")
         }
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
-            throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo)")
+            throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo.clean)")
         }
         if let arpeggio, Arpeggio(parsing: arpeggio) == nil {
             throw ValidationError(
@@ -83,7 +87,7 @@ struct InstrumentOptions: ParsableArguments {
         options.program = program
         options.preset = preset
         options.sampleRate = slicing.sampleRate
-        options.slice = slicing.slice
+        options.slice = slicing.slice.map(UInt32.init)
         if let rigFile {
             let set = try RigSet.load(rigFile)
             if set.entries.count == 1 && set.controlChannel == nil {

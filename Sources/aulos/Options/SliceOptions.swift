@@ -4,14 +4,17 @@ import AulosCore
 /// The rate and slice a rig renders at, for commands that build a rig (`graph`, `render`, `play`). Given,
 /// they win over a rig file's own; not given, a rig's own or 48 kHz and 256 frames.
 struct SliceOptions: ParsableArguments {
-    @Option(help: "Sample rate in Hz, a whole number 8000…192000 (default: the rig's, or 48000).")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Sample rate in Hz, a whole number 8000…192000 (default: the rig's, or 48000)."))
     var sampleRate: Double?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Frames per render slice, 1…4096 (play: 16…4096, the device period; default: the rig's, or 256). "
                 + "Sets MaximumFramesPerSlice on every unit."))
-    var slice: UInt32?
+    var slice: Int?
 
     func validate() throws {
         if let sampleRate {

@@ -105,7 +105,8 @@ final class PlayReport {
             + "\(Int(grant.sampleRate)) Hz, "
             + "\(grant.format), "
             + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
-            + "MIDI: \(report.midiDelivered) events placed \(latency), \(report.midiLate) late"
+            + "MIDI: \(report.midiDelivered) event\(report.midiDelivered == 1 ? "" : "s") placed \(latency), "
+            + "\(report.midiLate) late"
             + (report.midiLate > 0 ? " (by up to \(report.worstLateness.fixed(1)) ms)" : "")
             + ", \(report.midiDropped) dropped"
             + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")

@@ -1,0 +1,142 @@
+import AulosCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A SoundFont 2 file looked at before FluidSynth loads it, so the ways a font is broken become one clear
+/// line instead of FluidSynth's silence. FluidSynth loads a font whose sample headers all point outside
+/// its sample data and renders exact zeros, exit 0; the `fluidsynth` command only warns. Reads the RIFF
+/// chunk headers and the preset data (`pdta`, kilobytes to a few megabytes), never the samples, and every
+/// length it reads is checked against the file.
+///
+/// Threads: control side (it reads the file).
+public struct SoundFontFile: Sendable, Equatable {
+    /// Sample headers in the font (the terminal "EOS" record not counted).
+    public var sampleCount = 0
+    /// Of those, the ones whose start, end and loop lie inside the sample data and whose data is in the
+    /// file (not ROM): the ones that can sound.
+    public var playableSampleCount = 0
+    /// Presets in the font (the terminal "EOP" record not counted).
+    public var presetCount = 0
+    /// Problems that leave the font usable, each a line for the user.
+    public var warnings: [String] = []
+
+    /// The most a SoundFont may be: RIFF sizes are 32-bit.
+    public static let sizeLimit: Int64 = 0xFFFF_FFFF
+    /// The most preset data read (FluidR3_GM, 141 MB, has 600 kB of it).
+    static let presetDataLimit = 64 << 20
+
+    /// Looks at the file: an error when it cannot be a usable SoundFont (not a file, not RIFF `sfbk`, no
+    /// sample data, no presets, no sample that can sound), warnings when part of it is broken.
+    public static func inspect(_ path: String) throws(AudioUnitError) -> SoundFontFile {
+        func fail(_ what: String) -> AudioUnitError { AudioUnitError(.invalidFile, "SoundFont \(path): \(what)") }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fail(String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw fail(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT != S_IFDIR else { throw fail("is a directory, not a SoundFont file") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw fail("is not a regular file") }
+        let fileSize = Int64(info.st_size)
+        guard fileSize <= sizeLimit + 8 else { throw fail("is larger than a SoundFont can be (4 GiB)") }
+
+        func read(_ count: Int, at offset: Int64) -> [UInt8]? {
+            guard count >= 0, offset >= 0, offset + Int64(count) <= fileSize else { return nil }
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let got = bytes[done...].withUnsafeMutableBytes {
+                    pread(descriptor, $0.baseAddress, $0.count, off_t(offset) + off_t(done))
+                }
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { return nil }
+                done += got
+            }
+            return bytes
+        }
+        guard let header = read(12, at: 0), header[0..<4] == [0x52, 0x49, 0x46, 0x46],
+            header[8..<12] == [0x73, 0x66, 0x62, 0x6B]
+        else {
+            throw AudioUnitError(.invalidFile, "\(path) is not a SoundFont (no RIFF 'sfbk' header)")
+        }
+        var file = SoundFontFile()
+        let declared = Int64(littleEndian32(header, 4)) + 8
+        if declared > fileSize {
+            file.warnings.append(
+                "SoundFont \(path) is truncated: its header promises \(declared) bytes, the file has \(fileSize); "
+                    + "sounds at its end may be missing")
+        }
+        let end = min(declared, fileSize)
+        // The top level: LIST chunks INFO, sdta (smpl: the samples) and pdta (presets, instruments, samples).
+        var sampleWords: Int64?
+        var presetData: [UInt8]?
+        var offset: Int64 = 12
+        while offset + 12 <= end, let chunk = read(12, at: offset) {
+            let size = Int64(littleEndian32(chunk, 4))
+            let body = offset + 8
+            if chunk[0..<4] == [0x4C, 0x49, 0x53, 0x54] {  // LIST
+                let kind = String(decoding: chunk[8..<12], as: UTF8.self)
+                if kind == "sdta" {
+                    var inner = body + 4
+                    while inner + 8 <= min(body + size, end), let sub = read(8, at: inner) {
+                        let subSize = Int64(littleEndian32(sub, 4))
+                        if sub[0..<4] == [0x73, 0x6D, 0x70, 0x6C] {  // smpl
+                            sampleWords = min(subSize, end - inner - 8) / 2
+                        }
+                        inner += 8 + subSize + (subSize & 1)
+                    }
+                } else if kind == "pdta" {
+                    guard size - 4 <= presetDataLimit else { throw fail("its preset data is implausibly large") }
+                    presetData = read(Int(min(size - 4, end - body - 4)), at: body + 4)
+                }
+            }
+            offset = body + size + (size & 1)
+        }
+        guard let sampleWords, sampleWords > 0 else { throw fail("has no sample data (no 'smpl' chunk)") }
+        guard let presetData else { throw fail("has no preset data (no 'pdta' list)") }
+        // pdta's sub-chunks: phdr (38-byte preset headers) and shdr (46-byte sample headers) matter here.
+        var position = 0
+        var sawSamples = false
+        while position + 8 <= presetData.count {
+            let size = Int(littleEndian32(presetData, position + 4))
+            let id = String(decoding: presetData[position..<(position + 4)], as: UTF8.self)
+            let body = position + 8
+            let available = max(0, min(size, presetData.count - body))
+            if id == "phdr" { file.presetCount = max(0, available / 38 - 1) }
+            if id == "shdr" {
+                sawSamples = true
+                let records = available / 46
+                for index in 0..<max(0, records - 1) {
+                    let record = body + index * 46
+                    let start = Int64(littleEndian32(presetData, record + 20))
+                    let stop = Int64(littleEndian32(presetData, record + 24))
+                    let type = UInt16(presetData[record + 44]) | UInt16(presetData[record + 45]) << 8
+                    file.sampleCount += 1
+                    if start < stop && stop <= sampleWords && type & 0x8000 == 0 { file.playableSampleCount += 1 }
+                }
+            }
+            position = body + size + (size & 1)
+        }
+        guard file.presetCount > 0 else { throw fail("has no presets") }
+        guard sawSamples, file.sampleCount > 0 else { throw fail("has no sample headers") }
+        guard file.playableSampleCount > 0 else {
+            throw fail(
+                "no sample can sound: all \(file.sampleCount) sample headers point outside its \(sampleWords) "
+                    + "sample frames (a corrupt or truncated font)")
+        }
+        let broken = file.sampleCount - file.playableSampleCount
+        if broken > 0 {
+            file.warnings.append(
+                "SoundFont \(path): \(broken) of \(file.sampleCount) samples point outside its sample data; notes "
+                    + "that use them will be silent")
+        }
+        return file
+    }
+
+    private static func littleEndian32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+        guard at + 4 <= bytes.count else { return 0 }
+        return UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16
+            | UInt32(bytes[at + 3]) << 24
+    }
+}
