@@ -55,6 +55,28 @@ import Testing
         #expect(try aulos.status() != nil)
     }
 
+    /// A MIDI-learn nobody completes gives up by itself (a client that timed out left "learning" in the
+    /// status for ever), and `unlearn` gives up at once.
+    @Test func anUnansweredLearnGivesUp() throws {
+        let folder = NSTemporaryDirectory() + "aulos-learn-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.writeSet(listing: "one.yaml", in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        #expect(aulos.request("learn Sine.volume 0.5") == #"{"learning":"Sine.volume"}"#)
+        #expect(try aulos.status()?["learning"] as? String == "Sine.volume")
+        #expect(try aulos.waitForStatus(seconds: 5) { $0["learning"] == nil })
+        #expect(aulos.request("learned") == #"{"error":"not learning"}"#)
+        #expect(aulos.request("learn Sine.volume") == #"{"learning":"Sine.volume"}"#)
+        #expect(aulos.request("unlearn") == #"{"ok":true}"#)
+        #expect(try aulos.status()?["learning"] == nil)
+        let timedOut = try runAulos(["learn", "Sine.volume", "--timeout", "0.3", "--socket", aulos.socketPath])
+        #expect(timedOut.status == 1 && timedOut.stderr.contains("no controller moved within 0.3 s"))
+        #expect(try aulos.status()?["learning"] == nil)
+    }
+
     /// SIGHUP with the set file changed to list itself: one warning, the rig plays on untouched (it used to
     /// recurse until the stack overflowed, killing the instrument and leaving its socket file behind); a
     /// later SIGHUP with a good file reloads; SIGTERM exits 0 and removes the socket.

@@ -82,6 +82,62 @@ import Glibc
         _ = server
     }
 
+    /// Connects to `path` without sending anything (an idle client); nil when the connection is refused.
+    static func idleClient(_ path: String) -> Int32? {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Two hundred clients that connect and say nothing (they used to be served one at a time, a second
+    /// each, on the control tick, and made `aulos status` fail with EAGAIN): requests from others are still
+    /// answered at once, the idle ones are closed at their deadline, and at most `maximumClients` are held.
+    @Test func idleClientsNeitherDelayNorLockOutOthers() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/control"
+        let server = try ControlSocket(path: path)
+        var idle: [Int32] = []
+        defer { for descriptor in idle { close(descriptor) } }
+        for _ in 0..<200 {
+            if let descriptor = Self.idleClient(path) { idle.append(descriptor) }
+            if idle.count % 20 == 0 { usleep(10_000) }  // let the socket thread accept them
+        }
+        #expect(idle.count == 200, "every connection was accepted")
+        let replies = Mutex<[String]>([])
+        let client = Thread {
+            for index in 0..<5 {
+                let reply = (try? ControlSocket.request("status \(index)", at: path)) ?? "no reply"
+                replies.withLock { $0.append(reply) }
+            }
+        }
+        client.start()
+        let deadline = Date().addingTimeInterval(10)
+        while replies.withLock({ $0.count }) < 5 && Date() < deadline {
+            server.serve { #"{"echo":"\#($0)"}"# }
+            #expect(server.openConnections <= ControlSocket.maximumClients)
+            usleep(5_000)
+        }
+        #expect(replies.withLock { $0 } == (0..<5).map { #"{"echo":"status \#($0)"}"# })
+        // Past their deadline the idle clients are gone.
+        let closing = Date().addingTimeInterval(4)
+        while server.openConnections > 0 && Date() < closing { usleep(50_000) }
+        #expect(server.openConnections == 0)
+    }
+
     /// sd_notify's datagram, received on a socket standing in for systemd's.
     @Test func readinessReachesTheNotifySocket() throws {
         mkdir(folder, 0o755)

@@ -18,6 +18,9 @@ final class ControlServer {
     private var keyboards: [SequencerAddress: String] = [:]
     private var sequencerUp = false
     private var learning: String?
+    /// When an unanswered MIDI-learn gives up (CLOCK_MONOTONIC ns): a client that timed out or went away
+    /// must not leave the instrument learning, or "learning" in the status, for ever.
+    private var learningUntil: Int64 = 0
     /// Why the last SIGHUP could not reload the rig file (nil once one succeeds).
     var reloadFailure: String?
 
@@ -46,6 +49,12 @@ final class ControlServer {
     func update(_ status: LiveStatus, sequencerUp: Bool) {
         current = status
         self.sequencerUp = sequencerUp
+        if learning != nil, monotonicNanoseconds() > learningUntil { stopLearning() }
+    }
+
+    private func stopLearning() {
+        learning = nil
+        midi?.withRouter { $0.cancelLearning() }
     }
 
     var status: ServiceStatus? {
@@ -113,11 +122,20 @@ final class ControlServer {
                 }
                 try target.apply(value)
                 return #"{"ok":true,"target":"\#(Self.escape(target.name))","value":\#(value)}"#
-            case "learn" where words.count == 2:
+            case "learn" where words.count == 2 || words.count == 3:
+                // `learn TARGET [SECONDS]`: waits that long (default 30 s, at most an hour) for a controller.
+                let seconds = words.count == 3 ? Double(words[2]) : 30
+                guard let seconds, seconds > 0, seconds <= 3600 else {
+                    return Self.error("'\(words[2])' is not a number of seconds to wait (0…3600)")
+                }
                 let target = try rig.target(words[1], preferring: activeRig)
                 midi.withRouter { $0.learn(target) }
                 learning = target.name
+                learningUntil = monotonicNanoseconds() + Int64(seconds * 1e9)
                 return #"{"learning":"\#(Self.escape(target.name))"}"#
+            case "unlearn" where words.count == 1:
+                stopLearning()
+                return #"{"ok":true}"#
             case "learned":
                 if let mapping = midi.withRouter(\.learnedMapping) ?? nil {
                     learning = nil
@@ -161,7 +179,7 @@ final class ControlServer {
             default:
                 return Self.error(
                     "unknown request '\(line.prefix(40))' "
-                        + "(status, get T, set T V, learn T, learned, rig N, midi HEX…)")
+                        + "(status, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, midi HEX…)")
             }
         } catch let error as AudioUnitError {
             return Self.error(error.detail)

@@ -6,14 +6,28 @@ import Glibc
 /// each peer's credentials checked again on accept). One request line per connection, one reply line
 /// (JSON) back: `status`, `set TARGET VALUE`, `learn TARGET`, `midi BYTES…` (docs/service.md).
 ///
-/// Threads: the control thread, which polls it between status ticks (so requests run where the rig's
-/// control-side state lives, and nothing else needs a lock).
+/// Clients are served concurrently by the socket's own thread (`ControlSocketThread`): up to
+/// `maximumClients` at once, each given `requestTimeout` to send its line, so idle or slow clients cost
+/// nothing and cannot keep `aulos status` out; past the limit a client gets an error line at once. The
+/// requests themselves are answered by `serve` on the control thread, where the rig's control-side state
+/// lives: nothing else needs a lock, and nothing here ever runs on the render or MIDI threads.
+///
+/// Threads: created, served and freed on the control thread; the socket thread owns the connections.
 public final class ControlSocket {
     public let path: String
-    private let descriptor: Int32
+    private let thread: ControlSocketThread
 
-    /// Binds the socket. An existing socket file is replaced only if nothing answers on it (a stale one
-    /// left by a crash); a live one means another aulos is running: that is an error.
+    /// Clients connected at once; more get `{"error":"too many connections…"}` and are closed.
+    public static let maximumClients = 32
+    /// From connecting to the end of the request line, and from the reply being ready to it being sent.
+    public static let requestTimeout: Int64 = 2_000_000_000
+    /// How long a request may wait for the control thread (a rig being rebuilt) before the client is told.
+    public static let answerTimeout: Int64 = 10_000_000_000
+    /// The longest request line read.
+    public static let maximumLine = 65_536
+
+    /// Binds the socket and starts serving connections. An existing socket file is replaced only if nothing
+    /// answers on it (a stale one left by a crash); a live one means another aulos is running: an error.
     public init(path: String) throws(ControlSocketError) {
         self.path = path
         guard path.utf8.count < 108 else {
@@ -29,7 +43,7 @@ public final class ControlSocket {
         }
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         if !folder.isEmpty, access(folder, F_OK) != 0 { mkdir(folder, 0o750) }
-        descriptor = socket(
+        let descriptor = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw ControlSocketError("control socket: \(String(cString: strerror(errno)))") }
         var address = ControlSocket.address(path)
@@ -41,38 +55,34 @@ public final class ControlSocket {
             }
         }
         umask(previous)
-        guard bound == 0, listen(descriptor, 16) == 0 else {
+        guard bound == 0, listen(descriptor, 64) == 0 else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
             throw ControlSocketError("cannot listen on \(path): \(reason)")
         }
         chmod(path, 0o660)
+        do {
+            thread = try ControlSocketThread(listening: descriptor)
+        } catch {
+            close(descriptor)
+            unlink(path)
+            throw error
+        }
     }
 
     deinit {
-        close(descriptor)
+        thread.stop()
         unlink(path)
     }
 
-    /// Answers every request waiting now; `handle` turns a request line into a reply line. Returns at
-    /// once when there are none.
+    /// Answers every request waiting now; `handle` turns a request line into a reply line, here on the
+    /// calling (control) thread. Returns at once when there are none.
     public func serve(_ handle: (String) -> String) {
-        while true {
-            let client = accept(descriptor, nil, nil)
-            guard client >= 0 else { return }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            defer { close(client) }
-            guard Self.peerAllowed(client) else {
-                Self.write(client, #"{"error":"not allowed: only the service's user and group may control it"}"#)
-                continue
-            }
-            var timeout = timeval(tv_sec: 1, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            guard let line = Self.readLine(client) else { continue }
-            Self.write(client, handle(line))
-        }
+        thread.answer(handle)
     }
+
+    /// Connections open now (tests, status).
+    public var openConnections: Int { thread.openConnections }
 
     /// Root, our own user, or a member of our group (as its primary group or a supplementary one, read
     /// from /proc: a user in group audio usually has another primary group).

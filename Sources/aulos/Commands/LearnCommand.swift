@@ -25,7 +25,9 @@ struct LearnCommand: ParsableCommand {
     }
 
     func run() throws {
-        let armed = try socket.request("learn \(target)")
+        // The instrument gives up a second after this command would: if this command is killed, it is not
+        // left learning; if not, this command says so first.
+        let armed = try socket.request("learn \(target) \((timeout + 1).clean)")
         printError("aulos: move a controller to map it to \(armed["learning"] ?? target)…")
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
@@ -39,6 +41,7 @@ struct LearnCommand: ParsableCommand {
                 return
             }
         }
+        _ = try? socket.request("unlearn")  // the instrument gives up by itself too; say so now
         throw ControlSocketError(
             "no controller moved within \(timeout.clean) s; move one on a connected keyboard (aulos status lists them)")
     }
