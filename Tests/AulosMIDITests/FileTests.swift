@@ -127,6 +127,38 @@ import Testing
         #expect(throws: MIDIFileError.self) { try past.scheduledMessages(sampleRate: 48_000) }
     }
 
+    /// Tracks are merged through a heap of their heads: the order is the same as sorting every event by
+    /// tick, then track, then place in the track (same-tick events across tracks included), for files of
+    /// one to 300 tracks.
+    @Test func mergingTracksKeepsTickTrackAndFileOrder() throws {
+        var generator = SeededRandom(seed: 0x3E26E)
+        for trackCount in [1, 2, 7, 40, 300] {
+            var tracks: [[(tick: Int, event: StandardMIDIFile.Event)]] = []
+            for track in 0..<trackCount {
+                var tick = 0
+                var events: [(tick: Int, event: StandardMIDIFile.Event)] = []
+                for index in 0..<Int.random(in: 0...30, using: &generator) {
+                    tick += Int.random(in: 0...3, using: &generator)
+                    let note = UInt8((track * 7 + index) % 128)
+                    events.append((tick, .midi(.noteOn(channel: UInt8(track % 16), note: note, velocity: 1))))
+                }
+                tracks.append(events)
+            }
+            let file = try StandardMIDIFile(bytes: StandardMIDIFile.encode(tracks: tracks, ticksPerQuarterNote: 96))
+            var reference: [(tick: Int, track: Int, index: Int, message: MIDIMessage)] = []
+            for (track, events) in tracks.enumerated() {
+                for (index, event) in events.enumerated() {
+                    if case .midi(let message) = event.event { reference.append((event.tick, track, index, message)) }
+                }
+            }
+            reference.sort { ($0.tick, $0.track, $0.index) < ($1.tick, $1.track, $1.index) }
+            let merged = try file.scheduledMessages(sampleRate: 48_000)
+            #expect(merged.map(\.message) == reference.map(\.message), "\(trackCount) tracks")
+            // 96 ticks a beat at 120 BPM: a tick is 250 frames at 48 kHz.
+            #expect(merged.map(\.sampleTime) == reference.map { Int64($0.tick) * 250 }, "\(trackCount) tracks")
+        }
+    }
+
     @Test func randomGarbageNeverCrashes() {
         var generator = SeededRandom(seed: 0xA0105)  // seeded: a failure replays exactly
         for _ in 0..<2000 {

@@ -35,14 +35,13 @@ struct RoutedInput {
         var programsSkipped = false
         /// When each (part, channel, note) was last struck.
         var struckAt: [Int: Int64] = [:]
-        let channelMessages = input.messages.compactMap { scheduled in
-            ChannelMessage(scheduled.message).map { (sampleTime: scheduled.sampleTime, message: $0) }
-        }
-        if channelMessages.count < input.messages.count {
-            notes.append("\(input.messages.count - channelMessages.count) system messages (sysex, clock) not played")
-        }
+        // System messages (SysEx, clock) are counted, not copied aside: a big file's messages are walked once.
+        let systemMessages = input.messages.count { ChannelMessage($0.message) == nil }
+        if systemMessages > 0 { notes.append("\(systemMessages) system messages (sysex, clock) not played") }
         let synthPlays = rig.rig.parts.contains { $0.instrument == .synth }
-        for (time, message) in channelMessages {
+        for scheduled in input.messages {
+            guard let message = ChannelMessage(scheduled.message) else { continue }
+            let time = scheduled.sampleTime
             let routed = router.route(message, from: .file)
             for action in routed.actions {
                 if case .control(let target, _) = action, case .parameter = target.kind {
