@@ -20,5 +20,14 @@ let package = Package(
         .executableTarget(
             name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
             path: "Sources/FuzzRig"),
+        .executableTarget(
+            name: "FuzzRigSet", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
+            path: "Sources/FuzzRigSet"),
+        // The C API of libfluidsynth for the SoundFont target, which drives the library directly.
+        .systemLibrary(name: "CFluidSynthFuzz", path: "Sources/CFluidSynthFuzz", pkgConfig: "fluidsynth"),
+        .executableTarget(
+            name: "FuzzSoundFont",
+            dependencies: ["FuzzSupport", "CFluidSynthFuzz", .product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/FuzzSoundFont"),
     ]
 )

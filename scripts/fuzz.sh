@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # `make fuzz`: libFuzzer on everything that reads untrusted input — the MIDI byte parser (serial/raw MIDI
-# streams), the Standard MIDI File reader, the score parser and the rig loader (YAML). Builds the Fuzz/
+# streams), the Standard MIDI File reader (inputs up to 1.2 MB, from a 1 MB seed), the score parser, the
+# rig loader (YAML), rig sets made of several files (cycles, missing files, deep nesting), and SoundFonts
+# through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing). Builds the Fuzz/
 # package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
 # target calls LLVMFuzzerRunDriver), seeds each corpus from the project's own files, and runs each target
 # for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
-# Usage: scripts/fuzz.sh [RUNS] [TARGET ...]     (targets: midi-parser midi-file score rig)
+# Usage: scripts/fuzz.sh [RUNS] [TARGET ...]     (targets: midi-parser midi-file score rig rig-set soundfont)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file score rig}")
+targets=("${@:-midi-parser midi-file score rig rig-set soundfont}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -33,8 +35,16 @@ bin=Fuzz/.build/release
 # Seeds: the factory rigs, the score documentation's example and the demo piece, and a few MIDI files
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
-seed midi-parser; seed midi-file; seed score; seed rig
+seed midi-parser; seed midi-file; seed score; seed rig; seed rig-set; seed soundfont
 cp presets/rigs/*.yaml "$work/corpus/rig/"
+# Rig sets: files separated by "\n%%%\n" become f0.yaml, f1.yaml, …; f0.yaml is loaded.
+rig='name: R\nparts:\n  - instrument: synth\n    channels: [1]\n'
+set_of() { printf 'name: S\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: %s\n  - program: 1\n    rig: %s\n' "$1" "$2"; }
+{ set_of f1.yaml f0.yaml; printf '\n%%%%%%\n'; printf "$rig"; } > "$work/corpus/rig-set/self.txt"
+{ set_of f1.yaml f2.yaml; printf '\n%%%%%%\n'; set_of f2.yaml f0.yaml; printf '\n%%%%%%\n'; set_of f0.yaml f1.yaml; } > "$work/corpus/rig-set/cycle3.txt"
+{ set_of f1.yaml missing.yaml; printf '\n%%%%%%\n'; printf "$rig"; } > "$work/corpus/rig-set/missing.txt"
+{ set_of f1.yaml f2.yaml; printf '\n%%%%%%\n'; printf "$rig"; printf '\n%%%%%%\n'; printf 'parts: '; printf '[%.0s' $(seq 1 300); printf ']%.0s' $(seq 1 300); } > "$work/corpus/rig-set/deep.txt"
+cp presets/rigs/stage.yaml "$work/corpus/rig-set/stage.txt"
 cp presets/scores/*.score "$work/corpus/score/"
 awk '/^```$/ { n++; next } n == 3' docs/score.md > "$work/corpus/score/doc.score"
 printf '0b tempo 120\n0b note A4 4b vel=100\n1b note C#5 3b vel=90\n2b on E5\n3b off E5\n2b cc 64 127 ch=2\n3b bend -2048\n4b pressure 30\n5b end\n' > "$work/corpus/score/small.score"
@@ -49,6 +59,13 @@ open(os.path.join(corpus, "midi-file", "format0.mid"), "wb").write(smf(0, 480, [
 open(os.path.join(corpus, "midi-file", "format1.mid"), "wb").write(
     smf(1, 96, [track(notes[:2]), track([(0, b"\xc9\x00"), (0, b"\x99\x24\x64"), (48, b"\x89\x24\x00")])]))
 open(os.path.join(corpus, "midi-file", "smpte.mid"), "wb").write(smf(0, 0xE728, [track(notes[2:5])]))
+# A 1 MB file of dense notes in running status: mutations of it reach the reader's large-input paths.
+dense = [(0, b"\x90\x3c\x64")] + [(1, b"\x3c\x00"), (1, b"\x3c\x64")] * 170_000
+open(os.path.join(corpus, "midi-file", "dense.mid"), "wb").write(smf(0, 960, [track(dense)]))
+from sf2 import sf2
+open(os.path.join(corpus, "soundfont", "one.sf2"), "wb").write(sf2())
+open(os.path.join(corpus, "soundfont", "three.sf2"), "wb").write(sf2(3, 100, ((0, 0), (0, 1), (128, 0))))
+open(os.path.join(corpus, "soundfont", "oneshot.sf2"), "wb").write(sf2(2, 40, ((0, 5),), loop=False))
 open(os.path.join(corpus, "midi-parser", "stream"), "wb").write(
     b"\x00\x90\x3c\x64\x40\x64\xf8\x80\x3c\x00\xf0\x7e\x7f\x09\x01\xf7\xb0\x07\x64\xe0\x00\x40\xfa\xf2\x10\x00")
 PY
@@ -56,21 +73,24 @@ PY
 failed=0
 for target in "${targets[@]}"; do
   case $target in
-    midi-parser) exe=FuzzMIDIParser ;; midi-file) exe=FuzzMIDIFile ;; score) exe=FuzzScore ;; rig) exe=FuzzRig ;;
+    midi-parser) exe=FuzzMIDIParser; max=4096 ;; midi-file) exe=FuzzMIDIFile; max=1200000 ;;
+    score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
+    soundfont) exe=FuzzSoundFont; max=16384 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "$work/artifacts/$target"
   start=$(date +%s)
   set +e
-  "$bin/$exe" -runs="$runs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" > "$work/$target.log" 2>&1
+  "$bin/$exe" -runs="$runs" -max_len="$max" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" > "$work/$target.log" 2>&1 < /dev/null
   status=$?
   set -e
   seconds=$(( $(date +%s) - start ))
   done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$target.log" | grep -o '[0-9]*$' || echo "?")
   coverage=$(grep -o 'cov: [0-9]*' "$work/$target.log" | tail -n1 | grep -o '[0-9]*' || echo "?")
+  largest=$(find "$work/corpus/$target" -type f -printf '%s\n' | sort -n | tail -n1)
   if [ $status -eq 0 ]; then
-    echo "fuzz: $target: $done_runs inputs in $seconds s, 0 crashes (coverage $coverage edges, corpus $(ls "$work/corpus/$target" | wc -l) files)"
+    echo "fuzz: $target: $done_runs inputs in $seconds s, 0 crashes (coverage $coverage edges, corpus $(ls "$work/corpus/$target" | wc -l) files, largest $largest bytes)"
   else
     echo "fuzz: $target: FAILED after $seconds s (exit $status); see $work/$target.log and $work/artifacts/$target/"
     grep -E "ERROR|Fatal error|SUMMARY|artifact" "$work/$target.log" | head -n 5

@@ -12,9 +12,13 @@ public enum FileContents {
     /// refused without reading them whole (special files with no size, such as /proc entries, are read up
     /// to the limit).
     public static func read(_ path: String, limit: Int) throws(FileReadError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Opened without blocking, so a named pipe nobody writes to (a path in a rig set, say) reads as
+        // empty instead of hanging; then blocking again, so a pipe being written (cat song.mid | aulos
+        // render /dev/stdin) is read to its end.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             throw FileReadError(path: path, reason: String(cString: strerror(errno)))
@@ -49,8 +53,11 @@ public enum FileContents {
         }
         let keptMode = stat(target, &info) == 0 ? info.st_mode & 0o7777 : mode
         let temporary = target + ".partial-\(getpid())"
+        let untouched = access(path, F_OK) == 0 ? " (the existing file is untouched)" : ""
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, keptMode)
-        guard descriptor >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else {
+            throw FileWriteError(path: path, reason: String(cString: strerror(errno)) + untouched)
+        }
         var written = 0
         var failure: Int32 = 0
         while written < bytes.count {
@@ -68,7 +75,6 @@ public enum FileContents {
         if failure == 0 && rename(temporary, target) != 0 { failure = errno }
         guard failure != 0 else { return }
         unlink(temporary)
-        let untouched = access(path, F_OK) == 0 ? " (the existing file is untouched)" : ""
         throw FileWriteError(path: path, reason: String(cString: strerror(failure)) + untouched)
     }
 
