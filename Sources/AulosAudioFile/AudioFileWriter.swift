@@ -185,12 +185,7 @@ public final class AudioFileWriter {
         let slash = target.lastIndex(of: "/")
         let folder = slash.map { String(target[..<$0]) } ?? "."
         let prefix = (slash.map { String(target[target.index(after: $0)...]) } ?? target) + ".partial-"
-        guard let directory = opendir(folder.isEmpty ? "/" : folder) else { return }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for (name, _) in FileContents.entries(inFolder: folder.isEmpty ? "/" : folder) ?? [] {
             guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
         }

@@ -185,16 +185,11 @@ public struct ServiceInstaller {
 
     private func copyTree(_ source: String, to destination: String) throws(InstallError) {
         try makeDirectories(destination)
-        guard let directory = opendir(source) else {
+        guard let entries = FileContents.entries(inFolder: source) else {
             throw InstallError("cannot read \(source): \(String(cString: strerror(errno)))")
         }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name != ".", name != ".." else { continue }
-            if Int32(entry.pointee.d_type) == Int32(DT_DIR) {
+        for (name, isFolder) in entries {
+            if isFolder {
                 try copyTree(source + "/" + name, to: destination + "/" + name)
             } else {
                 try copy(source + "/" + name, to: destination + "/" + name, mode: 0o644)
