@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make fuzz`: libFuzzer on everything that reads untrusted input — the MIDI byte parser (serial/raw MIDI
-# streams), the Standard MIDI File reader (inputs up to 1.2 MB, from a 1 MB seed), the score parser, the
+# streams), the Standard MIDI File reader (a million inputs up to 64 KB, then — `midi-file-large` — a
+# hundredth as many up to 1.2 MB from a 1 MB seed of dense notes: ~90 a second), the score parser, the
 # rig loader (YAML), rig sets made of several files (cycles, missing files, deep nesting), and SoundFonts
 # through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing). Builds the Fuzz/
 # package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
@@ -8,12 +9,13 @@
 # for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
-# Usage: scripts/fuzz.sh [RUNS] [TARGET ...]     (targets: midi-parser midi-file score rig rig-set soundfont)
+# Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
+#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont (midi-file-large runs RUNS/100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file score rig rig-set soundfont}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -35,7 +37,7 @@ bin=Fuzz/.build/release
 # Seeds: the factory rigs, the score documentation's example and the demo piece, and a few MIDI files
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
-seed midi-parser; seed midi-file; seed score; seed rig; seed rig-set; seed soundfont
+seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont
 cp presets/rigs/*.yaml "$work/corpus/rig/"
 # Rig sets: files separated by "\n%%%\n" become f0.yaml, f1.yaml, …; f0.yaml is loaded.
 rig='name: R\nparts:\n  - instrument: synth\n    channels: [1]\n'
@@ -61,7 +63,7 @@ open(os.path.join(corpus, "midi-file", "format1.mid"), "wb").write(
 open(os.path.join(corpus, "midi-file", "smpte.mid"), "wb").write(smf(0, 0xE728, [track(notes[2:5])]))
 # A 1 MB file of dense notes in running status: mutations of it reach the reader's large-input paths.
 dense = [(0, b"\x90\x3c\x64")] + [(1, b"\x3c\x00"), (1, b"\x3c\x64")] * 170_000
-open(os.path.join(corpus, "midi-file", "dense.mid"), "wb").write(smf(0, 960, [track(dense)]))
+open(os.path.join(corpus, "midi-file-large", "dense.mid"), "wb").write(smf(0, 960, [track(dense)]))
 from sf2 import sf2
 open(os.path.join(corpus, "soundfont", "one.sf2"), "wb").write(sf2())
 open(os.path.join(corpus, "soundfont", "three.sf2"), "wb").write(sf2(3, 100, ((0, 0), (0, 1), (128, 0))))
@@ -72,8 +74,11 @@ PY
 
 failed=0
 for target in "${targets[@]}"; do
+  count=$runs
   case $target in
-    midi-parser) exe=FuzzMIDIParser; max=4096 ;; midi-file) exe=FuzzMIDIFile; max=1200000 ;;
+    midi-parser) exe=FuzzMIDIParser; max=4096 ;; midi-file) exe=FuzzMIDIFile; max=65536 ;;
+    midi-file-large) exe=FuzzMIDIFile; max=1200000; count=$(( runs / 100 > 1000 ? runs / 100 : 1000 ))
+      cp "$work"/corpus/midi-file/*.mid "$work/corpus/midi-file-large/" 2>/dev/null || true ;;
     score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
     soundfont) exe=FuzzSoundFont; max=16384 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
@@ -81,7 +86,7 @@ for target in "${targets[@]}"; do
   mkdir -p "$work/artifacts/$target"
   start=$(date +%s)
   set +e
-  "$bin/$exe" -runs="$runs" -max_len="$max" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$bin/$exe" -runs="$count" -max_len="$max" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" > "$work/$target.log" 2>&1 < /dev/null
   status=$?
   set -e

@@ -4,6 +4,24 @@ import Testing
 /// `aulos play --service` as systemd runs it (here on ALSA's `null` device, with no sequencer: the service
 /// waits for one and takes MIDI through its control socket meanwhile).
 @Suite(.serialized) struct ServiceCommandTests {
+    let folder: String
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "aulos-service-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    func removeFolder() { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// The service on ALSA's `null` device playing a set of rig One and `second`, once its status answers.
+    func startService(listing second: String = "one.yaml") throws -> BackgroundAulos {
+        try Self.writeSet(listing: second, in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        return aulos
+    }
+
     static func writeSet(listing second: String, in folder: String) throws {
         try "name: One\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n"
             .write(toFile: folder + "/one.yaml", atomically: true, encoding: .utf8)
@@ -14,9 +32,7 @@ import Testing
 
     /// The same set given to the other commands that read rigs: one line, exit 1 (it was SIGSEGV, rc 139).
     @Test func aSetListingItselfIsOneLineEverywhere() throws {
-        let folder = NSTemporaryDirectory() + "aulos-selfset-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        defer { removeFolder() }
         try Self.writeSet(listing: "set.yaml", in: folder)
         let set = folder + "/set.yaml"
         for arguments in [
@@ -33,13 +49,8 @@ import Testing
     /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on
     /// (`rig -9223372036854775808` overflowed computing the rig's index and killed it).
     @Test func hostileRequestsGetAnErrorAndTheInstrumentPlaysOn() throws {
-        let folder = NSTemporaryDirectory() + "aulos-hostile-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.writeSet(listing: "one.yaml", in: folder)
-        let aulos = try BackgroundAulos(
-            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
-        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        defer { removeFolder() }
+        let aulos = try startService()
         let requests = [
             "rig -9223372036854775808", "rig 9223372036854775807", "rig 0", "set Sine.volume nan",
             "set Sine.volume 1e309", "get ../../etc/passwd", "midi FA F8 F8 F8 F8", "midi F8 FC FF",
@@ -58,13 +69,8 @@ import Testing
     /// A MIDI-learn nobody completes gives up by itself (a client that timed out left "learning" in the
     /// status for ever), and `unlearn` gives up at once.
     @Test func anUnansweredLearnGivesUp() throws {
-        let folder = NSTemporaryDirectory() + "aulos-learn-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.writeSet(listing: "one.yaml", in: folder)
-        let aulos = try BackgroundAulos(
-            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
-        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        defer { removeFolder() }
+        let aulos = try startService()
         #expect(aulos.request("learn Sine.volume 0.5") == #"{"learning":"Sine.volume"}"#)
         #expect(try aulos.status()?["learning"] as? String == "Sine.volume")
         #expect(try aulos.waitForStatus(seconds: 5) { $0["learning"] == nil })
@@ -81,13 +87,8 @@ import Testing
     /// recurse until the stack overflowed, killing the instrument and leaving its socket file behind); a
     /// later SIGHUP with a good file reloads; SIGTERM exits 0 and removes the socket.
     @Test func aReloadThatFailsKeepsTheRigPlaying() throws {
-        let folder = NSTemporaryDirectory() + "aulos-reload-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.writeSet(listing: "one.yaml", in: folder)
-        let aulos = try BackgroundAulos(
-            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
-        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        defer { removeFolder() }
+        let aulos = try startService()
         guard let before = try aulos.status(), let seconds = before["seconds"] as? Double else { return }
 
         try Self.writeSet(listing: "set.yaml", in: folder)

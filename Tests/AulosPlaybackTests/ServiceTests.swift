@@ -66,36 +66,29 @@ import Glibc
         }
         // A socket file nobody listens on (the process was killed): the next start takes it over.
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        _ = Self.atAddress(path) { bind(descriptor, $0, $1) }
         close(descriptor)
         #expect(access(path, F_OK) == 0)
         let server = try ControlSocket(path: path)
         _ = server
     }
 
-    /// Connects to `path` without sending anything (an idle client); nil when the connection is refused.
-    static func idleClient(_ path: String) -> Int32? {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+    /// Calls `body` (bind, connect) with the Unix socket address of `path`.
+    static func atAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+            for (index, byte) in path.utf8.prefix(107).enumerated() { raw[index] = byte }
         }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard connected == 0 else {
+    }
+
+    /// Connects to `path` without sending anything (an idle client); nil when the connection is refused.
+    static func idleClient(_ path: String) -> Int32? {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard Self.atAddress(path, { connect(descriptor, $0, $1) }) == 0 else {
             close(descriptor)
             return nil
         }
@@ -145,17 +138,7 @@ import Glibc
         let path = folder + "/notify"
         let receiver = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(receiver) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0)
+        #expect(Self.atAddress(path) { bind(receiver, $0, $1) } == 0)
         setenv("NOTIFY_SOCKET", path, 1)
         defer { unsetenv("NOTIFY_SOCKET") }
         #expect(ServiceNotifier.isSupervised)
