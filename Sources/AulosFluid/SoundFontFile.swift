@@ -21,6 +21,8 @@ public struct SoundFontFile: Sendable, Equatable {
     public var presetCount = 0
     /// Problems that leave the font usable, each a line for the user.
     public var warnings: [String] = []
+    /// Bytes of sample data: what FluidSynth holds in memory for the font (it loads every sample).
+    public var sampleBytes: Int64 = 0
 
     /// The most a SoundFont may be: RIFF sizes are 32-bit.
     public static let sizeLimit: Int64 = 0xFFFF_FFFF
@@ -28,8 +30,11 @@ public struct SoundFontFile: Sendable, Equatable {
     static let presetDataLimit = 64 << 20
 
     /// Looks at the file: an error when it cannot be a usable SoundFont (not a file, not RIFF `sfbk`, no
-    /// sample data, no presets, no sample that can sound), warnings when part of it is broken.
-    public static func inspect(_ path: String) throws(AudioUnitError) -> SoundFontFile {
+    /// sample data, no presets, no sample that can sound, more samples than `availableMemory` bytes),
+    /// warnings when part of it is broken.
+    public static func inspect(_ path: String, availableMemory: Int64? = systemAvailableMemory()) throws(AudioUnitError)
+        -> SoundFontFile
+    {
         func fail(_ what: String) -> AudioUnitError { AudioUnitError(.invalidFile, "SoundFont \(path): \(what)") }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw fail(String(cString: strerror(errno))) }
@@ -84,6 +89,7 @@ public struct SoundFontFile: Sendable, Equatable {
                         if sub[0..<4] == [0x73, 0x6D, 0x70, 0x6C] {  // smpl
                             sampleWords = min(subSize, end - inner - 8) / 2
                         }
+                        file.sampleBytes += min(subSize, max(0, end - inner - 8))  // smpl and sm24
                         inner += 8 + subSize + (subSize & 1)
                     }
                 } else if kind == "pdta" {
@@ -125,6 +131,13 @@ public struct SoundFontFile: Sendable, Equatable {
                 "no sample can sound: all \(file.sampleCount) sample headers point outside its \(sampleWords) "
                     + "sample frames (a corrupt or truncated font)")
         }
+        // FluidSynth reads every sample into memory (streaming them would do file I/O on the render
+        // thread): a font bigger than the memory there is would end with the process killed.
+        if let available = availableMemory, file.sampleBytes > available {
+            throw fail(
+                "its samples need \(file.sampleBytes.bytesText) of memory and this machine has "
+                    + "\(available.bytesText) available; use a smaller font")
+        }
         let broken = file.sampleCount - file.playableSampleCount
         if broken > 0 {
             file.warnings.append(
@@ -139,4 +152,12 @@ public struct SoundFontFile: Sendable, Equatable {
         return UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16
             | UInt32(bytes[at + 3]) << 24
     }
+}
+
+/// MemAvailable from /proc/meminfo, in bytes (nil where there is none).
+public func systemAvailableMemory() -> Int64? {
+    guard let bytes = try? FileContents.read("/proc/meminfo", limit: 1 << 16) else { return nil }
+    let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("MemAvailable:") }
+    guard let kilobytes = line?.split(separator: " ").dropFirst().first.flatMap({ Int64($0) }) else { return nil }
+    return kilobytes * 1024
 }

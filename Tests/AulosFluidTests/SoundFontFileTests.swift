@@ -48,6 +48,22 @@ import Glibc
         #expect(sampler.soundFontWarnings == half.warnings)
     }
 
+    /// FluidSynth holds every sample in memory: a font bigger than the memory available is refused up front
+    /// rather than ending with the process killed. (The bundled font's 978 kB against an imagined 500 kB.)
+    @Test func aFontLargerThanMemoryIsRefused() throws {
+        #expect(try SoundFontFile.inspect(TestFiles.bundledFont).sampleBytes == 978_048)
+        do {
+            _ = try SoundFontFile.inspect(TestFiles.bundledFont, availableMemory: 500_000)
+            Issue.record("a font larger than memory was accepted")
+        } catch {
+            #expect(
+                error.detail.hasSuffix(
+                    "its samples need 978.0 kB of memory and this machine has 500.0 kB available; use a smaller font"),
+                "\(error.detail)")
+        }
+        #expect(systemAvailableMemory().map { $0 > 0 } == true)
+    }
+
     @Test func whatIsNotASoundFontSaysWhat() throws {
         let folder = TestFiles.scratch("notfonts")
         mkdir(folder, 0o755)

@@ -27,3 +27,14 @@ extension BinaryFloatingPoint where Self: LosslessStringConvertible {
         return "\(total / 3600):" + (minutes < 10 ? "0" : "") + "\(minutes):" + (seconds < 10 ? "0" : "") + "\(seconds)"
     }
 }
+
+extension BinaryInteger {
+    /// A size in decimal units, as disks and memory are sold: `978.0 kB`, `16.8 GB`, `512 bytes`.
+    public var bytesText: String {
+        let bytes = Double(self)
+        for (unit, scale) in [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)] where bytes >= scale {
+            return (bytes / scale).fixed(1) + " " + unit
+        }
+        return "\(self) bytes"
+    }
+}

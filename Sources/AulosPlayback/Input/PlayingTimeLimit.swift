@@ -16,17 +16,10 @@ extension PlaybackOptions {
             + "\(maximumDuration.hoursMinutesSeconds) limit"
         if let output {
             let bytes = Double(frames) * Double(output.bytesPerFrame)
-            message += "; it would write \(output.compressed ? "up to " : "")\(Self.describeBytes(bytes))"
+            message += "; it would write \(output.compressed ? "up to " : "")\(Int64(bytes).bytesText)"
         }
         message += " (--max-duration SECONDS allows more, up to \(Int(InputTimeLimit.seconds / 3600)) hours)"
         throw InputFileError(message)
     }
 
-    /// `515.4 GB`, `63.2 MB`: decimal units, as disks are sold.
-    static func describeBytes(_ bytes: Double) -> String {
-        for (unit, scale) in [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)] where bytes >= scale {
-            return (bytes / scale).fixed(1) + " " + unit
-        }
-        return "\(Int(bytes)) bytes"
-    }
 }
