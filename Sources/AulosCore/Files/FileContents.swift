@@ -95,6 +95,15 @@ public enum FileContents {
         return entries
     }
 
+    /// Whether two paths name the same file on disk, however they are written (`./s.yaml`, `../x/s.yaml`,
+    /// a link); false when either does not exist.
+    public static func isSameFile(_ one: String, _ other: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard stat(one, &first) == 0, stat(other, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
     /// The file as UTF-8 text (the same limit), or an error saying it is not text.
     public static func text(_ path: String, limit: Int) throws(FileReadError) -> String {
         let bytes = try read(path, limit: limit)

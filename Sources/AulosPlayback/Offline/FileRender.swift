@@ -107,18 +107,10 @@ public enum FileRender {
     static func refuseOverwritingAnInput(_ output: String, options: PlaybackOptions, set: RigSet) throws(InputFileError)
     {
         let inputs = [options.input].compactMap { $0 } + set.rigs.flatMap { $0.parts.compactMap(\.soundFont) }
-        for input in inputs where isSameFile(input, output) {
+        for input in inputs where FileContents.isSameFile(input, output) || input == output {
             throw InputFileError(
                 "the output \(output) is also an input (\(input)); give the output another name with -o")
         }
-    }
-
-    /// The same file on disk however it is named, or the same path when neither exists yet.
-    static func isSameFile(_ one: String, _ other: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard stat(one, &first) == 0, stat(other, &second) == 0 else { return one == other }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// "synth (Warm Pad) + sampler (AulosGM.sf2), EQ Rock": what played, for the summary.

@@ -181,7 +181,7 @@ extension RigSet {
             // Sets do not nest, so a set is never read as a rig: that is what makes a cycle of any length
             // (a set listing itself, or sets listing each other) an error here rather than a recursion.
             let listed = resolve(file, in: folder)
-            if isSameFile(listed, path) {
+            if FileContents.isSameFile(listed, path) {
                 throw reader.error(rigNode, at + ".rig", "'\(file)' is this set itself; a set lists rig files")
             }
             let listedRoot = try composeRigYAML(try readRigFile(listed), file: listed)
@@ -207,13 +207,6 @@ extension RigSet {
         file.hasPrefix("/") ? file : folder + "/" + file
     }
 
-    /// The same file on disk, however it is named (`./s.yaml`, `../x/s.yaml`, a link).
-    static func isSameFile(_ one: String, _ other: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard stat(one, &first) == 0, stat(other, &second) == 0 else { return false }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
-    }
 }
 
 /// The YAML tree of a rig or set file, or a `file:line: problem` error.
