@@ -109,7 +109,7 @@ let package = Package(
                 "AulosFluid", "AulosCore", "AulosMIDI", "AulosSoundFont", "AulosUnits", "CFluidSynth",
                 "AulosTestSupport",
             ],
-            path: "Tests/AulosFluidTests"),
+            path: "Tests/AulosFluidTests", exclude: ["Fixtures"]),
         .testTarget(
             name: "AulosSoundFontTests", dependencies: ["AulosSoundFont", "AulosTestSupport"],
             path: "Tests/AulosSoundFontTests"),

@@ -86,6 +86,22 @@ import Glibc
         }
     }
 
+    /// Found by `make fuzz`: one byte of a whole font changed (an instrument zone's sampleID generator
+    /// became sampleModes, so the zone has no sample). FluidSynth refuses it (and leaks 48 bytes doing so,
+    /// its bug); Aulos says so in one line.
+    @Test func aZoneWithoutASampleIsRefusedInOneLine() throws {
+        let path = TestFiles.repositoryRoot + "/Tests/AulosFluidTests/Fixtures/zone-without-sample.sf2"
+        #expect(try SoundFontFile.inspect(path).playableSampleCount == 1)
+        let sampler = FluidSynthSamplerUnit(soundFont: path)
+        try sampler.set(.streamFormat, .canonical(channels: 2, sampleRate: 48_000), scope: .output)
+        do {
+            try sampler.initialize()
+            Issue.record("FluidSynth loaded a font with a zone that has no sample")
+        } catch {
+            #expect(error.detail == "SoundFont \(path): FluidSynth could not load it (corrupt or unsupported)")
+        }
+    }
+
     /// Random bytes in the preset data that FluidSynth refuses: libinstpatch says so in a GLib CRITICAL on
     /// stderr; the sampler turns it into its own one-line error and the GLib message goes to its counter.
     @Test func aFontFluidSynthRefusesIsOneLine() throws {
