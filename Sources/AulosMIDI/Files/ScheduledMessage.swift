@@ -14,6 +14,22 @@ public struct ScheduledMessage: Equatable, Sendable {
 
 /// A parse error in a MIDI file or score, with where it happened, as one line for a person.
 public struct MIDIFileError: ReportableError, Equatable, Sendable {
+    /// What kind of refusal: a forgiving reader refuses only files that are not MIDI files at all and files
+    /// whose events lie past `InputTimeLimit`; everything else it reads past.
+    public enum Kind: Equatable, Sendable {
+        /// Not a Standard MIDI File: no `MThd`, empty, truncated or broken inside the header.
+        case notAMIDIFile
+        /// A deviation from the Standard MIDI File specification inside the file (strict reading).
+        case deviation
+        /// An event placed further in than any input may go.
+        case pastTheTimeLimit
+    }
+
     public let message: String
-    public init(_ message: String) { self.message = message }
+    public let kind: Kind
+
+    public init(_ message: String, kind: Kind = .deviation) {
+        self.message = message
+        self.kind = kind
+    }
 }

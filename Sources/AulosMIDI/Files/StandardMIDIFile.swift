@@ -1,7 +1,11 @@
-/// A Standard MIDI File (SMF) of format 0 or 1: its division and tracks of timed events.
+/// A Standard MIDI File (SMF): its division and tracks of timed events. Formats 0 and 1 (and, read
+/// forgivingly, format 2, whose sequences play one after the other), bare or wrapped in a RIFF `RMID` file.
 ///
-/// Threads: control side (it allocates). Reading never traps on bad input: every malformed file is a
-/// `MIDIFileError` naming the track and byte offset.
+/// Threads: control side (it allocates). Reading never traps on bad input. Read strictly, every deviation
+/// from the specification is a `MIDIFileError` naming the track and byte offset. Read forgivingly (the
+/// default), a file the strict reader accepts reads exactly as it would strictly, and any other file is
+/// read as players read it, with what was done to get past each deviation in `recoveries`; only a file that
+/// is not a MIDI file at all (no `MThd`, empty, broken inside its header) is refused.
 public struct StandardMIDIFile: Sendable {
     public enum Division: Equatable, Sendable {
         case ticksPerQuarterNote(Int)
@@ -23,128 +27,140 @@ public struct StandardMIDIFile: Sendable {
 
     public let format: Int
     public let division: Division
+    /// The tracks' events in tick order; a format-2 file's sequences already placed one after the other.
     public let tracks: [[TrackEvent]]
+    /// What a forgiving read did to get past deviations; empty for a file that follows the specification.
+    public let recoveries: MIDIFileRecoveries
 
-    /// Parses a file's bytes.
-    public init(bytes: [UInt8]) throws(MIDIFileError) {
+    /// Reads a file's bytes.
+    public init(bytes: [UInt8], reading: MIDIFileReading = .forgiving) throws(MIDIFileError) {
+        let bytes = try Self.unwrappingRIFF(bytes, reading: reading)
+        do {
+            self = try StandardMIDIFile(parsing: bytes, mode: .strict)
+        } catch let error where error.kind == .deviation && reading == .forgiving {
+            self = try StandardMIDIFile(parsing: bytes, mode: .forgiving)
+        }
+    }
+
+    private init(parsing bytes: [UInt8], mode: MIDIFileReading) throws(MIDIFileError) {
+        let forgiving = mode == .forgiving
+        var recoveries = MIDIFileRecoveries()
         var reader = ByteReader(bytes: bytes)
         guard bytes.starts(with: Array("MThd".utf8)) else {
-            throw MIDIFileError("not a Standard MIDI File (it does not start with 'MThd')")
+            throw MIDIFileError("not a Standard MIDI File (it does not start with 'MThd')", kind: .notAMIDIFile)
         }
         guard bytes.count >= 14 else {
-            throw MIDIFileError("truncated: the file ends after \(bytes.count) bytes, inside its 14-byte MThd header")
+            throw MIDIFileError(
+                "truncated: the file ends after \(bytes.count) bytes, inside its 14-byte MThd header",
+                kind: .notAMIDIFile)
         }
         _ = try reader.tag()
         let headerLength = try reader.uint32()
-        guard headerLength >= 6 else { throw MIDIFileError("MThd header is \(headerLength) bytes, expected 6") }
-        let format = Int(try reader.uint16())
+        guard headerLength >= 6 else {
+            throw MIDIFileError("MThd header is \(headerLength) bytes, expected 6", kind: .notAMIDIFile)
+        }
+        var format = Int(try reader.uint16())
         let trackCount = Int(try reader.uint16())
         let rawDivision = try reader.uint16()
+        guard Int(headerLength) - 6 <= reader.remaining else {
+            throw MIDIFileError(
+                "MThd header claims \(headerLength) bytes but the file holds \(bytes.count - 8)", kind: .notAMIDIFile)
+        }
         try reader.skip(Int(headerLength) - 6)
-        guard format == 0 || format == 1 else {
-            throw MIDIFileError("MIDI file format \(format) is not supported (only 0 and 1)")
+        switch format {
+        case 0, 1: break
+        case 2 where forgiving:
+            recoveries.note(
+                "a format-2 file: its \(trackCount) sequences play one after the other", track: nil, byte: 8)
+        default:
+            guard forgiving else { throw MIDIFileError("MIDI file format \(format) is not supported (only 0 and 1)") }
+            recoveries.note("MIDI file format \(format) does not exist: read as format 1", track: nil, byte: 8)
+            format = 1
         }
         if format == 0 && trackCount != 1 {
-            throw MIDIFileError("format 0 MIDI file declares \(trackCount) tracks, expected 1")
+            guard forgiving else { throw MIDIFileError("format 0 MIDI file declares \(trackCount) tracks, expected 1") }
+            recoveries.note(
+                "a format-0 file that declares \(trackCount) tracks: they play together, as in format 1", track: nil,
+                byte: 10)
         }
         if rawDivision & 0x8000 != 0 {
             let fps = -Int(Int8(bitPattern: UInt8(rawDivision >> 8)))
             let ticks = Int(rawDivision & 0xFF)
             guard [24, 25, 29, 30].contains(fps), ticks > 0 else {
-                throw MIDIFileError("invalid SMPTE division (\(fps) fps, \(ticks) ticks per frame)")
+                throw MIDIFileError(
+                    "invalid SMPTE division (\(fps) fps, \(ticks) ticks per frame)", kind: .notAMIDIFile)
             }
             division = .smpte(framesPerSecond: fps, ticksPerFrame: ticks)
         } else {
-            guard rawDivision > 0 else { throw MIDIFileError("division of 0 ticks per quarter note") }
+            guard rawDivision > 0 else {
+                throw MIDIFileError("division of 0 ticks per quarter note", kind: .notAMIDIFile)
+            }
             division = .ticksPerQuarterNote(Int(rawDivision))
         }
         var tracks: [[TrackEvent]] = []
+        var endTicks: [Int] = []
         while tracks.count < trackCount {
             guard reader.remaining >= 8 else {
-                throw MIDIFileError("file ends after \(tracks.count) of \(trackCount) tracks")
+                guard forgiving else { throw MIDIFileError("file ends after \(tracks.count) of \(trackCount) tracks") }
+                recoveries.note(
+                    "the header declares \(trackCount) track\(trackCount == 1 ? "" : "s") but the file holds "
+                        + "\(tracks.count)",
+                    track: nil, byte: 10)
+                break
+            }
+            if forgiving && !MIDITrackReader.isChunkHeader(bytes, at: reader.position) {
+                // Not a chunk: bytes a wrong chunk length left behind. Players look for the next track.
+                guard let next = MIDITrackReader.nextTrackChunk(bytes, after: reader.position) else {
+                    reader.position = reader.end
+                    continue
+                }
+                recoveries.note(
+                    "skipped \(next - reader.position) bytes that are not a chunk", track: nil, byte: reader.position)
+                reader.position = next
             }
             let tag = try reader.tag()
             let length = Int(try reader.uint32())
-            guard length <= reader.remaining else {
-                throw MIDIFileError(
-                    "chunk '\(tag)' at byte \(reader.position - 8) claims \(length) bytes but only "
-                        + "\(reader.remaining) remain"
-                )
+            if length > reader.remaining && !(forgiving && tag == "MTrk") {
+                guard forgiving else {
+                    throw MIDIFileError(
+                        "chunk '\(tag)' at byte \(reader.position - 8) claims \(length) bytes but only "
+                            + "\(reader.remaining) remain")
+                }
+                recoveries.note(
+                    "chunk '\(tag)' claims \(length) bytes but only \(reader.remaining) remain: ignored", track: nil,
+                    byte: reader.position - 8)
+                reader.position = reader.end
+                continue
             }
-            let body = Array(bytes[reader.position..<(reader.position + length)])
-            let start = reader.position
-            try reader.skip(length)
-            guard tag == "MTrk" else { continue }  // unknown chunks are skipped, as the SMF spec asks
-            tracks.append(try Self.parseTrack(body, index: tracks.count, fileOffset: start))
+            guard tag == "MTrk" else {  // unknown chunks are skipped, as the SMF spec asks
+                try reader.skip(length)
+                continue
+            }
+            var track = MIDITrackReader(
+                bytes: bytes, start: reader.position, declaredEnd: reader.position + length, track: tracks.count,
+                mode: mode)
+            let read = try track.read(noting: &recoveries)
+            tracks.append(read.events)
+            endTicks.append(read.endTick)
+            reader.position = read.nextChunk
         }
         self.format = format
-        self.tracks = tracks
+        self.tracks = format == 2 ? Self.oneAfterAnother(tracks, endTicks: endTicks) : tracks
+        self.recoveries = recoveries
     }
 
-    private static func parseTrack(_ bytes: [UInt8], index: Int, fileOffset: Int) throws(MIDIFileError) -> [TrackEvent]
-    {
-        var reader = ByteReader(bytes: bytes)
-        var events: [TrackEvent] = []
-        var tick = 0
-        var runningStatus: UInt8 = 0
-        func fail(_ what: String) -> MIDIFileError {
-            MIDIFileError("track \(index + 1), byte \(fileOffset + reader.position): \(what)")
+    /// A format-2 file's sequences placed one after the other, each starting where the one before ended (its
+    /// end-of-track), each at 120 BPM until its own tempo events say otherwise: sequences are independent.
+    private static func oneAfterAnother(_ tracks: [[TrackEvent]], endTicks: [Int]) -> [[TrackEvent]] {
+        var start = 0
+        var placed: [[TrackEvent]] = []
+        for (events, end) in zip(tracks, endTicks) {
+            var shifted = start > 0 ? [TrackEvent(tick: start, event: .tempo(microsecondsPerQuarter: 500_000))] : []
+            shifted += events.map { TrackEvent(tick: start + $0.tick, event: $0.event) }
+            placed.append(shifted)
+            start += end
         }
-        while reader.remaining > 0 {
-            guard let delta = try? reader.variableLength() else { throw fail("truncated or overlong delta time") }
-            tick += delta
-            guard let first = try? reader.uint8() else { throw fail("event missing after delta time") }
-            switch first {
-            case 0xFF:
-                guard let type = try? reader.uint8(), let length = try? reader.variableLength(),
-                    let data = try? reader.bytes(length)
-                else { throw fail("truncated meta event") }
-                runningStatus = 0
-                if type == 0x2F { return events }  // end of track
-                if type == 0x51 {
-                    guard data.count == 3 else { throw fail("tempo meta event with \(data.count) bytes, expected 3") }
-                    let tempo = Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])
-                    guard tempo > 0 else { throw fail("tempo of 0 microseconds per quarter note") }
-                    events.append(TrackEvent(tick: tick, event: .tempo(microsecondsPerQuarter: tempo)))
-                } else {
-                    events.append(TrackEvent(tick: tick, event: .meta(type: type, data: data)))
-                }
-            case 0xF0, 0xF7:
-                guard let length = try? reader.variableLength(), let data = try? reader.bytes(length) else {
-                    throw fail("truncated system-exclusive event")
-                }
-                runningStatus = 0
-                let payload = data.last == 0xF7 ? Array(data.dropLast()) : data
-                if first == 0xF0 { events.append(TrackEvent(tick: tick, event: .midi(.systemExclusive(payload)))) }
-            case 0x80...0xEF:
-                runningStatus = first
-                let message: MIDIMessage
-                do { message = try channelMessage(first, &reader) } catch { throw fail(error.message) }
-                events.append(TrackEvent(tick: tick, event: .midi(message)))
-            case 0x00...0x7F:
-                guard runningStatus != 0 else {
-                    throw fail("data byte 0x\(String(first, radix: 16)) with no running status")
-                }
-                reader.position -= 1
-                let message: MIDIMessage
-                do { message = try channelMessage(runningStatus, &reader) } catch { throw fail(error.message) }
-                events.append(TrackEvent(tick: tick, event: .midi(message)))
-            default:
-                throw fail("system message 0x\(String(first, radix: 16)) is not allowed in a MIDI file track")
-            }
-        }
-        return events  // a missing end-of-track is tolerated: many writers omit it
-    }
-
-    private static func channelMessage(_ status: UInt8, _ reader: inout ByteReader) throws(MIDIFileError) -> MIDIMessage
-    {
-        let count = MIDIParser.dataLength(status)
-        guard let data1 = try? reader.uint8() else { throw MIDIFileError("truncated channel message") }
-        let data2 = count == 2 ? (try? reader.uint8()) : 0
-        guard let data2, let message = MIDIMessage(status: status, data1: data1, data2: data2) else {
-            throw MIDIFileError("invalid data bytes for status 0x\(String(status, radix: 16))")
-        }
-        return message
+        return placed
     }
 
     /// Every MIDI message of every track at its sample time, applying the tempo map (tempo events from any
@@ -179,7 +195,7 @@ public struct StandardMIDIFile: Sendable {
                 throw MIDIFileError(
                     "track \(entry.track + 1): the event at tick \(entry.tick) comes "
                         + "\((seconds / 3600).rounded(.down).clean) hours in; a MIDI file places events within "
-                        + InputTimeLimit.description)
+                        + InputTimeLimit.description, kind: .pastTheTimeLimit)
             }
             switch entry.event {
             case .tempo(let microseconds): tempo = microseconds
@@ -243,87 +259,5 @@ public struct StandardMIDIFile: Sendable {
             file += Array("MTrk".utf8) + be32(body.count) + body
         }
         return file
-    }
-}
-
-/// Big-endian reading with bounds checks: every read past the end throws instead of trapping.
-struct ByteReader {
-    let bytes: [UInt8]
-    var position = 0
-
-    var remaining: Int { bytes.count - position }
-
-    mutating func uint8() throws(MIDIFileError) -> UInt8 {
-        guard position < bytes.count else { throw MIDIFileError("unexpected end of data") }
-        defer { position += 1 }
-        return bytes[position]
-    }
-
-    mutating func uint16() throws(MIDIFileError) -> UInt16 { UInt16(try uint8()) << 8 | UInt16(try uint8()) }
-
-    mutating func uint32() throws(MIDIFileError) -> UInt32 { UInt32(try uint16()) << 16 | UInt32(try uint16()) }
-
-    mutating func tag() throws(MIDIFileError) -> String { String(decoding: try bytes(4), as: UTF8.self) }
-
-    mutating func bytes(_ count: Int) throws(MIDIFileError) -> [UInt8] {
-        guard count >= 0, count <= remaining else { throw MIDIFileError("unexpected end of data") }
-        defer { position += count }
-        return Array(bytes[position..<(position + count)])
-    }
-
-    mutating func skip(_ count: Int) throws(MIDIFileError) { _ = try bytes(count) }
-
-    /// A variable-length quantity: at most four bytes (28 bits), as the SMF spec allows.
-    mutating func variableLength() throws(MIDIFileError) -> Int {
-        var value = 0
-        for _ in 0..<4 {
-            let byte = try uint8()
-            value = value << 7 | Int(byte & 0x7F)
-            if byte & 0x80 == 0 { return value }
-        }
-        throw MIDIFileError("variable-length quantity longer than 4 bytes")
-    }
-}
-
-/// A binary min-heap of tracks by their next event's (tick, track): the merge in `scheduledMessages`.
-struct TrackHeads {
-    private var items: [(tick: Int, track: Int)]
-
-    init(_ items: [(tick: Int, track: Int)]) {
-        self.items = []
-        self.items.reserveCapacity(items.count)
-        for item in items { insert(item) }
-    }
-
-    private static func before(_ a: (tick: Int, track: Int), _ b: (tick: Int, track: Int)) -> Bool {
-        a.tick != b.tick ? a.tick < b.tick : a.track < b.track
-    }
-
-    mutating func insert(_ item: (tick: Int, track: Int)) {
-        items.append(item)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.before(items[child], items[parent]) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func popFirst() -> (tick: Int, track: Int)? {
-        guard let first = items.first else { return nil }
-        let last = items.removeLast()
-        guard !items.isEmpty else { return first }
-        items[0] = last
-        var parent = 0
-        while true {
-            let (left, right) = (2 * parent + 1, 2 * parent + 2)
-            var smallest = parent
-            if left < items.count && Self.before(items[left], items[smallest]) { smallest = left }
-            if right < items.count && Self.before(items[right], items[smallest]) { smallest = right }
-            guard smallest != parent else { return first }
-            items.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }
