@@ -9,6 +9,8 @@ public struct PlaybackOptions: Sendable {
     /// A Standard MIDI File or a score; nil plays the built-in demo piece (file render and `play --demo`)
     /// or nothing (keyboard play).
     public var input: String?
+    /// How a MIDI input file is read: forgivingly (as players do, with warnings) or strictly (`--strict`).
+    public var midiReading = MIDIFileReading.forgiving
     public var instrument: InstrumentChoice = .synth
     public var soundFont: String?
     /// A program sent to every channel (but 10) before the input's own events.

@@ -9,7 +9,8 @@ struct Aulos: ParsableCommand {
         abstract: "A real-time MIDI synthesizer and instrument host for Linux, on Core Audio's audio-unit model.",
         version: version,
         subcommands: [
-            UnitsCommand.self, GraphCommand.self, RenderCommand.self, PlayCommand.self, DevicesCommand.self,
+            UnitsCommand.self, GraphCommand.self, RenderCommand.self, PlayCommand.self, CheckCommand.self,
+            DevicesCommand.self,
             PresetsCommand.self,
             SoundFontCommand.self, StatusCommand.self, SetCommand.self, LearnCommand.self, ServiceCommand.self,
         ])

@@ -139,20 +139,24 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         let input = scratchPath("bad.score")
         writeFile(input, Array("0b note C4 1b\n1b note C4 1b vel=200\n".utf8))
         let midi = scratchPath("bad.mid")
-        writeFile(midi, Array("MThd\u{0}\u{0}\u{0}\u{6}\u{0}\u{2}\u{0}\u{1}\u{0}\u{60}".utf8))
+        writeFile(midi, Array("MThd\u{0}\u{0}\u{0}\u{6}\u{0}\u{0}\u{0}\u{1}\u{0}\u{0}".utf8))
+        let formatTwo = scratchPath("two.mid")
+        writeFile(formatTwo, Array("MThd\u{0}\u{0}\u{0}\u{6}\u{0}\u{2}\u{0}\u{1}\u{0}\u{60}".utf8))
         let notMIDI = scratchPath("text.mid")
         writeFile(notMIDI, Array("just text".utf8))
         let output = scratchPath("never.wav")
-        defer { for path in [input, midi, notMIDI] { unlink(path) } }
-        let cases = [
-            (input, "bad.score:2: velocity '200'"),
-            (midi, "format 2 is not supported"),
-            (notMIDI, "not a Standard MIDI File"),
-            ("/nonexistent/x.score", "No such file"),
+        defer { for path in [input, midi, formatTwo, notMIDI] { unlink(path) } }
+        let cases: [(String, MIDIFileReading, String)] = [
+            (input, .forgiving, "bad.score:2: velocity '200'"),
+            (midi, .forgiving, "bad.mid: division of 0 ticks per quarter note"),
+            (formatTwo, .strict, "two.mid: MIDI file format 2 is not supported"),
+            (notMIDI, .forgiving, "not a Standard MIDI File"),
+            ("/nonexistent/x.score", .forgiving, "No such file"),
         ]
-        for (path, expected) in cases {
+        for (path, reading, expected) in cases {
             var options = PlaybackOptions()
             options.input = path
+            options.midiReading = reading
             do {
                 _ = try FileRender.run(options, to: RenderOutput(path: output))
                 Issue.record("expected an error for \(path)")

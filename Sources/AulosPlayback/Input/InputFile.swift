@@ -9,6 +9,9 @@ public struct InputFile: Sendable {
     public var messages: [ScheduledMessage]
     public var end: Int64
     public var tempoMap: [(beat: Double, bpm: Double)]
+    /// What the reader did to get past deviations in a MIDI file, one line per kind ("song.mid: track 1,
+    /// byte 188: skipped illegal system message 0xF1 (×3)"), for the summary.
+    public var warnings: [String] = []
 
     /// The most an input file may hold. A Standard MIDI File of a day's music is a few megabytes. A file of
     /// nothing but notes takes about 27 times its size in memory as it is read and routed (measured: a
@@ -26,24 +29,30 @@ public struct InputFile: Sendable {
         self.init(messages: messages, end: end, tempoMap: score.tempoMap)
     }
 
-    /// Reads a MIDI file (by content: files starting with "MThd") or a score, with its times at `sampleRate`.
-    public static func load(_ path: String, sampleRate: Double) throws(InputFileError) -> InputFile {
+    /// Reads a MIDI file (by content: files starting with "MThd", or RIFF `RMID` files) or a score, with its
+    /// times at `sampleRate`. A MIDI file is read forgivingly unless `reading` says strictly.
+    public static func load(_ path: String, sampleRate: Double, reading: MIDIFileReading = .forgiving)
+        throws(InputFileError) -> InputFile
+    {
         let bytes: [UInt8]
         do {
             bytes = try FileContents.read(path, limit: sizeLimit)
         } catch {
             throw InputFileError("\(error)")
         }
-        if bytes.starts(with: Array("MThd".utf8)) {
+        if isMIDIFile(bytes) {
             do {
-                let file = try StandardMIDIFile(bytes: bytes)
+                let file = try StandardMIDIFile(bytes: bytes, reading: reading)
                 let messages = try file.scheduledMessages(sampleRate: sampleRate)
-                return InputFile(messages: messages, end: messages.last?.sampleTime ?? 0, tempoMap: file.tempoMap)
+                var input = InputFile(
+                    messages: messages, end: messages.last?.sampleTime ?? 0, tempoMap: file.tempoMap)
+                input.warnings = file.recoveries.lines().map { "\(path): \($0)" }
+                return input
             } catch {
                 throw InputFileError("\(path): \(error.message)")
             }
         }
-        if path.lowercased().hasSuffix(".mid") || path.lowercased().hasSuffix(".midi") {
+        if midiFileExtensions.contains(where: path.lowercased().hasSuffix) {
             throw InputFileError("\(path): not a Standard MIDI File (it does not start with 'MThd')")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
@@ -57,14 +66,25 @@ public struct InputFile: Sendable {
         }
     }
 
+    /// Names a MIDI file goes by: Standard MIDI Files, karaoke files (SMF with lyrics) and RIFF-wrapped ones.
+    static let midiFileExtensions = [".mid", ".midi", ".smf", ".kar", ".rmi"]
+
+    /// A Standard MIDI File or a RIFF `RMID` file, by content.
+    static func isMIDIFile(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: "MThd".utf8)
+            || (bytes.count >= 12 && bytes.starts(with: "RIFF".utf8) && bytes[8..<12].elementsEqual("RMID".utf8))
+    }
+
     /// `path`, or the built-in demo piece (presets/scores/demo.score) when nil.
-    public static func load(orDemo path: String?, sampleRate: Double) throws(InputFileError) -> InputFile {
+    public static func load(orDemo path: String?, sampleRate: Double, reading: MIDIFileReading = .forgiving)
+        throws(InputFileError) -> InputFile
+    {
         guard let path = path ?? SearchPaths.demoScore else {
             throw InputFileError(
                 "the demo piece (scores/demo.score) is missing from every preset folder "
                     + "(\(SearchPaths.presetFolders.joined(separator: ", "))); set AULOS_PRESETS or give a file")
         }
-        return try load(path, sampleRate: sampleRate)
+        return try load(path, sampleRate: sampleRate, reading: reading)
     }
 }
 

@@ -21,7 +21,8 @@ public enum FilePlayback {
         let set = options.rigSet(playingFile: true)
         try session.setPreferredSampleRate(set.entries[0].rig.sampleRate)
         try session.setPreferredIOBufferFrames(set.entries[0].rig.slice)
-        let preview = try InputFile.load(orDemo: options.input, sampleRate: session.preferredSampleRate)
+        let preview = try InputFile.load(
+            orDemo: options.input, sampleRate: session.preferredSampleRate, reading: options.midiReading)
         if duration == nil {
             try options.checkPlayingTime(
                 frames: preview.end + Int64((options.tail * session.preferredSampleRate).rounded()),
@@ -34,7 +35,9 @@ public enum FilePlayback {
         // The device may have granted another rate: event times are frames at the granted rate.
         let input =
             live.grant.sampleRate == session.preferredSampleRate
-            ? preview : try InputFile.load(orDemo: options.input, sampleRate: live.grant.sampleRate)
+            ? preview
+            : try InputFile.load(orDemo: options.input, sampleRate: live.grant.sampleRate, reading: options.midiReading)
+        for warning in input.warnings { observer.warning(warning) }
         let routed = try RoutedInput(input, through: rig)
         rig.timelinePlayer.play(routed.timeline)
         var actions = RoutedActions(routed)

@@ -55,7 +55,7 @@ public enum FileRender {
         let set = options.rigSet(playingFile: true)
         let rate = set.entries[0].rig.sampleRate
         try refuseOverwritingAnInput(output.path, options: options, set: set)
-        let input = try InputFile.load(orDemo: options.input, sampleRate: rate)
+        let input = try InputFile.load(orDemo: options.input, sampleRate: rate, reading: options.midiReading)
         let tail = Int64((options.tail * rate).rounded())
         let fileType = AudioFileType(path: output.path)
         try options.checkPlayingTime(
@@ -97,7 +97,7 @@ public enum FileRender {
         return RenderSummary(
             frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
-            warnings: rig.warnings + rig.silentSamplers)
+            warnings: input.warnings + rig.warnings + rig.silentSamplers)
     }
 
     private struct Interrupted: Error {}

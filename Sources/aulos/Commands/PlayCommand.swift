@@ -119,6 +119,7 @@ struct PlayCommand: ParsableCommand {
             throw ValidationError("--duration must be more than 0 and at most 86400 seconds, not \(duration.clean)")
         }
         if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
+        if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
         if !isLive
             && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
                 || controlSocket != nil || service)

@@ -13,7 +13,10 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a MIDI file or score offline to WAV or FLAC (the built-in demo piece without INPUT).",
         discussion: """
-            INPUT is a Standard MIDI File (type 0 or 1) or a score (docs/score.md). The output type comes \
+            INPUT is a Standard MIDI File (format 0, 1 or 2; also karaoke .kar and RIFF .rmi files) or a \
+            score (docs/score.md). A MIDI file that deviates from the specification is read as other players \
+            read it, with a warning for each kind of deviation (--strict makes it an error; aulos check lists \
+            them). The output type comes \
             from its extension (.wav or .flac). Rendering is faster than real time and deterministic: the \
             same input and options give the same bytes. With --instrument synth, channel 10 (GM drums) \
             and program changes are skipped: the synth plays one preset (--preset or --program).

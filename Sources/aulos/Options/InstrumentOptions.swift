@@ -50,6 +50,12 @@ struct InstrumentOptions: ParsableArguments {
             valueName: "seconds"))
     var maxDuration: Double = PlaybackOptions.defaultMaximumDuration
 
+    @Flag(
+        help: ArgumentHelp(
+            "Read a MIDI file strictly: any deviation from the specification is an error naming the track and "
+                + "byte (default: read past it as other players do, with a warning)."))
+    var strict = false
+
     func validate() throws {
         if !(maxDuration > 0 && maxDuration <= PlaybackOptions.longestMaximumDuration) {
             let longest = PlaybackOptions.longestMaximumDuration.clean
@@ -100,6 +106,7 @@ struct InstrumentOptions: ParsableArguments {
         options.tempo = tempo
         options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
         options.maximumDuration = maxDuration
+        options.midiReading = strict ? .strict : .forgiving
         return options
     }
 }
