@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make fuzz`: libFuzzer on everything that reads untrusted input — the MIDI byte parser (serial/raw MIDI
-# streams), the Standard MIDI File reader (a million inputs up to 64 KB, then — `midi-file-large` — a
+# streams), the Standard MIDI File reader read strictly and forgivingly (a million inputs up to 64 KB, then — `midi-file-large` — a
 # hundredth as many up to 1.2 MB from a 1 MB seed of dense notes: ~90 a second), the score parser, the
 # rig loader (YAML), rig sets made of several files (cycles, missing files, deep nesting), and SoundFonts
 # through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing). Builds the Fuzz/
@@ -26,6 +26,9 @@ toolchain_lib="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")/li
 fuzzer_lib=$(find "$toolchain_lib" -name "libclang_rt.fuzzer_no_main-$arch.a" 2>/dev/null | head -n1 || true)
 [ -n "$fuzzer_lib" ] || { echo "fuzz: libclang_rt.fuzzer_no_main not found in the Swift toolchain" >&2; exit 2; }
 # A failed build must stop the run: fuzzing a stale binary would report on code that no longer exists.
+# SwiftPM keeps the build plan of a local dependency (the Aulos package at ..) without noticing source files
+# added to it since: remove the plan so it is made again (compiled objects stay cached).
+rm -f Fuzz/.build/release.yaml
 if ! (cd Fuzz && swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
     -Xlinker "$fuzzer_lib" -Xlinker -lstdc++ > ../"$work/build.log" 2>&1); then
     grep -E "error" "$work/build.log" | head -20 >&2
@@ -61,6 +64,19 @@ open(os.path.join(corpus, "midi-file", "format0.mid"), "wb").write(smf(0, 480, [
 open(os.path.join(corpus, "midi-file", "format1.mid"), "wb").write(
     smf(1, 96, [track(notes[:2]), track([(0, b"\xc9\x00"), (0, b"\x99\x24\x64"), (48, b"\x89\x24\x00")])]))
 open(os.path.join(corpus, "midi-file", "smpte.mid"), "wb").write(smf(0, 0xE728, [track(notes[2:5])]))
+# Files a forgiving reader reads past: illegal system messages, the running status kept across a meta
+# event, a format-0 file of two tracks, a format-2 file, a last chunk one byte short, a RIFF RMID wrapper.
+scale = [(0, b"\x90\x3c\x64"), (96, b"\x3c\x00"), (0, b"\x3e\x64"), (96, b"\x3e\x00")]
+illegal = [(0, b"\xf1\x7f"), (0, b"\xf2\x7f\x7f"), (0, b"\xf4"), (0, b"\xf8"), (0, b"\xfe")]
+open(os.path.join(corpus, "midi-file", "illegal.mid"), "wb").write(smf(0, 96, [track(scale[:2] + illegal + scale[2:])]))
+kept = scale[:2] + [(0, b"\xff\x01\x05break")] + scale[2:]
+open(os.path.join(corpus, "midi-file", "kept-status.mid"), "wb").write(smf(0, 96, [track(kept)]))
+open(os.path.join(corpus, "midi-file", "format0-two.mid"), "wb").write(smf(0, 96, [track(scale), track(scale)]))
+open(os.path.join(corpus, "midi-file", "format2.mid"), "wb").write(smf(2, 96, [track(scale), track(scale)]))
+open(os.path.join(corpus, "midi-file", "short.mid"), "wb").write(smf(1, 96, [track(scale)])[:-1])
+inner = smf(1, 96, [track(scale)])
+riff = b"RMID" + b"data" + len(inner).to_bytes(4, "little") + inner
+open(os.path.join(corpus, "midi-file", "wrapped.rmi"), "wb").write(b"RIFF" + len(riff).to_bytes(4, "little") + riff)
 # A 1 MB file of dense notes in running status: mutations of it reach the reader's large-input paths.
 dense = [(0, b"\x90\x3c\x64")] + [(1, b"\x3c\x00"), (1, b"\x3c\x64")] * 170_000
 open(os.path.join(corpus, "midi-file-large", "dense.mid"), "wb").write(smf(0, 960, [track(dense)]))

@@ -226,6 +226,18 @@ import Testing
         #expect(Self.strictError(bytes)?.hasSuffix("invalid data bytes for status 0x90") == true)
     }
 
+    /// Found by fuzzing: junk after the first track, then a track chunk header cut off by the end of the file.
+    @Test func aTrackHeaderCutOffAfterJunkEndsTheFile() throws {
+        let bytes =
+            Self.file(format: 1, declaring: 2, [Self.scale()]) + Array("Mk\u{0}Tr".utf8) + Array("MTrk\u{0}/\u{0}".utf8)
+        let file = try StandardMIDIFile(bytes: bytes)
+        #expect(try Self.onsets(file).map(\.note) == Self.cMajor)
+        #expect(
+            file.recoveries.all.map(\.what) == [
+                "skipped 5 bytes that are not a chunk", "the header declares 2 tracks but the file holds 1",
+            ])
+    }
+
     @Test func aMissingEndOfTrackIsToleratedAsAlways() throws {
         let bytes = Self.file([Self.scale(endOfTrack: false)])
         try Self.expectTheScale(bytes)

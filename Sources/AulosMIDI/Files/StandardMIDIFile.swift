@@ -117,6 +117,7 @@ public struct StandardMIDIFile: Sendable {
                 recoveries.note(
                     "skipped \(next - reader.position) bytes that are not a chunk", track: nil, byte: reader.position)
                 reader.position = next
+                continue  // a track chunk header cut off by the end of the file is checked for above
             }
             let tag = try reader.tag()
             let length = Int(try reader.uint32())
