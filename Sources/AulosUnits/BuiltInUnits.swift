@@ -22,6 +22,7 @@ public enum BuiltInUnits {
             IPodEQUnit()
         },
         Component(ParametricEQUnit.componentDescription, name: "Aulos: Parametric EQ") { ParametricEQUnit() },
+        Component(ReverbUnit.componentDescription, name: "Aulos: Reverb") { ReverbUnit() },
     ]
 
     /// A registry holding every built-in unit.

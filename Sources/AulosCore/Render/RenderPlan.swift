@@ -131,6 +131,17 @@ public enum RenderInputs {
         node.pointee.plan.pointee.cycle &+= 1
     }
 
+    /// An in-place effect's first step: sizes `ioData` for `frameCount` Float32 frames and pulls input bus 0
+    /// into it, to be processed where it lies.
+    @_noAllocation @_noLocks
+    public static func pullInPlace(
+        _ inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: Int, into ioData: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        ioData.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
+        return pull(inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: ioData)
+    }
+
     /// Pulls input `bus` of the node whose opaque `inputs` handle is given, into `ioData` (whose buffers the
     /// caller owns and whose byte sizes it has set for `frameCount` frames in the bus's format).
     /// An unconnected bus is zeroed, flagged silent, and returns `noConnection`.

@@ -157,9 +157,8 @@ struct ParametricEQKernel {
         timeStamp: UnsafePointer<AudioTimeStamp>,
         frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
-        io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
-        let status = RenderInputs.pull(
-            inputs, bus: 0, flags: flags, timeStamp: timeStamp, frameCount: UInt32(frameCount), into: io)
+        let status = RenderInputs.pullInPlace(
+            inputs, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: io)
         if status != 0 { return status }
         parameters.beginSlice()
         let start = timeStamp.pointee.sampleTime

@@ -1,0 +1,101 @@
+/// A circular delay line over memory its owner allocates once (on the control thread, sized for the longest
+/// delay at the highest sample rate) and frees once: writing and reading never allocate.
+///
+/// Threads: render thread (a plain value inside an effect's kernel).
+public struct DelayLine: BitwiseCopyable, @unchecked Sendable {
+    public let buffer: UnsafeMutablePointer<Float>
+    /// The buffer's length, a power of two, so wrapping is a mask.
+    public let capacity: Int
+    let mask: Int
+    var writeIndex = 0
+
+    /// The samples a line of `capacity` needs: the longest delay plus room for interpolation, rounded up to a
+    /// power of two.
+    public static func capacity(forDelay samples: Int) -> Int {
+        var size = 16
+        while size < samples + 4 { size <<= 1 }
+        return size
+    }
+
+    /// A line over `buffer` (`capacity` floats, a power of two), zeroed.
+    public init(buffer: UnsafeMutablePointer<Float>, capacity: Int) {
+        precondition(capacity > 0 && capacity & (capacity - 1) == 0, "a delay line's capacity is a power of two")
+        self.buffer = buffer
+        self.capacity = capacity
+        self.mask = capacity - 1
+        buffer.initialize(repeating: 0, count: capacity)
+    }
+
+    /// The longest delay the line can read back, in samples.
+    public var longestDelay: Int { capacity - 4 }
+
+    /// Writes the next sample (advancing time by one sample).
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func write(_ sample: Float) {
+        writeIndex = (writeIndex + 1) & mask
+        buffer[writeIndex] = sample
+    }
+
+    /// The sample written `delay` samples ago (0: the last one written), `delay` in 0…`longestDelay`.
+    @inline(__always) @_noAllocation @_noLocks
+    public func read(_ delay: Int) -> Float { buffer[(writeIndex - delay) & mask] }
+
+    /// The signal `delay` samples ago, linearly interpolated between samples (exact at whole delays).
+    @inline(__always) @_noAllocation @_noLocks
+    public func read(fractional delay: Float) -> Float {
+        let whole = Int(delay)
+        let fraction = delay - Float(whole)
+        let newer = buffer[(writeIndex - whole) & mask]
+        let older = buffer[(writeIndex - whole - 1) & mask]
+        return newer + fraction * (older - newer)
+    }
+
+    /// The signal `delay` samples ago through a first-order all-pass (Thiran) interpolator: flat magnitude at
+    /// every frequency, so a modulated line in a feedback loop loses nothing to interpolation. `state` is the
+    /// interpolator's last output, kept by the caller (one per read position). The fractional part is kept
+    /// within 0.5…1.5 samples, where the all-pass coefficient stays small (−0.2…0.33) and well behaved.
+    @inline(__always) @_noAllocation @_noLocks
+    public func read(allPass delay: Float, state: inout Float) -> Float {
+        var whole = Int(delay)
+        var fraction = delay - Float(whole)
+        if fraction < 0.5 && whole > 0 {
+            fraction += 1
+            whole -= 1
+        }
+        let coefficient = (1 - fraction) / (1 + fraction)
+        let newer = buffer[(writeIndex - whole) & mask]
+        let older = buffer[(writeIndex - whole - 1) & mask]
+        state = coefficient * (newer - state) + older
+        return state
+    }
+
+    /// Silence.
+    @_noAllocation @_noLocks
+    public mutating func clear() {
+        buffer.update(repeating: 0, count: capacity)
+        writeIndex = 0
+    }
+}
+
+/// A Schroeder all-pass diffuser around a fixed delay: flat magnitude, smeared phase — what turns a click into
+/// a dense burst at a reverb's input.
+///
+/// Threads: render thread.
+public struct AllPassDiffuser: BitwiseCopyable, @unchecked Sendable {
+    public var line: DelayLine
+    public var delay: Int
+
+    public init(line: DelayLine, delay: Int) {
+        self.line = line
+        self.delay = min(delay, line.longestDelay)
+    }
+
+    /// One sample through the all-pass with coefficient `gain` (|gain| < 1).
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func process(_ input: Float, gain: Float) -> Float {
+        let delayed = line.read(delay - 1)
+        let fed = input + gain * delayed
+        line.write(fed)
+        return delayed - gain * fed
+    }
+}

@@ -1,0 +1,206 @@
+import AulosCore
+import AulosDSP
+
+/// An algorithmic reverb (`aufx/rvrb/Auls`): the eight-line feedback delay network described at
+/// `FeedbackDelayNetwork` (zita-rev1's family: exact decay times, frequency-dependent loss, modulated
+/// lines, decorrelated outputs). Stereo in, stereo out. Parameters: decay (RT60), pre-delay, size, damping,
+/// diffusion, modulation, width, low cut and dry/wet mix (100 % wet by default: a return bus's reverb);
+/// factory presets Room, Hall, Plate, Chamber, Cathedral and FluidSynth (the decay of FluidSynth's default
+/// reverb, measured). `TailTime` is the pre-delay plus the time to fall 90 dB.
+///
+/// Parameter changes glide; the network's coefficients follow every 16 frames of absolute time, so the
+/// output does not depend on how the render was sliced. Memory is allocated when the unit is initialized,
+/// for the longest delays at 192 kHz.
+///
+/// Threads: control side as for every unit; `ReverbKernel` runs on the render thread.
+public final class ReverbUnit: AudioUnit, @unchecked Sendable {
+    public static let componentDescription = ComponentDescription(type: .effect, subtype: "rvrb", manufacturer: .aulos)
+
+    public enum Parameter: UInt32, CaseIterable, Sendable {
+        case decay = 0
+        case preDelay, size, damping, diffusion, modulation, width, lowCut, mix
+
+        public var id: ParameterID { ParameterID(rawValue) }
+    }
+
+    static let definitions: [ParameterInfo] = [
+        ParameterInfo(id: Parameter.decay.id, name: "Decay Time", unit: .seconds, range: 0.1...30, defaultValue: 2),
+        ParameterInfo(
+            id: Parameter.preDelay.id, name: "Pre-delay", unit: .milliseconds, range: 0...500, defaultValue: 10),
+        ParameterInfo(id: Parameter.size.id, name: "Size", unit: .generic, range: 0.25...2, defaultValue: 1),
+        ParameterInfo(
+            id: Parameter.damping.id, name: "Damping (HF decay ratio)", unit: .generic, range: 0.05...1,
+            defaultValue: 0.5),
+        ParameterInfo(id: Parameter.diffusion.id, name: "Diffusion", unit: .generic, range: 0...1, defaultValue: 0.7),
+        ParameterInfo(id: Parameter.modulation.id, name: "Modulation", unit: .generic, range: 0...1, defaultValue: 0.3),
+        ParameterInfo(id: Parameter.width.id, name: "Width", unit: .generic, range: 0...1, defaultValue: 1),
+        ParameterInfo(id: Parameter.lowCut.id, name: "Low Cut", unit: .hertz, range: 10...1000, defaultValue: 40),
+        ParameterInfo(id: Parameter.mix.id, name: "Dry/Wet Mix", unit: .percent, range: 0...100, defaultValue: 100),
+    ]
+
+    /// The factory presets: each sets every parameter but the mix.
+    public static let presets: [(name: String, values: [Parameter: Float])] = [
+        (
+            "Room",
+            [
+                .decay: 0.6, .preDelay: 4, .size: 0.45, .damping: 0.45, .diffusion: 0.6, .modulation: 0.2,
+                .width: 0.8, .lowCut: 60,
+            ]
+        ),
+        (
+            "Hall",
+            [
+                .decay: 2.4, .preDelay: 22, .size: 1.3, .damping: 0.5, .diffusion: 0.75, .modulation: 0.35,
+                .width: 1, .lowCut: 40,
+            ]
+        ),
+        (
+            "Plate",
+            [
+                .decay: 1.8, .preDelay: 0, .size: 0.7, .damping: 0.8, .diffusion: 1, .modulation: 0.5,
+                .width: 1, .lowCut: 80,
+            ]
+        ),
+        (
+            "Chamber",
+            [
+                .decay: 1.2, .preDelay: 8, .size: 0.7, .damping: 0.55, .diffusion: 0.7, .modulation: 0.25,
+                .width: 0.9, .lowCut: 50,
+            ]
+        ),
+        (
+            "Cathedral",
+            [
+                .decay: 6.5, .preDelay: 45, .size: 2, .damping: 0.4, .diffusion: 0.8, .modulation: 0.4,
+                .width: 1, .lowCut: 30,
+            ]
+        ),
+        // FluidSynth 2.3's default reverb (room size 0.2, damping 0, width 0.5), its decay measured on
+        // `fluidsynth -F` renders (docs/performance.md).
+        (
+            "FluidSynth",
+            [
+                .decay: 1.1, .preDelay: 0, .size: 0.6, .damping: 0.6, .diffusion: 0.7, .modulation: 0.2,
+                .width: 0.5, .lowCut: 20,
+            ]
+        ),
+    ]
+
+    private var selected: Int?
+
+    public init() {
+        super.init(
+            description: Self.componentDescription, name: "Aulos: Reverb", inputs: 1, outputs: 1,
+            parameters: Self.definitions)
+    }
+
+    public override var factoryPresets: [Preset] {
+        Self.presets.enumerated().map { Preset(number: Int32($0.offset), name: $0.element.name) }
+    }
+
+    public override var currentPreset: Preset? {
+        selected.map { Preset(number: Int32($0), name: Self.presets[$0].name) }
+    }
+
+    public override func applyPreset(_ preset: Preset) throws(AudioUnitError) {
+        guard Self.presets.indices.contains(Int(preset.number)) else {
+            throw AudioUnitError(.invalidPropertyValue, "\(name) has no preset number \(preset.number)")
+        }
+        for (parameter, value) in Self.presets[Int(preset.number)].values {
+            try setParameter(parameter.id, scope: .global, element: 0, value: value)
+        }
+        selected = Int(preset.number)
+    }
+
+    public override var tailTime: Double {
+        let decay = Double((try? getParameter(Parameter.decay.id, scope: .global, element: 0)) ?? 2)
+        let preDelay = Double((try? getParameter(Parameter.preDelay.id, scope: .global, element: 0)) ?? 0)
+        return preDelay / 1000 + decay * 1.5
+    }
+
+    public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
+        let input = inputFormat(0)
+        guard input == outputFormat(0), input.channelsPerFrame == 2, input.isCanonical else {
+            throw AudioUnitError(.formatNotSupported, "\(name) needs the same stereo non-interleaved format in and out")
+        }
+        guard input.sampleRate <= FeedbackDelayNetwork.maximumSampleRate else {
+            throw AudioUnitError(
+                .formatNotSupported,
+                "\(name) runs at up to \(Int(FeedbackDelayNetwork.maximumSampleRate)) Hz, not \(input.sampleRate)")
+        }
+        let kernel = ReverbKernel(
+            parameters: renderParameters, network: FeedbackDelayNetwork(sampleRate: input.sampleRate))
+        return UnitKernel.make(kernel, render: ReverbKernel.render) { $0.network.deallocate() }
+    }
+}
+
+/// Render side of the reverb.
+///
+/// Threads: render thread only.
+struct ReverbKernel {
+    let parameters: ParameterKernel
+    var network: FeedbackDelayNetwork
+    var configured = false
+
+    static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, _, frameCount, io in
+        state.assumingMemoryBound(to: ReverbKernel.self).pointee
+            .render(inputs: inputs, flags: flags, timeStamp: timeStamp, frameCount: Int(frameCount), io: io)
+    }
+
+    /// The settings the parameters ask for now.
+    @_noAllocation @_noLocks
+    func settings() -> FeedbackDelayNetwork.Settings {
+        typealias P = ReverbUnit.Parameter
+        var settings = FeedbackDelayNetwork.Settings()
+        settings.decay = Double(parameters.value(Int(P.decay.rawValue)))
+        settings.preDelay = Double(parameters.value(Int(P.preDelay.rawValue))) / 1000
+        settings.size = Double(parameters.value(Int(P.size.rawValue)))
+        settings.damping = Double(parameters.value(Int(P.damping.rawValue)))
+        settings.diffusion = Double(parameters.value(Int(P.diffusion.rawValue)))
+        settings.modulation = Double(parameters.value(Int(P.modulation.rawValue)))
+        settings.lowCut = Double(parameters.value(Int(P.lowCut.rawValue)))
+        return settings
+    }
+
+    @_noAllocation @_noLocks
+    mutating func render(
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        let status = RenderInputs.pullInPlace(
+            inputs, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: io)
+        if status != 0 { return status }
+        parameters.beginSlice()
+        if !configured {
+            network.configure(settings(), immediately: true)
+            configured = true
+        }
+        let left = io.pointee.floatChannel(0)
+        let right = io.pointee.floatChannel(1)
+        let widthSlot = Int(ReverbUnit.Parameter.width.rawValue)
+        let mixSlot = Int(ReverbUnit.Parameter.mix.rawValue)
+        let start = timeStamp.pointee.sampleTime
+        for frame in 0..<frameCount {
+            parameters.applyEvents(dueAt: frame)
+            // Coefficients follow the parameters every 16 frames of absolute time.
+            if (start + Int64(frame)) & 15 == 0 {
+                let wanted = settings()
+                if !(wanted == network.settings) { network.configure(wanted) }
+            }
+            let width = parameters.next(widthSlot)
+            let wet = parameters.next(mixSlot) / 100
+            for slot in 0..<parameters.slotCount where slot != widthSlot && slot != mixSlot {
+                _ = parameters.next(slot)
+            }
+            let (dryLeft, dryRight) = (left[frame], right[frame])
+            let (reverbLeft, reverbRight) = network.process(dryLeft, dryRight)
+            // Width: the wet signal's side (L − R) scaled, its mid (L + R) kept.
+            let mid = (reverbLeft + reverbRight) * 0.5
+            let side = (reverbLeft - reverbRight) * 0.5 * width
+            left[frame] = dryLeft + wet * (mid + side - dryLeft)
+            right[frame] = dryRight + wet * (mid - side - dryRight)
+        }
+        parameters.endSlice(frameCount: frameCount)
+        return 0
+    }
+}
