@@ -27,7 +27,9 @@ public struct DelayLine: BitwiseCopyable, @unchecked Sendable {
     }
 
     /// The longest delay the line can read back, in samples.
-    public var longestDelay: Int { capacity - 4 }
+    public var longestDelay: Int {
+        @inlinable @_noAllocation @_noLocks get { capacity - 4 }
+    }
 
     /// Writes the next sample (advancing time by one sample).
     @inline(__always) @_noAllocation @_noLocks
@@ -74,6 +76,15 @@ public struct DelayLine: BitwiseCopyable, @unchecked Sendable {
     public mutating func clear() {
         buffer.update(repeating: 0, count: capacity)
         writeIndex = 0
+    }
+}
+
+/// Moving a value toward a target by at most a fixed step per sample: how a delay time slides to a new
+/// length without a jump (a jump in a read position is a click).
+public enum Slew {
+    @inline(__always) @_noAllocation @_noLocks
+    public static func step(_ value: Float, toward target: Float, by step: Float) -> Float {
+        abs(target - value) <= step ? target : value + (target > value ? step : -step)
     }
 }
 

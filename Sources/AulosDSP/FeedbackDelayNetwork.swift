@@ -309,6 +309,6 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
 
     @inline(__always) @_noAllocation @_noLocks
     static func glide(_ value: Float, toward target: Float, by step: Float = 1.0 / 16) -> Float {
-        abs(target - value) <= step ? target : value + (target > value ? step : -step)
+        Slew.step(value, toward: target, by: step)
     }
 }

@@ -23,6 +23,8 @@ public enum BuiltInUnits {
         },
         Component(ParametricEQUnit.componentDescription, name: "Aulos: Parametric EQ") { ParametricEQUnit() },
         Component(ReverbUnit.componentDescription, name: "Aulos: Reverb") { ReverbUnit() },
+        Component(ChorusUnit.componentDescription, name: "Aulos: Chorus") { ChorusUnit() },
+        Component(DelayUnit.componentDescription, name: "Aulos: Delay") { DelayUnit() },
     ]
 
     /// A registry holding every built-in unit.

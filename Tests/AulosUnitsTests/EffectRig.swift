@@ -43,3 +43,20 @@ final class EffectRig {
 
     func render(_ frames: Int, slice: Int = 512) -> [Float] { harness.render(frames, slice: slice)[0] }
 }
+
+/// How far the largest sample-to-sample step in `output` (from frame `start` on) goes past what a sine of
+/// `frequency` at the local amplitude (the peak within a period either side) can move in one sample, with
+/// `margin` for pitch wobble: at most 1 for a signal without clicks. Returns the worst ratio and its frame.
+func worstStepOverSlopeBound(
+    _ output: [Float], frequency: Double, from start: Int, sampleRate: Double = 48_000, margin: Float = 1.3
+) -> (ratio: Float, at: Int) {
+    let slope = Float(2 * Double.pi * frequency / sampleRate) * margin
+    let period = Int(sampleRate / frequency)
+    var worst: (ratio: Float, at: Int) = (0, 0)
+    for index in max(start, period + 1)..<(output.count - period) {
+        let local = output[(index - period)...(index + period)].reduce(Float(0)) { max($0, abs($1)) }
+        let ratio = abs(output[index] - output[index - 1]) / (slope * max(local, 1e-6))
+        if ratio > worst.ratio { worst = (ratio, index) }
+    }
+    return worst
+}

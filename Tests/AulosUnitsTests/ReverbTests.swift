@@ -63,14 +63,7 @@ import Testing
             }
             output += rig.render(6_000, slice: 256)
         }
-        let slope = Float(2 * Double.pi * 440 / 48_000) * 1.3
-        let period = 110
-        var worst: (ratio: Float, at: Int) = (0, 0)
-        for index in (24_000 + period)..<(output.count - period) {
-            let local = output[(index - period)...(index + period)].reduce(Float(0)) { max($0, abs($1)) }
-            let ratio = abs(output[index] - output[index - 1]) / (slope * local)
-            if ratio > worst.ratio { worst = (ratio, index) }
-        }
+        let worst = worstStepOverSlopeBound(output, frequency: 440, from: 24_000)
         #expect(worst.ratio <= 1, "a step \(worst.ratio)× the slope bound at frame \(worst.at)")
     }
 

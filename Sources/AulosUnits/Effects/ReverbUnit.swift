@@ -13,7 +13,7 @@ import AulosDSP
 /// for the longest delays at 192 kHz.
 ///
 /// Threads: control side as for every unit; `ReverbKernel` runs on the render thread.
-public final class ReverbUnit: AudioUnit, @unchecked Sendable {
+public final class ReverbUnit: StereoEffectUnit, @unchecked Sendable {
     public static let componentDescription = ComponentDescription(type: .effect, subtype: "rvrb", manufacturer: .aulos)
 
     public enum Parameter: UInt32, CaseIterable, Sendable {
@@ -86,30 +86,10 @@ public final class ReverbUnit: AudioUnit, @unchecked Sendable {
         ),
     ]
 
-    private var selected: Int?
-
     public init() {
         super.init(
-            description: Self.componentDescription, name: "Aulos: Reverb", inputs: 1, outputs: 1,
-            parameters: Self.definitions)
-    }
-
-    public override var factoryPresets: [Preset] {
-        Self.presets.enumerated().map { Preset(number: Int32($0.offset), name: $0.element.name) }
-    }
-
-    public override var currentPreset: Preset? {
-        selected.map { Preset(number: Int32($0), name: Self.presets[$0].name) }
-    }
-
-    public override func applyPreset(_ preset: Preset) throws(AudioUnitError) {
-        guard Self.presets.indices.contains(Int(preset.number)) else {
-            throw AudioUnitError(.invalidPropertyValue, "\(name) has no preset number \(preset.number)")
-        }
-        for (parameter, value) in Self.presets[Int(preset.number)].values {
-            try setParameter(parameter.id, scope: .global, element: 0, value: value)
-        }
-        selected = Int(preset.number)
+            description: Self.componentDescription, name: "Aulos: Reverb", parameters: Self.definitions,
+            presets: Self.presets.map { ($0.name, $0.values.parameterValues) })
     }
 
     public override var tailTime: Double {
@@ -119,15 +99,7 @@ public final class ReverbUnit: AudioUnit, @unchecked Sendable {
     }
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
-        let input = inputFormat(0)
-        guard input == outputFormat(0), input.channelsPerFrame == 2, input.isCanonical else {
-            throw AudioUnitError(.formatNotSupported, "\(name) needs the same stereo non-interleaved format in and out")
-        }
-        guard input.sampleRate <= FeedbackDelayNetwork.maximumSampleRate else {
-            throw AudioUnitError(
-                .formatNotSupported,
-                "\(name) runs at up to \(Int(FeedbackDelayNetwork.maximumSampleRate)) Hz, not \(input.sampleRate)")
-        }
+        let input = try checkedStereoFormat()
         let kernel = ReverbKernel(
             parameters: renderParameters, network: FeedbackDelayNetwork(sampleRate: input.sampleRate))
         return UnitKernel.make(kernel, render: ReverbKernel.render) { $0.network.deallocate() }
