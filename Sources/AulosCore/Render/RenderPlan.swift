@@ -131,6 +131,13 @@ public enum RenderInputs {
         node.pointee.plan.pointee.cycle &+= 1
     }
 
+    /// The current render cycle of the plan the kernel runs in: a unit with several outputs (a mixer with
+    /// sends) computes all of them once per cycle, whichever is pulled first, and serves the rest from there.
+    @_noAllocation @_noLocks
+    public static func cycle(_ inputs: UnsafeRawPointer) -> UInt64 {
+        inputs.assumingMemoryBound(to: PlanNode.self).pointee.plan.pointee.cycle
+    }
+
     /// An in-place effect's first step: sizes `ioData` for `frameCount` Float32 frames and pulls input bus 0
     /// into it, to be processed where it lies.
     @_noAllocation @_noLocks

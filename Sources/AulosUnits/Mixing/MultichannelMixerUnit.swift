@@ -12,6 +12,12 @@ import Glibc
 /// MeteringMode on, peak and average levels per channel, before and after the fader, are readable at any time (Core
 /// Audio's read-only parameters 1000/2000/3000/4000, +1 for the right channel).
 ///
+/// Sends: with more than one output element (ElementCount on the output scope, 1 + up to `maximumSends`), output
+/// k ≥ 1 is aux send k: every input adds its panned signal × Send Level k, after its fader or, with Send k
+/// Pre-fader on, before it (enable applies to both). Send levels glide like the faders. A return effect chain
+/// pulls a send output; the mix and every send are computed once per render cycle, whichever output is pulled
+/// first, and metered (`levels(scope: .output, element: k)`). With one output the mixer works as it always did.
+///
 /// Pan law: a mono bus is placed with constant power, θ = (pan + 1)·π/4, left = cos θ, right = sin θ
 /// (centre −3.01 dB per side; hard left silences the right). A stereo bus is balanced with the same curve
 /// scaled by √2 and capped at unity (centre passes unchanged; hard left keeps the left and drops the right).
@@ -33,12 +39,22 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         public static let prePeakHoldLevel = ParameterID(2000)
         public static let postAveragePower = ParameterID(3000)
         public static let postPeakHoldLevel = ParameterID(4000)
+        /// Send level to send output k + 1 (input scope), linear gain 0…1.
+        public static func sendLevel(_ send: Int) -> ParameterID { ParameterID(100 + UInt32(send)) }
+        /// Whether send k + 1 takes the signal before the fader (input scope).
+        public static func sendPreFader(_ send: Int) -> ParameterID { ParameterID(200 + UInt32(send)) }
     }
+
+    /// The most sends a mixer has (output elements 1…8).
+    public static let maximumSends = 8
+
+    /// The number of sends: output elements after the first.
+    public var sendCount: Int { outputBusCount - 1 }
 
     /// Linear levels written by the render thread: per bus (inputs, then the output) × pre/post ×
     /// peak/mean-square × 2 channels.
     private let meters: UnsafeMutablePointer<Atomic<UInt32>>
-    private let meterCapacity = 1025 * 8
+    private let meterCapacity = (1024 + 1 + MultichannelMixerUnit.maximumSends) * 8
     private let metering = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
 
     public init(inputs: Int = 2) {
@@ -59,7 +75,17 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
                 ParameterInfo(
                     id: Parameter.volume, name: "Output Volume", unit: .linearGain, range: 0...2, defaultValue: 1,
                     scope: .output),
-            ])
+            ]
+                + (0..<Self.maximumSends).flatMap { send in
+                    [
+                        ParameterInfo(
+                            id: Parameter.sendLevel(send), name: "Send \(send + 1) Level", unit: .linearGain,
+                            range: 0...1, defaultValue: 0, scope: .input),
+                        ParameterInfo(
+                            id: Parameter.sendPreFader(send), name: "Send \(send + 1) Pre-fader", unit: .boolean,
+                            range: 0...1, defaultValue: 0, scope: .input),
+                    ]
+                })
     }
 
     deinit {
@@ -69,7 +95,7 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         metering.deallocate()
     }
 
-    public override func canChangeElementCount(_ scope: Scope) -> Bool { scope == .input }
+    public override func canChangeElementCount(_ scope: Scope) -> Bool { scope == .input || scope == .output }
 
     /// Inputs may be mono or stereo; the output is stereo. All Float32 non-interleaved.
     public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
@@ -89,7 +115,8 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
 
     public override var stateProperties: [String: String] {
         super.stateProperties.merging([
-            "inputs": String(inputBusCount), "metering": String(metering.pointee.load(ordering: .relaxed)),
+            "inputs": String(inputBusCount), "outputs": String(outputBusCount),
+            "metering": String(metering.pointee.load(ordering: .relaxed)),
         ]) { $1 }
     }
 
@@ -97,6 +124,9 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         try super.restoreStateProperties(properties)
         if let text = properties["inputs"], let count = UInt32(text), Int(count) != inputBusCount {
             try set(.elementCount, count, scope: .input)
+        }
+        if let text = properties["outputs"], let count = UInt32(text), Int(count) != outputBusCount {
+            try set(.elementCount, count, scope: .output)
         }
         if let text = properties["metering"], let flag = UInt32(text) { try set(.meteringMode, flag) }
     }
@@ -154,7 +184,7 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
     private func meterBus(scope: Scope, element: Element) throws(AudioUnitError) -> Int {
         switch scope {
         case .input where Int(element) < inputBusCount: return Int(element)
-        case .output where element == 0: return inputBusCount
+        case .output where Int(element) < outputBusCount: return inputBusCount + Int(element)
         case .global: throw AudioUnitError(.invalidScope, "mixer meters are on the input and output scopes")
         default: throw AudioUnitError(.invalidElement, "\(name) has no \(scope) element \(element)")
         }
@@ -179,13 +209,28 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let count = inputBusCount
         guard count <= 1024 else { throw AudioUnitError(.invalidPropertyValue, "at most 1024 mixer inputs") }
-        let slots = UnsafeMutablePointer<Int>.allocate(capacity: 3 * count + 1)
+        let sends = sendCount
+        guard sends <= Self.maximumSends else {
+            throw AudioUnitError(
+                .invalidPropertyValue, "\(name) has at most \(Self.maximumSends) sends (outputs 1…8), not \(sends)")
+        }
+        // Slots: volume, enable, pan per input; the output volume; then per input a level and a pre-fader flag
+        // for each send.
+        let slots = UnsafeMutablePointer<Int>.allocate(capacity: 3 * count + 1 + 2 * count * sends)
         for bus in 0..<count {
             slots[bus] = try parameters.slot(Parameter.volume, scope: .input, element: Element(bus))
             slots[count + bus] = try parameters.slot(Parameter.enable, scope: .input, element: Element(bus))
             slots[2 * count + bus] = try parameters.slot(Parameter.pan, scope: .input, element: Element(bus))
         }
         slots[3 * count] = try parameters.slot(Parameter.volume, scope: .output, element: 0)
+        for bus in 0..<count {
+            for send in 0..<sends {
+                let base = 3 * count + 1 + 2 * (bus * sends + send)
+                slots[base] = try parameters.slot(Parameter.sendLevel(send), scope: .input, element: Element(bus))
+                slots[base + 1] = try parameters.slot(
+                    Parameter.sendPreFader(send), scope: .input, element: Element(bus))
+            }
+        }
         let channels = UnsafeMutablePointer<Int>.allocate(capacity: count)
         var storages: [AudioBufferListStorage] = []
         let lists = UnsafeMutablePointer<UnsafeMutablePointer<AudioBufferList>>.allocate(capacity: count)
@@ -197,13 +242,18 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
             lists[bus] = storage.list
         }
         for storage in storages { retainForKernel(storage) }
-        let state = UnsafeMutablePointer<MixerBusState>.allocate(capacity: count + 1)
-        state.initialize(repeating: MixerBusState(), count: count + 1)
+        let state = UnsafeMutablePointer<MixerBusState>.allocate(capacity: count + 1 + sends)
+        state.initialize(repeating: MixerBusState(), count: count + 1 + sends)
+        // With sends: the mix and each send are computed into these (two channels each), then copied out.
+        let frames = Int(maximumFramesPerSlice)
+        let mixes = UnsafeMutablePointer<Float>.allocate(capacity: sends == 0 ? 1 : 2 * (1 + sends) * frames)
+        let sendCycle = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        sendCycle.initialize(to: .max)
         let rate = outputFormat(0).sampleRate
         let kernel = MixerKernel(
-            parameters: renderParameters, busCount: count, slots: slots, channels: channels, inputs: lists,
-            state: state,
-            meters: meters, metering: metering, rampStep: Float(1 / (0.005 * rate)),
+            parameters: renderParameters, busCount: count, sendCount: sends, slots: slots, channels: channels,
+            inputs: lists, state: state, meters: meters, metering: metering, mixes: mixes, mixFrames: frames,
+            computedCycle: sendCycle, rampStep: Float(1 / (0.005 * rate)),
             peakDecay: Float(FastMath.exp(-1 / (1.5 * rate))),
             averageCoefficient: Float(1 - FastMath.exp(-1 / (0.3 * rate))))
         return UnitKernel.make(kernel, render: MixerKernel.render) { kernel in
@@ -211,6 +261,8 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
             kernel.channels.deallocate()
             kernel.inputs.deallocate()
             kernel.state.deallocate()
+            kernel.mixes.deallocate()
+            kernel.computedCycle.deallocate()
         }
     }
 }
@@ -227,6 +279,17 @@ struct MixerBusState: BitwiseCopyable {
     var postSquare: (Float, Float) = (0, 0)
     /// This slice's input was flagged silent.
     var inputSilent = false
+
+    /// Caches the pan gains for `pan` (see the pan law on `MultichannelMixerUnit`).
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func setPan(_ pan: Float, stereo: Bool) {
+        lastPan = pan
+        let angle = Double(pan + 1) / 8  // θ/2π with θ = (pan + 1)·π/4
+        let cosine = Float(FastMath.sine(angle + 0.25))
+        let sine = Float(FastMath.sine(angle))
+        panLeft = stereo ? min(1, cosine * 1.414_213_5) : cosine
+        panRight = stereo ? min(1, sine * 1.414_213_5) : sine
+    }
 }
 
 /// Render side of the mixer.
@@ -235,31 +298,80 @@ struct MixerBusState: BitwiseCopyable {
 struct MixerKernel {
     let parameters: ParameterKernel
     let busCount: Int
+    /// Sends: output elements after the first.
+    let sendCount: Int
     let slots: UnsafeMutablePointer<Int>
     let channels: UnsafeMutablePointer<Int>
     let inputs: UnsafeMutablePointer<UnsafeMutablePointer<AudioBufferList>>
     let state: UnsafeMutablePointer<MixerBusState>
     let meters: UnsafeMutablePointer<Atomic<UInt32>>
     let metering: UnsafeMutablePointer<Atomic<UInt32>>
+    /// When there are sends, the mix and the sends (left then right, `mixFrames` each) computed once per
+    /// cycle (`computedCycle`).
+    let mixes: UnsafeMutablePointer<Float>
+    let mixFrames: Int
+    let computedCycle: UnsafeMutablePointer<UInt64>
     let rampStep: Float
     let peakDecay: Float
     let averageCoefficient: Float
 
-    static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, _, frameCount, io in
+    static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, bus, frameCount, io in
         state.assumingMemoryBound(to: MixerKernel.self).pointee
-            .render(inputs: inputs, flags: flags, timeStamp: timeStamp, frameCount: Int(frameCount), io: io)
+            .render(inputs: inputs, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: Int(frameCount), io: io)
     }
 
     @_noAllocation @_noLocks
     func render(
         inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
-        timeStamp: UnsafePointer<AudioTimeStamp>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, bus: UInt32,
         frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
-        let left = io.pointee.floatChannel(0)
-        let right = io.pointee.floatChannel(1)
+        // Without sends the mix is made straight into the caller's buffers, as it always was.
+        guard sendCount > 0 else {
+            return mixAll(
+                inputs: inputs, flags: flags, timeStamp: timeStamp, frameCount: frameCount,
+                left: io.pointee.floatChannel(0), right: io.pointee.floatChannel(1), outputMeters: io)
+        }
+        // With sends: everything once per cycle, whichever output is pulled first; then this output's copy.
+        let cycle = RenderInputs.cycle(inputs)
+        if computedCycle.pointee != cycle {
+            computedCycle.pointee = cycle
+            var mixFlags = RenderActionFlags(rawValue: 0)
+            let status = mixAll(
+                inputs: inputs, flags: &mixFlags, timeStamp: timeStamp, frameCount: frameCount,
+                left: mixes, right: mixes + mixFrames, outputMeters: nil)
+            if status != 0 { return status }
+            // The output bus's own "input silent" field holds whether the whole mix was silent this cycle.
+            state[busCount].inputSilent = mixFlags.contains(.outputIsSilence)
+        }
+        let source = mixes + 2 * Int(bus) * mixFrames
+        io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
+        let outLeft = io.pointee.floatChannel(0)
+        let outRight = io.pointee.floatChannel(1)
+        for index in 0..<frameCount {
+            outLeft[index] = source[index]
+            outRight[index] = source[mixFrames + index]
+        }
+        if state[busCount].inputSilent { flags.pointee.insert(.outputIsSilence) }
+        return 0
+    }
+
+    /// Pulls every input and mixes them into `left`/`right` (and, with sends, each send into `mixes`),
+    /// applying the output fader to the mix; meters when metering is on (`outputMeters`: the buffer list to
+    /// meter as the output, nil to meter `left`/`right` and the sends).
+    @_noAllocation @_noLocks
+    func mixAll(
+        inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
+        timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: Int, left: UnsafeMutablePointer<Float>,
+        right: UnsafeMutablePointer<Float>, outputMeters: UnsafeMutablePointer<AudioBufferList>?
+    ) -> AulosStatus {
         left.update(repeating: 0, count: frameCount)
         right.update(repeating: 0, count: frameCount)
+        for send in 0..<sendCount {
+            let base = mixes + 2 * (1 + send) * mixFrames
+            base.update(repeating: 0, count: frameCount)
+            (base + mixFrames).update(repeating: 0, count: frameCount)
+        }
         let metered = metering.pointee.load(ordering: .relaxed) == 1
         parameters.beginSlice()
         // Pull every input first (each into its own buffer), then mix in segments split at parameter events.
@@ -280,7 +392,13 @@ struct MixerKernel {
         while frame < frameCount {
             parameters.applyEvents(dueAt: frame)
             let end = parameters.nextEventOffset(after: frame, frameCount: frameCount)
-            for bus in 0..<busCount { mix(bus, from: frame, to: end, left: left, right: right) }
+            for bus in 0..<busCount {
+                if sendCount == 0 {
+                    mix(bus, from: frame, to: end, left: left, right: right)
+                } else {
+                    mixWithSends(bus, from: frame, to: end, left: left, right: right)
+                }
+            }
             // The output fader, metering the mix before it.
             let outputSlot = slots[3 * busCount]
             var s = state[busCount]
@@ -303,7 +421,15 @@ struct MixerKernel {
         parameters.endSlice(frameCount: frameCount)
         if metered {
             publish(busCount, offset: 0, peak: state[busCount].prePeak, square: state[busCount].preSquare)
-            meter(busCount, list: io, channels: 2, frameCount: frameCount, pre: false)
+            if let outputMeters {
+                meter(busCount, list: outputMeters, channels: 2, frameCount: frameCount, pre: false)
+            } else {
+                meter(busCount, left: left, right: right, frameCount: frameCount, pre: false)
+                for send in 0..<sendCount {
+                    let base = mixes + 2 * (1 + send) * mixFrames
+                    meter(busCount + 1 + send, left: base, right: base + mixFrames, frameCount: frameCount, pre: false)
+                }
+            }
         }
         if !anySound { flags.pointee.insert(.outputIsSilence) }
         return 0
@@ -334,14 +460,7 @@ struct MixerKernel {
         for index in from..<to {
             let volume = parameters.next(volumeSlot)
             let pan = parameters.next(panSlot)
-            if pan != s.lastPan {
-                s.lastPan = pan
-                let angle = Double(pan + 1) / 8  // θ/2π with θ = (pan + 1)·π/4
-                let cosine = Float(FastMath.sine(angle + 0.25))
-                let sine = Float(FastMath.sine(angle))
-                s.panLeft = stereo ? min(1, cosine * 1.414_213_5) : cosine
-                s.panRight = stereo ? min(1, sine * 1.414_213_5) : sine
-            }
+            if pan != s.lastPan { s.setPan(pan, stereo: stereo) }
             if s.enableGain != target {
                 s.enableGain =
                     target > s.enableGain ? min(target, s.enableGain + rampStep) : max(target, s.enableGain - rampStep)
@@ -367,14 +486,73 @@ struct MixerKernel {
         publish(bus, offset: 4, peak: postPeak, square: postSquare)
     }
 
+    /// Adds frames [from, to) of one input bus to the mix and to every send: the send takes the panned signal
+    /// after the fader, or before it when its pre-fader flag is on; enable applies to both.
+    @_noAllocation @_noLocks
+    func mixWithSends(
+        _ bus: Int, from: Int, to: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+    ) {
+        let list = inputs[bus]
+        let stereo = channels[bus] == 2
+        let inLeft = list.pointee.floatChannel(0)
+        let inRight = stereo ? list.pointee.floatChannel(1) : inLeft
+        let volumeSlot = slots[bus]
+        let panSlot = slots[2 * busCount + bus]
+        let sendSlots = slots + 3 * busCount + 1 + 2 * bus * sendCount
+        let target: Float = parameters.value(slots[busCount + bus]) >= 0.5 ? 1 : 0
+        var s = state[bus]
+        if s.enableGain < 0 { s.enableGain = target }
+        var postPeak = s.postPeak
+        var postSquare = s.postSquare
+        for index in from..<to {
+            let volume = parameters.next(volumeSlot)
+            let pan = parameters.next(panSlot)
+            if pan != s.lastPan { s.setPan(pan, stereo: stereo) }
+            if s.enableGain != target {
+                s.enableGain =
+                    target > s.enableGain ? min(target, s.enableGain + rampStep) : max(target, s.enableGain - rampStep)
+            }
+            let pannedLeft = inLeft[index] * s.enableGain * s.panLeft
+            let pannedRight = inRight[index] * s.enableGain * s.panRight
+            left[index] += pannedLeft * volume
+            right[index] += pannedRight * volume
+            for send in 0..<sendCount {
+                let level = parameters.next(sendSlots[2 * send])
+                let preFader = parameters.next(sendSlots[2 * send + 1]) >= 0.5
+                let gain = preFader ? level : level * volume
+                let base = mixes + 2 * (1 + send) * mixFrames
+                base[index] += pannedLeft * gain
+                base[mixFrames + index] += pannedRight * gain
+            }
+            let a = inLeft[index] * volume * s.enableGain
+            let b = inRight[index] * volume * s.enableGain
+            postPeak.0 = max(abs(a), postPeak.0 * peakDecay)
+            postPeak.1 = max(abs(b), postPeak.1 * peakDecay)
+            postSquare.0 += (a * a - postSquare.0) * averageCoefficient
+            postSquare.1 += (b * b - postSquare.1) * averageCoefficient
+        }
+        s.postPeak = postPeak
+        s.postSquare = postSquare
+        state[bus] = s
+        publish(bus, offset: 4, peak: postPeak, square: postSquare)
+    }
+
     /// Meters a whole buffer: an input bus before its fader (`pre`), or the output after its fader.
     @_noAllocation @_noLocks
     func meter(_ bus: Int, list: UnsafeMutablePointer<AudioBufferList>, channels: Int, frameCount: Int, pre: Bool) {
+        let a = list.pointee.floatChannel(0)
+        meter(bus, left: a, right: channels == 2 ? list.pointee.floatChannel(1) : a, frameCount: frameCount, pre: pre)
+    }
+
+    /// Meters two channels of samples: as `meter(_:list:…)`, for the mix and sends the mixer holds itself.
+    @_noAllocation @_noLocks
+    func meter(
+        _ bus: Int, left a: UnsafeMutablePointer<Float>, right b: UnsafeMutablePointer<Float>, frameCount: Int,
+        pre: Bool
+    ) {
         var s = state[bus]
         var peak = pre ? s.prePeak : s.postPeak
         var square = pre ? s.preSquare : s.postSquare
-        let a = list.pointee.floatChannel(0)
-        let b = channels == 2 ? list.pointee.floatChannel(1) : a
         for index in 0..<frameCount {
             let x = a[index]
             let y = b[index]
