@@ -34,6 +34,14 @@ let package = Package(
             path: "Benchmarks/Instruments",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .executableTarget(
+            name: "Effects",
+            dependencies: [
+                .product(name: "AulosEngine", package: "Aulos"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/Effects",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(
             name: "FullRig",
             dependencies: [
                 .product(name: "AulosEngine", package: "Aulos"),

@@ -6,7 +6,9 @@ import AulosMIDI
 import AulosUnits
 
 /// The graph a rig set describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus
-/// → (master EQ) → the output. Every rig of a set is built up front on its own mixer buses, so a program
+/// → (master EQ) → (master effects) → the output. With return buses, the parts' mixer also has a send output
+/// per return, each through its effects into a master mixer with the mix: parts mixer → master mixer (the
+/// output volume) → master EQ → master effects → output. Every rig of a set is built up front on its own mixer buses, so a program
 /// change that switches rigs changes only the routing (and the output volume and master EQ, which glide):
 /// no unit is built or torn down while the audio runs, and the rig left behind rings out.
 ///
@@ -37,13 +39,24 @@ public final class PlaybackRig {
     public let graph: AudioGraph
     public let parts: [LoadedPart]
     public let instruments: [any MusicDevice]
+    /// The parts' mixer: a bus per part, and a send output per return bus.
     public let mixer: MultichannelMixerUnit
+    /// The mixer whose output volume is the rig's: the master mixer when there are returns, else `mixer`.
+    public let outputMixer: MultichannelMixerUnit
+    /// The return buses as built, in send order (send k is the parts mixer's output k + 1), and their effects.
+    public let returns: [(bus: ReturnBus, units: [StereoEffectUnit])]
+    /// The master insert chain's units, after the master EQ.
+    public let masterEffects: [StereoEffectUnit]
     /// The master EQ, once the set (or `setMasterEQ`) asked for one; `masterEQInFlow` says whether it is
     /// in the signal path now.
     public private(set) var masterEQ: IPodEQUnit?
     public private(set) var masterEQInFlow = false
     private var masterEQNode: NodeID?
     private let mixerNode: NodeID
+    /// The node whose output is the whole mix (the master mixer, or the parts mixer without returns), and
+    /// the node the master EQ feeds (the first master effect, or the output).
+    private let mixNode: NodeID
+    private let afterEQNode: NodeID
     private let outputNode: NodeID
     private let units: RigUnits
     /// Plays a file's events by sample time.
@@ -128,10 +141,22 @@ public final class PlaybackRig {
         // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments.
         let inputBus = session?.inputDevice == nil ? nil : Element(rig.parts.count)
         try mixer.set(.elementCount, UInt32(rig.parts.count + (inputBus == nil ? 0 : 1)), scope: .input)
+        // Return buses: every rig's, by name (the first definition of a name wins), one send each.
+        var returnBuses: [ReturnBus] = []
+        for entry in set.entries {
+            for bus in entry.rig.returns where !returnBuses.contains(where: { $0.name == bus.name }) {
+                returnBuses.append(bus)
+            }
+        }
+        guard returnBuses.count <= MultichannelMixerUnit.maximumSends else {
+            throw RigError(
+                "\(returnBuses.count) return buses; a rig\(set.entries.count > 1 ? " set" : "") has at most "
+                    + "\(MultichannelMixerUnit.maximumSends)")
+        }
+        if !returnBuses.isEmpty { try mixer.set(.elementCount, UInt32(1 + returnBuses.count), scope: .output) }
         try units.configure(mixer)
         try units.configure(try graph.unit(for: outputNode))
         if session == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
-        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: first.volume)
 
         let partRigs = set.entries.enumerated().flatMap { index, entry in entry.rig.parts.map { _ in index } }
         var parts: [LoadedPart] = []
@@ -145,12 +170,51 @@ public final class PlaybackRig {
         self.parts = parts
         instruments = parts.map(\.instrument)
         self.prelude = prelude
+        // Each part's sends, by return name, on its own bus.
+        for loaded in parts {
+            for (name, level) in loaded.part.sends {
+                guard let send = returnBuses.firstIndex(where: { $0.name == name }) else {
+                    throw RigError(
+                        "\(loaded.part.source.prefix)part '\(loaded.part.name)': no return '\(name)' (this rig has "
+                            + "\(returnBuses.isEmpty ? "no returns" : returnBuses.map(\.name).joined(separator: ", ")))"
+                    )
+                }
+                try mixer.setParameter(
+                    MultichannelMixerUnit.Parameter.sendLevel(send), scope: .input, element: loaded.bus, value: level)
+            }
+        }
 
-        // One master EQ serves every rig of the set that has one ("Flat", transparent, for those without).
+        // Returns: send k → its effects → the master mixer's input k + 1, beside the mix on input 0.
+        var builtReturns: [(bus: ReturnBus, units: [StereoEffectUnit])] = []
+        if returnBuses.isEmpty {
+            (mixNode, outputMixer) = (mixerNode, mixer)
+        } else {
+            let masterNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
+            let master = try graph.unit(for: masterNode) as! MultichannelMixerUnit
+            try master.set(.elementCount, UInt32(1 + returnBuses.count), scope: .input)
+            try units.configure(master)
+            try graph.connectNodeInput(mixerNode, sourceOutput: 0, masterNode, destinationInput: 0)
+            for (index, bus) in returnBuses.enumerated() {
+                let chain = try units.addChain(bus.effects, after: mixerNode, sourceOutput: Element(1 + index))
+                try graph.connectNodeInput(
+                    chain.last, sourceOutput: chain.lastOutput, masterNode, destinationInput: Element(1 + index))
+                builtReturns.append((bus, chain.units))
+            }
+            (mixNode, outputMixer) = (masterNode, master)
+        }
+        returns = builtReturns
+        try outputMixer.setParameter(
+            MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: first.volume)
+
+        // One master EQ serves every rig of the set that has one ("Flat", transparent, for those without),
+        // then the first rig's master effects.
         let master =
-            set.entries.contains { $0.rig.eq != nil } ? try units.addEQ(first.eq ?? "Flat", after: mixerNode) : nil
+            set.entries.contains { $0.rig.eq != nil } ? try units.addEQ(first.eq ?? "Flat", after: mixNode) : nil
         (masterEQNode, masterEQ, masterEQInFlow) = (master?.0, master?.1, master != nil)
-        try graph.connectNodeInput(master?.0 ?? mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
+        let masterChain = try units.addChain(first.masterEffects, after: master?.0 ?? mixNode)
+        masterEffects = masterChain.units
+        afterEQNode = masterChain.first ?? outputNode
+        try graph.connectNodeInput(masterChain.last, sourceOutput: 0, outputNode, destinationInput: 0)
         if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
             try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
             try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)
@@ -184,7 +248,8 @@ public final class PlaybackRig {
     /// Rig `index`'s output volume and master EQ (after a switch). Both glide.
     public func applyOutputSettings(ofRig index: Int) throws(AudioUnitError) {
         let entry = set.entries[index].rig
-        try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: entry.volume)
+        try outputMixer.setParameter(
+            MultichannelMixerUnit.Parameter.volume, scope: .output, element: 0, value: entry.volume)
         try masterEQ?.selectPreset(entry.eq ?? "Flat")
     }
 
@@ -219,14 +284,14 @@ public final class PlaybackRig {
             }
             try masterEQ!.selectPreset(preset)
             guard !masterEQInFlow, let node = masterEQNode else { return }
-            try graph.disconnectNodeInput(outputNode, destinationInput: 0)
-            try graph.connectNodeInput(mixerNode, sourceOutput: 0, node, destinationInput: 0)
-            try graph.connectNodeInput(node, sourceOutput: 0, outputNode, destinationInput: 0)
+            try graph.disconnectNodeInput(afterEQNode, destinationInput: 0)
+            try graph.connectNodeInput(mixNode, sourceOutput: 0, node, destinationInput: 0)
+            try graph.connectNodeInput(node, sourceOutput: 0, afterEQNode, destinationInput: 0)
         } else {
             guard masterEQInFlow, let node = masterEQNode else { return }
             try graph.disconnectNodeInput(node, destinationInput: 0)
-            try graph.disconnectNodeInput(outputNode, destinationInput: 0)
-            try graph.connectNodeInput(mixerNode, sourceOutput: 0, outputNode, destinationInput: 0)
+            try graph.disconnectNodeInput(afterEQNode, destinationInput: 0)
+            try graph.connectNodeInput(mixNode, sourceOutput: 0, afterEQNode, destinationInput: 0)
         }
         masterEQInFlow = preset != nil
         try graph.update()

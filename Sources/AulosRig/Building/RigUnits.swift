@@ -37,6 +37,32 @@ struct RigUnits {
         return (node, unit)
     }
 
+    /// An effect chain fed by output `sourceOutput` of `source`: each effect built, set up as its spec says
+    /// and connected after the one before. Returns the first node (nil for an empty chain), the last node
+    /// (`source` itself for an empty chain) and the units in order.
+    func addChain(_ specs: [EffectSpec], after source: NodeID, sourceOutput: Element = 0) throws -> (
+        first: NodeID?, last: NodeID, lastOutput: Element, units: [StereoEffectUnit]
+    ) {
+        var (last, lastOutput) = (source, sourceOutput)
+        var first: NodeID?
+        var units: [StereoEffectUnit] = []
+        for spec in specs {
+            let node = try graph.addNode(spec.kind.componentDescription)
+            let unit = try graph.unit(for: node) as! StereoEffectUnit
+            try configure(unit)
+            do {
+                try spec.apply(to: unit)
+            } catch {
+                throw RigError(spec.source.prefix + error.message)
+            }
+            try graph.connectNodeInput(last, sourceOutput: lastOutput, node, destinationInput: 0)
+            (last, lastOutput) = (node, 0)
+            first = first ?? node
+            units.append(unit)
+        }
+        return (first, last, lastOutput, units)
+    }
+
     /// One part: its instrument with its sound, its EQ, its mixer bus set to the part's volume, pan and
     /// state. Returns the part and, for a sampler with a program, that program on each of its channels.
     func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, arpeggio: Arpeggio?) throws -> (

@@ -34,7 +34,7 @@ extension Rig {
         }
         let reader = RigReader(file: file)
         let keys = try reader.keys(
-            mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls"], at: "")
+            mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls", "returns"], at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] {
             sampleRate = Double(try reader.integer(node, "sample-rate", in: 8000...192_000))
@@ -44,9 +44,10 @@ extension Rig {
             guard let outputMapping = output.mapping else {
                 throw reader.error(output, "output", "must be a mapping (volume, eq)")
             }
-            let outputKeys = try reader.keys(outputMapping, allowed: ["volume", "eq"], at: "output.")
+            let outputKeys = try reader.keys(outputMapping, allowed: ["volume", "eq", "effects"], at: "output.")
             if let node = outputKeys["volume"] { volume = Float(try reader.number(node, "output.volume", in: 0...2)) }
             if let node = outputKeys["eq"] { eq = try reader.eqPreset(node, "output.eq") }
+            if let node = outputKeys["effects"] { masterEffects = try reader.effects(node, "output.effects") }
         }
         guard let partsNode = keys["parts"] else {
             throw RigError("\(file):\((root.mark?.line ?? 1)): missing 'parts'")
@@ -66,7 +67,7 @@ extension Rig {
                 partMapping,
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
-                    "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity",
+                    "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -104,6 +105,15 @@ extension Rig {
                 part.transpose = try reader.integer(n, at + ".transpose", in: -48...48)
             }
             if let n = partKeys["velocity"] { part.velocity = try reader.velocityCurve(n, at + ".velocity") }
+            if let n = partKeys["sends"] {
+                guard let sendMapping = n.mapping else {
+                    throw reader.error(n, at + ".sends", "must be a mapping of return names to levels 0…1")
+                }
+                for (key, value) in sendMapping {
+                    let name = try reader.string(key, at + ".sends")
+                    part.sends[name] = Float(try reader.number(value, at + ".sends.\(name)", in: 0...1))
+                }
+            }
             if part.instrument == .synth, part.soundFont != nil {
                 throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
             }
@@ -116,6 +126,17 @@ extension Rig {
         }
         self.parts = parts
         if let n = keys["controls"] { controls = try reader.controls(n) }
+        if let n = keys["returns"] { returns = try reader.returns(n) }
+        // Every send names a return of this rig.
+        for (index, part) in parts.enumerated() {
+            for name in part.sends.keys.sorted() where !returns.contains(where: { $0.name == name }) {
+                let known = returns.map(\.name)
+                throw reader.error(
+                    sequence[index], "parts[\(index)].sends",
+                    "no return '\(name)' (this rig has \(known.isEmpty ? "no returns" : known.joined(separator: ", ")))"
+                )
+            }
+        }
         let names = parts.map { $0.name.lowercased() }
         if let duplicate = names.enumerated().first(where: { names.firstIndex(of: $0.element) != $0.offset }) {
             throw reader.error(
@@ -331,6 +352,73 @@ extension RigReader {
             throw error(node, key, "the low note \(notes[0]) is above the high note \(notes[1])")
         }
         return notes[0]...notes[1]
+    }
+
+    /// `returns:` — a list of {name, effects}.
+    func returns(_ node: Node) throws(RigError) -> [ReturnBus] {
+        guard let sequence = node.sequence else { throw error(node, "returns", "must be a list of {name, effects}") }
+        var result: [ReturnBus] = []
+        for (index, item) in sequence.enumerated() {
+            let at = "returns[\(index)]"
+            guard let mapping = item.mapping else { throw error(item, at, "must be a mapping (name, effects)") }
+            let fields = try keys(mapping, allowed: ["name", "effects"], at: at + ".")
+            guard let nameNode = fields["name"] else { throw error(item, at, "missing 'name'") }
+            let name = try string(nameNode, at + ".name")
+            if result.contains(where: { $0.name == name }) {
+                throw error(nameNode, at + ".name", "'\(name)' is used twice")
+            }
+            var bus = ReturnBus(
+                name: name,
+                effects: try fields["effects"].map { n throws(RigError) in
+                    try effects(n, at + ".effects")
+                } ?? [])
+            bus.source = location(item)
+            result.append(bus)
+        }
+        return result
+    }
+
+    /// An effect chain: a list of {unit, preset, parameters}, each checked against the unit it names.
+    func effects(_ node: Node, _ key: String) throws(RigError) -> [EffectSpec] {
+        guard let sequence = node.sequence else {
+            throw error(node, key, "must be a list of effects ({unit: reverb|chorus|delay, preset, parameters})")
+        }
+        var chain: [EffectSpec] = []
+        for (index, item) in sequence.enumerated() {
+            let at = "\(key)[\(index)]"
+            guard let mapping = item.mapping else {
+                throw error(item, at, "must be a mapping (unit, preset, parameters)")
+            }
+            let fields = try keys(mapping, allowed: ["unit", "preset", "parameters"], at: at + ".")
+            guard let unitNode = fields["unit"] else { throw error(item, at, "missing 'unit' (reverb, chorus, delay)") }
+            let unitName = try string(unitNode, at + ".unit")
+            guard let kind = EffectKind(rawValue: unitName.lowercased()) else {
+                throw error(
+                    unitNode, at + ".unit",
+                    "unknown effect '\(unitName)' (\(EffectKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            var spec = EffectSpec(kind: kind)
+            if let n = fields["preset"] { spec.preset = try string(n, at + ".preset") }
+            if let n = fields["parameters"] {
+                guard let parameters = n.mapping else {
+                    throw error(n, at + ".parameters", "must be a mapping of parameter names to numbers")
+                }
+                for (nameNode, valueNode) in parameters {
+                    let name = try string(nameNode, at + ".parameters")
+                    spec.parameters.append(
+                        (name, Float(try number(valueNode, at + ".parameters.\(name)", in: -1e9...1e9))))
+                }
+            }
+            spec.source = location(item)
+            // Checked here, against a unit of the kind, so a wrong preset, name or value names the line.
+            do {
+                try spec.apply(to: kind.makeUnit())
+            } catch let problem {
+                throw error(item, at, problem.message)
+            }
+            chain.append(spec)
+        }
+        return chain
     }
 
     func controls(_ node: Node) throws(RigError) -> [ControlMapping] {

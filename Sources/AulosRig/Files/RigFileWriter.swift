@@ -16,6 +16,20 @@ extension Rig {
             "  volume: \(volume.clean)",
         ]
         if let eq { lines.append("  eq: \(quote(eq))") }
+        if !masterEffects.isEmpty {
+            lines.append("  effects:")
+            lines += masterEffects.flatMap { $0.yamlLines(indent: "    ") }
+        }
+        if !returns.isEmpty {
+            lines.append("returns:")
+            for bus in returns {
+                lines.append("  - name: \(quote(bus.name))")
+                if !bus.effects.isEmpty {
+                    lines.append("    effects:")
+                    lines += bus.effects.flatMap { $0.yamlLines(indent: "      ") }
+                }
+            }
+        }
         lines.append("parts:")
         for part in parts {
             lines.append("  - name: \(quote(part.name))")
@@ -31,6 +45,10 @@ extension Rig {
             if part.keys != 0...127 { lines.append("    keys: [\(part.keys.lowerBound), \(part.keys.upperBound)]") }
             if part.transpose != 0 { lines.append("    transpose: \(part.transpose)") }
             if part.velocity != .linear { lines.append("    velocity: \(part.velocity.yamlValue)") }
+            if !part.sends.isEmpty {
+                let sends = part.sends.sorted { $0.key < $1.key }.map { "\(quote($0.key)): \($0.value.clean)" }
+                lines.append("    sends: {\(sends.joined(separator: ", "))}")
+            }
         }
         if !controls.isEmpty {
             lines.append("controls:")
@@ -56,6 +74,19 @@ extension ControlMapping {
         lines.append("    target: \(Rig.quoted(target))")
         if let minimum { lines.append("    min: \(minimum)") }
         if let maximum { lines.append("    max: \(maximum)") }
+        return lines
+    }
+}
+
+extension EffectSpec {
+    /// The effect as a list item at `indent`: unit, preset, then parameters in the order given.
+    func yamlLines(indent: String) -> [String] {
+        var lines = ["\(indent)- unit: \(kind.rawValue)"]
+        if let preset { lines.append("\(indent)  preset: \(Rig.quoted(preset))") }
+        if !parameters.isEmpty {
+            lines.append("\(indent)  parameters:")
+            lines += parameters.map { "\(indent)    \(Rig.quoted($0.name)): \($0.value.clean)" }
+        }
         return lines
     }
 }

@@ -5,7 +5,8 @@ public enum InstrumentChoice: String, Sendable, CaseIterable {
 
 /// A rig: the whole playing setup as a file a person can read and edit (YAML, documented in docs/rigs.md).
 /// Instruments ("parts") with their MIDI channels and sounds, each on a mixer bus with volume and pan (and
-/// optionally its own EQ), then the output volume and a master EQ.
+/// optionally its own EQ) and sends to return buses with effects, then the output volume, a master EQ and
+/// a master effect chain.
 ///
 /// Threads: control side.
 public struct Rig: Equatable, Sendable {
@@ -30,6 +31,8 @@ public struct Rig: Equatable, Sendable {
         /// Semitones added to every note this part plays.
         public var transpose = 0
         public var velocity = VelocityCurve.linear
+        /// Send levels (0…1) to the rig's return buses, by return name; after the part's fader.
+        public var sends: [String: Float] = [:]
         /// Where the part was read from, for errors found when the rig is built.
         public var source = SourceLocation.none
 
@@ -49,6 +52,10 @@ public struct Rig: Equatable, Sendable {
     public var parts: [Part]
     /// Controllers routed to unit parameters while this rig plays.
     public var controls: [ControlMapping] = []
+    /// Return buses the parts send to (a reverb, a chorus…), each with its effects, summed into the master.
+    public var returns: [ReturnBus] = []
+    /// The master insert chain, after the master EQ.
+    public var masterEffects: [EffectSpec] = []
 
     public init(name: String, parts: [Part]) {
         self.name = name

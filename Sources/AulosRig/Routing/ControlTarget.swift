@@ -67,8 +67,8 @@ public struct ControlTarget: @unchecked Sendable {
             switch parameterName {
             case "volume":
                 return ControlTarget(
-                    name: "output.volume", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.volume, .output, 0),
-                    range: 0...2)
+                    name: "output.volume",
+                    kind: .parameter(rig.outputMixer, MultichannelMixerUnit.Parameter.volume, .output, 0), range: 0...2)
             case "eq":
                 guard let eq = rig.masterEQ else {
                     throw RigError("output.eq: this rig has no master EQ (give the rig an output eq)")
@@ -99,6 +99,13 @@ public struct ControlTarget: @unchecked Sendable {
             return ControlTarget(
                 name: "\(name).enabled", kind: .parameter(mixer, MultichannelMixerUnit.Parameter.enable, .input, bus),
                 range: 0...1)
+        case _
+        where parameterName.hasPrefix("send")
+            && rig.returns.contains(where: { "send" + normalized($0.bus.name) == parameterName }):
+            let send = rig.returns.firstIndex { "send" + normalized($0.bus.name) == parameterName }!
+            return ControlTarget(
+                name: "\(name).send-\(rig.returns[send].bus.name)",
+                kind: .parameter(mixer, MultichannelMixerUnit.Parameter.sendLevel(send), .input, bus), range: 0...1)
         case "eq":
             guard let eq = loaded.eq else {
                 throw RigError("\(name).eq: part '\(name)' has no EQ (give it an eq in the rig)")

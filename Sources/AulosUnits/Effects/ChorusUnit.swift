@@ -66,10 +66,16 @@ public final class ChorusUnit: StereoEffectUnit, @unchecked Sendable {
         let capacity = DelayLine.capacity(
             forDelay: Int(Self.longestMilliseconds * FeedbackDelayNetwork.maximumSampleRate / 1000) + 2)
         let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * capacity)
+        let sweeps = UnsafeMutablePointer<Float>.allocate(capacity: 16)
+        sweeps.initialize(repeating: 0, count: 16)
         let kernel = ChorusKernel(
             parameters: renderParameters, left: DelayLine(buffer: memory, capacity: capacity),
-            right: DelayLine(buffer: memory + capacity, capacity: capacity), sampleRate: Float(input.sampleRate))
-        return UnitKernel.make(kernel, render: ChorusKernel.render) { _ in memory.deallocate() }
+            right: DelayLine(buffer: memory + capacity, capacity: capacity), sampleRate: Float(input.sampleRate),
+            sweeps: sweeps)
+        return UnitKernel.make(kernel, render: ChorusKernel.render) { _ in
+            memory.deallocate()
+            sweeps.deallocate()
+        }
     }
 }
 
@@ -85,13 +91,23 @@ struct ChorusKernel {
     /// The LFO's phase (cycles), the sweep's centre in samples (gliding on a mode change), each voice's gain
     /// (fading as voices come and go), and the last wet output per channel (the feedback).
     var phase = 0.0
+    /// Per voice and side, the sweep's value now and its step per sample: the LFO is evaluated every 16
+    /// samples and followed linearly between (a straight line through a sine below 10 Hz differs from it by
+    /// less than 0.01 % of the depth), instead of eight sines a sample.
+    let sweeps: UnsafeMutablePointer<Float>
+    var sweepCountdown = 0
+    static let sweepPeriod = 16
     var base: Float = -1
     var voiceGain: (Float, Float, Float, Float) = (1, 0, 0, 0)
     var feedbackLeft: Float = 0
     var feedbackRight: Float = 0
 
-    init(parameters: ParameterKernel, left: DelayLine, right: DelayLine, sampleRate: Float) {
+    init(
+        parameters: ParameterKernel, left: DelayLine, right: DelayLine, sampleRate: Float,
+        sweeps: UnsafeMutablePointer<Float>
+    ) {
         self.parameters = parameters
+        self.sweeps = sweeps
         self.left = left
         self.right = right
         self.sampleRate = sampleRate
@@ -140,8 +156,23 @@ struct ChorusKernel {
             // 1e-25: the feedback path never decays into denormal numbers.
             left.write(dryLeft + feedback * feedbackLeft + 1e-25)
             right.write(dryRight + feedback * feedbackRight + 1e-25)
-            phase += rate / Double(sampleRate)
-            if phase >= 1 { phase -= 1 }
+            if sweepCountdown == 0 {
+                // Values at this sample and 16 samples on, for each voice (left, right): slopes between.
+                sweepCountdown = Self.sweepPeriod
+                let ahead = rate * Double(Self.sweepPeriod) / Double(sampleRate)
+                for voice in 0..<4 {
+                    for side in 0..<2 {
+                        let at = phase + Double(voice) / 4 + (side == 1 ? 0.25 * Double(width) : 0)
+                        let now = Float(FastMath.sine(at))
+                        let next = Float(FastMath.sine(at + ahead))
+                        sweeps[4 * voice + 2 * side] = now
+                        sweeps[4 * voice + 2 * side + 1] = (next - now) / Float(Self.sweepPeriod)
+                    }
+                }
+                phase += ahead
+                if phase >= 1 { phase -= Double(Int(phase)) }
+            }
+            sweepCountdown -= 1
             var sumLeft: Float = 0
             var sumRight: Float = 0
             var totalGain: Float = 0
@@ -149,15 +180,18 @@ struct ChorusKernel {
                 let gain =
                     voice == 0 ? voiceGain.0 : voice == 1 ? voiceGain.1 : voice == 2 ? voiceGain.2 : voiceGain.3
                 if gain == 0 { continue }
-                let voicePhase = phase + Double(voice) / 4
-                let sweepLeft = Float(FastMath.sine(voicePhase))
-                let sweepRight = Float(FastMath.sine(voicePhase + 0.25 * Double(width)))
+                let sweepLeft = sweeps[4 * voice]
+                let sweepRight = sweeps[4 * voice + 2]
                 let longest = Float(left.longestDelay - 1)
                 let delayLeft = min(longest, max(1, base + depth * 0.5 * (1 + sweepLeft)))
                 let delayRight = min(longest, max(1, base + depth * 0.5 * (1 + sweepRight)))
                 sumLeft += gain * left.read(fractional: delayLeft)
                 sumRight += gain * right.read(fractional: delayRight)
                 totalGain += gain
+            }
+            for voice in 0..<4 {
+                sweeps[4 * voice] += sweeps[4 * voice + 1]
+                sweeps[4 * voice + 2] += sweeps[4 * voice + 3]
             }
             // Voices sum to a constant level however many play.
             let scale = 1 / Float(FastMath.squareRoot(Double(max(1, totalGain))))

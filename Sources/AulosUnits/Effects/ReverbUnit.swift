@@ -154,25 +154,43 @@ struct ReverbKernel {
         let widthSlot = Int(ReverbUnit.Parameter.width.rawValue)
         let mixSlot = Int(ReverbUnit.Parameter.mix.rawValue)
         let start = timeStamp.pointee.sampleTime
-        for frame in 0..<frameCount {
+        var frame = 0
+        // In segments that end at every 16th frame of absolute time (where the coefficients follow the
+        // parameters) and at scheduled parameter events.
+        while frame < frameCount {
             parameters.applyEvents(dueAt: frame)
-            // Coefficients follow the parameters every 16 frames of absolute time.
-            if (start + Int64(frame)) & 15 == 0 {
+            let absolute = start + Int64(frame)
+            if absolute & 15 == 0 {
                 let wanted = settings()
                 if !(wanted == network.settings) { network.configure(wanted) }
             }
-            let width = parameters.next(widthSlot)
-            let wet = parameters.next(mixSlot) / 100
-            for slot in 0..<parameters.slotCount where slot != widthSlot && slot != mixSlot {
-                _ = parameters.next(slot)
+            let end = min(
+                frame + 16 - Int(absolute & 15), parameters.nextEventOffset(after: frame, frameCount: frameCount))
+            var steady = true
+            for slot in 0..<parameters.slotCount where !parameters.isSteady(slot) {
+                steady = false
+                break
             }
-            let (dryLeft, dryRight) = (left[frame], right[frame])
-            let (reverbLeft, reverbRight) = network.process(dryLeft, dryRight)
-            // Width: the wet signal's side (L − R) scaled, its mid (L + R) kept.
-            let mid = (reverbLeft + reverbRight) * 0.5
-            let side = (reverbLeft - reverbRight) * 0.5 * width
-            left[frame] = dryLeft + wet * (mid + side - dryLeft)
-            right[frame] = dryRight + wet * (mid - side - dryRight)
+            for index in frame..<end {
+                // Width and mix glide per sample while they move; everything else is read at the ticks.
+                var width = parameters.value(widthSlot)
+                var wet = parameters.value(mixSlot) / 100
+                if !steady {
+                    width = parameters.next(widthSlot)
+                    wet = parameters.next(mixSlot) / 100
+                    for slot in 0..<parameters.slotCount where slot != widthSlot && slot != mixSlot {
+                        _ = parameters.next(slot)
+                    }
+                }
+                let (dryLeft, dryRight) = (left[index], right[index])
+                let (reverbLeft, reverbRight) = network.process(dryLeft, dryRight)
+                // Width: the wet signal's side (L − R) scaled, its mid (L + R) kept.
+                let mid = (reverbLeft + reverbRight) * 0.5
+                let side = (reverbLeft - reverbRight) * 0.5 * width
+                left[index] = dryLeft + wet * (mid + side - dryLeft)
+                right[index] = dryRight + wet * (mid - side - dryRight)
+            }
+            frame = end
         }
         parameters.endSlice(frameCount: frameCount)
         return 0

@@ -1,0 +1,108 @@
+import AulosCore
+import AulosUnits
+
+/// One of Aulos's effect units, as a rig names it.
+public enum EffectKind: String, Sendable, CaseIterable {
+    case reverb, chorus, delay
+
+    public var componentDescription: ComponentDescription {
+        switch self {
+        case .reverb: ReverbUnit.componentDescription
+        case .chorus: ChorusUnit.componentDescription
+        case .delay: DelayUnit.componentDescription
+        }
+    }
+
+    /// A fresh unit of this kind (control thread): what a rig builds, and what the reader asks for presets
+    /// and parameters.
+    public func makeUnit() -> StereoEffectUnit {
+        switch self {
+        case .reverb: ReverbUnit()
+        case .chorus: ChorusUnit()
+        case .delay: DelayUnit()
+        }
+    }
+}
+
+/// An effect in a rig: its unit, a factory preset, then parameter values by name (`decay-time: 2.5`).
+///
+/// Threads: a value.
+public struct EffectSpec: Equatable, Sendable {
+    public var kind: EffectKind
+    public var preset: String?
+    /// Parameter values in the order written, by the parameter's name (any case, spaces or dashes).
+    public var parameters: [(name: String, value: Float)]
+    public var source = SourceLocation.none
+
+    public init(kind: EffectKind, preset: String? = nil, parameters: [(name: String, value: Float)] = []) {
+        self.kind = kind
+        self.preset = preset
+        self.parameters = parameters
+    }
+
+    public static func == (a: EffectSpec, b: EffectSpec) -> Bool {
+        a.kind == b.kind && a.preset == b.preset && a.parameters.elementsEqual(b.parameters) { $0 == $1 }
+    }
+
+    /// Spelling-insensitive names: "Decay Time", "decay-time" and "decay_time" are one parameter.
+    static func normalized(_ text: some StringProtocol) -> String {
+        String(text.lowercased().filter { $0 != " " && $0 != "-" && $0 != "_" && $0 != "/" })
+    }
+
+    /// The unit's parameter called `name`, or an error listing the names it has.
+    public static func parameter(named name: String, in unit: AudioUnit) throws(RigError) -> ParameterInfo {
+        let list = (try? unit.get(.parameterList, scope: .global)) ?? []
+        let infos = list.compactMap { try? unit.parameterInfo($0) }
+        if let info = infos.first(where: { normalized($0.name) == normalized(name) }) { return info }
+        // Short names: the first or last word of one parameter's name ("mix" for Dry/Wet Mix, "decay" for
+        // Decay Time), when no other parameter shares it.
+        let words = infos.filter { info in
+            let parts = info.name.split { $0 == " " || $0 == "/" }
+            return [parts.first, parts.last].compactMap { $0 }.contains { normalized($0) == normalized(name) }
+        }
+        if words.count == 1 { return words[0] }
+        throw RigError(
+            "\(unit.name) has no parameter '\(name)' (it has \(infos.map { dashed($0.name) }.joined(separator: ", ")))")
+    }
+
+    /// A parameter's name as rig files write it: "Decay Time" → "decay-time".
+    public static func dashed(_ name: String) -> String {
+        name.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "-")
+            .filter { $0.isLetter || $0.isNumber || $0 == "-" }
+    }
+
+    /// Sets up `unit` as this spec says: the preset first, then each parameter (checked against its range).
+    public func apply(to unit: StereoEffectUnit) throws(RigError) {
+        if let preset {
+            guard let match = unit.factoryPresets.first(where: { Self.normalized($0.name) == Self.normalized(preset) })
+            else {
+                throw RigError(
+                    "\(kind.rawValue) has no preset '\(preset)' (it has "
+                        + "\(unit.factoryPresets.map(\.name).joined(separator: ", ")))")
+            }
+            do { try unit.applyPreset(match) } catch { throw RigError(error.detail) }
+        }
+        for (name, value) in parameters {
+            let info = try Self.parameter(named: name, in: unit)
+            guard (info.minValue...info.maxValue).contains(value) else {
+                let range = "\(info.minValue.clean)…\(info.maxValue.clean)"
+                throw RigError("\(kind.rawValue) \(Self.dashed(info.name)) must be \(range), not \(value.clean)")
+            }
+            do { try unit.setParameter(info.id, value: value) } catch { throw RigError(error.detail) }
+        }
+    }
+}
+
+/// A return bus: what parts send to by name, its effects in order, then on to the master.
+///
+/// Threads: a value.
+public struct ReturnBus: Equatable, Sendable {
+    public var name: String
+    public var effects: [EffectSpec]
+    public var source = SourceLocation.none
+
+    public init(name: String, effects: [EffectSpec]) {
+        self.name = name
+        self.effects = effects
+    }
+}
