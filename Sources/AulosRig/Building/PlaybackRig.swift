@@ -8,9 +8,10 @@ import AulosUnits
 /// The graph a rig set describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus
 /// → (master EQ) → (master effects) → the output. With return buses, the parts' mixer also has a send output
 /// per return, each through its effects into a master mixer with the mix: parts mixer → master mixer (the
-/// output volume) → master EQ → master effects → output. Every rig of a set is built up front on its own mixer buses, so a program
-/// change that switches rigs changes only the routing (and the output volume and master EQ, which glide):
-/// no unit is built or torn down while the audio runs, and the rig left behind rings out.
+/// output volume) → master EQ → master effects → output. Every rig of a set is built up front on its own
+/// mixer buses, so a program change that switches rigs changes only the routing (and the output volume and
+/// master EQ, which glide): no unit is built or torn down while the audio runs, and the rig left behind
+/// rings out.
 ///
 /// MIDI reaches the instruments three ways, each a pre-render notification: a `MIDITimelinePlayer` plays a
 /// known sequence (a file) by sample time, a `MIDIScheduler` takes events the control thread schedules as it
