@@ -101,6 +101,9 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         let rig = try runAulos(["graph", "--rig", repositoryRoot + "/presets/rigs/band.yaml"])
         #expect(rig.status == 0, "\(rig.stderr)")
         #expect(rig.stdout.contains("'aumx' 'mcmx' 'Auls'"))
+        // The band's returns: the parts mixer's sends through a reverb and a chorus into the master mixer.
+        #expect(rig.stdout.contains("'aufx' 'rvrb' 'Auls', Aulos: Reverb"))
+        #expect(rig.stdout.contains("← node 2 output 2"), "\(rig.stdout)")
     }
 
     /// `aulos play` end to end through alsa-lib: a file PCM (over null) named in an --alsa-config file.
