@@ -58,17 +58,31 @@ public struct DelayLine: BitwiseCopyable, @unchecked Sendable {
     /// within 0.5…1.5 samples, where the all-pass coefficient stays small (−0.2…0.33) and well behaved.
     @inline(__always) @_noAllocation @_noLocks
     public func read(allPass delay: Float, state: inout Float) -> Float {
+        let (whole, coefficient) = Self.allPassPosition(delay)
+        return read(allPassAt: whole, coefficient: coefficient, state: &state)
+    }
+
+    /// `read(allPass:state:)` with the position worked out once (`allPassPosition`) for a delay that holds
+    /// for a while: what a line read every sample at a slowly moving delay uses.
+    @inline(__always) @_noAllocation @_noLocks
+    public func read(allPassAt whole: Int, coefficient: Float, state: inout Float) -> Float {
+        let newer = buffer[(writeIndex - whole) & mask]
+        let older = buffer[(writeIndex - whole - 1) & mask]
+        state = coefficient * (newer - state) + older
+        return state
+    }
+
+    /// A delay as the all-pass interpolator reads it: whole samples, and the coefficient for the fraction
+    /// (kept within 0.5…1.5 samples).
+    @inline(__always) @_noAllocation @_noLocks
+    public static func allPassPosition(_ delay: Float) -> (whole: Int, coefficient: Float) {
         var whole = Int(delay)
         var fraction = delay - Float(whole)
         if fraction < 0.5 && whole > 0 {
             fraction += 1
             whole -= 1
         }
-        let coefficient = (1 - fraction) / (1 + fraction)
-        let newer = buffer[(writeIndex - whole) & mask]
-        let older = buffer[(writeIndex - whole - 1) & mask]
-        state = coefficient * (newer - state) + older
-        return state
+        return (whole, (1 - fraction) / (1 + fraction))
     }
 
     /// Silence.

@@ -83,6 +83,14 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
     let wobble: UnsafeMutablePointer<Float>
     var modulationCountdown = 0
     static let modulationPeriod = 16
+    /// Each line's read position as the all-pass interpolator uses it (whole samples and coefficient),
+    /// recomputed only when a read position moves: at the modulation ticks, and while a length or the
+    /// modulation depth glides (`readsMoving`).
+    let readWhole: UnsafeMutablePointer<Int>
+    let readCoefficient: UnsafeMutablePointer<Float>
+    var readsMoving = true
+    /// The lines' filtered outputs this sample, in order (scratch).
+    let taps: UnsafeMutablePointer<Float>
     var preDelay: Float = 0
     var targetPreDelay: Float = 0
     var diffusion: Float = 0
@@ -138,6 +146,10 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
         phase = .allocate(capacity: Self.lineCount)
         phaseStep = .allocate(capacity: Self.lineCount)
         wobble = floats(0)
+        readCoefficient = floats(0)
+        taps = floats(0)
+        readWhole = .allocate(capacity: Self.lineCount)
+        readWhole.initialize(repeating: 1, count: Self.lineCount)
         baseLength = .allocate(capacity: Self.lineCount)
         for index in 0..<Self.lineCount {
             baseLength[index] = Self.lineMilliseconds[index] * self.sampleRate / 1000
@@ -155,9 +167,12 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
         lines.deallocate()
         diffusers.deinitialize(count: 8)
         diffusers.deallocate()
-        for pointer in [length, targetLength, lossGain, lossPole, lossState, interpolation, wobble] {
+        for pointer in [
+            length, targetLength, lossGain, lossPole, lossState, interpolation, wobble, readCoefficient, taps,
+        ] {
             pointer.deallocate()
         }
+        readWhole.deallocate()
         phase.deallocate()
         phaseStep.deallocate()
         baseLength.deallocate()
@@ -231,6 +246,7 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
         if diffusion != targetDiffusion { diffusion = Self.glide(diffusion, toward: targetDiffusion, by: 1.0 / 4096) }
         if modulationDepth != targetModulationDepth {
             modulationDepth = Self.glide(modulationDepth, toward: targetModulationDepth, by: 1.0 / 256)
+            readsMoving = true
         }
         preDelayLeft.write(left)
         preDelayRight.write(right)
@@ -249,14 +265,6 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
             inRight = diffusers[4 + index].process(inRight, gain: diffusion)
         }
         // Read each line (modulated), through its loss filter.
-        var x0: Float = 0
-        var x1: Float = 0
-        var x2: Float = 0
-        var x3: Float = 0
-        var x4: Float = 0
-        var x5: Float = 0
-        var x6: Float = 0
-        var x7: Float = 0
         if modulationCountdown == 0 {
             modulationCountdown = Self.modulationPeriod
             for index in 0..<Self.lineCount {
@@ -264,31 +272,34 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
                 if phase[index] >= 1 { phase[index] -= 1 }
                 wobble[index] = Float(FastMath.sine(phase[index]))
             }
+            readsMoving = true
         }
         modulationCountdown -= 1
-        for index in 0..<Self.lineCount {
-            if length[index] != targetLength[index] {
-                length[index] = Self.glide(length[index], toward: targetLength[index])
+        if readsMoving {
+            readsMoving = false
+            for index in 0..<Self.lineCount {
+                if length[index] != targetLength[index] {
+                    length[index] = Self.glide(length[index], toward: targetLength[index])
+                    readsMoving = true
+                }
+                let delay = length[index] - 1 - modulationDepth + modulationDepth * wobble[index]
+                let (whole, coefficient) = DelayLine.allPassPosition(delay)
+                readWhole[index] = whole
+                readCoefficient[index] = coefficient
             }
-            let wobble = modulationDepth * self.wobble[index]
+        }
+        for index in 0..<Self.lineCount {
             // All-pass interpolation: unlike linear interpolation it loses nothing at high frequencies, which
             // would otherwise shorten the decay a little on every pass (12 % measured).
             let delayed = lines[index].read(
-                allPass: length[index] - 1 - modulationDepth + wobble, state: &interpolation[index])
+                allPassAt: readWhole[index], coefficient: readCoefficient[index], state: &interpolation[index])
             // 1e-25 keeps the loop out of denormals: a constant, so it adds no noise, only a floor near −480 dB.
             let filtered = lossGain[index] * delayed + lossPole[index] * lossState[index] + 1e-25
             lossState[index] = filtered
-            switch index {
-            case 0: x0 = filtered
-            case 1: x1 = filtered
-            case 2: x2 = filtered
-            case 3: x3 = filtered
-            case 4: x4 = filtered
-            case 5: x5 = filtered
-            case 6: x6 = filtered
-            default: x7 = filtered
-            }
+            taps[index] = filtered
         }
+        let (x0, x1, x2, x3) = (taps[0], taps[1], taps[2], taps[3])
+        let (x4, x5, x6, x7) = (taps[4], taps[5], taps[6], taps[7])
         // Two orthogonal sign patterns (rows of an 8 × 8 Hadamard matrix) tap the lines for left and right.
         let outLeft = (x0 - x1 + x2 - x3 + x4 - x5 + x6 - x7) * 0.35
         let outRight = (x0 + x1 - x2 - x3 + x4 + x5 - x6 - x7) * 0.35

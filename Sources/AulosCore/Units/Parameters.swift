@@ -189,15 +189,15 @@ public struct ParameterKernel: @unchecked Sendable {
     }
 
     /// The value at the current frame.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func value(_ slot: Int) -> Float { states[slot].current }
 
     /// Whether the slot holds its value (no glide or ramp under way): `next` would return `value`.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func isSteady(_ slot: Int) -> Bool { states[slot].remaining == 0 }
 
     /// Returns the value at the current frame and advances the slot by one frame.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func next(_ slot: Int) -> Float {
         let value = states[slot].current
         if states[slot].remaining > 0 {
