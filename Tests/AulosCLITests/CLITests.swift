@@ -81,6 +81,10 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         #expect(result.stdout.contains("AulosGM.sf2"))
         #expect(result.stdout.contains("21: Vocal Booster"))
         #expect(result.stdout.contains("band.yaml: Band, 4 parts"))
+        // The effects a rig's returns and master chain can name, with their presets and parameters.
+        #expect(result.stdout.contains("  reverb: Room, Hall, Plate, Chamber, Cathedral, FluidSynth\n"))
+        #expect(result.stdout.contains("    decay-time           0.1…30, 2\n"))
+        #expect(result.stdout.contains("sync-kind            0…2, 0 (straight, dotted, triplet)"))
     }
 
     @Test func graphPrintsTheDefaultRig() throws {

@@ -29,7 +29,7 @@ public final class ReverbUnit: StereoEffectUnit, @unchecked Sendable {
             id: Parameter.preDelay.id, name: "Pre-delay", unit: .milliseconds, range: 0...500, defaultValue: 10),
         ParameterInfo(id: Parameter.size.id, name: "Size", unit: .generic, range: 0.25...2, defaultValue: 1),
         ParameterInfo(
-            id: Parameter.damping.id, name: "Damping (HF decay ratio)", unit: .generic, range: 0.05...1,
+            id: Parameter.damping.id, name: "Damping", unit: .generic, range: 0.05...1,
             defaultValue: 0.5),
         ParameterInfo(id: Parameter.diffusion.id, name: "Diffusion", unit: .generic, range: 0...1, defaultValue: 0.7),
         ParameterInfo(id: Parameter.modulation.id, name: "Modulation", unit: .generic, range: 0...1, defaultValue: 0.3),

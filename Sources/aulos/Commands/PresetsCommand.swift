@@ -3,11 +3,11 @@ import AulosCore
 import AulosRig
 import AulosUnits
 
-/// `aulos presets`: what there is to choose from — synth presets and parameters, EQ curves, factory rigs.
+/// `aulos presets`: what there is to choose from — synth presets and parameters, EQ curves, effects, factory rigs.
 struct PresetsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "presets",
-        abstract: "List synth presets and parameters, EQ presets and factory rigs.")
+        abstract: "List synth presets and parameters, EQ presets, effect presets and parameters, and factory rigs.")
 
     func run() throws {
         let presets = SearchPaths.synthPresets
@@ -26,6 +26,20 @@ struct PresetsCommand: ParsableCommand {
         }
         print("EQ presets (iPod-style, docs/eq-presets.md):")
         for (number, curve) in IPodEQUnit.curves.enumerated() { print("  \(number): \(curve.name)") }
+        print("Effects for rig returns and output.effects (docs/rigs.md): presets; parameters (range, default):")
+        for kind in EffectKind.allCases {
+            let unit = kind.makeUnit()
+            print("  \(kind.rawValue): \(unit.factoryPresets.map(\.name).joined(separator: ", "))")
+            let infos = ((try? unit.get(.parameterList, scope: .global)) ?? []).compactMap {
+                try? unit.parameterInfo($0)
+            }
+            for info in infos {
+                let values = info.valueNames.isEmpty ? "" : " (" + info.valueNames.joined(separator: ", ") + ")"
+                print(
+                    "    \(EffectSpec.dashed(info.name).padding(to: 20)) "
+                        + "\(info.minValue.clean)…\(info.maxValue.clean), \(info.defaultValue.clean)\(values)")
+            }
+        }
         print("Rigs (presets/rigs):")
         for rig in RigLibrary.factory {
             print(
