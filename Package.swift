@@ -87,7 +87,8 @@ let package = Package(
         .testTarget(
             name: "AulosRealtimeTests", dependencies: ["AulosRealtime", "AulosTestSupport"],
             path: "Tests/AulosRealtimeTests"),
-        .testTarget(name: "AulosDSPTests", dependencies: ["AulosDSP"], path: "Tests/AulosDSPTests"),
+        .testTarget(
+            name: "AulosDSPTests", dependencies: ["AulosDSP", "AulosTestSupport"], path: "Tests/AulosDSPTests"),
         .testTarget(
             name: "AulosCoreTests",
             dependencies: ["AulosCore", "AulosUnits", "AulosTestSupport", "CAllocationCounter"],

@@ -1,4 +1,5 @@
 import AulosDSP
+import AulosTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -26,33 +27,6 @@ import Glibc
         return (left, right)
     }
 
-    /// RT60 by Schroeder backward integration (ISO 3382): the energy decay curve's slope between −5 and −35 dB,
-    /// extrapolated to 60 dB.
-    static func reverberationTime(_ response: [Float], sampleRate: Double = 48_000) -> Double {
-        var remaining = 0.0
-        var curve = [Double](repeating: 0, count: response.count)
-        for index in response.indices.reversed() {
-            remaining += Double(response[index]) * Double(response[index])
-            curve[index] = remaining
-        }
-        let total = curve[0]
-        let decibels = curve.map { 10 * log10(max($0 / total, 1e-30)) }
-        guard let start = decibels.firstIndex(where: { $0 <= -5 }), let end = decibels.firstIndex(where: { $0 <= -35 })
-        else { return .nan }
-        // Least-squares slope of the curve between the two points, in dB per second.
-        let points = Array(start...end)
-        let meanX = points.reduce(0.0) { $0 + Double($1) } / Double(points.count)
-        let meanY = points.reduce(0.0) { $0 + decibels[$1] } / Double(points.count)
-        var numerator = 0.0
-        var denominator = 0.0
-        for x in points {
-            numerator += (Double(x) - meanX) * (decibels[x] - meanY)
-            denominator += (Double(x) - meanX) * (Double(x) - meanX)
-        }
-        let slope = numerator / denominator * sampleRate
-        return -60 / slope
-    }
-
     @Test(arguments: [0.3, 1, 3, 10])
     func theDecayTimeIsTheOneAskedFor(decay: Double) {
         var settings = FeedbackDelayNetwork.Settings()
@@ -60,7 +34,7 @@ import Glibc
         settings.damping = 1  // a broadband decay: damping shortens only the highs
         settings.preDelay = 0
         let response = Self.impulseResponse(settings, seconds: min(12, decay * 0.75 + 0.5))
-        let measured = Self.reverberationTime(zip(response.left, response.right).map { $0 + $1 })
+        let measured = reverberationTime(zip(response.left, response.right).map { $0 + $1 })
         #expect(abs(measured - decay) / decay < 0.1, "decay \(decay) s measured \(measured) s")
     }
 
@@ -77,8 +51,8 @@ import Glibc
             b += 0.04 * (a - b)
             low.append(b)
         }
-        let lowDecay = Self.reverberationTime(low)
-        let broadDecay = Self.reverberationTime(zip(response.left, response.right).map { $0 + $1 })
+        let lowDecay = reverberationTime(low)
+        let broadDecay = reverberationTime(zip(response.left, response.right).map { $0 + $1 })
         #expect(abs(lowDecay - 2) / 2 < 0.15, "low band \(lowDecay) s")
         #expect(broadDecay < lowDecay * 0.9, "broadband \(broadDecay) s, low band \(lowDecay) s")
     }
@@ -87,13 +61,7 @@ import Glibc
         var settings = FeedbackDelayNetwork.Settings()
         settings.decay = 2
         let response = Self.impulseResponse(settings, seconds: 1.5)
-        var (lr, ll, rr) = (0.0, 0.0, 0.0)
-        for (l, r) in zip(response.left, response.right) {
-            lr += Double(l) * Double(r)
-            ll += Double(l) * Double(l)
-            rr += Double(r) * Double(r)
-        }
-        let correlation = lr / (ll * rr).squareRoot()
+        let correlation = correlation(response.left, response.right)
         #expect(abs(correlation) < 0.3, "correlation \(correlation)")
     }
 

@@ -23,6 +23,19 @@ import Testing
         expectError(.invalidPropertyValue) { try unit.set(.presentPreset, Preset(number: 99, name: "?")) }
     }
 
+    /// The FluidSynth preset decays as FluidSynth 2.3's default reverb measured on `fluidsynth -F` renders
+    /// (RT60 0.96 s, flat across frequency) and is as wide (L/R correlation about 0.6).
+    @Test func theFluidSynthPresetDecaysLikeFluidSynthsDefaultReverb() throws {
+        let rig = try EffectRig(Reverb.componentDescription, signal: 2) { unit in
+            try unit.set(.presentPreset, Reverb().factoryPresets[5])
+        }
+        let response = rig.harness.render(96_000, slice: 256)
+        let decay = reverberationTime(zip(response[0], response[1]).map { $0 + $1 })
+        #expect(abs(decay - 0.96) / 0.96 < 0.1, "RT60 \(decay) s")
+        let width = correlation(response[0], response[1])
+        #expect(abs(width - 0.6) < 0.2, "L/R correlation \(width)")
+    }
+
     @Test func outOfRangeValuesFailWithTheParameterName() throws {
         let unit = Reverb()
         do {
