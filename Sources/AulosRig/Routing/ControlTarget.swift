@@ -124,6 +124,7 @@ public struct ControlTarget: @unchecked Sendable {
             }
             let names =
                 ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
+                + rig.returns.map { "send-" + $0.bus.name }
                 + list.compactMap { try? unit.parameterInfo($0) }.map { normalized($0.name) }
             throw RigError(
                 "part '\(name)' has no parameter '\(text[text.index(after: dot)...])' (it has "
