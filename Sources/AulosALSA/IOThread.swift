@@ -28,6 +28,8 @@ public struct IOStatistics: Sendable, Equatable {
     /// Render time ÷ slice time, smoothed (0.0–1.0+), and the peak since start.
     public var dspLoad: Double
     public var peakLoad: Double
+    /// Frames played when the peak load happened: where in a run to look for what made one period slow.
+    public var peakLoadFrame: Int64 = 0
     public var framesPlayed: Int64
     public var isInterrupted: Bool
     /// The device takes audio faster than real time and is paced by the clock (`ClockPacing`).
@@ -42,6 +44,7 @@ struct IOCounters: ~Copyable {
     /// Loads in parts per million, so they fit an atomic integer.
     let loadPPM = Atomic<Int>(0)
     let peakPPM = Atomic<Int>(0)
+    let peakFrame = Atomic<Int64>(0)
     let framesPlayed = Atomic<Int64>(0)
     let interrupted = Atomic<Bool>(false)
     /// Fault injection (tests): a negative errno the next write reports as if the device had.
@@ -197,6 +200,8 @@ enum IOThread {
             counters.pointee.loadPPM.store(Int(smoothed * 1e6), ordering: .relaxed)
             if Int(load * 1e6) > counters.pointee.peakPPM.load(ordering: .relaxed) {
                 counters.pointee.peakPPM.store(Int(load * 1e6), ordering: .relaxed)
+                counters.pointee.peakFrame.store(
+                    counters.pointee.framesPlayed.load(ordering: .relaxed), ordering: .relaxed)
             }
             if load > 1 { counters.pointee.lateSlices.add(1, ordering: .relaxed) }
             write(state, pcm)

@@ -88,7 +88,8 @@ final class PlayReport {
             + "\(Int(grant.sampleRate)) Hz, \(grant.format), "
             + "\(grant.period)-frame periods × \(grant.periods) (\((grant.outputLatency * 1000).fixed(1)) ms buffer), "
             + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
-            + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)))"
+            + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)) "
+            + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate)))"
     }
 
     /// The line after playing live.
@@ -104,7 +105,9 @@ final class PlayReport {
             "played live \(Self.clock(final.seconds)) on \(grant.device)\(Self.pacing(final)): "
             + "\(Int(grant.sampleRate)) Hz, "
             + "\(grant.format), "
-            + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns; "
+            + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns, "
+            + "DSP load peak \(Self.percent(final.statistics.peakLoad)) at "
+            + "\(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate)); "
             + "MIDI: \(report.midiDelivered) event\(report.midiDelivered == 1 ? "" : "s") placed \(latency), "
             + "\(report.midiLate) late"
             + (report.midiLate > 0 ? " (by up to \(report.worstLateness.fixed(1)) ms)" : "")
