@@ -17,14 +17,9 @@ public struct InputCheck: Sendable {
 
     /// Checks `path`. A file that cannot be read, or is no MIDI file or score at all, is an error.
     public static func run(_ path: String) throws(InputFileError) -> InputCheck {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileContents.read(path, limit: InputFile.sizeLimit)
-        } catch {
-            throw InputFileError("\(error)")
-        }
+        let bytes = try InputFile.contents(of: path)
         guard InputFile.isMIDIFile(bytes) else {
-            let input = try InputFile.load(path, sampleRate: rate, reading: .strict)
+            let input = try InputFile.load(bytes: bytes, path: path, sampleRate: rate, reading: .strict)
             let events = input.messages.count
             return InputCheck(
                 path: path,

@@ -34,12 +34,22 @@ public struct InputFile: Sendable {
     public static func load(_ path: String, sampleRate: Double, reading: MIDIFileReading = .forgiving)
         throws(InputFileError) -> InputFile
     {
-        let bytes: [UInt8]
+        try load(bytes: try contents(of: path), path: path, sampleRate: sampleRate, reading: reading)
+    }
+
+    /// The bytes of an input file, within `sizeLimit`.
+    static func contents(of path: String) throws(InputFileError) -> [UInt8] {
         do {
-            bytes = try FileContents.read(path, limit: sizeLimit)
+            return try FileContents.read(path, limit: sizeLimit)
         } catch {
             throw InputFileError("\(error)")
         }
+    }
+
+    /// `load(_:sampleRate:reading:)` for bytes already read from `path`.
+    static func load(bytes: [UInt8], path: String, sampleRate: Double, reading: MIDIFileReading) throws(InputFileError)
+        -> InputFile
+    {
         if isMIDIFile(bytes) {
             do {
                 let file = try StandardMIDIFile(bytes: bytes, reading: reading)

@@ -63,14 +63,11 @@ public final class ChorusUnit: StereoEffectUnit, @unchecked Sendable {
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = try checkedStereoFormat()
-        let capacity = DelayLine.capacity(
-            forDelay: Int(Self.longestMilliseconds * FeedbackDelayNetwork.maximumSampleRate / 1000) + 2)
-        let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * capacity)
+        let (left, right, memory) = Self.stereoDelayLines(seconds: Self.longestMilliseconds / 1000)
         let sweeps = UnsafeMutablePointer<Float>.allocate(capacity: 16)
         sweeps.initialize(repeating: 0, count: 16)
         let kernel = ChorusKernel(
-            parameters: renderParameters, left: DelayLine(buffer: memory, capacity: capacity),
-            right: DelayLine(buffer: memory + capacity, capacity: capacity), sampleRate: Float(input.sampleRate),
+            parameters: renderParameters, left: left, right: right, sampleRate: Float(input.sampleRate),
             sweeps: sweeps)
         return UnitKernel.make(kernel, render: ChorusKernel.render) { _ in
             memory.deallocate()

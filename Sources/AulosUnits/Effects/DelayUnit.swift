@@ -72,21 +72,16 @@ public final class DelayUnit: StereoEffectUnit, @unchecked Sendable {
     /// triplet 2/3 of the straight value. Nil when `sync` is off.
     public static func syncedSeconds(sync: Int, kind: Int, tempo: Double) -> Double? {
         guard sync >= 1, sync <= noteValues.count, tempo > 0 else { return nil }
-        let factor = kind == 1 ? 1.5 : kind == 2 ? 2.0 / 3 : 1
-        return noteValues[sync - 1].beats * factor * 60 / tempo
+        return DelayKernel.seconds(beats: noteValues[sync - 1].beats, kind: kind, tempo: tempo)
     }
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = try checkedStereoFormat()
-        let capacity = DelayLine.capacity(
-            forDelay: Int(Self.longestSeconds * FeedbackDelayNetwork.maximumSampleRate) + 1)
-        let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * capacity)
+        let (left, right, memory) = Self.stereoDelayLines(seconds: Self.longestSeconds)
         let beats = UnsafeMutablePointer<Double>.allocate(capacity: Self.noteValues.count)
         for (index, value) in Self.noteValues.enumerated() { beats[index] = value.beats }
         let kernel = DelayKernel(
-            parameters: renderParameters, host: hostCallbackInfo,
-            left: DelayLine(buffer: memory, capacity: capacity),
-            right: DelayLine(buffer: memory + capacity, capacity: capacity), beats: beats,
+            parameters: renderParameters, host: hostCallbackInfo, left: left, right: right, beats: beats,
             sampleRate: input.sampleRate)
         return UnitKernel.make(kernel, render: DelayKernel.render) { _ in
             memory.deallocate()
@@ -133,6 +128,14 @@ struct DelayKernel {
             .render(inputs: inputs, flags: flags, timeStamp: timeStamp, frameCount: Int(frameCount), io: io)
     }
 
+    /// Seconds of a note value of `beats` quarter notes at `tempo` BPM, straight (kind 0), dotted (1) or
+    /// triplet (2): the one formula for the render thread and `DelayUnit.syncedSeconds`.
+    @inline(__always) @_noAllocation @_noLocks
+    static func seconds(beats: Double, kind: Int, tempo: Double) -> Double {
+        let factor = kind == 1 ? 1.5 : kind == 2 ? 2.0 / 3 : 1
+        return beats * factor * 60 / tempo
+    }
+
     /// The delay the parameters (and the host's tempo, when synced) ask for, in whole samples.
     @_noAllocation @_noLocks
     func wantedDelay(tempo: Double?) -> Int {
@@ -140,8 +143,7 @@ struct DelayKernel {
         var seconds = Double(parameters.value(Int(P.time.rawValue))) / 1000
         if sync >= 1, sync <= 6, let tempo, tempo > 0 {
             let kind = Int(parameters.value(Int(P.syncKind.rawValue)))
-            let factor = kind == 1 ? 1.5 : kind == 2 ? 2.0 / 3 : 1
-            seconds = beats[sync - 1] * factor * 60 / tempo
+            seconds = Self.seconds(beats: beats[sync - 1], kind: kind, tempo: tempo)
         }
         let samples = Int(seconds * sampleRate + 0.5)  // rounded to the nearest sample (seconds ≥ 0)
         return min(left.longestDelay - 1, max(1, samples))

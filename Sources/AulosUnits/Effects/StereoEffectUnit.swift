@@ -37,6 +37,19 @@ public class StereoEffectUnit: AudioUnit, @unchecked Sendable {
         selected = Int(preset.number)
     }
 
+    /// A delay line per channel, each long enough for `seconds` at the highest sample rate, over one
+    /// allocation the kernel's release frees (`memory`).
+    static func stereoDelayLines(seconds: Double) -> (
+        left: DelayLine, right: DelayLine, memory: UnsafeMutablePointer<Float>
+    ) {
+        let capacity = DelayLine.capacity(forDelay: Int(seconds * FeedbackDelayNetwork.maximumSampleRate) + 2)
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * capacity)
+        return (
+            DelayLine(buffer: memory, capacity: capacity), DelayLine(buffer: memory + capacity, capacity: capacity),
+            memory
+        )
+    }
+
     /// The input format, once checked: the same on both sides, stereo, canonical, and at a rate the effects'
     /// memory is sized for.
     func checkedStereoFormat() throws(AudioUnitError) -> StreamFormat {

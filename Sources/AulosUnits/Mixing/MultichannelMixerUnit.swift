@@ -280,6 +280,12 @@ struct MixerBusState: BitwiseCopyable {
     /// This slice's input was flagged silent.
     var inputSilent = false
 
+    /// One step of the enable ramp toward `target` (0 or 1).
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func rampEnable(toward target: Float, by step: Float) {
+        enableGain = target > enableGain ? min(target, enableGain + step) : max(target, enableGain - step)
+    }
+
     /// Caches the pan gains for `pan` (see the pan law on `MultichannelMixerUnit`).
     @inline(__always) @_noAllocation @_noLocks
     mutating func setPan(_ pan: Float, stereo: Bool) {
@@ -461,29 +467,39 @@ struct MixerKernel {
             let volume = parameters.next(volumeSlot)
             let pan = parameters.next(panSlot)
             if pan != s.lastPan { s.setPan(pan, stereo: stereo) }
-            if s.enableGain != target {
-                s.enableGain =
-                    target > s.enableGain ? min(target, s.enableGain + rampStep) : max(target, s.enableGain - rampStep)
-            }
+            if s.enableGain != target { s.rampEnable(toward: target, by: rampStep) }
             let gain = volume * s.enableGain
             let a = inLeft[index] * gain
             let b = inRight[index] * gain
             left[index] += a * s.panLeft
             right[index] += b * s.panRight
-            postPeak.0 = max(abs(a), postPeak.0 * peakDecay)
-            postPeak.1 = max(abs(b), postPeak.1 * peakDecay)
-            postSquare.0 += (a * a - postSquare.0) * averageCoefficient
-            postSquare.1 += (b * b - postSquare.1) * averageCoefficient
+            meterStep(&postPeak, &postSquare, a, b)
         }
-        // Meters that have fallen below −240 dB are zero (and let a silent bus be skipped).
-        if postPeak.0 < 1e-12 && postPeak.1 < 1e-12 && postSquare.0 < 1e-24 && postSquare.1 < 1e-24 {
-            postPeak = (0, 0)
-            postSquare = (0, 0)
+        finishPost(bus, &s, postPeak, postSquare)
+    }
+
+    /// One sample into a bus's post-fader meters: the peak with its decay, the mean square.
+    @inline(__always) @_noAllocation @_noLocks
+    func meterStep(_ peak: inout (Float, Float), _ square: inout (Float, Float), _ a: Float, _ b: Float) {
+        peak.0 = max(abs(a), peak.0 * peakDecay)
+        peak.1 = max(abs(b), peak.1 * peakDecay)
+        square.0 += (a * a - square.0) * averageCoefficient
+        square.1 += (b * b - square.1) * averageCoefficient
+    }
+
+    /// Stores a bus's state and post-fader meters after a segment and publishes them. Meters that have
+    /// fallen below −240 dB are zero (and let a silent bus be skipped).
+    @_noAllocation @_noLocks
+    func finishPost(_ bus: Int, _ s: inout MixerBusState, _ peak: (Float, Float), _ square: (Float, Float)) {
+        var (peak, square) = (peak, square)
+        if peak.0 < 1e-12 && peak.1 < 1e-12 && square.0 < 1e-24 && square.1 < 1e-24 {
+            peak = (0, 0)
+            square = (0, 0)
         }
-        s.postPeak = postPeak
-        s.postSquare = postSquare
+        s.postPeak = peak
+        s.postSquare = square
         state[bus] = s
-        publish(bus, offset: 4, peak: postPeak, square: postSquare)
+        publish(bus, offset: 4, peak: peak, square: square)
     }
 
     /// Adds frames [from, to) of one input bus to the mix and to every send: the send takes the panned signal
@@ -508,10 +524,7 @@ struct MixerKernel {
             let volume = parameters.next(volumeSlot)
             let pan = parameters.next(panSlot)
             if pan != s.lastPan { s.setPan(pan, stereo: stereo) }
-            if s.enableGain != target {
-                s.enableGain =
-                    target > s.enableGain ? min(target, s.enableGain + rampStep) : max(target, s.enableGain - rampStep)
-            }
+            if s.enableGain != target { s.rampEnable(toward: target, by: rampStep) }
             let pannedLeft = inLeft[index] * s.enableGain * s.panLeft
             let pannedRight = inRight[index] * s.enableGain * s.panRight
             left[index] += pannedLeft * volume
@@ -526,15 +539,9 @@ struct MixerKernel {
             }
             let a = inLeft[index] * volume * s.enableGain
             let b = inRight[index] * volume * s.enableGain
-            postPeak.0 = max(abs(a), postPeak.0 * peakDecay)
-            postPeak.1 = max(abs(b), postPeak.1 * peakDecay)
-            postSquare.0 += (a * a - postSquare.0) * averageCoefficient
-            postSquare.1 += (b * b - postSquare.1) * averageCoefficient
+            meterStep(&postPeak, &postSquare, a, b)
         }
-        s.postPeak = postPeak
-        s.postSquare = postSquare
-        state[bus] = s
-        publish(bus, offset: 4, peak: postPeak, square: postSquare)
+        finishPost(bus, &s, postPeak, postSquare)
     }
 
     /// Meters a whole buffer: an input bus before its fader (`pre`), or the output after its fader.
