@@ -20,6 +20,14 @@ import Synchronization
 /// every render call even with one core configured; switching them on is allowed, but the render path is
 /// then no longer allocation-free.
 ///
+/// Effect sends: with a second output (`enableEffectSendOutput`), FluidSynth renders its 16 MIDI channels to
+/// 16 stereo buffers (`synth.audio-groups` = 16) and `ChannelEffectSends` mixes them, sending each channel
+/// to Aulos's own reverb and chorus by its CC 91 and CC 93 (GM defaults 40 and 0). What differs from
+/// FluidSynth's own rendering: FluidSynth sends each *voice* by the SoundFont's reverb/chorus-send
+/// generators (and its default CC 91/93 modulators, at most 20 %); here the send is per channel, by the
+/// controllers alone, so a font's per-instrument send amounts are not heard — and FluidSynth's own
+/// controller state starts CC 91 at 0, where General MIDI (and this unit's sends) start at 40.
+///
 /// Timing: FluidSynth reacts to events only at its internal 64-frame blocks (a library limit). The kernel
 /// renders in chunks ending on those block boundaries and applies each block's events just before it, so
 /// an event lands within 63 frames of its offset whatever the slice size, and a note whose on and off fall
@@ -152,7 +160,10 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
             }
             let inspected = try SoundFontFile.inspect(path)
             if isInitialized {
-                try swapIn(FluidInstance(soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony))
+                try swapIn(
+                    FluidInstance(
+                        soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony,
+                        channelGroups: channelGroups))
             }
             soundFontPath = path
             soundFontWarnings = inspected.warnings
@@ -175,22 +186,52 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
     // MARK: Kernel
 
+    /// Output 1, when the host asks for two outputs, is the effect-send output (`enableEffectSendOutput`).
+    public override func canChangeElementCount(_ scope: Scope) -> Bool { scope == .output }
+
+    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
+        try super.validateFormat(format, scope: scope, element: element)
+        if scope == .output { try checkInstrumentOutput(format, element: element) }
+    }
+
+    /// FluidSynth's audio groups: one per MIDI channel when the sends need the channels apart.
+    private var channelGroups: Int32 { hasEffectSendOutput ? Int32(ChannelEffectSends.channelCount) : 1 }
+
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let format = outputFormat(0)
-        guard format.channelsPerFrame == 2 else {
+        try checkInstrumentOutput(format, element: 0)
+        if hasEffectSendOutput { try checkInstrumentOutput(outputFormat(1), element: 1) }
+        guard outputBusCount <= 2 else {
             throw AudioUnitError(
-                .formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
+                .invalidPropertyValue, "\(name) has at most two outputs (the mix and its effect sends)")
         }
         guard let soundFontPath else {
             throw AudioUnitError(.failedInitialization, "\(name) needs a SoundFont: set its SoundFont property first")
         }
-        try swapIn(FluidInstance(soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony))
+        try swapIn(
+            FluidInstance(
+                soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony,
+                channelGroups: channelGroups))
         activity.pointee.notes.store(0, ordering: .relaxed)
         activity.pointee.audibleSlices.store(0, ordering: .relaxed)
+        let frames = Int(maximumFramesPerSlice)
+        let sends = hasEffectSendOutput ? ChannelEffectSends(maximumFrames: frames) : nil
+        let mixed = UnsafeMutablePointer<Float>.allocate(capacity: sends == nil ? 1 : 6 * frames)
+        mixed.initialize(repeating: 0, count: sends == nil ? 1 : 6 * frames)
+        let cycle = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        cycle.initialize(to: .max)
+        let silent = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        silent.initialize(to: true)
         let kernel = FluidSamplerKernel(
             exchange: exchange, events: midiInput.list, parameters: renderParameters,
-            budget: voiceBudget.counters, activity: activity)
-        return UnitKernel.make(kernel, render: FluidSamplerKernel.render)
+            budget: voiceBudget.counters, activity: activity, sends: sends, mixed: mixed, mixFrames: frames,
+            computedCycle: cycle, computedSilent: silent)
+        return UnitKernel.make(kernel, render: FluidSamplerKernel.render) { kernel in
+            kernel.sends?.deallocate()
+            kernel.mixed.deallocate()
+            kernel.computedCycle.deallocate()
+            kernel.computedSilent.deallocate()
+        }
     }
 
     public override func willUninitialize() throws(AudioUnitError) {
@@ -221,14 +262,17 @@ struct FluidRenderState {
     var reverbLevel: Float
     var chorusEnabled: Float
     var chorusLevel: Float
-    /// The two output buffer pointers and the four effect ones (reverb left/right, chorus left/right)
-    /// `fluid_synth_process` takes, aimed into the slice's channels before each call; the effects mix
-    /// into the same channels.
+    /// The output buffer pointers (two per audio group, up to 16 groups) and the four effect ones (reverb
+    /// left/right, chorus left/right) `fluid_synth_process` takes, aimed into the slice's channels before
+    /// each call; FluidSynth's own effects (when switched on) mix into the same channels — MIDI channel 1's,
+    /// with the effect-send output.
     var out: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     var effects: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     /// The polyphony the synth was created with, and room for that many voice pointers (overload shedding
     /// lists the playing voices here without allocating).
     var polyphony: Int32
+    /// Audio groups: 1, or 16 (a stereo pair per MIDI channel).
+    var groups: Int32
     var voiceList: UnsafeMutablePointer<OpaquePointer?>
     /// The last slice had no voice and came out exactly silent: with no events due, the next whole blocks
     /// can be skipped (FluidSynth would compute exact zeros), which is what makes an idle rig nearly free.
@@ -257,7 +301,8 @@ final class FluidInstance {
     static let glibMessages = Atomic<Int>(0)
 
     /// The font is inspected first (`SoundFontFile`): clear errors for the common ways it is wrong.
-    init(soundFont path: String, sampleRate: Double, polyphony: UInt32) throws(AudioUnitError) {
+    init(soundFont path: String, sampleRate: Double, polyphony: UInt32, channelGroups: Int32 = 1) throws(AudioUnitError)
+    {
         inspection = try SoundFontFile.inspect(path)
         guard let settings = new_fluid_settings() else {
             throw AudioUnitError(.failedInitialization, "FluidSynth could not create its settings")
@@ -268,6 +313,8 @@ final class FluidInstance {
         fluid_settings_setint(settings, "synth.cpu-cores", 1)
         fluid_settings_setint(settings, "synth.dynamic-sample-loading", 0)
         fluid_settings_setint(settings, "synth.verbose", 0)
+        fluid_settings_setint(settings, "synth.audio-groups", channelGroups)
+        fluid_settings_setint(settings, "synth.audio-channels", channelGroups)
         guard let synth = new_fluid_synth(settings) else {
             delete_fluid_settings(settings)
             throw AudioUnitError(.failedInitialization, "FluidSynth could not create a synthesizer")
@@ -282,16 +329,16 @@ final class FluidInstance {
         self.synth = synth
         let voiceList = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: Int(polyphony) + 1)
         voiceList.initialize(repeating: nil, count: Int(polyphony) + 1)
-        let out = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 2)
+        let out = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 2 * Int(channelGroups))
         let effects = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 4)
-        out.initialize(repeating: nil, count: 2)
+        out.initialize(repeating: nil, count: 2 * Int(channelGroups))
         effects.initialize(repeating: nil, count: 4)
         state = .allocate(capacity: 1)
         state.initialize(
             to: FluidRenderState(
                 synth: synth, framesRendered: 0, gain: -1, reverbEnabled: -1, reverbLevel: -1, chorusEnabled: -1,
                 chorusLevel: -1,
-                out: out, effects: effects, polyphony: Int32(polyphony), voiceList: voiceList))
+                out: out, effects: effects, polyphony: Int32(polyphony), groups: channelGroups, voiceList: voiceList))
     }
 
     deinit {
@@ -319,20 +366,55 @@ struct FluidSamplerKernel {
     let parameters: ParameterKernel
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
     let activity: UnsafeMutablePointer<SamplerActivity>
+    /// With the effect-send output in use: the 16 channels apart and weighed by CC 91/93; the main mix and
+    /// the four send channels made once per render cycle into `mixed` (6 × `mixFrames`).
+    let sends: ChannelEffectSends?
+    let mixed: UnsafeMutablePointer<Float>
+    let mixFrames: Int
+    let computedCycle: UnsafeMutablePointer<UInt64>
+    /// Whether the cycle computed was silent.
+    let computedSilent: UnsafeMutablePointer<Bool>
 
-    static let render: KernelRenderFunction = { state, _, flags, _, _, frameCount, io in
-        state.assumingMemoryBound(to: FluidSamplerKernel.self).pointee.render(
-            flags: flags, frameCount: Int(frameCount), io: io)
+    static let render: KernelRenderFunction = { state, inputs, flags, _, bus, frameCount, io in
+        let kernel = state.assumingMemoryBound(to: FluidSamplerKernel.self)
+        guard kernel.pointee.sends != nil else {
+            return kernel.pointee.render(
+                flags: flags, frameCount: Int(frameCount), left: io.pointee.floatChannel(0),
+                right: io.pointee.floatChannel(1))
+        }
+        return kernel.pointee.renderWithSends(
+            cycle: RenderInputs.cycle(inputs), flags: flags, bus: Int(bus), frameCount: Int(frameCount), io: io)
     }
 
+    /// With the effect-send output: the slice once per cycle (the main mix and the sends into `mixed`), then
+    /// output `bus`'s channels copied out — the mix on output 0, the four send channels on output 1.
+    @_noAllocation @_noLocks
+    func renderWithSends(
+        cycle: UInt64, flags: UnsafeMutablePointer<RenderActionFlags>, bus: Int, frameCount: Int,
+        io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        if computedCycle.pointee != cycle {
+            computedCycle.pointee = cycle
+            var sliceFlags = RenderActionFlags(rawValue: 0)
+            _ = render(flags: &sliceFlags, frameCount: frameCount, left: mixed, right: mixed + mixFrames)
+            computedSilent.pointee = sliceFlags.contains(.outputIsSilence)
+        }
+        ChannelEffectSends.copyOutput(bus, from: mixed, stride: mixFrames, frameCount: frameCount, into: io)
+        if computedSilent.pointee { flags.pointee.insert(.outputIsSilence) }
+        return 0
+    }
+
+    /// Renders one slice into `left`/`right`: FluidSynth straight there, or with the effect-send output
+    /// each MIDI channel into its own buffer, then mixed into `left`/`right` and the send channels after
+    /// them in `mixed`.
     @_noAllocation @_noLocks
     func render(
-        flags: UnsafeMutablePointer<RenderActionFlags>, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+        flags: UnsafeMutablePointer<RenderActionFlags>, frameCount: Int, left: UnsafeMutablePointer<Float>,
+        right: UnsafeMutablePointer<Float>
     ) -> AulosStatus {
-        let left = io.pointee.floatChannel(0)
-        let right = io.pointee.floatChannel(1)
         left.update(repeating: 0, count: frameCount)
         right.update(repeating: 0, count: frameCount)
+        sends?.beginSlice()
         events.beginSlice()
         parameters.beginSlice()
         parameters.applyEvents(dueAt: frameCount)
@@ -355,9 +437,11 @@ struct FluidSamplerKernel {
             budget.pointee.active.store(0, ordering: .relaxed)
             events.endSlice(frameCount: frameCount)
             parameters.endSlice(frameCount: frameCount)
+            mixSends(frameCount: frameCount, left: left, right: right)
             flags.pointee.insert(.outputIsSilence)
             return 0
         }
+        sends?.beginAllChannels(frameCount: frameCount)
         var frame = 0
         while frame < frameCount {
             let intoBlock = Int(state.pointee.framesRendered & 63)
@@ -366,20 +450,33 @@ struct FluidSamplerKernel {
                 // FluidSynth is about to compute a new block: hand it every event due before the block ends.
                 while let event = events.popDue(at: end - 1) { send(event, to: state.pointee.synth) }
             }
-            state.pointee.out[0] = left + frame
-            state.pointee.out[1] = right + frame
+            let groups = Int(state.pointee.groups)
+            if let sends, groups == ChannelEffectSends.channelCount {
+                for group in 0..<groups {
+                    let channel = sends.buffers + 2 * group * sends.maximumFrames
+                    state.pointee.out[2 * group] = channel + frame
+                    state.pointee.out[2 * group + 1] = channel + sends.maximumFrames + frame
+                }
+            } else {
+                // (A font loaded while the output count changed cannot happen: outputs are fixed while
+                // initialized. One group goes to the mix.)
+                state.pointee.out[0] = left + frame
+                state.pointee.out[1] = right + frame
+            }
             for index in 0..<2 {
-                state.pointee.effects[2 * index] = left + frame
-                state.pointee.effects[2 * index + 1] = right + frame
+                state.pointee.effects[2 * index] = state.pointee.out[0]
+                state.pointee.effects[2 * index + 1] = state.pointee.out[1]
             }
             let synth = state.pointee.synth
             let out = state.pointee.out
             let effects = state.pointee.effects
             let length = Int32(end - frame)
-            _ = _unsafePerformance { fluid_synth_process(synth, length, 4, effects, 2, out) }
+            let outCount = Int32(2 * groups)
+            _ = _unsafePerformance { fluid_synth_process(synth, length, 4, effects, outCount, out) }
             state.pointee.framesRendered += Int64(end - frame)
             frame = end
         }
+        mixSends(frameCount: frameCount, left: left, right: right)
         let synth = state.pointee.synth
         let voices = _unsafePerformance { fluid_synth_get_active_voice_count(synth) }
         budget.pointee.active.store(Int(voices), ordering: .relaxed)
@@ -396,6 +493,14 @@ struct FluidSamplerKernel {
         parameters.endSlice(frameCount: frameCount)
         if silent { flags.pointee.insert(.outputIsSilence) }
         return 0
+    }
+
+    /// With the effect-send output: the channels into the mix and the sends (after `mixed`'s first two).
+    @_noAllocation @_noLocks
+    func mixSends(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        guard let sends else { return }
+        _ = sends.mix(
+            frameCount: frameCount, left: left, right: right, sends: mixed + 2 * mixFrames, sendStride: mixFrames)
     }
 
     /// Sheds voices under the host's overload limit: while more voices are held on than the limit, the
@@ -496,7 +601,9 @@ struct FluidSamplerKernel {
                 return fluid_synth_noteon(synth, channel, data1, data2)
             case 0x80, 0x90: return fluid_synth_noteoff(synth, channel, data1)
             case 0xA0: return fluid_synth_key_pressure(synth, channel, data1, data2)
-            case 0xB0: return fluid_synth_cc(synth, channel, data1, data2)
+            case 0xB0:
+                sends?.controlChange(event.data1, event.data2, channel: Int(channel))
+                return fluid_synth_cc(synth, channel, data1, data2)
             case 0xC0: return fluid_synth_program_change(synth, channel, data1)
             case 0xD0: return fluid_synth_channel_pressure(synth, channel, data1)
             case 0xE0: return fluid_synth_pitch_bend(synth, channel, data1 | data2 << 7)

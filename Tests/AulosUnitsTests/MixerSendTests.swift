@@ -12,6 +12,8 @@ import Glibc
 struct CountedSource {
     var value: Float
     var pulls: Int
+    /// Each channel's value is `value` × its scale (a four-channel side bus with two levels).
+    var channelScale: (Float, Float, Float, Float) = (1, 1, 1, 1)
 }
 
 /// Generic Output ← master mixer ← (parts mixer outputs: the mix, send 1, send 2) ← constant sources. The
@@ -23,7 +25,10 @@ final class SendRig {
     let signals: UnsafeMutablePointer<CountedSource>
     private(set) var harness: RenderHarness!
 
-    init(signals values: [Float], sends: Int = 2) throws {
+    /// `configure` sets the parts mixer up further before the graph is initialized.
+    init(
+        signals values: [Float], sends: Int = 2, configure: (MultichannelMixerUnit) throws -> Void = { _ in }
+    ) throws {
         signals = .allocate(capacity: values.count)
         signals.initialize(from: values.map { CountedSource(value: $0, pulls: 0) }, count: values.count)
         graph = AudioGraph(registry: BuiltInUnits.registry())
@@ -36,12 +41,14 @@ final class SendRig {
         try parts.set(.elementCount, UInt32(values.count), scope: .input)
         try parts.set(.elementCount, UInt32(1 + sends), scope: .output)
         try master.set(.elementCount, UInt32(1 + sends), scope: .input)
+        try configure(parts)
         let callback: RenderCallback = { refCon, _, _, _, frames, io in
             let source = refCon!.assumingMemoryBound(to: CountedSource.self)
             source.pointee.pulls += 1
-            let value = source.pointee.value
+            let scale = source.pointee.channelScale
             for channel in 0..<Int(io.pointee.bufferCount) {
-                io.pointee.floatChannel(channel).update(repeating: value, count: Int(frames))
+                let factor = channel == 0 ? scale.0 : channel == 1 ? scale.1 : channel == 2 ? scale.2 : scale.3
+                io.pointee.floatChannel(channel).update(repeating: source.pointee.value * factor, count: Int(frames))
             }
             return 0
         }
@@ -60,6 +67,12 @@ final class SendRig {
     }
 
     deinit { signals.deallocate() }
+
+    /// Sets input 1's four channel values (a side bus).
+    func setSide(_ values: (Float, Float, Float, Float)) {
+        signals[1].value = 1
+        signals[1].channelScale = values
+    }
 
     /// Pulls of every source so far.
     var pulls: Int { (0..<parts.inputBusCount).reduce(0) { $0 + signals[$1].pulls } }
@@ -150,6 +163,62 @@ final class SendRig {
                 try rig.parts.setParameter(
                     P.sendLevel(cycle / 20 % 2), scope: .input, element: 0, value: Float(cycle % 100) / 100)
                 try rig.parts.setParameter(P.volume, scope: .input, element: 1, value: Float(cycle % 7) / 7)
+            }
+            rig.harness.renderSlice(64, counting: true)
+        }
+        try expectNoAllocations(rig.harness.allocations)
+    }
+}
+
+/// Side buses: an input's sends taken from another input's channel pairs (an instrument's CC 91/93 output).
+@Suite struct MixerSideBusTests {
+    typealias P = MultichannelMixerUnit.Parameter
+
+    /// Parts mixer inputs: 0 a stereo source at 1.0, 1 its four-channel side bus (0.5, 0.5, 0.25, 0.25).
+    static func rig() throws -> SendRig {
+        try SendRig(signals: [1, 0.5]) { parts in
+            try parts.set(
+                .streamFormat, StreamFormat.canonical(channels: 4, sampleRate: 48_000), scope: .input, element: 1)
+            try parts.setSendSource(0, of: 0, side: 1, pair: 0)
+            try parts.setSendSource(1, of: 0, side: 1, pair: 1)
+        }
+    }
+
+    @Test func sendsComeFromTheSideBusWithTheMainInputsFader() throws {
+        let rig = try Self.rig()
+        rig.setSide((0.5, 0.5, 0.25, 0.25))
+        try rig.parts.setParameter(P.volume, scope: .input, element: 0, value: 0.5)
+        try rig.parts.setParameter(P.sendLevel(0), scope: .input, element: 0, value: 1)
+        try rig.parts.setParameter(P.sendLevel(1), scope: .input, element: 0, value: 0.8)
+        try rig.listen(to: 0)
+        var (left, _) = rig.level()
+        #expect(abs(left - 0.5) < 1e-5, "the mix: input 0 at its fader, the side bus not mixed: \(left)")
+        try rig.listen(to: 1)
+        (left, _) = rig.level()
+        #expect(abs(left - 0.5 * 0.5) < 1e-5, "send 1: the side's first pair × fader: \(left)")
+        try rig.listen(to: 2)
+        (left, _) = rig.level()
+        #expect(abs(left - 0.25 * 0.5 * 0.8) < 1e-5, "send 2: the side's second pair × fader × level: \(left)")
+        try rig.parts.setParameter(P.enable, scope: .input, element: 0, value: 0)
+        (left, _) = rig.level()
+        #expect(left == 0, "muting the part mutes what its channels send")
+    }
+
+    @Test func aSideBusServesOneInputOnly() throws {
+        let mixer = MultichannelMixerUnit(inputs: 3)
+        try mixer.set(.elementCount, UInt32(2), scope: .output)
+        try mixer.setSendSource(0, of: 0, side: 2, pair: 0)
+        try mixer.setSendSource(0, of: 1, side: 2, pair: 0)
+        expectError(.invalidPropertyValue) { try mixer.initialize() }
+        expectError(.invalidElement) { try MultichannelMixerUnit(inputs: 2).setSendSource(0, of: 0, side: 5, pair: 0) }
+    }
+
+    @Test func sideBusSendsAllocateNothing() throws {
+        let rig = try Self.rig()
+        rig.setSide((0.5, 0.5, 0.25, 0.25))
+        for cycle in 0..<10_000 {
+            if cycle % 20 == 0 {
+                try rig.parts.setParameter(P.sendLevel(cycle / 20 % 2), scope: .input, element: 0, value: 0.5)
             }
             rig.harness.renderSlice(64, counting: true)
         }

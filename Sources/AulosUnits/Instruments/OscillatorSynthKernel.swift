@@ -153,13 +153,26 @@ struct OscillatorSynthKernel {
     let arp: UnsafeMutablePointer<ArpeggiatorState>
     /// Held/latched arpeggiator notes (note numbers, arrival order).
     let arpNotes: UnsafeMutablePointer<UInt8>
+    /// With the effect-send output in use: each MIDI channel rendered apart and weighed by its CC 91/93,
+    /// the main mix and the four send channels made once per render cycle into `mixed` (6 × `mixFrames`),
+    /// whichever output is pulled first.
+    let sends: ChannelEffectSends?
+    let mixed: UnsafeMutablePointer<Float>
+    let mixFrames: Int
+    let computedCycle: UnsafeMutablePointer<UInt64>
 
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
-        host: HostCallbackInfo?
+        host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0
     ) {
         self.host = host
+        sends = effectSends ? ChannelEffectSends(maximumFrames: maximumFrames) : nil
+        mixFrames = maximumFrames
+        mixed = .allocate(capacity: effectSends ? 6 * maximumFrames : 1)
+        mixed.initialize(repeating: 0, count: effectSends ? 6 * maximumFrames : 1)
+        computedCycle = .allocate(capacity: 1)
+        computedCycle.initialize(to: .max)
         hostSlice = .allocate(capacity: 1)
         hostSlice.initialize(to: HostSlice())
         arp = .allocate(capacity: 1)
@@ -203,28 +216,56 @@ struct OscillatorSynthKernel {
             UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
             UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues),
             UnsafeMutableRawPointer(scratch), UnsafeMutableRawPointer(hostSlice), UnsafeMutableRawPointer(arp),
-            UnsafeMutableRawPointer(arpNotes),
+            UnsafeMutableRawPointer(arpNotes), UnsafeMutableRawPointer(mixed), UnsafeMutableRawPointer(computedCycle),
         ] {
             pointer.deallocate()
         }
+        sends?.deallocate()
     }
 
-    static let render: KernelRenderFunction = { state, _, flags, timeStamp, _, frameCount, io in
-        state.assumingMemoryBound(to: OscillatorSynthKernel.self).pointee
-            .render(flags: flags, sampleTime: timeStamp.pointee.sampleTime, frameCount: Int(frameCount), io: io)
+    static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, bus, frameCount, io in
+        let kernel = state.assumingMemoryBound(to: OscillatorSynthKernel.self)
+        guard kernel.pointee.sends != nil else {
+            return kernel.pointee.render(
+                flags: flags, sampleTime: timeStamp.pointee.sampleTime, frameCount: Int(frameCount),
+                left: io.pointee.floatChannel(0), right: io.pointee.floatChannel(1))
+        }
+        return kernel.pointee.renderWithSends(
+            cycle: RenderInputs.cycle(inputs), flags: flags, sampleTime: timeStamp.pointee.sampleTime, bus: Int(bus),
+            frameCount: Int(frameCount), io: io)
     }
 
     // MARK: Rendering
 
+    /// With the effect-send output: the slice once per cycle (the main mix and the sends into `mixed`), then
+    /// output `bus`'s channels copied out — the mix on output 0, the four send channels on output 1.
+    @_noAllocation @_noLocks
+    func renderWithSends(
+        cycle: UInt64, flags: UnsafeMutablePointer<RenderActionFlags>, sampleTime: Int64, bus: Int, frameCount: Int,
+        io: UnsafeMutablePointer<AudioBufferList>
+    ) -> AulosStatus {
+        if computedCycle.pointee != cycle {
+            computedCycle.pointee = cycle
+            var sliceFlags = RenderActionFlags(rawValue: 0)
+            _ = render(
+                flags: &sliceFlags, sampleTime: sampleTime, frameCount: frameCount, left: mixed,
+                right: mixed + mixFrames)
+        }
+        ChannelEffectSends.copyOutput(bus, from: mixed, stride: mixFrames, frameCount: frameCount, into: io)
+        if budget.pointee.active.load(ordering: .relaxed) == 0 { flags.pointee.insert(.outputIsSilence) }
+        return 0
+    }
+
+    /// Renders one slice into `left`/`right`: straight there, or with the effect-send output, each MIDI
+    /// channel into its own buffer, then mixed into `left`/`right` and the send channels after them in `mixed`.
     @_noAllocation @_noLocks
     func render(
         flags: UnsafeMutablePointer<RenderActionFlags>, sampleTime: Int64, frameCount: Int,
-        io: UnsafeMutablePointer<AudioBufferList>
+        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
     ) -> AulosStatus {
-        let left = io.pointee.floatChannel(0)
-        let right = io.pointee.floatChannel(1)
         left.update(repeating: 0, count: frameCount)
         right.update(repeating: 0, count: frameCount)
+        sends?.beginSlice()
         time.pointee = sampleTime
         events.beginSlice()
         parameters.beginSlice()
@@ -241,11 +282,15 @@ struct OscillatorSynthKernel {
                     events.nextOffset(after: frame, frameCount: frameCount),
                     parameters.nextEventOffset(after: frame, frameCount: frameCount)),
                 nextArpeggiatorFrame(after: frame, frameCount: frameCount))
-            renderSegment(from: frame, to: end, left: left, right: right)
+            renderSegment(from: frame, to: end, frameCount: frameCount, left: left, right: right)
             frame = end
         }
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
+        if let sends {
+            _ = sends.mix(
+                frameCount: frameCount, left: left, right: right, sends: mixed + 2 * mixFrames, sendStride: mixFrames)
+        }
         var sounding = 0
         for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active { sounding += 1 }
         budget.pointee.active.store(sounding, ordering: .relaxed)
@@ -255,7 +300,9 @@ struct OscillatorSynthKernel {
 
     /// Renders frames [from, to) of the slice in blocks cut at the absolute control grid.
     @_noAllocation @_noLocks
-    func renderSegment(from: Int, to: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+    func renderSegment(
+        from: Int, to: Int, frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+    ) {
         var frame = from
         while frame < to {
             let absolute = time.pointee + Int64(frame)
@@ -263,7 +310,13 @@ struct OscillatorSynthKernel {
             if intoTick == 0 { controlTick(frame: frame) }
             let end = min(to, frame + Self.controlInterval - intoTick)
             for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
-                renderVoice(voices + index, from: frame, to: end, left: left, right: right)
+                if let sends {
+                    let channel = sends.channel(Int(voices[index].channel), frameCount: frameCount)
+                    renderVoice(
+                        voices + index, from: frame, to: end, left: channel, right: channel + sends.maximumFrames)
+                } else {
+                    renderVoice(voices + index, from: frame, to: end, left: left, right: right)
+                }
             }
             parameters.advanceAll(by: end - frame)
             frame = end
@@ -822,6 +875,7 @@ struct OscillatorSynthKernel {
 
     @_noAllocation @_noLocks
     func controlChange(_ controller: UInt8, _ value: UInt8, channel: Int) {
+        sends?.controlChange(controller, value, channel: channel)
         if let change = channels[channel].numbers.handle(controller: controller, value: value) {
             if change.isRegistered && change.parameter == 0 {
                 // RPN 0, pitch-bend sensitivity: MSB semitones, LSB cents.

@@ -213,13 +213,25 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         return true
     }
 
+    // MARK: Outputs
+
+    /// Output 1, when the host asks for two outputs, is the effect-send output (`enableEffectSendOutput`).
+    public override func canChangeElementCount(_ scope: Scope) -> Bool { scope == .output }
+
+    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
+        try super.validateFormat(format, scope: scope, element: element)
+        if scope == .output { try checkInstrumentOutput(format, element: element) }
+    }
+
     // MARK: Kernel
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let format = outputFormat(0)
-        guard format.channelsPerFrame == 2 else {
+        try checkInstrumentOutput(format, element: 0)
+        if hasEffectSendOutput { try checkInstrumentOutput(outputFormat(1), element: 1) }
+        guard outputBusCount <= 2 else {
             throw AudioUnitError(
-                .formatNotSupported, "\(name) renders stereo; its output has \(format.channelsPerFrame) channels")
+                .invalidPropertyValue, "\(name) has at most two outputs (the mix and its effect sends)")
         }
         let tables = WavetableSet(sampleRate: format.sampleRate)
         retainForKernel(tables)
@@ -233,8 +245,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         let kernel = OscillatorSynthKernel(
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
             sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
-            budget: voiceBudget.counters,
-            host: hostCallbackInfo)
+            budget: voiceBudget.counters, host: hostCallbackInfo, effectSends: hasEffectSendOutput,
+            maximumFrames: Int(maximumFramesPerSlice))
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }
     }
 }

@@ -18,6 +18,12 @@ import Glibc
 /// pulls a send output; the mix and every send are computed once per render cycle, whichever output is pulled
 /// first, and metered (`levels(scope: .output, element: k)`). With one output the mixer works as it always did.
 ///
+/// Side buses: an instrument that weighs each MIDI channel's signal by its CC 91/93 has a second, four-channel
+/// output (`ChannelEffectSends`); connected to an input marked as another input's side bus
+/// (`setSendSource`), it is not mixed itself but feeds that input's sends in place of its main signal — one
+/// channel pair per send — with the main input's fader, pan and enable, so turning a part down turns its
+/// reverb down with it.
+///
 /// Pan law: a mono bus is placed with constant power, θ = (pan + 1)·π/4, left = cos θ, right = sin θ
 /// (centre −3.01 dB per side; hard left silences the right). A stereo bus is balanced with the same curve
 /// scaled by √2 and capped at unity (centre passes unchanged; hard left keeps the left and drops the right).
@@ -50,6 +56,29 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
 
     /// The number of sends: output elements after the first.
     public var sendCount: Int { outputBusCount - 1 }
+
+    /// Sends taken from a side bus: (input, send) → (side input, channel pair). Set before initialize.
+    private var sendSources: [SendKey: (side: Int, pair: Int)] = [:]
+    private struct SendKey: Hashable {
+        var bus: Int
+        var send: Int
+    }
+
+    /// Makes input `bus`'s send `send` take channel pair `pair` (0: channels 1–2, 1: channels 3–4) of input
+    /// `side`, a side bus, instead of `bus`'s own signal. The side bus is then not mixed itself. Before
+    /// initialize.
+    public func setSendSource(_ send: Int, of bus: Element, side: Element, pair: Int) throws(AudioUnitError) {
+        guard !isInitialized else {
+            throw AudioUnitError(.cannotDoInCurrentContext, "\(name): send sources are set before initialize")
+        }
+        guard Int(bus) < inputBusCount, Int(side) < inputBusCount, bus != side else {
+            throw AudioUnitError(.invalidElement, "\(name): no inputs \(bus) and \(side) to take a send from")
+        }
+        guard (0..<Self.maximumSends).contains(send), (0...1).contains(pair) else {
+            throw AudioUnitError(.invalidPropertyValue, "\(name): send \(send), pair \(pair) out of range")
+        }
+        sendSources[SendKey(bus: Int(bus), send: send)] = (Int(side), pair)
+    }
 
     /// Linear levels written by the render thread: per bus (inputs, then the output) × pre/post ×
     /// peak/mean-square × 2 channels.
@@ -97,13 +126,15 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
 
     public override func canChangeElementCount(_ scope: Scope) -> Bool { scope == .input || scope == .output }
 
-    /// Inputs may be mono or stereo; the output is stereo. All Float32 non-interleaved.
+    /// Inputs may be mono or stereo (or four channels: a side bus of effect sends); the output is stereo. All
+    /// Float32 non-interleaved.
     public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
         try super.validateFormat(format, scope: scope, element: element)
-        if scope == .input && !(1...2).contains(format.channelsPerFrame) {
+        if scope == .input && ![1, 2, 4].contains(format.channelsPerFrame) {
             throw AudioUnitError(
                 .formatNotSupported,
-                "\(name) input \(element) must be mono or stereo, not \(format.channelsPerFrame) channels")
+                "\(name) input \(element) must be mono or stereo (or a four-channel side bus), not "
+                    + "\(format.channelsPerFrame) channels")
         }
         if scope == .output && format.channelsPerFrame != 2 {
             throw AudioUnitError(
@@ -231,6 +262,28 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
                     Parameter.sendPreFader(send), scope: .input, element: Element(bus))
             }
         }
+        // Side buses: each input's side bus (−1: none), whether an input is one, and per (input, send) the
+        // side bus's channel pair the send takes (−1: the input's own signal).
+        let routing = UnsafeMutablePointer<Int>.allocate(capacity: 2 * count + count * max(1, sends))
+        routing.initialize(repeating: -1, count: 2 * count + count * max(1, sends))
+        for bus in 0..<count { routing[count + bus] = 0 }
+        for (key, source) in sendSources where key.bus < count && source.side < count && key.send < sends {
+            let owners = Set(sendSources.filter { $0.value.side == source.side }.map(\.key.bus))
+            guard owners.count == 1, sendSources[SendKey(bus: source.side, send: key.send)] == nil,
+                !sendSources.values.contains(where: { $0.side == key.bus }),
+                routing[key.bus] == -1 || routing[key.bus] == source.side
+            else {
+                throw AudioUnitError(
+                    .invalidPropertyValue, "\(name): input \(source.side) may be the side bus of one input only")
+            }
+            guard inputFormat(source.side).channelsPerFrame >= UInt32(2 * source.pair + 2) else {
+                throw AudioUnitError(
+                    .formatNotSupported, "\(name): side bus \(source.side) has no channel pair \(source.pair + 1)")
+            }
+            routing[key.bus] = source.side
+            routing[count + source.side] = 1
+            routing[2 * count + key.bus * sends + key.send] = source.pair
+        }
         let channels = UnsafeMutablePointer<Int>.allocate(capacity: count)
         var storages: [AudioBufferListStorage] = []
         let lists = UnsafeMutablePointer<UnsafeMutablePointer<AudioBufferList>>.allocate(capacity: count)
@@ -251,13 +304,15 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         sendCycle.initialize(to: .max)
         let rate = outputFormat(0).sampleRate
         let kernel = MixerKernel(
-            parameters: renderParameters, busCount: count, sendCount: sends, slots: slots, channels: channels,
-            inputs: lists, state: state, meters: meters, metering: metering, mixes: mixes, mixFrames: frames,
+            parameters: renderParameters, busCount: count, sendCount: sends, slots: slots, routing: routing,
+            channels: channels, inputs: lists, state: state, meters: meters, metering: metering, mixes: mixes,
+            mixFrames: frames,
             computedCycle: sendCycle, rampStep: Float(1 / (0.005 * rate)),
             peakDecay: Float(FastMath.exp(-1 / (1.5 * rate))),
             averageCoefficient: Float(1 - FastMath.exp(-1 / (0.3 * rate))))
         return UnitKernel.make(kernel, render: MixerKernel.render) { kernel in
             kernel.slots.deallocate()
+            kernel.routing.deallocate()
             kernel.channels.deallocate()
             kernel.inputs.deallocate()
             kernel.state.deallocate()
@@ -307,6 +362,9 @@ struct MixerKernel {
     /// Sends: output elements after the first.
     let sendCount: Int
     let slots: UnsafeMutablePointer<Int>
+    /// [busCount] each input's side bus or −1; [busCount] 1 where an input is a side bus (not mixed);
+    /// [busCount × sendCount] the side bus's channel pair each send takes, or −1 for the input's own signal.
+    let routing: UnsafeMutablePointer<Int>
     let channels: UnsafeMutablePointer<Int>
     let inputs: UnsafeMutablePointer<UnsafeMutablePointer<AudioBufferList>>
     let state: UnsafeMutablePointer<MixerBusState>
@@ -398,7 +456,7 @@ struct MixerKernel {
         while frame < frameCount {
             parameters.applyEvents(dueAt: frame)
             let end = parameters.nextEventOffset(after: frame, frameCount: frameCount)
-            for bus in 0..<busCount {
+            for bus in 0..<busCount where routing[busCount + bus] == 0 {
                 if sendCount == 0 {
                     mix(bus, from: frame, to: end, left: left, right: right)
                 } else {
@@ -520,6 +578,10 @@ struct MixerKernel {
         if s.enableGain < 0 { s.enableGain = target }
         var postPeak = s.postPeak
         var postSquare = s.postSquare
+        // A side bus's channels (this input's own signal again when it has none; then no send reads them).
+        let side = routing[bus]
+        let sideList = side >= 0 ? inputs[side] : list
+        let pairs = routing + 2 * busCount + bus * sendCount
         for index in from..<to {
             let volume = parameters.next(volumeSlot)
             let pan = parameters.next(panSlot)
@@ -534,8 +596,16 @@ struct MixerKernel {
                 let preFader = parameters.next(sendSlots[2 * send + 1]) >= 0.5
                 let gain = preFader ? level : level * volume
                 let base = mixes + 2 * (1 + send) * mixFrames
-                base[index] += pannedLeft * gain
-                base[mixFrames + index] += pannedRight * gain
+                let pair = pairs[send]
+                if pair < 0 {
+                    base[index] += pannedLeft * gain
+                    base[mixFrames + index] += pannedRight * gain
+                } else {
+                    let sideGain = s.enableGain * gain
+                    base[index] += sideList.pointee.floatChannel(2 * pair)[index] * sideGain * s.panLeft
+                    base[mixFrames + index] +=
+                        sideList.pointee.floatChannel(2 * pair + 1)[index] * sideGain * s.panRight
+                }
             }
             let a = inLeft[index] * volume * s.enableGain
             let b = inRight[index] * volume * s.enableGain
