@@ -11,6 +11,7 @@ packages=(
   libfluidsynth-dev    # the SoundFont sampler
   libjack-jackd2-dev   # satisfies libfluidsynth-dev's JACK dependency with JACK 2, so installing jackd2
                        # later (the real-time pacing test) does not remove libfluidsynth-dev
+  fluidsynth           # the fluidsynth program: tests compare the default reverb and chorus with fluidsynth -F
   libsndfile1-dev      # WAV/FLAC reading and writing
   libsamplerate0-dev   # sample-rate conversion in the format converter
   util-linux           # prlimit: the tests' stand-in for a full disk (essential on Debian; named to be sure)

@@ -34,6 +34,9 @@ public struct PlaybackOptions: Sendable {
     public var rig: Rig?
     /// A rig set (rigs recalled by program change); wins over `rig`.
     public var rigSet: RigSet?
+    /// Without reverb and chorus (`--dry`): every rig played dry, and no General MIDI returns for one
+    /// instrument.
+    public var dry = false
     /// A master iPod-style EQ preset (overrides the rig's).
     public var eq: String?
     /// The transport's tempo (replaces the input's tempo map for tempo-synced units; the input's own
@@ -49,14 +52,16 @@ public struct PlaybackOptions: Sendable {
     public init() {}
 
     /// The rig set to play: the given set (with `eq` as every rig's master EQ), the given rig, or one part
-    /// playing every channel — except that a lone synth playing a file leaves out General MIDI's drum
-    /// channel rather than play drums as notes (it has no drum kit; a keyboard on channel 10 is still heard).
+    /// playing every channel with General MIDI's reverb and chorus returns — except that a lone synth playing
+    /// a file leaves out General MIDI's drum channel rather than play drums as notes (it has no drum kit; a
+    /// keyboard on channel 10 is still heard).
     public func rigSet(playingFile: Bool) -> RigSet {
         if var set = rigSet ?? rig.map(RigSet.init) {
             for index in set.entries.indices {
                 if let eq { set.entries[index].rig.eq = eq }
                 if let sampleRate { set.entries[index].rig.sampleRate = sampleRate }
                 if let slice { set.entries[index].rig.slice = slice }
+                if dry { set.entries[index].rig.dry = true }
             }
             return set
         }
@@ -69,6 +74,8 @@ public struct PlaybackOptions: Sendable {
         rig.sampleRate = sampleRate ?? rig.sampleRate
         rig.slice = slice ?? rig.slice
         rig.eq = eq
+        // Like FluidSynth: General MIDI's reverb and chorus, following each channel's CC 91 and 93.
+        if dry { rig.dry = true } else { rig.returns = ReturnBus.generalMIDI }
         return RigSet(rig)
     }
 

@@ -93,9 +93,20 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         #expect(result.stdout.contains("'auou' 'genr' 'Auls', Aulos: Generic Output"))
         #expect(result.stdout.contains("'aumu' 'osyn' 'Auls'"))
         #expect(result.stdout.contains("'aumx' 'mcmx' 'Auls', Aulos: Multichannel Mixer"))
-        #expect(result.stdout.contains("node 2 output 0 => node 1 input 0"))
+        // The parts mixer (node 2) into the master mixer (node 4), the synth's mix and effect sends into the
+        // parts mixer, the General MIDI returns.
+        #expect(result.stdout.contains("node 4 output 0 => node 1 input 0"))
         #expect(result.stdout.contains("node 3 output 0 => node 2 input 0"))
+        #expect(result.stdout.contains("node 3 output 1 => node 2 input 1"))
         #expect(result.stdout.contains("128 max frames"))
+        #expect(
+            result.stdout.contains(
+                "synth: bus 0, channels 1-16, volume 1, pan 0; sends: reverb 1 × CC 91, chorus 1 × CC 93"))
+        #expect(
+            result.stdout.contains(
+                "reverb (send 1, follows CC 91): reverb 'FluidSynth' → master input 1, level 0.246"))
+        let dry = try runAulos(["graph", "--dry"])
+        #expect(dry.stdout.contains("node 2 output 0 => node 1 input 0") && !dry.stdout.contains("Returns:"))
         // The transport advances before a file's timeline and the MIDI scheduler dispatch, all three as
         // pre-render notifications.
         #expect(result.stdout.contains("Render Notifications: 3"))

@@ -50,6 +50,18 @@ import Testing
         #expect(again.yaml() == rig.yaml())
     }
 
+    @Test func returnsFollowingControllersAndDryRigsAreReadAndWrittenBack() throws {
+        let rig = try Rig(
+            yaml: "dry: true\nreturns:\n  - name: verb\n    cc: 91\n    level: 0.25\n    effects:\n"
+                + "      - unit: reverb\n        preset: FluidSynth\n  - name: cho\n    cc: 93\n"
+                + "parts:\n  - instrument: sampler\n    sends: {verb: 0.5}\n")
+        #expect(rig.dry && rig.returns.map(\.controller) == [91, 93] && rig.returns[0].level == 0.25)
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        // Played dry: no returns, sends or master effects.
+        #expect(rig.playedDry.returns.isEmpty && rig.playedDry.parts[0].sends.isEmpty)
+        #expect(ReturnBus.generalMIDI.map(\.controller) == [91, 93])
+    }
+
     @Test(arguments: [
         (
             "returns:\n  - name: r\n    effects:\n      - unit: flanger\nparts:\n  - instrument: synth\n",
@@ -82,6 +94,19 @@ import Testing
             "returns:\n  - name: r\n  - name: r\nparts:\n  - instrument: synth\n",
             "test.yaml:3: returns[1].name: 'r' is used twice"
         ),
+        (
+            "returns:\n  - name: r\n    cc: 92\nparts:\n  - instrument: synth\n",
+            "test.yaml:3: returns[0].cc: must be 91 (reverb send) or 93 (chorus send), not 92"
+        ),
+        (
+            "returns:\n  - name: r\n    cc: 91\n  - name: s\n    cc: 91\nparts:\n  - instrument: synth\n",
+            "test.yaml:5: returns[1].cc: return 'r' already follows CC 91"
+        ),
+        (
+            "returns:\n  - name: r\n    level: 3\nparts:\n  - instrument: synth\n",
+            "test.yaml:3: returns[0].level: 3 is outside 0…2"
+        ),
+        ("dry: maybe\nparts:\n  - instrument: synth\n", "test.yaml:1: dry: must be true or false"),
     ])
     func brokenEffectsNameFileLineAndWhat(text: String, expected: String) {
         do {
@@ -110,5 +135,27 @@ import Testing
         #expect(abs(level - 0.3) < 1e-6)
         #expect(
             try playback.outputMixer.getParameter(MultichannelMixerUnit.Parameter.volume, scope: .output) == 0.9)
+    }
+
+    /// A return's level and its effects' parameters are controls: `reverb.decay`, `chorus.rate`, `reverb.level`.
+    @Test func returnsLevelsAndEffectParametersAreControls() throws {
+        let playback = try PlaybackRig(set: RigSet(try Rig(yaml: sample)))
+        defer { playback.close() }
+        let decay = try playback.target("reverb.decay")
+        #expect(decay.name == "reverb.decay-time" && decay.range == 0.1...30)
+        try decay.apply(4)
+        #expect(try playback.returns[0].units[0].getParameter(ReverbUnit.Parameter.decay.id) == 4)
+        let level = try playback.target("chorus.level")
+        try level.apply(0.5)
+        #expect(
+            try playback.outputMixer.getParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: 2)
+                == 0.5)
+        #expect(try playback.target("Chorus.Rate").name == "chorus.rate")
+        do {
+            _ = try playback.target("reverb.colour")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.message.hasPrefix("return 'reverb' has no parameter 'colour' (it has level, decay-time,"))
+        }
     }
 }

@@ -3,8 +3,11 @@ import Glibc
 #endif
 
 /// RT60 of an impulse response by Schroeder backward integration (ISO 3382): the energy decay curve's
-/// least-squares slope between −5 and −35 dB, extrapolated to 60 dB. NaN when the curve never reaches −35 dB.
-public func reverberationTime(_ response: [Float], sampleRate: Double = 48_000) -> Double {
+/// least-squares slope between `from` and `to` dB (T30: −5 to −35; EDT: 0 to −10), extrapolated to 60 dB.
+/// NaN when the curve never reaches `to`.
+public func reverberationTime(
+    _ response: [Float], sampleRate: Double = 48_000, from: Double = -5, to: Double = -35
+) -> Double {
     var remaining = 0.0
     var curve = [Double](repeating: 0, count: response.count)
     for index in response.indices.reversed() {
@@ -13,7 +16,7 @@ public func reverberationTime(_ response: [Float], sampleRate: Double = 48_000) 
     }
     guard let total = curve.first, total > 0 else { return .nan }
     let decibels = curve.map { 10 * log10(max($0 / total, 1e-30)) }
-    guard let start = decibels.firstIndex(where: { $0 <= -5 }), let end = decibels.firstIndex(where: { $0 <= -35 })
+    guard let start = decibels.firstIndex(where: { $0 <= from }), let end = decibels.firstIndex(where: { $0 <= to })
     else { return .nan }
     let points = Array(start...end)
     let meanX = points.reduce(0.0) { $0 + Double($1) } / Double(points.count)

@@ -99,6 +99,10 @@ public final class PlaybackRig {
         arpeggio: Arpeggio? = nil, session: AudioSession? = nil
     ) throws {
         precondition(!set.entries.isEmpty, "a rig set has at least one rig")
+        var set = set
+        for index in set.entries.indices where set.entries[index].rig.dry {
+            set.entries[index].rig = set.entries[index].rig.playedDry
+        }
         let partCount = set.entries.reduce(0) { $0 + $1.rig.parts.count }
         guard partCount <= Self.maximumParts else {
             throw RigError(
@@ -138,10 +142,6 @@ public final class PlaybackRig {
             hostCallbacks: transport.callbacks)
         self.units = units
 
-        // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
-        // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments.
-        let inputBus = session?.inputDevice == nil ? nil : Element(rig.parts.count)
-        try mixer.set(.elementCount, UInt32(rig.parts.count + (inputBus == nil ? 0 : 1)), scope: .input)
         // Return buses: every rig's, by name (the first definition of a name wins), one send each.
         var returnBuses: [ReturnBus] = []
         for entry in set.entries {
@@ -149,6 +149,28 @@ public final class PlaybackRig {
                 returnBuses.append(bus)
             }
         }
+        // Per part, the returns of its own rig that follow CC 91/93: (send, the side bus's channel pair:
+        // 0 reverb, 1 chorus). A return defined twice in a set is the first definition, controller and all.
+        let partRigs = set.entries.enumerated().flatMap { index, entry in entry.rig.parts.map { _ in index } }
+        let followedByPart = partRigs.map { rigIndex in
+            set.entries[rigIndex].rig.returns.compactMap { own -> (send: Int, pair: Int)? in
+                guard let send = returnBuses.firstIndex(where: { $0.name == own.name }),
+                    let controller = returnBuses[send].controller
+                else { return nil }
+                return (send, controller == 91 ? 0 : 1)
+            }
+        }
+        // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
+        // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments. Each part
+        // whose rig has returns that follow controllers has a side bus after those for its effect sends.
+        let inputBus = session?.inputDevice == nil ? nil : Element(rig.parts.count)
+        var nextSide = rig.parts.count + (inputBus == nil ? 0 : 1)
+        let sideBuses = followedByPart.map { followed -> Element? in
+            guard !followed.isEmpty else { return nil }
+            defer { nextSide += 1 }
+            return Element(nextSide)
+        }
+        try mixer.set(.elementCount, UInt32(nextSide), scope: .input)
         guard returnBuses.count <= MultichannelMixerUnit.maximumSends else {
             throw RigError(
                 "\(returnBuses.count) return buses; a rig\(set.entries.count > 1 ? " set" : "") has at most "
@@ -159,12 +181,16 @@ public final class PlaybackRig {
         try units.configure(try graph.unit(for: outputNode))
         if session == nil { try graph.unit(for: outputNode).set(.streamFormat, fileFormat, scope: .output) }
 
-        let partRigs = set.entries.enumerated().flatMap { index, entry in entry.rig.parts.map { _ in index } }
         var parts: [LoadedPart] = []
         var prelude: [TimedMIDIEvent] = []
         for (bus, part) in rig.parts.enumerated() {
             let (loaded, programs) = try units.addPart(
-                part, rigIndex: partRigs[bus], bus: Element(bus), arpeggio: arpeggio)
+                part, rigIndex: partRigs[bus], bus: Element(bus), sideBus: sideBuses[bus], arpeggio: arpeggio)
+            for (send, pair) in followedByPart[bus] {
+                try mixer.setSendSource(send, of: Element(bus), side: sideBuses[bus]!, pair: pair)
+                try mixer.setParameter(
+                    MultichannelMixerUnit.Parameter.sendLevel(send), scope: .input, element: Element(bus), value: 1)
+            }
             parts.append(loaded)
             prelude += programs
         }
@@ -199,6 +225,9 @@ public final class PlaybackRig {
                 let chain = try units.addChain(bus.effects, after: mixerNode, sourceOutput: Element(1 + index))
                 try graph.connectNodeInput(
                     chain.last, sourceOutput: chain.lastOutput, masterNode, destinationInput: Element(1 + index))
+                try master.setParameter(
+                    MultichannelMixerUnit.Parameter.volume, scope: .input, element: Element(1 + index), value: bus.level
+                )
                 builtReturns.append((bus, chain.units))
             }
             (mixNode, outputMixer) = (masterNode, master)

@@ -24,7 +24,13 @@ struct RigUnits {
         if unit.inputBusCount > 0 && !(unit is MultichannelMixerUnit) {
             try unit.set(.streamFormat, processing, scope: .input)
         }
-        try unit.set(.streamFormat, processing, scope: .output)
+        // Every output: a mixer's sends as well as its mix (each keeps its channel count).
+        for element in 0..<unit.outputBusCount {
+            let channels = unit.outputFormat(element).channelsPerFrame
+            try unit.set(
+                .streamFormat, StreamFormat.canonical(channels: channels, sampleRate: sampleRate), scope: .output,
+                element: Element(element))
+        }
     }
 
     /// An iPod-style EQ set to `preset`, fed by `source`: a part's or the master EQ.
@@ -64,8 +70,10 @@ struct RigUnits {
     }
 
     /// One part: its instrument with its sound, its EQ, its mixer bus set to the part's volume, pan and
-    /// state. Returns the part and, for a sampler with a program, that program on each of its channels.
-    func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, arpeggio: Arpeggio?) throws -> (
+    /// state — and, given a `sideBus`, the instrument's effect-send output (its MIDI channels weighed by
+    /// CC 91/93) on that mixer input. Returns the part and, for a sampler with a program, that program on
+    /// each of its channels.
+    func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, sideBus: Element?, arpeggio: Arpeggio?) throws -> (
         PlaybackRig.LoadedPart, [TimedMIDIEvent]
     ) {
         let description =
@@ -84,6 +92,14 @@ struct RigUnits {
         }
         let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: node) } ?? (node, nil)
         try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
+        if let sideBus {
+            try instrument.enableEffectSendOutput()
+            try mixer.set(
+                .streamFormat,
+                StreamFormat.canonical(channels: UInt32(ChannelEffectSends.sendChannels), sampleRate: sampleRate),
+                scope: .input, element: sideBus)
+            try graph.connectNodeInput(node, sourceOutput: 1, mixerNode, destinationInput: sideBus)
+        }
         try mixer.setParameter(MultichannelMixerUnit.Parameter.volume, scope: .input, element: bus, value: part.volume)
         try mixer.setParameter(MultichannelMixerUnit.Parameter.pan, scope: .input, element: bus, value: part.pan)
         try mixer.setParameter(

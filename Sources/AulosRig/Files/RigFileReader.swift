@@ -34,12 +34,16 @@ extension Rig {
         }
         let reader = RigReader(file: file)
         let keys = try reader.keys(
-            mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls", "returns"], at: "")
+            mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls", "returns", "dry"], at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] {
             sampleRate = Double(try reader.integer(node, "sample-rate", in: 8000...192_000))
         }
         if let node = keys["slice"] { slice = UInt32(try reader.integer(node, "slice", in: 1...4096)) }
+        if let node = keys["dry"] {
+            guard let flag = node.bool else { throw reader.error(node, "dry", "must be true or false") }
+            dry = flag
+        }
         if let output = keys["output"] {
             guard let outputMapping = output.mapping else {
                 throw reader.error(output, "output", "must be a mapping (volume, eq)")
@@ -361,7 +365,7 @@ extension RigReader {
         for (index, item) in sequence.enumerated() {
             let at = "returns[\(index)]"
             guard let mapping = item.mapping else { throw error(item, at, "must be a mapping (name, effects)") }
-            let fields = try keys(mapping, allowed: ["name", "effects"], at: at + ".")
+            let fields = try keys(mapping, allowed: ["name", "effects", "level", "cc"], at: at + ".")
             guard let nameNode = fields["name"] else { throw error(item, at, "missing 'name'") }
             let name = try string(nameNode, at + ".name")
             if result.contains(where: { $0.name == name }) {
@@ -372,6 +376,17 @@ extension RigReader {
                 effects: try fields["effects"].map { n throws(RigError) in
                     try effects(n, at + ".effects")
                 } ?? [])
+            if let n = fields["level"] { bus.level = Float(try number(n, at + ".level", in: 0...2)) }
+            if let n = fields["cc"] {
+                let controller = try integer(n, at + ".cc", in: 0...127)
+                guard ReturnBus.sendControllers.contains(UInt8(controller)) else {
+                    throw error(n, at + ".cc", "must be 91 (reverb send) or 93 (chorus send), not \(controller)")
+                }
+                if let other = result.first(where: { $0.controller == UInt8(controller) }) {
+                    throw error(n, at + ".cc", "return '\(other.name)' already follows CC \(controller)")
+                }
+                bus.controller = UInt8(controller)
+            }
             bus.source = location(item)
             result.append(bus)
         }

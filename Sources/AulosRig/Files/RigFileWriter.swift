@@ -12,9 +12,9 @@ extension Rig {
         let quote = Self.quoted
         var lines = [
             "# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)",
-            "output:",
-            "  volume: \(volume.clean)",
         ]
+        if dry { lines.append("dry: true") }
+        lines += ["output:", "  volume: \(volume.clean)"]
         if let eq { lines.append("  eq: \(quote(eq))") }
         if !masterEffects.isEmpty {
             lines.append("  effects:")
@@ -24,6 +24,8 @@ extension Rig {
             lines.append("returns:")
             for bus in returns {
                 lines.append("  - name: \(quote(bus.name))")
+                if bus.level != 1 { lines.append("    level: \(bus.level.clean)") }
+                if let controller = bus.controller { lines.append("    cc: \(controller)") }
                 if !bus.effects.isEmpty {
                     lines.append("    effects:")
                     lines += bus.effects.flatMap { $0.yamlLines(indent: "      ") }

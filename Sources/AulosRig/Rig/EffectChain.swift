@@ -93,13 +93,39 @@ public struct EffectSpec: Equatable, Sendable {
     }
 }
 
-/// A return bus: what parts send to by name, its effects in order, then on to the master.
+/// A return bus: what parts send to by name, its effects in order, then on to the master at its level.
+/// A return that follows a MIDI controller (CC 91, the General MIDI reverb send, or CC 93, the chorus send)
+/// takes from each part what each of its MIDI channels sends by that controller, times the part's send
+/// level (1 unless the part names this return): `aulos render song.mid` hears a file's CC 91 as FluidSynth
+/// does.
 ///
 /// Threads: a value.
 public struct ReturnBus: Equatable, Sendable {
     public var name: String
     public var effects: [EffectSpec]
+    /// The return's fader into the master (0…2).
+    public var level: Float = 1
+    /// The controller whose per-channel value the parts send by: 91, 93 or none.
+    public var controller: UInt8?
     public var source = SourceLocation.none
+
+    /// The controllers a return may follow.
+    public static let sendControllers: [UInt8] = [91, 93]
+
+    /// The returns a rig plays with when none is given (`aulos render song.mid`, `aulos play`): General
+    /// MIDI's reverb on CC 91 and chorus on CC 93, voiced and levelled like FluidSynth's defaults — the
+    /// levels make the wet/dry energy ratio of a GM file match `fluidsynth -F`'s (docs/performance.md).
+    public static var generalMIDI: [ReturnBus] {
+        var reverb = ReturnBus(name: "reverb", effects: [EffectSpec(kind: .reverb, preset: "FluidSynth")])
+        reverb.controller = 91
+        reverb.level = generalMIDIReverbLevel
+        var chorus = ReturnBus(name: "chorus", effects: [EffectSpec(kind: .chorus, preset: "FluidSynth")])
+        chorus.controller = 93
+        chorus.level = generalMIDIChorusLevel
+        return [reverb, chorus]
+    }
+    static let generalMIDIReverbLevel: Float = 0.246
+    static let generalMIDIChorusLevel: Float = 1.38
 
     public init(name: String, effects: [EffectSpec]) {
         self.name = name

@@ -56,6 +56,19 @@ public struct Rig: Equatable, Sendable {
     public var returns: [ReturnBus] = []
     /// The master insert chain, after the master EQ.
     public var masterEffects: [EffectSpec] = []
+    /// Played without its returns, sends and master effects (`dry: true`, `--dry`): the parts straight to
+    /// the output, as before effects existed — bit for bit.
+    public var dry = false
+
+    /// This rig as it plays when dry: no returns, no sends, no master effects.
+    public var playedDry: Rig {
+        var rig = self
+        rig.returns = []
+        rig.masterEffects = []
+        for index in rig.parts.indices { rig.parts[index].sends = [:] }
+        rig.dry = true
+        return rig
+    }
 
     public init(name: String, parts: [Part]) {
         self.name = name

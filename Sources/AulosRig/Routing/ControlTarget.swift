@@ -3,7 +3,8 @@ import AulosUnits
 
 /// A named thing a controller, `aulos set` or MIDI-learn can change: `PART.PARAMETER` (a part's mixer bus
 /// `volume`, `pan`, `enabled`, its `eq` preset, or any parameter of its instrument by name, such as
-/// `lead.cutoff` or `piano.gain`), `output.volume` or `output.eq`. Names ignore case, spaces, '-' and '_'.
+/// `lead.cutoff` or `piano.gain`), `RETURN.level` or any parameter of a return's effects (`hall.decay`,
+/// `echo.feedback`), `output.volume` or `output.eq`. Names ignore case, spaces, '-' and '_'.
 ///
 /// Threads: resolved on the control thread; a resolved target is applied from the MIDI thread
 /// (parameters: one atomic store) or the control thread (EQ presets: property sets).
@@ -80,8 +81,12 @@ public struct ControlTarget: @unchecked Sendable {
             }
         }
         let candidates = rig.parts.filter { normalized($0.part.name) == unitName }
+        if candidates.isEmpty, let index = rig.returns.firstIndex(where: { normalized($0.bus.name) == unitName }) {
+            return try returnTarget(index, text[text.index(after: dot)...], in: rig)
+        }
         guard let loaded = candidates.first(where: { $0.rigIndex == rigIndex }) ?? candidates.first else {
-            let names = rig.parts.filter { $0.rigIndex == rigIndex }.map(\.part.name) + ["output"]
+            let names =
+                rig.parts.filter { $0.rigIndex == rigIndex }.map(\.part.name) + rig.returns.map(\.bus.name) + ["output"]
             throw RigError("no part '\(text[..<dot])' (this rig has \(names.joined(separator: ", ")))")
         }
         let name = loaded.part.name
@@ -131,5 +136,33 @@ public struct ControlTarget: @unchecked Sendable {
                     + "\(names.joined(separator: ", ")))"
             )
         }
+    }
+
+    /// Return `index`'s `level` (its fader into the master) or a parameter of one of its effects, the first
+    /// effect that has it (`hall.decay`, `hall.mix`).
+    static func returnTarget(_ index: Int, _ parameter: Substring, in rig: PlaybackRig) throws(RigError)
+        -> ControlTarget
+    {
+        let entry = rig.returns[index]
+        let name = entry.bus.name
+        if ["level", "volume"].contains(normalized(parameter)) {
+            return ControlTarget(
+                name: "\(name).level",
+                kind: .parameter(rig.outputMixer, MultichannelMixerUnit.Parameter.volume, .input, Element(1 + index)),
+                range: 0...2)
+        }
+        for unit in entry.units {
+            guard let info = try? EffectSpec.parameter(named: String(parameter), in: unit) else { continue }
+            return ControlTarget(
+                name: "\(name).\(EffectSpec.dashed(info.name))", kind: .parameter(unit, info.id, .global, 0),
+                range: info.minValue...info.maxValue)
+        }
+        let names =
+            ["level"]
+            + entry.units.flatMap { unit in
+                ((try? unit.get(.parameterList, scope: .global)) ?? []).compactMap { try? unit.parameterInfo($0) }
+                    .map { EffectSpec.dashed($0.name) }
+            }
+        throw RigError("return '\(name)' has no parameter '\(parameter)' (it has \(names.joined(separator: ", ")))")
     }
 }

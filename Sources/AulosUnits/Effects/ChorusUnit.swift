@@ -46,6 +46,8 @@ public final class ChorusUnit: StereoEffectUnit, @unchecked Sendable {
         ("Slow Shimmer", [.mode: 0, .rate: 0.12, .depth: 8, .voices: 3, .feedback: 20, .width: 1, .mix: 45]),
         ("Flanger", [.mode: 1, .rate: 0.25, .depth: 2, .voices: 1, .feedback: 70, .width: 0.6, .mix: 50]),
         ("Jet Flanger", [.mode: 1, .rate: 0.08, .depth: 4, .voices: 1, .feedback: 88, .width: 0.3, .mix: 55]),
+        // FluidSynth's default chorus (3 voices, 0.3 Hz, 8 ms depth), all wet: for a return bus.
+        ("FluidSynth", [.mode: 0, .rate: 0.3, .depth: 8, .voices: 3, .feedback: 0, .width: 1, .mix: 100]),
     ]
 
     public init() {

@@ -2,7 +2,8 @@ import ArgumentParser
 import AulosPlayback
 import AulosRig
 
-/// `aulos graph`: the playback rig's processing graph, printed as Core Audio's CAShow prints one.
+/// `aulos graph`: the playback rig's processing graph, printed as Core Audio's CAShow prints one, then its
+/// parts, sends, returns and master chain.
 struct GraphCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graph", abstract: "Print the playback rig's processing graph (like CAShow).")
@@ -18,6 +19,9 @@ struct GraphCommand: ParsableCommand {
     @Option(help: "Master iPod-style EQ preset (see aulos presets).")
     var eq: String?
 
+    @Flag(help: "Without reverb and chorus (as render --dry and play --dry).")
+    var dry = false
+
     func run() throws {
         var options = PlaybackOptions()
         options.instrument = instrument
@@ -25,8 +29,10 @@ struct GraphCommand: ParsableCommand {
         options.slice = slicing.slice.map(UInt32.init)
         options.rigSet = try rig.map { path throws(RigError) in try RigSet.load(path) }
         options.eq = try eq.map(checkedEQ)
+        options.dry = dry
         let playback = try PlaybackRig(set: options.rigSet(playingFile: false))
         defer { playback.close() }
         print(playback.graph.dump())
+        print(playback.routingDescription)
     }
 }

@@ -28,6 +28,12 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
     var eq: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "No reverb or chorus: without a rig, no General MIDI returns (CC 91/93); with one, its returns, sends "
+                + "and master effects are left out."))
+    var dry = false
+
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
@@ -103,6 +109,7 @@ struct InstrumentOptions: ParsableArguments {
             }
         }
         options.eq = try eq.map(checkedEQ)
+        options.dry = dry
         options.tempo = tempo
         options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
         options.maximumDuration = maxDuration

@@ -1,0 +1,90 @@
+import AulosAudioFile
+import AulosCore
+import AulosPlayback
+import AulosRig
+import AulosTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CC 91 per MIDI channel through a rig's returns: one channel's controller sends that channel alone, a
+/// channel at 0 renders like no returns at all, and the whole path allocates nothing while controllers move.
+@Suite struct ChannelSendRenderTests {
+    /// Channel 1 plays with CC 91 = `first`; channel 2 holds CC 91 = `second` and plays nothing.
+    static func score(first: Int, second: Int) -> String {
+        "0b tempo 120\n0b cc 91 \(first) ch=1\n0b cc 91 \(second) ch=2\n0b cc 93 0 ch=1\n"
+            + "0.1b note C4 0.5b vel=110 ch=1\n0.6b note G4 0.5b vel=110 ch=1\n1.1b end\n"
+    }
+
+    /// Float samples of `score` on one synth part playing every channel, 3 s long.
+    static func render(_ score: String, dry: Bool) throws -> [Float] {
+        let input = TestFiles.scratch("channels.score")
+        let output = TestFiles.scratch("channels.wav")
+        TestFiles.write(score, to: input)
+        defer {
+            TestFiles.remove(input)
+            TestFiles.remove(output)
+        }
+        var options = PlaybackOptions()
+        options.input = input
+        options.dry = dry
+        options.tail = 2.5
+        _ = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
+        return try AudioFileContents(path: output).samples
+    }
+
+    @Test func aChannelIsSentByItsOwnCC91() throws {
+        let dry = try Self.render(Self.score(first: 0, second: 127), dry: true)
+        // Channel 1 at CC 91 = 0 (channel 2's 127 sends nothing: it does not play): exactly the dry render —
+        // one channel summed alone, the returns silent, the master mixer at unity.
+        let unsent = try Self.render(Self.score(first: 0, second: 127), dry: false)
+        #expect(unsent.count == dry.count)
+        let difference = zip(unsent, dry).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
+        // (The master mixer's unity-gain balance at centre is 0.99999994: rounding, nothing audible.)
+        #expect(difference < 1e-6, "largest difference \(difference)")
+        // Channel 1 at 127: the reverb, about 15 dB under the dry signal (General MIDI returns' calibration).
+        let sent = try Self.render(Self.score(first: 127, second: 0), dry: false)
+        let wet = zip(sent, dry).reduce(0.0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) }
+        let dryEnergy = dry.reduce(0.0) { $0 + Double($1) * Double($1) }
+        let ratio = 10 * log10(wet / dryEnergy)
+        #expect(ratio > -25 && ratio < -5, "wet/dry \(ratio) dB")
+    }
+
+    @Test func everyEffectWithControllersMovingAllocatesNothing() throws {
+        var rig = Rig(
+            name: "all",
+            parts: [
+                Rig.Part(name: "synth", instrument: .synth, channels: Array(1...8)),
+                Rig.Part(name: "sampler", instrument: .sampler, channels: Array(9...16)),
+            ])
+        rig.slice = 64
+        rig.returns = ReturnBus.generalMIDI
+        rig.masterEffects = [EffectSpec(kind: .delay, preset: "Slapback")]
+        let playback = try PlaybackRig(rig)
+        defer { playback.close() }
+        try playback.graph.start()
+        var time: Int64 = 0
+        for step in 0..<400 {
+            let channel = UInt8(step % 16)
+            playback.scheduler.schedule(
+                .controlChange(channel: channel, controller: 91, value: UInt8(step * 7 % 128)), at: time)
+            playback.scheduler.schedule(
+                .controlChange(channel: channel, controller: 93, value: UInt8(step * 11 % 128)), at: time)
+            playback.scheduler.schedule(.noteOn(channel: channel, note: UInt8(48 + step % 24), velocity: 100), at: time)
+            playback.scheduler.schedule(
+                .noteOff(channel: channel, note: UInt8(48 + step % 24), velocity: 0), at: time + 4000)
+            if step % 50 == 49 {
+                playback.scheduler.schedule(.controlChange(channel: channel, controller: 121, value: 0), at: time)
+            }
+            time += 1600
+        }
+        let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat, maximumFrames: 64)
+        // Warm-up outside the count: FluidSynth's first notes, as in the sampler's own allocation test.
+        for _ in 0..<200 { harness.renderSlice(64) }
+        for _ in 0..<10_000 { harness.renderSlice(64, counting: true) }
+        #expect(playback.scheduler.droppedCount == 0)
+        try expectNoAllocations(harness.allocations)
+    }
+}
