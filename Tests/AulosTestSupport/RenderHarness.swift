@@ -24,6 +24,9 @@ public final class RenderHarness: @unchecked Sendable {
         buffers = AudioBufferListStorage(format: format, maximumFrames: maximumFrames)
     }
 
+    /// The render flags the last slice came back with (`outputIsSilence`).
+    public private(set) var lastFlags = RenderActionFlags(rawValue: 0)
+
     /// Renders one slice of `frames` at `sampleTime` (then advanced), with a host time when given; counts its
     /// allocations when `counting`. Returns the render status.
     @discardableResult
@@ -40,6 +43,7 @@ public final class RenderHarness: @unchecked Sendable {
             }
             : entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
         sampleTime += Int64(frames)
+        lastFlags = flags
         return status
     }
 

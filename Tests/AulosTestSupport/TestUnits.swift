@@ -64,7 +64,8 @@ public func rampCallback() -> RenderCallback {
     }
 }
 
-/// A test source (refCon → Float): 2 = an impulse at sample 0, 3 = white noise, another value ≥ 0 = that
+/// A test source (refCon → Float): 2 = an impulse at sample 0, 3 = white noise, 4 = bursts of that noise (a
+/// quarter second every two seconds), another value ≥ 0 = that
 /// constant on every channel, negative = a full-scale sine of that many Hz (at 48 kHz).
 public func signalCallback() -> RenderCallback {
     { refCon, _, timeStamp, _, frames, io in
@@ -75,6 +76,13 @@ public func signalCallback() -> RenderCallback {
                 let t = timeStamp.pointee.sampleTime + Int64(frame)
                 if value == 2 {
                     out[frame] = t == 0 ? 1 : 0
+                } else if value == 4 {
+                    // Bursts: the noise below for a quarter second every two seconds, silence between.
+                    var x = UInt32(truncatingIfNeeded: t &* 2_654_435_761) ^ 0x9E37_79B9
+                    x ^= x << 13
+                    x ^= x >> 17
+                    x ^= x << 5
+                    out[frame] = t % 96_000 < 12_000 ? Float(Int32(bitPattern: x)) / 2_147_483_648 * 0.5 : 0
                 } else if value == 3 {
                     var x = UInt32(truncatingIfNeeded: t &* 2_654_435_761) ^ 0x9E37_79B9
                     x ^= x << 13

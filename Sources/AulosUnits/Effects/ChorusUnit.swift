@@ -100,6 +100,13 @@ struct ChorusKernel {
     var voiceGain: (Float, Float, Float, Float) = (1, 0, 0, 0)
     var feedbackLeft: Float = 0
     var feedbackRight: Float = 0
+    /// Resting once the input has been silent past the longest sweep's delay (and, with feedback, its
+    /// repeats' fall to −140 dB): worked out again whenever the feedback changes.
+    var rest = TailRest()
+    var restFrames = 0
+    var restFeedback: Float = .nan
+    /// `ChorusUnit.longestMilliseconds` in seconds, as the render thread reads it (a computed constant).
+    static var longestSeconds: Double { 0.032 }
 
     init(
         parameters: ParameterKernel, left: DelayLine, right: DelayLine, sampleRate: Float,
@@ -134,6 +141,7 @@ struct ChorusKernel {
         let leftSamples = io.pointee.floatChannel(0)
         let rightSamples = io.pointee.floatChannel(1)
         let perMillisecond = sampleRate / 1000
+        rest.beginSlice()
         for frame in 0..<frameCount {
             parameters.applyEvents(dueAt: frame)
             let mode = Int(parameters.next(Int(P.mode.rawValue)))
@@ -152,6 +160,15 @@ struct ChorusKernel {
                 Self.fade(voiceGain.2, on: voices >= 3), Self.fade(voiceGain.3, on: voices >= 4)
             )
             let (dryLeft, dryRight) = (leftSamples[frame], rightSamples[frame])
+            if feedback != restFeedback {
+                restFeedback = feedback
+                let gain = Double(feedback)
+                let repeats = TailRest.repeatsToFall140dB(feedback: gain)
+                restFrames = TailRest.restFrames(
+                    rt60: 0, delay: Self.longestSeconds * repeats, sampleRate: Double(sampleRate))
+            }
+            // Resting: no sweep moves, nothing is written or read; the output is the silent input.
+            if rest.rests(dryLeft, dryRight, restFrames: restFrames) { continue }
             // 1e-25: the feedback path never decays into denormal numbers.
             left.write(dryLeft + feedback * feedbackLeft + 1e-25)
             right.write(dryRight + feedback * feedbackRight + 1e-25)
@@ -202,6 +219,7 @@ struct ChorusKernel {
             rightSamples[frame] = dryRight + wet * (wetRight - dryRight)
         }
         parameters.endSlice(frameCount: frameCount)
+        rest.endSlice(frameCount: frameCount, flags: flags)
         return 0
     }
 }

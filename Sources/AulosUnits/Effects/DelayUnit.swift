@@ -107,9 +107,12 @@ struct DelayKernel {
     var nextDelay = -1
     var fade: Float = 0
     var lowPass: (left: Float, right: Float) = (0, 0)
+    /// Resting once the input has been silent past the repeats' fall to −140 dB (set at the 16-frame ticks).
+    var rest = TailRest()
+    var restFrames = Int.max
     var lowPassCoefficient: Float = 1
     var designedCutoff: Float = -1
-    static let fadeStep: Float = 1.0 / 960
+    static var fadeStep: Float { 1.0 / 960 }
 
     init(
         parameters: ParameterKernel, host: HostCallbackInfo?, left: DelayLine, right: DelayLine,
@@ -162,6 +165,7 @@ struct DelayKernel {
         let leftSamples = io.pointee.floatChannel(0)
         let rightSamples = io.pointee.floatChannel(1)
         let start = timeStamp.pointee.sampleTime
+        rest.beginSlice()
         for frame in 0..<frameCount {
             parameters.applyEvents(dueAt: frame)
             // Every 16 frames of absolute time: the delay wanted, and the feedback filter.
@@ -173,6 +177,11 @@ struct DelayKernel {
                     nextDelay = wanted
                     fade = 0
                 }
+                // The rest waits for the repeats to fall 140 dB (at most ten minutes).
+                let feedback = Double(parameters.value(Int(P.feedback.rawValue)) / 100)
+                let repeats = TailRest.repeatsToFall140dB(feedback: feedback)
+                let longest = Double(max(delay, nextDelay)) / sampleRate
+                restFrames = TailRest.restFrames(rt60: 0, delay: longest * repeats, sampleRate: sampleRate)
                 let cutoff = parameters.value(Int(P.damping.rawValue))
                 if cutoff != designedCutoff {
                     designedCutoff = cutoff
@@ -185,6 +194,9 @@ struct DelayKernel {
             let wet = parameters.next(Int(P.mix.rawValue)) / 100
             _ = parameters.next(Int(P.time.rawValue))
             _ = parameters.next(Int(P.damping.rawValue))
+            let (dryLeft, dryRight) = (leftSamples[frame], rightSamples[frame])
+            // Resting: nothing is read, written or filtered, no crossfade moves; the output is the silent input.
+            if rest.rests(dryLeft, dryRight, restFrames: restFrames) { continue }
             // The repeat: the current tap, crossfading to the next one while a change runs.
             var repeatLeft = left.read(delay - 1)
             var repeatRight = right.read(delay - 1)
@@ -200,7 +212,6 @@ struct DelayKernel {
             // Each repeat passes the low-pass once; 1e-25 keeps its state out of denormal numbers.
             lowPass.left += lowPassCoefficient * (repeatLeft - lowPass.left) + 1e-25
             lowPass.right += lowPassCoefficient * (repeatRight - lowPass.right) + 1e-25
-            let (dryLeft, dryRight) = (leftSamples[frame], rightSamples[frame])
             if pingPong {
                 // The input enters on the left; each repeat crosses to the other side.
                 left.write((dryLeft + dryRight) * 0.5 + feedback * lowPass.right)
@@ -213,6 +224,7 @@ struct DelayKernel {
             rightSamples[frame] = dryRight + wet * (repeatRight - dryRight)
         }
         parameters.endSlice(frameCount: frameCount)
+        rest.endSlice(frameCount: frameCount, flags: flags)
         return 0
     }
 }

@@ -115,6 +115,10 @@ struct ReverbKernel {
     let parameters: ParameterKernel
     var network: FeedbackDelayNetwork
     var configured = false
+    /// Resting once the input has been silent past the tail; the rest time follows the decay and
+    /// pre-delay at the 16-frame ticks (never before the first).
+    var rest = TailRest()
+    var restFrames = Int.max
 
     static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, _, frameCount, io in
         state.assumingMemoryBound(to: ReverbKernel.self).pointee
@@ -154,6 +158,7 @@ struct ReverbKernel {
         let widthSlot = Int(ReverbUnit.Parameter.width.rawValue)
         let mixSlot = Int(ReverbUnit.Parameter.mix.rawValue)
         let start = timeStamp.pointee.sampleTime
+        rest.beginSlice()
         var frame = 0
         // In segments that end at every 16th frame of absolute time (where the coefficients follow the
         // parameters) and at scheduled parameter events.
@@ -163,6 +168,9 @@ struct ReverbKernel {
             if absolute & 15 == 0 {
                 let wanted = settings()
                 if !(wanted == network.settings) { network.configure(wanted) }
+                // After the pre-delay, the diffusers and the longest line (under 0.25 s), the decay.
+                restFrames = TailRest.restFrames(
+                    rt60: wanted.decay, delay: wanted.preDelay + 0.25, sampleRate: network.sampleRate)
             }
             let end = min(
                 frame + 16 - Int(absolute & 15), parameters.nextEventOffset(after: frame, frameCount: frameCount))
@@ -183,6 +191,8 @@ struct ReverbKernel {
                     }
                 }
                 let (dryLeft, dryRight) = (left[index], right[index])
+                // Resting: the input is silence, and so stays the output.
+                if rest.rests(dryLeft, dryRight, restFrames: restFrames) { continue }
                 let (reverbLeft, reverbRight) = network.process(dryLeft, dryRight)
                 // Width: the wet signal's side (L − R) scaled, its mid (L + R) kept.
                 let mid = (reverbLeft + reverbRight) * 0.5
@@ -193,6 +203,7 @@ struct ReverbKernel {
             frame = end
         }
         parameters.endSlice(frameCount: frameCount)
+        rest.endSlice(frameCount: frameCount, flags: flags)
         return 0
     }
 }
