@@ -66,6 +66,32 @@ import Testing
         #expect(try aulos.status() != nil)
     }
 
+    /// The status shows each part's, send's and return's level: a note played through the socket reaches the
+    /// part, its send to the hall and the hall's return.
+    @Test func statusShowsPartSendAndReturnLevels() throws {
+        defer { removeFolder() }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try
+            ("name: Wet\nreturns:\n  - name: hall\n    effects:\n      - unit: reverb\n        preset: Hall\n"
+            + "parts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n    sends: {hall: 0.5}\n")
+            .write(toFile: folder + "/wet.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/wet.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Wet" }, "\(aulos.stderr)")
+        #expect(aulos.request("midi 90 45 7F")?.hasPrefix(#"{"ok":true"#) == true)
+        func level(_ name: String, in status: [String: Any]) -> Double {
+            let meters = status["meters"] as? [[String: Any]] ?? []
+            return meters.first { $0["name"] as? String == name }?["peak"] as? Double ?? -200
+        }
+        let heard = try aulos.waitForStatus { status in
+            ["part Sine", "send hall", "return hall", "master"].allSatisfy { level($0, in: status) > -60 }
+        }
+        let meters = try aulos.status()?["meters"]
+        #expect(heard, "\(meters ?? "no meters")")
+        let text = try runAulos(["status", "--socket", aulos.socketPath])
+        #expect(text.stdout.contains("levels (dBFS peak): part Sine "), "\(text.stdout)")
+    }
+
     /// A MIDI-learn nobody completes gives up by itself (a client that timed out left "learning" in the
     /// status for ever), and `unlearn` gives up at once.
     @Test func anUnansweredLearnGivesUp() throws {

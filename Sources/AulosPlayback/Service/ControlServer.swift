@@ -26,6 +26,8 @@ final class ControlServer {
 
     func begin(rig: PlaybackRig, midi: LiveMIDIPath, live: LiveMIDIInput, reloads: Int) {
         self.rig = rig
+        // The status shows every part's, send's and return's level.
+        try? rig.startMetering()
         self.midi = midi
         self.live = live
         self.reloads = reloads
@@ -77,7 +79,8 @@ final class ControlServer {
                 ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
             },
             learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads,
-            reloadFailure: reloadFailure)
+            reloadFailure: reloadFailure,
+            meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) })
     }
 
     /// One request line → one reply line (JSON).

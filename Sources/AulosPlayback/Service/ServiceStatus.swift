@@ -42,4 +42,12 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var reloads: Int
     /// Why the last SIGHUP left the rig as it was (its file could not be read); nil after a good reload.
     public var reloadFailure: String?
+    /// Levels after each fader, dBFS: every part, each send and return, the master (nil from an older aulos).
+    public var meters: [Meter]?
+
+    public struct Meter: Codable, Sendable, Equatable {
+        public var name: String
+        public var peak: Float
+        public var average: Float
+    }
 }

@@ -78,5 +78,13 @@ struct StatusCommand: ParsableCommand {
             print("rig switches \(status.rigSwitches), reloads \(status.reloads)")
         }
         if let failure = status.reloadFailure { print("last reload failed, rig unchanged: \(failure)") }
+        if let meters = status.meters, !meters.isEmpty {
+            // Peak dBFS after each fader (silence: −inf); the numbers were checked as floats, any value prints.
+            let levels = meters.prefix(200).map { meter in
+                let peak = meter.peak.isFinite && meter.peak > -120 ? String(format: "%.1f", meter.peak) : "-inf"
+                return "\(meter.name) \(peak)"
+            }
+            print("levels (dBFS peak): " + levels.joined(separator: ", "))
+        }
     }
 }

@@ -1,0 +1,40 @@
+import AulosCore
+import AulosUnits
+
+extension PlaybackRig {
+    /// One level meter of a playing rig, in dBFS (−120 for silence), the louder channel.
+    public struct Meter: Equatable, Sendable {
+        /// `part NAME`, `send NAME`, `return NAME` or `master`.
+        public var name: String
+        /// Peak (decaying over 1.5 s) and mean-square average (over 300 ms), after the fader.
+        public var peak: Float
+        public var average: Float
+    }
+
+    /// Turns the mixers' metering on (a live session's status shows the levels; offline renders leave it
+    /// off). Control thread.
+    public func startMetering() throws(AudioUnitError) {
+        try mixer.set(.meteringMode, UInt32(1))
+        if outputMixer !== mixer { try outputMixer.set(.meteringMode, UInt32(1)) }
+    }
+
+    /// Every part's level after its fader, each send as it leaves for its return, each return as it comes
+    /// back from its effects, and the master after the output volume. Readable at any time (the render
+    /// thread publishes them as atomics); all −120 until `startMetering`.
+    public var meters: [Meter] {
+        func meter(_ name: String, _ unit: MultichannelMixerUnit, _ scope: Scope, _ element: Element) -> Meter? {
+            guard let levels = try? unit.levels(scope: scope, element: element) else { return nil }
+            return Meter(
+                name: name, peak: levels.postPeak.max() ?? -120, average: levels.postAverage.max() ?? -120)
+        }
+        var result = parts.compactMap { meter("part \($0.part.name)", mixer, .input, $0.bus) }
+        for (index, entry) in returns.enumerated() {
+            result += [
+                meter("send \(entry.bus.name)", mixer, .output, Element(1 + index)),
+                meter("return \(entry.bus.name)", outputMixer, .input, Element(1 + index)),
+            ].compactMap { $0 }
+        }
+        if let master = meter("master", outputMixer, .output, 0) { result.append(master) }
+        return result
+    }
+}
