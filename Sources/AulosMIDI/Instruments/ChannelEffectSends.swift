@@ -34,6 +34,40 @@ public struct ChannelEffectSends {
     /// (there is nothing to click), so a file's CC 91 at the start applies to its first note in full.
     let audible: UnsafeMutablePointer<UInt32>
 
+    /// Whether either channel holds a sample other than zero (stops at the first).
+    @inline(__always) @_noAllocation @_noLocks
+    static func hasSound(
+        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, frameCount: Int
+    ) -> Bool {
+        for index in 0..<frameCount where left[index] != 0 || right[index] != 0 { return true }
+        return false
+    }
+
+    /// Adds a channel pair × a gain gliding from `from` to `to` in `step`s (or steady) to a send pair; a
+    /// gain that stays at zero adds nothing and is skipped. The steady case is a plain multiply-add the
+    /// compiler vectorizes.
+    @inline(__always) @_noAllocation @_noLocks
+    static func addWeighted(
+        _ inLeft: UnsafeMutablePointer<Float>, _ inRight: UnsafeMutablePointer<Float>, from: Float, to: Float,
+        step: Float, into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>,
+        frameCount: Int
+    ) {
+        if from == to {
+            guard to != 0 else { return }
+            for index in 0..<frameCount {
+                outLeft[index] += inLeft[index] * to
+                outRight[index] += inRight[index] * to
+            }
+            return
+        }
+        var gain = from
+        for index in 0..<frameCount {
+            gain += step
+            outLeft[index] += inLeft[index] * gain
+            outRight[index] += inRight[index] * gain
+        }
+    }
+
     /// Control thread: room for `maximumFrames` per channel.
     public init(maximumFrames: Int) {
         self.maximumFrames = maximumFrames
@@ -130,36 +164,32 @@ public struct ChannelEffectSends {
         for channel in 0..<Self.channelCount {
             let reverbTarget = Float(controllers[2 * channel]) / 127
             let chorusTarget = Float(controllers[2 * channel + 1]) / 127
-            guard mask & (UInt32(1) << UInt32(channel)) != 0 else {
+            let bit = UInt32(1) << UInt32(channel)
+            let inLeft = buffers + 2 * channel * maximumFrames
+            let inRight = inLeft + maximumFrames
+            // A channel not written, or written with silence (most of a sampler's 16, most of the time),
+            // adds nothing: its gains jump to their targets, as for any channel silent in the last slice.
+            guard mask & bit != 0, Self.hasSound(inLeft, inRight, frameCount: frameCount) else {
                 gains[2 * channel] = reverbTarget
                 gains[2 * channel + 1] = chorusTarget
                 continue
             }
-            let bit = UInt32(1) << UInt32(channel)
-            var reverb = wasAudible & bit != 0 ? gains[2 * channel] : reverbTarget
-            var chorus = wasAudible & bit != 0 ? gains[2 * channel + 1] : chorusTarget
-            let reverbStep = (reverbTarget - reverb) * inverseFrames
-            let chorusStep = (chorusTarget - chorus) * inverseFrames
-            let inLeft = buffers + 2 * channel * maximumFrames
-            let inRight = inLeft + maximumFrames
-            var peak: Float = 0
+            nowAudible |= bit
+            let reverb = wasAudible & bit != 0 ? gains[2 * channel] : reverbTarget
+            let chorus = wasAudible & bit != 0 ? gains[2 * channel + 1] : chorusTarget
             for index in 0..<frameCount {
-                let x = inLeft[index]
-                let y = inRight[index]
-                peak = max(peak, max(abs(x), abs(y)))
-                left[index] += x
-                right[index] += y
-                reverb += reverbStep
-                chorus += chorusStep
-                reverbLeft[index] += x * reverb
-                reverbRight[index] += y * reverb
-                chorusLeft[index] += x * chorus
-                chorusRight[index] += y * chorus
+                left[index] += inLeft[index]
+                right[index] += inRight[index]
             }
+            Self.addWeighted(
+                inLeft, inRight, from: reverb, to: reverbTarget, step: (reverbTarget - reverb) * inverseFrames,
+                into: reverbLeft, reverbRight, frameCount: frameCount)
+            Self.addWeighted(
+                inLeft, inRight, from: chorus, to: chorusTarget, step: (chorusTarget - chorus) * inverseFrames,
+                into: chorusLeft, chorusRight, frameCount: frameCount)
             // Exactly the target at the end of the glide (no drift from summing steps).
             gains[2 * channel] = reverbTarget
             gains[2 * channel + 1] = chorusTarget
-            if peak > 0 { nowAudible |= bit }
         }
         audible.pointee = nowAudible
         return mask != 0

@@ -284,6 +284,8 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
             routing[count + source.side] = 1
             routing[2 * count + key.bus * sends + key.send] = source.pair
         }
+        let sideSources = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 2 * Self.maximumSends)
+        sideSources.initialize(repeating: nil, count: 2 * Self.maximumSends)
         let channels = UnsafeMutablePointer<Int>.allocate(capacity: count)
         var storages: [AudioBufferListStorage] = []
         let lists = UnsafeMutablePointer<UnsafeMutablePointer<AudioBufferList>>.allocate(capacity: count)
@@ -305,7 +307,8 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         let rate = outputFormat(0).sampleRate
         let kernel = MixerKernel(
             parameters: renderParameters, busCount: count, sendCount: sends, slots: slots, routing: routing,
-            channels: channels, inputs: lists, state: state, meters: meters, metering: metering, mixes: mixes,
+            sideSources: sideSources, channels: channels, inputs: lists, state: state, meters: meters,
+            metering: metering, mixes: mixes,
             mixFrames: frames,
             computedCycle: sendCycle, rampStep: Float(1 / (0.005 * rate)),
             peakDecay: Float(FastMath.exp(-1 / (1.5 * rate))),
@@ -313,6 +316,7 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
         return UnitKernel.make(kernel, render: MixerKernel.render) { kernel in
             kernel.slots.deallocate()
             kernel.routing.deallocate()
+            kernel.sideSources.deallocate()
             kernel.channels.deallocate()
             kernel.inputs.deallocate()
             kernel.state.deallocate()
@@ -365,6 +369,8 @@ struct MixerKernel {
     /// [busCount] each input's side bus or −1; [busCount] 1 where an input is a side bus (not mixed);
     /// [busCount × sendCount] the side bus's channel pair each send takes, or −1 for the input's own signal.
     let routing: UnsafeMutablePointer<Int>
+    /// Scratch: the side-bus channels each send of the input being mixed takes (left, right), or nil.
+    let sideSources: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     let channels: UnsafeMutablePointer<Int>
     let inputs: UnsafeMutablePointer<UnsafeMutablePointer<AudioBufferList>>
     let state: UnsafeMutablePointer<MixerBusState>
@@ -578,10 +584,15 @@ struct MixerKernel {
         if s.enableGain < 0 { s.enableGain = target }
         var postPeak = s.postPeak
         var postSquare = s.postSquare
-        // A side bus's channels (this input's own signal again when it has none; then no send reads them).
+        // Each send's side-bus channels (nil: the send takes this input's own panned signal), looked up once.
         let side = routing[bus]
-        let sideList = side >= 0 ? inputs[side] : list
         let pairs = routing + 2 * busCount + bus * sendCount
+        for send in 0..<sendCount {
+            let pair = pairs[send]
+            let sideList = side >= 0 && pair >= 0 ? inputs[side] : nil
+            sideSources[2 * send] = sideList?.pointee.floatChannel(2 * pair)
+            sideSources[2 * send + 1] = sideList?.pointee.floatChannel(2 * pair + 1)
+        }
         for index in from..<to {
             let volume = parameters.next(volumeSlot)
             let pan = parameters.next(panSlot)
@@ -596,15 +607,13 @@ struct MixerKernel {
                 let preFader = parameters.next(sendSlots[2 * send + 1]) >= 0.5
                 let gain = preFader ? level : level * volume
                 let base = mixes + 2 * (1 + send) * mixFrames
-                let pair = pairs[send]
-                if pair < 0 {
+                if let sideLeft = sideSources[2 * send], let sideRight = sideSources[2 * send + 1] {
+                    let sideGain = s.enableGain * gain
+                    base[index] += sideLeft[index] * sideGain * s.panLeft
+                    base[mixFrames + index] += sideRight[index] * sideGain * s.panRight
+                } else {
                     base[index] += pannedLeft * gain
                     base[mixFrames + index] += pannedRight * gain
-                } else {
-                    let sideGain = s.enableGain * gain
-                    base[index] += sideList.pointee.floatChannel(2 * pair)[index] * sideGain * s.panLeft
-                    base[mixFrames + index] +=
-                        sideList.pointee.floatChannel(2 * pair + 1)[index] * sideGain * s.panRight
                 }
             }
             let a = inLeft[index] * volume * s.enableGain
