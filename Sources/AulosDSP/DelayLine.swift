@@ -101,26 +101,3 @@ public enum Slew {
         abs(target - value) <= step ? target : value + (target > value ? step : -step)
     }
 }
-
-/// A Schroeder all-pass diffuser around a fixed delay: flat magnitude, smeared phase — what turns a click into
-/// a dense burst at a reverb's input.
-///
-/// Threads: render thread.
-public struct AllPassDiffuser: BitwiseCopyable, @unchecked Sendable {
-    public var line: DelayLine
-    public var delay: Int
-
-    public init(line: DelayLine, delay: Int) {
-        self.line = line
-        self.delay = min(delay, line.longestDelay)
-    }
-
-    /// One sample through the all-pass with coefficient `gain` (|gain| < 1).
-    @inline(__always) @_noAllocation @_noLocks
-    public mutating func process(_ input: Float, gain: Float) -> Float {
-        let delayed = line.read(delay - 1)
-        let fed = input + gain * delayed
-        line.write(fed)
-        return delayed - gain * fed
-    }
-}

@@ -179,10 +179,13 @@ struct ReverbKernel {
                 steady = false
                 break
             }
+            // Width and mix glide per sample while they move (read once a segment while steady); everything
+            // else is read at the ticks.
+            let steadyWidth = parameters.value(widthSlot)
+            let steadyWet = parameters.value(mixSlot) / 100
             for index in frame..<end {
-                // Width and mix glide per sample while they move; everything else is read at the ticks.
-                var width = parameters.value(widthSlot)
-                var wet = parameters.value(mixSlot) / 100
+                var width = steadyWidth
+                var wet = steadyWet
                 if !steady {
                     width = parameters.next(widthSlot)
                     wet = parameters.next(mixSlot) / 100
