@@ -78,3 +78,19 @@ import Testing
         #expect(Self.mix(sends, frames: 64).reverb.allSatisfy { $0 == 1 })
     }
 }
+
+/// The resets a General MIDI file or keyboard sends, recognised exactly (other Roland and Yamaha system
+/// exclusive messages are not resets).
+@Suite struct SystemResetTests {
+    @Test func generalMIDIGSAndXGResetsAreRecognised() {
+        #expect(SystemReset.isReset([0x7E, 0x7F, 0x09, 0x01]))
+        #expect(SystemReset.isReset([0x7E, 0x10, 0x09, 0x03]))
+        #expect(SystemReset.isReset([0x41, 0x10, 0x42, 0x12, 0x40, 0x00, 0x7F, 0x00, 0x41]))
+        #expect(SystemReset.isReset([0x43, 0x10, 0x4C, 0x00, 0x00, 0x7E, 0x00]))
+        #expect(!SystemReset.isReset([0x7E, 0x7F, 0x09, 0x02]), "GM System Off")
+        #expect(!SystemReset.isReset([0x41, 0x10, 0x42, 0x12, 0x40, 0x01, 0x30, 0x04, 0x0B]), "a GS reverb setting")
+        #expect(!SystemReset.isReset([0x43, 0x10, 0x4C, 0x02, 0x01, 0x00, 0x01]), "an XG effect setting")
+        #expect(!SystemReset.isReset([]))
+        #expect(SystemReset.channelMessages.count == 32)
+    }
+}

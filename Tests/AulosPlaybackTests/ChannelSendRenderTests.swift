@@ -1,5 +1,6 @@
 import AulosAudioFile
 import AulosCore
+import AulosMIDI
 import AulosPlayback
 import AulosRig
 import AulosTestSupport
@@ -50,6 +51,38 @@ import Glibc
         let dryEnergy = dry.reduce(0.0) { $0 + Double($1) * Double($1) }
         let ratio = 10 * log10(wet / dryEnergy)
         #expect(ratio > -25 && ratio < -5, "wet/dry \(ratio) dB")
+    }
+
+    /// A GM reset in a file puts CC 91 back to 40: a file that sets CC 91 to 0 and then resets renders as
+    /// one that never set it.
+    @Test func aGMResetInAFileRestoresTheSends() throws {
+        func render(_ events: [(tick: Int, event: StandardMIDIFile.Event)]) throws -> [Float] {
+            let input = TestFiles.scratch("reset.mid")
+            let output = TestFiles.scratch("reset.wav")
+            TestFiles.write(StandardMIDIFile.encode(tracks: [events], ticksPerQuarterNote: 480), to: input)
+            defer {
+                TestFiles.remove(input)
+                TestFiles.remove(output)
+            }
+            var options = PlaybackOptions()
+            options.input = input
+            options.tail = 2
+            _ = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
+            return try AudioFileContents(path: output).samples
+        }
+        let notes: [(tick: Int, event: StandardMIDIFile.Event)] = [
+            (480, .midi(.noteOn(channel: 0, note: 60, velocity: 100))),
+            (960, .midi(.noteOff(channel: 0, note: 60, velocity: 0))),
+        ]
+        let plain = try render(notes)
+        let reset = try render(
+            [
+                (0, .midi(.controlChange(channel: 0, controller: 91, value: 0))),
+                (10, .midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
+            ] + notes)
+        let unreset = try render([(0, .midi(.controlChange(channel: 0, controller: 91, value: 0)))] + notes)
+        #expect(reset == plain)
+        #expect(unreset != plain, "CC 91 = 0 without the reset renders dry")
     }
 
     @Test func everyEffectWithControllersMovingAllocatesNothing() throws {

@@ -98,7 +98,9 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
                     [
                         (0, E.midi(.noteOn(channel: 0, note: 60, velocity: 100))),
                         (480, E.midi(.noteOff(channel: 0, note: 60, velocity: 0))),
-                        (480, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
+                        // A GM reset is played (controllers back to their defaults); a GS reverb setting is not.
+                        (0, E.midi(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]))),
+                        (480, E.midi(.systemExclusive([0x41, 0x10, 0x42, 0x12, 0x40, 0x01, 0x30, 0x04, 0x0B]))),
                     ],
                 ], ticksPerQuarterNote: 480))
         let output = scratchPath("song.flac")

@@ -33,13 +33,9 @@ extension MusicDevice {
     /// The default MusicDeviceSysEx: GM System On (and Roland GS / Yamaha XG resets) silence every channel
     /// and reset its controllers; other system-exclusive messages are ignored.
     public func sysEx(_ data: [UInt8]) throws(AudioUnitError) {
-        let isReset =
-            (data.count >= 4 && Array(data.prefix(4)) == [0x7E, 0x7F, 0x09, 0x01]) || data.first == 0x41
-            || data.first == 0x43
-        guard isReset else { return }
-        for channel in UInt8(0)..<16 {
-            try midiEvent(status: 0xB0 | channel, data1: 120, data2: 0)
-            try midiEvent(status: 0xB0 | channel, data1: 121, data2: 0)
+        guard SystemReset.isReset(data) else { return }
+        for message in SystemReset.channelMessages {
+            try midiEvent(status: message.status, data1: message.data1, data2: message.data2)
         }
     }
 

@@ -36,7 +36,20 @@ struct RoutedInput {
         /// When each (part, channel, note) was last struck.
         var struckAt: [Int: Int64] = [:]
         // System messages (SysEx, clock) are counted, not copied aside: a big file's messages are walked once.
-        let systemMessages = input.messages.count { ChannelMessage($0.message) == nil }
+        // GM/GS/XG resets are played: Reset All Controllers (and All Sound Off) on every channel of every part.
+        var systemMessages = 0
+        for scheduled in input.messages where ChannelMessage(scheduled.message) == nil {
+            guard case .systemExclusive(let data) = scheduled.message, SystemReset.isReset(data) else {
+                systemMessages += 1
+                continue
+            }
+            for part in rig.parts.indices {
+                for message in SystemReset.channelMessages {
+                    events.append(
+                        TimedMIDIEvent(sampleTime: scheduled.sampleTime, destination: UInt16(part), message: message))
+                }
+            }
+        }
         if systemMessages > 0 { notes.append("\(systemMessages) system messages (sysex, clock) not played") }
         let synthPlays = rig.rig.parts.contains { $0.instrument == .synth }
         for scheduled in input.messages {

@@ -66,6 +66,12 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
                 }
                 if case .timingClock = message { return }
                 attached.transport.handle(message)
+            case .systemExclusive(let data) where SystemReset.isReset(data):
+                // A GM/GS/XG reset: every instrument's channels back to their defaults (CC 91/93 included).
+                let deliveries = (0..<attached.router.partCount).flatMap { part in
+                    SystemReset.channelMessages.map { (destination: UInt16(part), message: $0) }
+                }
+                Self.queue(deliveries, into: attached, arrivalNanos: arrivalNanos)
             case .systemExclusive:
                 attached.transport.handle(message)  // MIDI Machine Control; other SysEx is not played live yet
             default:

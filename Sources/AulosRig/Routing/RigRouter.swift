@@ -53,6 +53,8 @@ public struct RigRouter: @unchecked Sendable {
     static let sourceSlots = 64
 
     let parts: [PartRoute]
+    /// How many parts (destinations) the router delivers to.
+    public var partCount: Int { parts.count }
     /// Each rig's controls, resolved.
     let controls: [[Mapping]]
     /// 0-based control channel.
