@@ -127,15 +127,19 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
     /// Allocates the network's memory for `sampleRate` (at most `maximumSampleRate`). Control thread.
     public init(sampleRate: Double) {
         self.sampleRate = min(sampleRate, Self.maximumSampleRate)
+        // Memory for the highest rate; the positions wrap at what the rate in use needs, so at 48 kHz the
+        // network cycles through a quarter of it (less memory touched, fewer cache and TLB misses).
         let top = Self.maximumSampleRate
-        let longestLine =
-            Int(Self.lineMilliseconds.max()! * Self.sizeRange.upperBound * top / 1000)
-            + Int(Self.modulationMilliseconds * top / 1000) + 2
-        let lineCapacity = DelayLine.capacity(forDelay: longestLine)
+        let rate = self.sampleRate
+        func longestLine(_ rate: Double) -> Int {
+            Int(Self.lineMilliseconds.max()! * Self.sizeRange.upperBound * rate / 1000)
+                + Int(Self.modulationMilliseconds * rate / 1000) + 2
+        }
+        let lineCapacity = DelayLine.capacity(forDelay: longestLine(top))
         diffuserCapacity = DelayLine.capacity(forDelay: Int(Self.diffuserMilliseconds.max()! * top / 1000) + 1)
-        diffuserMask = diffuserCapacity - 1
+        diffuserMask = DelayLine.capacity(forDelay: Int(Self.diffuserMilliseconds.max()! * rate / 1000) + 1) - 1
         preDelayCapacity = DelayLine.capacity(forDelay: Int(Self.longestPreDelay * top) + 1)
-        preDelayMask = preDelayCapacity - 1
+        preDelayMask = DelayLine.capacity(forDelay: Int(Self.longestPreDelay * rate) + 1) - 1
         preDelayFrames = .allocate(capacity: preDelayCapacity)
         preDelayFrames.initialize(repeating: SIMD2(repeating: 0), count: preDelayCapacity)
         // The pre-delay's samples as plain floats, for the subnormal check and clearing.
@@ -145,7 +149,7 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
         lineFrames = .allocate(capacity: lineCapacity)
         lineFrames.initialize(repeating: SIMD8(repeating: 0), count: lineCapacity)
         lineSamples = UnsafeMutableRawPointer(lineFrames).assumingMemoryBound(to: Float.self)
-        lineMask = lineCapacity - 1
+        lineMask = DelayLine.capacity(forDelay: longestLine(rate)) - 1
         lineSampleCount = Self.lineCount * lineCapacity
         diffuserFrames = .allocate(capacity: 4 * diffuserCapacity)
         diffuserFrames.initialize(repeating: SIMD2(repeating: 0), count: 4 * diffuserCapacity)

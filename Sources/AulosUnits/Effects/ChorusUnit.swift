@@ -65,7 +65,8 @@ public final class ChorusUnit: StereoEffectUnit, @unchecked Sendable {
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = try checkedStereoFormat()
-        let (left, right, memory) = Self.stereoDelayLines(seconds: Self.longestMilliseconds / 1000)
+        let (left, right, memory) = Self.stereoDelayLines(
+            seconds: Self.longestMilliseconds / 1000, sampleRate: input.sampleRate)
         let sweeps = UnsafeMutablePointer<Float>.allocate(capacity: 16)
         sweeps.initialize(repeating: 0, count: 16)
         let kernel = ChorusKernel(

@@ -77,7 +77,7 @@ public final class DelayUnit: StereoEffectUnit, @unchecked Sendable {
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = try checkedStereoFormat()
-        let (left, right, memory) = Self.stereoDelayLines(seconds: Self.longestSeconds)
+        let (left, right, memory) = Self.stereoDelayLines(seconds: Self.longestSeconds, sampleRate: input.sampleRate)
         let beats = UnsafeMutablePointer<Double>.allocate(capacity: Self.noteValues.count)
         for (index, value) in Self.noteValues.enumerated() { beats[index] = value.beats }
         let kernel = DelayKernel(

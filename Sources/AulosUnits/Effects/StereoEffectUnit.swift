@@ -39,14 +39,17 @@ public class StereoEffectUnit: AudioUnit, @unchecked Sendable {
 
     /// A delay line per channel, each long enough for `seconds` at the highest sample rate, over one
     /// allocation the kernel's release frees (`memory`).
-    static func stereoDelayLines(seconds: Double) -> (
+    static func stereoDelayLines(seconds: Double, sampleRate: Double) -> (
         left: DelayLine, right: DelayLine, memory: UnsafeMutablePointer<Float>
     ) {
-        let capacity = DelayLine.capacity(forDelay: Int(seconds * FeedbackDelayNetwork.maximumSampleRate) + 2)
-        let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * capacity)
+        // Memory for the highest rate; each line wraps at what the rate in use needs (at 48 kHz a quarter
+        // of it is cycled through: less memory touched).
+        let allocated = DelayLine.capacity(forDelay: Int(seconds * FeedbackDelayNetwork.maximumSampleRate) + 2)
+        let used = DelayLine.capacity(
+            forDelay: Int(seconds * min(sampleRate, FeedbackDelayNetwork.maximumSampleRate)) + 2)
+        let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * allocated)
         return (
-            DelayLine(buffer: memory, capacity: capacity), DelayLine(buffer: memory + capacity, capacity: capacity),
-            memory
+            DelayLine(buffer: memory, capacity: used), DelayLine(buffer: memory + allocated, capacity: used), memory
         )
     }
 
