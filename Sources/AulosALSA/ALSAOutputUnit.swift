@@ -162,6 +162,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         counters.pointee.lateSlices.store(0, ordering: .relaxed)
         counters.pointee.loadPPM.store(0, ordering: .relaxed)
         counters.pointee.peakPPM.store(0, ordering: .relaxed)
+        counters.pointee.peakCPUPPM.store(0, ordering: .relaxed)
+        counters.pointee.stalledSlices.store(0, ordering: .relaxed)
         counters.pointee.peakFrame.store(0, ordering: .relaxed)
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
         counters.pointee.unpacedDevice.store(false, ordering: .relaxed)
@@ -319,6 +321,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
             peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
             peakLoadFrame: counters.pointee.peakFrame.load(ordering: .relaxed),
+            peakLoadCPU: Double(counters.pointee.peakCPUPPM.load(ordering: .relaxed)) / 1e6,
+            stalledSlices: counters.pointee.stalledSlices.load(ordering: .relaxed),
             framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
             isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring),
             isPacedByClock: counters.pointee.unpacedDevice.load(ordering: .relaxed))

@@ -30,6 +30,12 @@ public struct IOStatistics: Sendable, Equatable {
     public var peakLoad: Double
     /// Frames played when the peak load happened: where in a run to look for what made one period slow.
     public var peakLoadFrame: Int64 = 0
+    /// The render thread's CPU time in the peak period ÷ slice time: the render's own work. Far below
+    /// `peakLoad`, the period's wall time went to something else — the thread preempted, or (on a virtual
+    /// machine) its CPU stolen by the host.
+    public var peakLoadCPU: Double = 0
+    /// Slices that lost more than a quarter of their time to not running (wall time − thread CPU time).
+    public var stalledSlices = 0
     public var framesPlayed: Int64
     public var isInterrupted: Bool
     /// The device takes audio faster than real time and is paced by the clock (`ClockPacing`).
@@ -45,6 +51,8 @@ struct IOCounters: ~Copyable {
     let loadPPM = Atomic<Int>(0)
     let peakPPM = Atomic<Int>(0)
     let peakFrame = Atomic<Int64>(0)
+    let peakCPUPPM = Atomic<Int>(0)
+    let stalledSlices = Atomic<Int>(0)
     let framesPlayed = Atomic<Int64>(0)
     let interrupted = Atomic<Bool>(false)
     /// Fault injection (tests): a negative errno the next write reports as if the device had.
@@ -192,14 +200,18 @@ enum IOThread {
             }
             if state.pointee.capturePCM != nil { readCapture(state) }
             let started = monotonicNanoseconds()
+            let startedCPU = threadCPUNanoseconds()
             renderPeriod(state, hostNanos: playTime(state, pcm, wokeAt: started))
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
             if delay > 0 { usleep(UInt32(delay)) }
             let load = Double(monotonicNanoseconds() - started) / nanosPerSlice
+            let cpuLoad = Double(threadCPUNanoseconds() - startedCPU) / nanosPerSlice
+            if load - cpuLoad > 0.25 { counters.pointee.stalledSlices.add(1, ordering: .relaxed) }
             smoothed += (load - smoothed) * 0.05
             counters.pointee.loadPPM.store(Int(smoothed * 1e6), ordering: .relaxed)
             if Int(load * 1e6) > counters.pointee.peakPPM.load(ordering: .relaxed) {
                 counters.pointee.peakPPM.store(Int(load * 1e6), ordering: .relaxed)
+                counters.pointee.peakCPUPPM.store(Int(cpuLoad * 1e6), ordering: .relaxed)
                 counters.pointee.peakFrame.store(
                     counters.pointee.framesPlayed.load(ordering: .relaxed), ordering: .relaxed)
             }

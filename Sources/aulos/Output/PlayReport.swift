@@ -89,7 +89,17 @@ final class PlayReport {
             + "\(grant.period)-frame periods × \(grant.periods) (\((grant.outputLatency * 1000).fixed(1)) ms buffer), "
             + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
             + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)) "
-            + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate)))"
+            + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final)))"
+    }
+
+    /// ", render CPU 16 %; 3 slices stalled outside the render": how much of the peak period the render
+    /// itself ran, and the periods that lost a quarter or more to the thread not running (preempted, or its
+    /// virtual CPU stolen by the host) — so a stall is not taken for the instrument's own load.
+    static func stalls(_ status: LiveStatus) -> String {
+        let statistics = status.statistics
+        let stalled = statistics.stalledSlices
+        return ", render CPU \(percent(statistics.peakLoadCPU))"
+            + (stalled > 0 ? "; \(stalled) slice\(stalled == 1 ? "" : "s") stalled outside the render" : "")
     }
 
     /// The line after playing live.
@@ -107,7 +117,7 @@ final class PlayReport {
             + "\(grant.format), "
             + "\(grant.period)-frame periods × \(grant.periods), \(final.statistics.xruns) xruns, "
             + "DSP load peak \(Self.percent(final.statistics.peakLoad)) at "
-            + "\(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate)); "
+            + "\(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final)); "
             + "MIDI: \(report.midiDelivered) event\(report.midiDelivered == 1 ? "" : "s") placed \(latency), "
             + "\(report.midiLate) late"
             + (report.midiLate > 0 ? " (by up to \(report.worstLateness.fixed(1)) ms)" : "")
