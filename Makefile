@@ -3,19 +3,22 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup build test lint tsan asan demo bench vm-test test-alsa realtime-test fuzz soak clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test fuzz soak clean
 
 all: build
 
 setup:
 	@scripts/setup.sh
 
+setup-tests:
+	@scripts/setup.sh --tests
+
 build: setup
 	$(SWIFT) build
 
 ## Builds and runs every test suite (unit, graph, render, CLI, zero-allocation), after checking that
 ## Package.swift declares exactly the modules each target imports.
-test: setup
+test: setup-tests
 	scripts/check-package-graph.py
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build

@@ -28,6 +28,8 @@ let package = Package(
             name: "CFluidSynth", path: "Sources/CFluidSynth", pkgConfig: "fluidsynth",
             providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(
+            name: "CLilv", path: "Sources/CLilv", pkgConfig: "lilv-0", providers: [.apt(["liblilv-dev"])]),
+        .systemLibrary(
             name: "CSamplerate", path: "Sources/CSamplerate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(
@@ -67,10 +69,13 @@ let package = Package(
                 "AulosRig",
             ],
             path: "Sources/AulosPlayback"),
+        // LV2 plugins: discovery through lilv (hosting them as units is issue 16, in progress).
+        .target(name: "AulosLV2", dependencies: ["AulosCore", "CLilv"], path: "Sources/AulosLV2"),
         .executableTarget(
             name: "aulos",
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits",
+                "AulosLV2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/aulos"),
@@ -138,6 +143,9 @@ let package = Package(
                 "AulosTestSupport",
             ],
             path: "Tests/AulosPlaybackTests"),
+        .testTarget(
+            name: "AulosLV2Tests", dependencies: ["AulosLV2", "AulosCore", "AulosTestSupport"],
+            path: "Tests/AulosLV2Tests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]
 )

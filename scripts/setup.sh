@@ -14,8 +14,18 @@ packages=(
   fluidsynth           # the fluidsynth program: tests compare the default reverb and chorus with fluidsynth -F
   libsndfile1-dev      # WAV/FLAC reading and writing
   libsamplerate0-dev   # sample-rate conversion in the format converter
+  liblilv-dev          # LV2 plugin discovery (and lv2-dev's headers, which it brings)
   util-linux           # prlimit: the tests' stand-in for a full disk (essential on Debian; named to be sure)
 )
+
+# `scripts/setup.sh --tests` (what `make test` runs) also installs what only the tests use: real LV2
+# plugins for the discovery tests (and the LV2 host being built, issue 16).
+if [ "${1:-}" = "--tests" ]; then
+  packages+=(
+    mda-lv2              # 36 LV2 plugins: the JX10 and DX10 synths, effects
+    lv2-examples         # the LV2 specification's example plugins (eg-amp, eg-sampler, eg-params, ...)
+  )
+fi
 
 if ! command -v swift >/dev/null 2>&1; then
   echo "setup: no 'swift' on PATH. Aulos needs Swift 6.1 or newer (swift.org toolchain for Debian 12 / aarch64)." >&2

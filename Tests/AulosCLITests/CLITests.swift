@@ -293,3 +293,19 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
     }
     var testDescription: String { arguments.joined(separator: " ") }
 }
+
+/// `aulos units` lists the LV2 plugins found beside the built-in units; `--lv2` shows ports and features.
+@Suite struct UnitsLV2CommandTests {
+    @Test func unitsListsLV2PluginsAndDescribesThem() throws {
+        let all = try runAulos(["units"])
+        #expect(all.status == 0)
+        #expect(all.stdout.contains("aumu osyn Auls"), "the built-in units first")
+        #expect(all.stdout.contains("MDA JX10  <http://drobilla.net/plugins/mda/JX10>"), "\(all.stdout.suffix(400))")
+        let described = try runAulos(["units", "--lv2", "--matching", "aumu/*/ldpz"])
+        #expect(described.status == 0)
+        #expect(described.stdout.contains("port 26 in  atom (MIDI) event_in"), "\(described.stdout.prefix(600))")
+        #expect(described.stdout.contains("requires: urid:map"))
+        #expect(described.stdout.contains("Aulos provides everything it requires"))
+        #expect(!described.stdout.contains("<http://lv2plug.in/plugins/"), "--matching filters LV2 plugins too")
+    }
+}

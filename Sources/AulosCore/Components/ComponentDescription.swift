@@ -60,6 +60,8 @@ extension FourCharCode {
     public static let musicDevice: FourCharCode = "aumu"
     public static let generator: FourCharCode = "augn"
     public static let effect: FourCharCode = "aufx"
+    /// A unit that takes MIDI and processes it (Core Audio's kAudioUnitType_MusicEffect).
+    public static let musicEffect: FourCharCode = "aumf"
     public static let mixer: FourCharCode = "aumx"
     public static let formatConverter: FourCharCode = "aufc"
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AulosCore
+import AulosLV2
 import AulosRig
 
 /// `aulos units`: every audio unit a host can instantiate, as Core Audio's component search finds them.
@@ -16,6 +17,12 @@ struct UnitsCommand: ParsableCommand {
     )
     var matching: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Show only the LV2 plugins found (LV2_PATH, or lilv's default path), each with its ports, the features "
+                + "it requires and whether Aulos provides them."))
+    var lv2 = false
+
     func run() throws {
         var pattern = ComponentDescription.any
         if let matching {
@@ -23,6 +30,11 @@ struct UnitsCommand: ParsableCommand {
                 throw ValidationError("--matching takes four-character codes like auou/genr/appl, not '\(matching)'")
             }
             pattern = parsed
+        }
+        let plugins = LV2Catalog.discover().filter { pattern.matches($0.componentDescription) }
+        if lv2 {
+            Self.describe(plugins)
+            return
         }
         let registry = UnitCatalog.registry()
         var component = registry.findNext(after: nil, matching: pattern)
@@ -37,5 +49,53 @@ struct UnitsCommand: ParsableCommand {
                 "\(d.type) \(d.subtype) \(d.manufacturer)  \(found.versionString.padding(to: 8)) \(found.name)" + alias)
             component = registry.findNext(after: found, matching: pattern)
         }
+        for plugin in plugins {
+            let d = plugin.componentDescription
+            print("\(d.type) \(d.subtype) \(d.manufacturer)  \("LV2".padding(to: 8)) \(plugin.name)  <\(plugin.uri)>")
+        }
+    }
+
+    /// `aulos units --lv2`: each plugin's ports, features and whether Aulos can provide what it requires.
+    static func describe(_ plugins: [LV2PluginInfo]) {
+        print(
+            "\(plugins.count) LV2 plugin\(plugins.count == 1 ? "" : "s") found. Aulos lists them; playing them as "
+                + "units is being built (issue 16).")
+        for plugin in plugins {
+            let d = plugin.componentDescription
+            print("\n\(d.type) \(d.subtype) \(d.manufacturer)  \(plugin.name)  <\(plugin.uri)>")
+            if let project = plugin.project { print("  project: \(project)") }
+            for port in plugin.ports {
+                var line = "  port \(port.index) \(port.isInput ? "in " : "out") \(port.kind.rawValue)"
+                if port.carriesMIDI { line += " (MIDI)" }
+                line += " \(port.symbol) \"\(port.name)\""
+                if port.kind == .control, let minimum = port.range.minimum, let maximum = port.range.maximum {
+                    line += " \(minimum.clean)…\(maximum.clean)"
+                    if let value = port.range.defaultValue { line += " default \(value.clean)" }
+                }
+                if port.isOptional { line += ", optional" }
+                print(line)
+            }
+            let required = plugin.requiredFeatures.map(Self.short)
+            print("  requires: " + (required.isEmpty ? "no features" : required.joined(separator: ", ")))
+            if !plugin.isHardRealTimeCapable { print("  not hard-real-time capable (its run() may block)") }
+            let missing = plugin.missingFeatures.map(Self.short)
+            let ports = plugin.unsupportedPorts.map { "port \($0.index) (\($0.kind.rawValue))" }
+            if missing.isEmpty && ports.isEmpty {
+                print("  Aulos provides everything it requires")
+            } else {
+                print(
+                    "  Aulos cannot host it: "
+                        + (missing.map { "needs \($0)" } + ports.map { "cannot connect \($0)" }).joined(separator: "; ")
+                )
+            }
+        }
+    }
+
+    /// "urid:map" for http://lv2plug.in/ns/ext/urid#map.
+    static func short(_ uri: String) -> String {
+        guard uri.hasPrefix("http://lv2plug.in/ns/"), let hash = uri.lastIndex(of: "#") else { return uri }
+        let path = uri[uri.index(uri.startIndex, offsetBy: 21)..<hash].split(separator: "/").last ?? ""
+        let prefix = path == "lv2core" ? "lv2" : String(path)
+        return prefix + ":" + uri[uri.index(after: hash)...]
     }
 }

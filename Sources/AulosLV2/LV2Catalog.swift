@@ -1,0 +1,228 @@
+import AulosCore
+import CLilv
+
+/// One LV2 plugin as discovery finds it: what it is (an instrument, an effect, a MIDI effect), the
+/// component description Aulos gives it, its ports and the features it asks of a host.
+///
+/// Threads: a value.
+public struct LV2PluginInfo: Sendable, Equatable {
+    public struct Port: Sendable, Equatable {
+        public enum Kind: String, Sendable {
+            case audio, control, atom, cv, unknown
+        }
+        public var index: Int
+        public var symbol: String
+        public var name: String
+        public var kind: Kind
+        public var isInput: Bool
+        /// `lv2:connectionOptional`: the plugin runs with the port unconnected.
+        public var isOptional: Bool
+        /// An atom port that carries MIDI events.
+        public var carriesMIDI: Bool
+        /// Control ports: default, minimum, maximum (nil where the plugin gives none).
+        public var range: (defaultValue: Float?, minimum: Float?, maximum: Float?)
+
+        public static func == (a: Port, b: Port) -> Bool {
+            a.index == b.index && a.symbol == b.symbol && a.name == b.name && a.kind == b.kind
+                && a.isInput == b.isInput && a.isOptional == b.isOptional && a.carriesMIDI == b.carriesMIDI
+                && a.range.defaultValue == b.range.defaultValue && a.range.minimum == b.range.minimum
+                && a.range.maximum == b.range.maximum
+        }
+    }
+
+    public var uri: String
+    public var name: String
+    /// The plugin's project (or author) name, where its bundle gives one.
+    public var project: String?
+    public var componentDescription: ComponentDescription
+    public var ports: [Port]
+    public var requiredFeatures: [String]
+    public var optionalFeatures: [String]
+    /// `lv2:hardRTCapable`: the plugin promises its `run()` is real-time safe.
+    public var isHardRealTimeCapable: Bool
+
+    /// The required features Aulos's LV2 host does not provide: empty when it can host the plugin.
+    public var missingFeatures: [String] { requiredFeatures.filter { !LV2Catalog.providedFeatures.contains($0) } }
+
+    /// Required ports Aulos cannot connect (CV, unknown types): a plugin with one cannot run.
+    public var unsupportedPorts: [Port] { ports.filter { ($0.kind == .cv || $0.kind == .unknown) && !$0.isOptional } }
+}
+
+/// Finds the LV2 plugins on `LV2_PATH` (lilv's default path when unset) and describes them as audio units:
+/// type `aumu` for an instrument (MIDI in, audio out, no audio in), `aumf` for a MIDI effect (MIDI in and
+/// out, no audio), `aufx` for an effect (audio in and out); the subtype is derived from the plugin's URI
+/// and the manufacturer from its project (or author, or the URI's host), each a stable hash spelled in
+/// four lower-case letters and digits, so a rig file's description never changes while the plugin's URI
+/// does not.
+///
+/// Threads: control thread (discovery reads every installed bundle's Turtle files: start-up, never the
+/// render thread).
+public enum LV2Catalog {
+    /// The host features Aulos's LV2 host provides (issue 16's list).
+    public static let providedFeatures: Set<String> = [
+        "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
+        "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
+        "http://lv2plug.in/ns/ext/worker#schedule", "http://lv2plug.in/ns/ext/log#log",
+        "http://lv2plug.in/ns/ext/state#loadDefaultState", "http://lv2plug.in/ns/ext/state#makePath",
+        "http://lv2plug.in/ns/ext/state#mapPath", "http://lv2plug.in/ns/lv2core#hardRTCapable",
+        "http://lv2plug.in/ns/lv2core#isLive", "http://lv2plug.in/ns/lv2core#inPlaceBroken",
+    ]
+
+    /// Every installed plugin, sorted by name (then URI). Loads the world once per call.
+    public static func discover() -> [LV2PluginInfo] {
+        guard let world = lilv_world_new() else { return [] }
+        defer { lilv_world_free(world) }
+        lilv_world_load_all(world)
+        let uri = { (text: String) in lilv_new_uri(world, text) }
+        let nodes = (
+            audio: uri("http://lv2plug.in/ns/lv2core#AudioPort"),
+            control: uri("http://lv2plug.in/ns/lv2core#ControlPort"),
+            cv: uri("http://lv2plug.in/ns/lv2core#CVPort"),
+            atom: uri("http://lv2plug.in/ns/ext/atom#AtomPort"),
+            input: uri("http://lv2plug.in/ns/lv2core#InputPort"),
+            optional: uri("http://lv2plug.in/ns/lv2core#connectionOptional"),
+            midiEvent: uri("http://lv2plug.in/ns/ext/midi#MidiEvent"),
+            instrument: uri("http://lv2plug.in/ns/lv2core#InstrumentPlugin"),
+            hardRT: uri("http://lv2plug.in/ns/lv2core#hardRTCapable"),
+            doapName: uri("http://usefulinc.com/ns/doap#name")
+        )
+        defer {
+            for node in [
+                nodes.audio, nodes.control, nodes.cv, nodes.atom, nodes.input, nodes.optional, nodes.midiEvent,
+                nodes.instrument, nodes.hardRT, nodes.doapName,
+            ] {
+                lilv_node_free(node)
+            }
+        }
+        var result: [LV2PluginInfo] = []
+        let plugins = lilv_world_get_all_plugins(world)
+        var iterator = lilv_plugins_begin(plugins)
+        while !lilv_plugins_is_end(plugins, iterator) {
+            defer { iterator = lilv_plugins_next(plugins, iterator) }
+            guard let plugin = lilv_plugins_get(plugins, iterator) else { continue }
+            let pluginURI = string(lilv_plugin_get_uri(plugin)) ?? ""
+            let name = taking(lilv_plugin_get_name(plugin)) ?? pluginURI
+            var project: String?
+            if let projectNode = lilv_plugin_get_project(plugin) {
+                if let names = lilv_world_find_nodes(world, projectNode, nodes.doapName, nil) {
+                    if !lilv_nodes_is_end(names, lilv_nodes_begin(names)) {
+                        project = string(lilv_nodes_get(names, lilv_nodes_begin(names)))
+                    }
+                    lilv_nodes_free(names)
+                }
+                lilv_node_free(projectNode)
+            }
+            if project == nil { project = taking(lilv_plugin_get_author_name(plugin)) }
+            var ports: [LV2PluginInfo.Port] = []
+            for index in 0..<lilv_plugin_get_num_ports(plugin) {
+                guard let port = lilv_plugin_get_port_by_index(plugin, index) else { continue }
+                let kind: LV2PluginInfo.Port.Kind =
+                    lilv_port_is_a(plugin, port, nodes.audio)
+                    ? .audio
+                    : lilv_port_is_a(plugin, port, nodes.control)
+                        ? .control
+                        : lilv_port_is_a(plugin, port, nodes.atom)
+                            ? .atom
+                            : lilv_port_is_a(plugin, port, nodes.cv) ? .cv : .unknown
+                var range: (Float?, Float?, Float?) = (nil, nil, nil)
+                if kind == .control {
+                    var defaultNode: OpaquePointer?
+                    var minimumNode: OpaquePointer?
+                    var maximumNode: OpaquePointer?
+                    lilv_port_get_range(plugin, port, &defaultNode, &minimumNode, &maximumNode)
+                    range = (float(defaultNode), float(minimumNode), float(maximumNode))
+                    for node in [defaultNode, minimumNode, maximumNode] { lilv_node_free(node) }
+                }
+                ports.append(
+                    LV2PluginInfo.Port(
+                        index: Int(index), symbol: string(lilv_port_get_symbol(plugin, port)) ?? "",
+                        name: taking(lilv_port_get_name(plugin, port)) ?? "", kind: kind,
+                        isInput: lilv_port_is_a(plugin, port, nodes.input),
+                        isOptional: lilv_port_has_property(plugin, port, nodes.optional),
+                        carriesMIDI: kind == .atom && lilv_port_supports_event(plugin, port, nodes.midiEvent),
+                        range: range))
+            }
+            let className = string(lilv_plugin_class_get_uri(lilv_plugin_get_class(plugin))) ?? ""
+            let required = strings(taking: lilv_plugin_get_required_features(plugin))
+            let optional = strings(taking: lilv_plugin_get_optional_features(plugin))
+            let type = Self.type(
+                ports: ports, declaredInstrument: className == "http://lv2plug.in/ns/lv2core#InstrumentPlugin")
+            let owner = project ?? Self.host(of: pluginURI)
+            result.append(
+                LV2PluginInfo(
+                    uri: pluginURI, name: name, project: project,
+                    componentDescription: ComponentDescription(
+                        type: type, subtype: Self.code(for: pluginURI), manufacturer: Self.code(for: owner)),
+                    ports: ports, requiredFeatures: required, optionalFeatures: optional,
+                    isHardRealTimeCapable: lilv_plugin_has_feature(plugin, nodes.hardRT)
+                        || optional.contains("http://lv2plug.in/ns/lv2core#hardRTCapable")))
+        }
+        return result.sorted { ($0.name.lowercased(), $0.uri) < ($1.name.lowercased(), $1.uri) }
+    }
+
+    /// What a plugin is, by its ports: MIDI in and audio out without audio in (or a declared instrument),
+    /// MIDI in and out without audio, else an effect.
+    static func type(ports: [LV2PluginInfo.Port], declaredInstrument: Bool) -> FourCharCode {
+        let midiIn = ports.contains { $0.carriesMIDI && $0.isInput }
+        let midiOut = ports.contains { $0.carriesMIDI && !$0.isInput }
+        let audioIn = ports.contains { $0.kind == .audio && $0.isInput }
+        let audioOut = ports.contains { $0.kind == .audio && !$0.isInput }
+        if midiIn && audioOut && (!audioIn || declaredInstrument) { return .musicDevice }
+        if midiIn && midiOut && !audioIn && !audioOut { return .musicEffect }
+        return .effect
+    }
+
+    /// Four lower-case letters and digits from a 32-bit FNV-1a hash of `text`: stable across runs and
+    /// machines.
+    static func code(for text: String) -> FourCharCode {
+        var hash: UInt32 = 2_166_136_261
+        for byte in text.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 16_777_619
+        }
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        var characters = ""
+        for _ in 0..<4 {
+            characters.append(alphabet[Int(hash % 36)])
+            hash /= 36
+        }
+        return FourCharCode(string: characters)!
+    }
+
+    /// The host part of a URI ("lv2plug.in" of http://lv2plug.in/plugins/eg-amp).
+    static func host(of uri: String) -> String {
+        let rest = uri.split(separator: ":", maxSplits: 1).last.map(String.init) ?? uri
+        return rest.split(separator: "/").first.map(String.init) ?? uri
+    }
+
+    // MARK: lilv nodes
+
+    private static func string(_ node: OpaquePointer?) -> String? {
+        guard let node, let text = lilv_node_as_string(node) else { return nil }
+        return String(cString: text)
+    }
+
+    /// A node the caller owns: its text, and the node freed.
+    private static func taking(_ node: OpaquePointer?) -> String? {
+        defer { lilv_node_free(node) }
+        return string(node)
+    }
+
+    private static func float(_ node: OpaquePointer?) -> Float? {
+        guard let node, lilv_node_is_float(node) || lilv_node_is_int(node) else { return nil }
+        return lilv_node_as_float(node)
+    }
+
+    /// A node list the caller owns: every node's text, and the list freed.
+    private static func strings(taking list: UnsafeMutableRawPointer?) -> [String] {
+        guard let list else { return [] }
+        defer { lilv_nodes_free(list) }
+        var result: [String] = []
+        var iterator = lilv_nodes_begin(list)
+        while !lilv_nodes_is_end(list, iterator) {
+            if let text = string(lilv_nodes_get(list, iterator)) { result.append(text) }
+            iterator = lilv_nodes_next(list, iterator)
+        }
+        return result
+    }
+}
