@@ -144,7 +144,7 @@ let package = Package(
             ],
             path: "Tests/AulosPlaybackTests"),
         .testTarget(
-            name: "AulosLV2Tests", dependencies: ["AulosLV2", "AulosCore", "AulosTestSupport"],
+            name: "AulosLV2Tests", dependencies: ["AulosLV2", "AulosCore", "AulosTestSupport", "CLilv"],
             path: "Tests/AulosLV2Tests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]
