@@ -70,7 +70,7 @@ let package = Package(
             ],
             path: "Sources/AulosPlayback"),
         // LV2 plugins: discovery through lilv (hosting them as units is issue 16, in progress).
-        .target(name: "AulosLV2", dependencies: ["AulosCore", "CLilv"], path: "Sources/AulosLV2"),
+        .target(name: "AulosLV2", dependencies: ["AulosCore", "AulosMIDI", "CLilv"], path: "Sources/AulosLV2"),
         .executableTarget(
             name: "aulos",
             dependencies: [

@@ -73,6 +73,11 @@ public enum LV2Catalog {
         guard let world = lilv_world_new() else { return [] }
         defer { lilv_world_free(world) }
         lilv_world_load_all(world)
+        return describe(world)
+    }
+
+    /// Every plugin of a loaded lilv world, sorted by name (then URI).
+    static func describe(_ world: OpaquePointer) -> [LV2PluginInfo] {
         let uri = { (text: String) in lilv_new_uri(world, text) }
         let nodes = (
             audio: uri("http://lv2plug.in/ns/lv2core#AudioPort"),
