@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "AulosRig",
             dependencies: [
-                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA",
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosLV2",
                 .product(name: "Yams", package: "Yams"),
             ],
             path: "Sources/AulosRig"),

@@ -40,10 +40,12 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         guard let info = world.plugins.first(where: { $0.uri == uri }) else {
             throw AudioUnitError(.invalidPropertyValue, "no LV2 plugin <\(uri)> installed (see aulos units --lv2)")
         }
-        if let missing = info.requiredFeatures.first(where: { !Self.provided.contains($0) }) {
+        let missing = info.requiredFeatures.filter { !Self.provided.contains($0) }.sorted()
+        if !missing.isEmpty {
             throw AudioUnitError(
                 .failedInitialization,
-                "\(info.name) requires the LV2 feature <\(missing)>, which Aulos does not provide yet")
+                "\(info.name) requires the LV2 feature\(missing.count == 1 ? "" : "s") "
+                    + missing.map { "<\($0)>" }.joined(separator: ", ") + ", which Aulos does not provide yet")
         }
         if let port = info.unsupportedPorts.first {
             throw AudioUnitError(

@@ -12,6 +12,8 @@ public struct PlaybackOptions: Sendable {
     /// How a MIDI input file is read: forgivingly (as players do, with warnings) or strictly (`--strict`).
     public var midiReading = MIDIFileReading.forgiving
     public var instrument: InstrumentChoice = .synth
+    /// The LV2 plugin's URI when `instrument` is `lv2`.
+    public var plugin: String?
     public var soundFont: String?
     /// A program sent to every channel (but 10) before the input's own events.
     public var program: Int?
@@ -69,6 +71,7 @@ public struct PlaybackOptions: Sendable {
         part.preset = preset
         part.program = program
         part.soundFont = soundFont
+        part.plugin = plugin
         if instrument == .synth && playingFile { part.channels.removeAll { $0 == 10 } }
         var rig = Rig(name: "default", parts: [part])
         rig.sampleRate = sampleRate ?? rig.sampleRate

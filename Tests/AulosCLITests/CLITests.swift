@@ -309,3 +309,44 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
         #expect(!described.stdout.contains("<http://lv2plug.in/plugins/"), "--matching filters LV2 plugins too")
     }
 }
+
+/// An LV2 instrument plays a file from the command line and from a rig; what cannot be hosted is one line.
+@Suite struct LV2InstrumentCommandTests {
+    static let jx10 = "http://drobilla.net/plugins/mda/JX10"
+
+    @Test func anLV2InstrumentRendersAFileAndARig() throws {
+        let folder = NSTemporaryDirectory() + "aulos-lv2-render-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "0b tempo 120\n0b note C4 1b vel=100\n1b note E4 1b\n2b end\n".write(
+            toFile: folder + "/song.score", atomically: true, encoding: .utf8)
+        let render = try runAulos(
+            ["render", "song.score", "--instrument", "lv2:" + Self.jx10, "--format", "float", "-o", "jx.wav"],
+            in: folder)
+        #expect(render.status == 0, "\(render.stderr)")
+        #expect(render.stdout.contains("lv2 (MDA JX10)"), "\(render.stdout)")
+        let audio = try #require(FileManager.default.contents(atPath: folder + "/jx.wav"))
+        #expect(audio.count > 100_000 && audio.dropFirst(100).contains { $0 != 0 }, "the JX10 made sound")
+        try "name: JX\nparts:\n  - name: Lead\n    instrument: lv2:\(Self.jx10)\n    channels: [1]\n    volume: 0.5\n"
+            .write(toFile: folder + "/jx.yaml", atomically: true, encoding: .utf8)
+        let rig = try runAulos(["render", "song.score", "--rig", "jx.yaml", "-o", "rig.wav"], in: folder)
+        #expect(rig.status == 0, "\(rig.stderr)")
+        #expect(rig.stdout.contains("lv2 (MDA JX10)"), "\(rig.stdout)")
+    }
+
+    @Test(arguments: [
+        (
+            "lv2:http://lv2plug.in/plugins/eg-sampler",
+            "part 'lv2': Exampler requires the LV2 features <http://lv2plug.in/ns/ext/state#loadDefaultState>, "
+                + "<http://lv2plug.in/ns/ext/worker#schedule>, which Aulos does not provide yet"
+        ),
+        ("lv2:http://example.org/nothing", "part 'lv2': no LV2 plugin <http://example.org/nothing> installed"),
+        ("lv2:jx10", "--instrument takes synth, sampler or lv2:URI, not 'lv2:jx10'"),
+    ])
+    func whatCannotBeHostedIsOneLine(_ instrument: String, _ expected: String) throws {
+        let result = try runAulos(["render", "--instrument", instrument, "-o", NSTemporaryDirectory() + "never.wav"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(expected), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+}

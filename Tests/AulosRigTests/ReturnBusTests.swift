@@ -159,3 +159,20 @@ import Testing
         }
     }
 }
+
+/// LV2 parts in rig files: `instrument: lv2:URI`, written back the same; a malformed one is one line.
+@Suite struct LV2PartRigTests {
+    @Test func lv2PartsAreReadAndWrittenBack() throws {
+        let rig = try Rig(
+            yaml: "parts:\n  - instrument: lv2:http://drobilla.net/plugins/mda/JX10\n    channels: [2]\n")
+        #expect(rig.parts[0].instrument == .lv2 && rig.parts[0].plugin == "http://drobilla.net/plugins/mda/JX10")
+        #expect(rig.parts[0].name == "lv2 1")
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        do {
+            _ = try Rig(yaml: "parts:\n  - instrument: lv2\n")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.message.contains("unknown instrument 'lv2' (synth, sampler, or lv2:URI"), "\(error.message)")
+        }
+    }
+}

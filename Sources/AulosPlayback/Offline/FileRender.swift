@@ -120,7 +120,7 @@ public enum FileRender {
             case let synth as OscillatorSynthUnit: "synth (\(synth.currentPreset?.name ?? "default"))"
             case let sampler as FluidSynthSamplerUnit:
                 "sampler (\((sampler.soundFontPath ?? "").split(separator: "/").last ?? ""))"
-            default: loaded.part.name
+            default: "\(loaded.part.instrument.rawValue) (\(loaded.instrument.name))"
             }
         }
         return parts.joined(separator: " + ") + (rig.rig.eq.map { ", EQ \($0)" } ?? "")

@@ -119,7 +119,17 @@ public final class PlaybackRig {
         (rig.sampleRate, rig.slice, rig.volume, rig.eq, rig.controls) = (
             first.sampleRate, first.slice, first.volume, first.eq, first.controls
         )
-        let graph = AudioGraph(registry: UnitCatalog.registry())
+        // LV2 parts: each plugin checked (a one-line error naming the part and what stands in the way) and
+        // registered, so the graph builds it like any unit.
+        let registry = UnitCatalog.registry()
+        for part in set.entries.flatMap(\.rig.parts) where part.instrument == .lv2 {
+            do {
+                try registry.registerLV2(part.plugin ?? "")
+            } catch {
+                throw RigError("\(part.source.prefix)part '\(part.name)': \(error.detail)")
+            }
+        }
+        let graph = AudioGraph(registry: registry)
         self.graph = graph
         outputNode = try graph.addNode(
             session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
@@ -152,13 +162,16 @@ public final class PlaybackRig {
         // Per part, the returns of its own rig that follow CC 91/93: (send, the side bus's channel pair:
         // 0 reverb, 1 chorus). A return defined twice in a set is the first definition, controller and all.
         let partRigs = set.entries.enumerated().flatMap { index, entry in entry.rig.parts.map { _ in index } }
-        let followedByPart = partRigs.map { rigIndex in
-            set.entries[rigIndex].rig.returns.compactMap { own -> (send: Int, pair: Int)? in
-                guard let send = returnBuses.firstIndex(where: { $0.name == own.name }),
-                    let controller = returnBuses[send].controller
-                else { return nil }
-                return (send, controller == 91 ? 0 : 1)
-            }
+        // (An LV2 instrument has no per-channel sends: its part sends its own signal, see below.)
+        let followedByPart = zip(partRigs, rig.parts).map { rigIndex, part in
+            part.instrument == .lv2
+                ? []
+                : set.entries[rigIndex].rig.returns.compactMap { own -> (send: Int, pair: Int)? in
+                    guard let send = returnBuses.firstIndex(where: { $0.name == own.name }),
+                        let controller = returnBuses[send].controller
+                    else { return nil }
+                    return (send, controller == 91 ? 0 : 1)
+                }
         }
         // Live input (the session names a capture device): one more mixer bus after the parts, fed by the
         // I/O unit's input callback — the seeds' I/O pass-through, mixed with the instruments. Each part
@@ -197,6 +210,15 @@ public final class PlaybackRig {
         self.parts = parts
         instruments = parts.map(\.instrument)
         self.prelude = prelude
+        // An LV2 part sends its own signal to the returns that follow CC 91/93, at General MIDI's default
+        // send (40/127) unless it names them.
+        for loaded in parts where loaded.part.instrument == .lv2 {
+            for (send, bus) in returnBuses.enumerated() where bus.controller != nil {
+                let level = bus.controller == 91 ? Float(ChannelEffectSends.defaultReverb) / 127 : 0
+                try mixer.setParameter(
+                    MultichannelMixerUnit.Parameter.sendLevel(send), scope: .input, element: loaded.bus, value: level)
+            }
+        }
         // Each part's sends, by return name, on its own bus.
         for loaded in parts {
             for (name, level) in loaded.part.sends {

@@ -1,6 +1,7 @@
 import AulosCore
 import AulosFluid
 import AulosGraph
+import AulosLV2
 import AulosMIDI
 import AulosUnits
 
@@ -76,9 +77,14 @@ struct RigUnits {
     func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, sideBus: Element?, arpeggio: Arpeggio?) throws -> (
         PlaybackRig.LoadedPart, [TimedMIDIEvent]
     ) {
-        let description =
-            part.instrument == .synth
-            ? OscillatorSynthUnit.componentDescription : FluidSynthSamplerUnit.componentDescription
+        let description: ComponentDescription
+        switch part.instrument {
+        case .synth: description = OscillatorSynthUnit.componentDescription
+        case .sampler: description = FluidSynthSamplerUnit.componentDescription
+        case .lv2:
+            // Registered (and checked) by PlaybackRig before the graph was made.
+            description = LV2World.shared.plugins.first { $0.uri == part.plugin }?.componentDescription ?? .any
+        }
         let node = try graph.addNode(description)
         let instrument = try graph.unit(for: node) as! any MusicDevice
         try configure(instrument)
@@ -147,7 +153,10 @@ struct RigUnits {
                 }
             }
         default:
-            break
+            // An LV2 instrument: its own sound, as loaded (its presets and state come with issue 16).
+            if part.preset != nil || part.program != nil {
+                throw RigError("LV2 parts do not take preset or program yet")
+            }
         }
         return programs
     }

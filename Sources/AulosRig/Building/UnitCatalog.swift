@@ -1,6 +1,7 @@
 import AulosALSA
 import AulosCore
 import AulosFluid
+import AulosLV2
 import AulosUnits
 
 /// Every unit a host built on Aulos can instantiate: the built-in units (the synth with the factory
@@ -21,5 +22,18 @@ public enum UnitCatalog {
             })
         registry.register(Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") { ALSAOutputUnit() })
         return registry
+    }
+}
+
+extension ComponentRegistry {
+    /// Registers the LV2 plugin at `uri` (discovered by lilv, loaded on first use) after checking Aulos can
+    /// host it: the unit is built once here, so the factory the graph calls cannot fail later.
+    func registerLV2(_ uri: String) throws(AudioUnitError) {
+        let checked = try LV2Unit(uri: uri)
+        register(
+            Component(checked.componentDescription, name: checked.name) {
+                // Checked above against the same (process-wide) plugin list: cannot fail.
+                try! LV2Unit(uri: uri)
+            })
     }
 }

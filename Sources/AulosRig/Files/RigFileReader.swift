@@ -75,12 +75,13 @@ extension Rig {
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
-                throw reader.error(node, at, "missing 'instrument' (synth or sampler)")
+                throw reader.error(node, at, "missing 'instrument' (synth, sampler or lv2:URI)")
             }
             let instrumentName = try reader.string(instrumentNode, at + ".instrument")
-            guard let instrument = InstrumentChoice(rawValue: instrumentName) else {
+            guard let (instrument, plugin) = InstrumentChoice.parse(instrumentName) else {
                 throw reader.error(
-                    instrumentNode, at + ".instrument", "unknown instrument '\(instrumentName)' (synth, sampler)")
+                    instrumentNode, at + ".instrument",
+                    "unknown instrument '\(instrumentName)' (synth, sampler, or lv2:URI as aulos units --lv2 lists)")
             }
             var channels = Array(1...16)
             if let channelsNode = partKeys["channels"] {
@@ -92,8 +93,9 @@ extension Rig {
             }
             var part = Part(
                 name: try partKeys["name"].map { n throws(RigError) in try reader.string(n, at + ".name") }
-                    ?? "\(instrumentName) \(index + 1)",
+                    ?? "\(instrument.rawValue) \(index + 1)",
                 instrument: instrument, channels: channels)
+            part.plugin = plugin
             if let n = partKeys["preset"] { part.preset = try reader.string(n, at + ".preset") }
             if let n = partKeys["program"] { part.program = try reader.integer(n, at + ".program", in: 0...127) }
             if let n = partKeys["soundfont"] { part.soundFont = try reader.string(n, at + ".soundfont") }

@@ -35,7 +35,9 @@ extension Rig {
         lines.append("parts:")
         for part in parts {
             lines.append("  - name: \(quote(part.name))")
-            lines.append("    instrument: \(part.instrument.rawValue)")
+            lines.append(
+                "    instrument: "
+                    + (part.instrument == .lv2 ? quote("lv2:" + (part.plugin ?? "")) : part.instrument.rawValue))
             lines.append("    channels: [\(part.channels.map(String.init).joined(separator: ", "))]")
             if let preset = part.preset { lines.append("    preset: \(quote(preset))") }
             if let program = part.program { lines.append("    program: \(program)") }

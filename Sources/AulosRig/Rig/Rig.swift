@@ -1,6 +1,15 @@
-/// Which instrument a part plays.
+/// Which instrument a part plays: Aulos's synth or sampler, or an LV2 plugin (`Rig.Part.plugin`).
 public enum InstrumentChoice: String, Sendable, CaseIterable {
-    case synth, sampler
+    case synth, sampler, lv2
+
+    /// "synth", "sampler", or "lv2:URI" split into the LV2 choice and its URI; nil for anything else.
+    public static func parse(_ text: String) -> (InstrumentChoice, plugin: String?)? {
+        if text.hasPrefix("lv2:") {
+            let uri = String(text.dropFirst(4))
+            return uri.contains(":") ? (.lv2, uri) : nil
+        }
+        return InstrumentChoice(rawValue: text).flatMap { $0 == .lv2 ? nil : ($0, nil) }
+    }
 }
 
 /// A rig: the whole playing setup as a file a person can read and edit (YAML, documented in docs/rigs.md).
@@ -21,6 +30,8 @@ public struct Rig: Equatable, Sendable {
         public var program: Int?
         /// Sampler SoundFont path; nil uses the bundled font.
         public var soundFont: String?
+        /// The LV2 plugin's URI, for an `lv2` part.
+        public var plugin: String?
         public var volume: Float = 1
         public var pan: Float = 0
         public var enabled = true

@@ -10,8 +10,8 @@ struct GraphCommand: ParsableCommand {
 
     @OptionGroup var slicing: SliceOptions
 
-    @Option(help: "Instrument: synth or sampler.")
-    var instrument: InstrumentChoice = .synth
+    @Option(help: "Instrument: synth, sampler, or lv2:URI.")
+    var instrument = "synth"
 
     @Option(help: "A rig file (docs/rigs.md) instead of one instrument.")
     var rig: String?
@@ -24,7 +24,10 @@ struct GraphCommand: ParsableCommand {
 
     func run() throws {
         var options = PlaybackOptions()
-        options.instrument = instrument
+        guard let (choice, plugin) = InstrumentChoice.parse(instrument) else {
+            throw ValidationError("--instrument takes synth, sampler or lv2:URI, not '\(instrument)'")
+        }
+        (options.instrument, options.plugin) = (choice, plugin)
         options.sampleRate = slicing.sampleRate
         options.slice = slicing.slice.map(UInt32.init)
         options.rigSet = try rig.map { path throws(RigError) in try RigSet.load(path) }

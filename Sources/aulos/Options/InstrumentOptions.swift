@@ -7,8 +7,11 @@ import AulosUnits
 /// What plays and with what — an instrument and its sound, or a rig file; the master EQ; tempo and
 /// arpeggio: shared by `render` and `play`.
 struct InstrumentOptions: ParsableArguments {
-    @Option(help: "Instrument: synth or sampler.")
-    var instrument: InstrumentChoice = .synth
+    @Option(help: "Instrument: synth, sampler, or lv2:URI (an LV2 instrument aulos units --lv2 lists).")
+    var instrument = "synth"
+
+    /// The instrument asked for, and the LV2 plugin's URI for lv2:URI.
+    var choice: (InstrumentChoice, plugin: String?) { InstrumentChoice.parse(instrument) ?? (.synth, nil) }
 
     @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
     var soundfont: String?
@@ -63,6 +66,9 @@ struct InstrumentOptions: ParsableArguments {
     var strict = false
 
     func validate() throws {
+        guard InstrumentChoice.parse(instrument) != nil else {
+            throw ValidationError("--instrument takes synth, sampler or lv2:URI, not '\(instrument)'")
+        }
         if !(maxDuration > 0 && maxDuration <= PlaybackOptions.longestMaximumDuration) {
             let longest = PlaybackOptions.longestMaximumDuration.clean
             throw ValidationError(
@@ -71,10 +77,10 @@ struct InstrumentOptions: ParsableArguments {
         if let program, !(0...127).contains(program) {
             throw ValidationError("--program must be 0…127, not \(program)")
         }
-        if soundfont != nil && instrument != .sampler {
+        if soundfont != nil && choice.0 != .sampler {
             throw ValidationError("--soundfont goes with --instrument sampler")
         }
-        if preset != nil && instrument == .sampler {
+        if preset != nil && choice.0 != .synth {
             throw ValidationError("--preset names a synth preset; the sampler takes --program")
         }
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
@@ -94,7 +100,7 @@ struct InstrumentOptions: ParsableArguments {
     func playbackOptions(input: String?, slicing: SliceOptions) throws -> PlaybackOptions {
         var options = PlaybackOptions()
         options.input = input
-        options.instrument = instrument
+        (options.instrument, options.plugin) = choice
         options.soundFont = soundfont
         options.program = program
         options.preset = preset
@@ -117,8 +123,6 @@ struct InstrumentOptions: ParsableArguments {
         return options
     }
 }
-
-extension InstrumentChoice: ExpressibleByArgument {}
 
 /// An EQ preset by name or number as its curve's name, or a one-line error listing where to find them.
 func checkedEQ(_ name: String) throws(CommandError) -> String {
