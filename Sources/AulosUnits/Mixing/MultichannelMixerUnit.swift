@@ -245,33 +245,35 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
             throw AudioUnitError(
                 .invalidPropertyValue, "\(name) has at most \(Self.maximumSends) sends (outputs 1…8), not \(sends)")
         }
+        // Everything that can fail is worked out in arrays first, so a failure leaks nothing; then copied into
+        // the kernel's memory.
         // Slots: volume, enable, pan per input; the output volume; then per input a level and a pre-fader flag
         // for each send.
-        let slots = UnsafeMutablePointer<Int>.allocate(capacity: 3 * count + 1 + 2 * count * sends)
+        var slotValues = [Int](repeating: 0, count: 3 * count + 1 + 2 * count * sends)
         for bus in 0..<count {
-            slots[bus] = try parameters.slot(Parameter.volume, scope: .input, element: Element(bus))
-            slots[count + bus] = try parameters.slot(Parameter.enable, scope: .input, element: Element(bus))
-            slots[2 * count + bus] = try parameters.slot(Parameter.pan, scope: .input, element: Element(bus))
+            slotValues[bus] = try parameters.slot(Parameter.volume, scope: .input, element: Element(bus))
+            slotValues[count + bus] = try parameters.slot(Parameter.enable, scope: .input, element: Element(bus))
+            slotValues[2 * count + bus] = try parameters.slot(Parameter.pan, scope: .input, element: Element(bus))
         }
-        slots[3 * count] = try parameters.slot(Parameter.volume, scope: .output, element: 0)
+        slotValues[3 * count] = try parameters.slot(Parameter.volume, scope: .output, element: 0)
         for bus in 0..<count {
             for send in 0..<sends {
                 let base = 3 * count + 1 + 2 * (bus * sends + send)
-                slots[base] = try parameters.slot(Parameter.sendLevel(send), scope: .input, element: Element(bus))
-                slots[base + 1] = try parameters.slot(
+                slotValues[base] = try parameters.slot(
+                    Parameter.sendLevel(send), scope: .input, element: Element(bus))
+                slotValues[base + 1] = try parameters.slot(
                     Parameter.sendPreFader(send), scope: .input, element: Element(bus))
             }
         }
         // Side buses: each input's side bus (−1: none), whether an input is one, and per (input, send) the
         // side bus's channel pair the send takes (−1: the input's own signal).
-        let routing = UnsafeMutablePointer<Int>.allocate(capacity: 2 * count + count * max(1, sends))
-        routing.initialize(repeating: -1, count: 2 * count + count * max(1, sends))
-        for bus in 0..<count { routing[count + bus] = 0 }
+        var routingValues = [Int](repeating: -1, count: 2 * count + count * max(1, sends))
+        for bus in 0..<count { routingValues[count + bus] = 0 }
         for (key, source) in sendSources where key.bus < count && source.side < count && key.send < sends {
             let owners = Set(sendSources.filter { $0.value.side == source.side }.map(\.key.bus))
             guard owners.count == 1, sendSources[SendKey(bus: source.side, send: key.send)] == nil,
                 !sendSources.values.contains(where: { $0.side == key.bus }),
-                routing[key.bus] == -1 || routing[key.bus] == source.side
+                routingValues[key.bus] == -1 || routingValues[key.bus] == source.side
             else {
                 throw AudioUnitError(
                     .invalidPropertyValue, "\(name): input \(source.side) may be the side bus of one input only")
@@ -280,10 +282,14 @@ public final class MultichannelMixerUnit: AudioUnit, @unchecked Sendable {
                 throw AudioUnitError(
                     .formatNotSupported, "\(name): side bus \(source.side) has no channel pair \(source.pair + 1)")
             }
-            routing[key.bus] = source.side
-            routing[count + source.side] = 1
-            routing[2 * count + key.bus * sends + key.send] = source.pair
+            routingValues[key.bus] = source.side
+            routingValues[count + source.side] = 1
+            routingValues[2 * count + key.bus * sends + key.send] = source.pair
         }
+        let slots = UnsafeMutablePointer<Int>.allocate(capacity: max(1, slotValues.count))
+        slots.initialize(from: slotValues, count: slotValues.count)
+        let routing = UnsafeMutablePointer<Int>.allocate(capacity: max(1, routingValues.count))
+        routing.initialize(from: routingValues, count: routingValues.count)
         let sideSources = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: 2 * Self.maximumSends)
         sideSources.initialize(repeating: nil, count: 2 * Self.maximumSends)
         let channels = UnsafeMutablePointer<Int>.allocate(capacity: count)
