@@ -58,14 +58,13 @@ public struct LV2PluginInfo: Sendable, Equatable {
 /// Threads: control thread (discovery reads every installed bundle's Turtle files: start-up, never the
 /// render thread).
 public enum LV2Catalog {
-    /// The host features Aulos's LV2 host provides (issue 16's list).
+    /// The host features Aulos's LV2 host (`LV2World`, `LV2Unit`) provides today: what `aulos units --lv2`
+    /// checks and what `LV2Unit` refuses a plugin for lacking. (Still to come, issue 16: options, worker,
+    /// log, state.)
     public static let providedFeatures: Set<String> = [
         "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
-        "http://lv2plug.in/ns/ext/options#options", "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength",
-        "http://lv2plug.in/ns/ext/worker#schedule", "http://lv2plug.in/ns/ext/log#log",
-        "http://lv2plug.in/ns/ext/state#loadDefaultState", "http://lv2plug.in/ns/ext/state#makePath",
-        "http://lv2plug.in/ns/ext/state#mapPath", "http://lv2plug.in/ns/lv2core#hardRTCapable",
-        "http://lv2plug.in/ns/lv2core#isLive", "http://lv2plug.in/ns/lv2core#inPlaceBroken",
+        "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength", "http://lv2plug.in/ns/lv2core#isLive",
+        "http://lv2plug.in/ns/lv2core#hardRTCapable",
     ]
 
     /// Every installed plugin, sorted by name (then URI). Loads the world once per call.

@@ -27,20 +27,13 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     private let audioInputs: [Int]
     private let audioOutputs: [Int]
 
-    /// The features Aulos provides to this cut of the host.
-    static let provided: Set<String> = [
-        "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
-        "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength", "http://lv2plug.in/ns/lv2core#isLive",
-        "http://lv2plug.in/ns/lv2core#hardRTCapable",
-    ]
-
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a required feature
     /// or port type Aulos does not provide). Control thread.
     public init(uri: String, world: LV2World = .shared) throws(AudioUnitError) {
         guard let info = world.plugins.first(where: { $0.uri == uri }) else {
             throw AudioUnitError(.invalidPropertyValue, "no LV2 plugin <\(uri)> installed (see aulos units --lv2)")
         }
-        let missing = info.requiredFeatures.filter { !Self.provided.contains($0) }.sorted()
+        let missing = info.missingFeatures.sorted()
         if !missing.isEmpty {
             throw AudioUnitError(
                 .failedInitialization,
