@@ -499,7 +499,7 @@ struct FluidSamplerKernel {
     @_noAllocation @_noLocks
     func mixSends(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         guard let sends else { return }
-        _ = sends.mix(
+        sends.mix(
             frameCount: frameCount, left: left, right: right, sends: mixed + 2 * mixFrames, sendStride: mixFrames)
     }
 

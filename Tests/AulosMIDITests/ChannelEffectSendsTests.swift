@@ -20,7 +20,7 @@ import Testing
             main.deallocate()
             out.deallocate()
         }
-        _ = sends.mix(frameCount: frames, left: main, right: main + frames, sends: out, sendStride: frames)
+        sends.mix(frameCount: frames, left: main, right: main + frames, sends: out, sendStride: frames)
         return (
             Array(UnsafeBufferPointer(start: main, count: frames)),
             Array(UnsafeBufferPointer(start: out, count: frames)),

@@ -143,13 +143,13 @@ public struct ChannelEffectSends {
 
     /// Sums this slice's channels into `left`/`right` and, weighted by each channel's sends (gliding from
     /// the last slice's gains to the controllers' over the slice), into `sends` (four channels of
-    /// `sendStride` floats: reverb left, reverb right, chorus left, chorus right). Returns whether any
-    /// channel was written. A channel silent in the last slice jumps straight to its new gains.
+    /// `sendStride` floats: reverb left, reverb right, chorus left, chorus right). A channel silent in the
+    /// last slice jumps straight to its new gains.
     @_noAllocation @_noLocks
     public func mix(
         frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
         sends: UnsafeMutablePointer<Float>, sendStride: Int
-    ) -> Bool {
+    ) {
         left.update(repeating: 0, count: frameCount)
         right.update(repeating: 0, count: frameCount)
         for index in 0..<Self.sendChannels { (sends + index * sendStride).update(repeating: 0, count: frameCount) }
@@ -192,7 +192,6 @@ public struct ChannelEffectSends {
             gains[2 * channel + 1] = chorusTarget
         }
         audible.pointee = nowAudible
-        return mask != 0
     }
 }
 

@@ -288,7 +288,7 @@ struct OscillatorSynthKernel {
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
         if let sends {
-            _ = sends.mix(
+            sends.mix(
                 frameCount: frameCount, left: left, right: right, sends: mixed + 2 * mixFrames, sendStride: mixFrames)
         }
         var sounding = 0
