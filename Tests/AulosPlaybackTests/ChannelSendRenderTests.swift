@@ -21,19 +21,10 @@ import Glibc
 
     /// Float samples of `score` on one synth part playing every channel, 3 s long.
     static func render(_ score: String, dry: Bool) throws -> [Float] {
-        let input = TestFiles.scratch("channels.score")
-        let output = TestFiles.scratch("channels.wav")
-        TestFiles.write(score, to: input)
-        defer {
-            TestFiles.remove(input)
-            TestFiles.remove(output)
-        }
         var options = PlaybackOptions()
-        options.input = input
         options.dry = dry
         options.tail = 2.5
-        _ = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
-        return try AudioFileContents(path: output).samples
+        return try renderedSamples(Array(score.utf8), named: "channels.score", options)
     }
 
     @Test func aChannelIsSentByItsOwnCC91() throws {
@@ -57,18 +48,10 @@ import Glibc
     /// one that never set it.
     @Test func aGMResetInAFileRestoresTheSends() throws {
         func render(_ events: [(tick: Int, event: StandardMIDIFile.Event)]) throws -> [Float] {
-            let input = TestFiles.scratch("reset.mid")
-            let output = TestFiles.scratch("reset.wav")
-            TestFiles.write(StandardMIDIFile.encode(tracks: [events], ticksPerQuarterNote: 480), to: input)
-            defer {
-                TestFiles.remove(input)
-                TestFiles.remove(output)
-            }
             var options = PlaybackOptions()
-            options.input = input
             options.tail = 2
-            _ = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
-            return try AudioFileContents(path: output).samples
+            return try renderedSamples(
+                StandardMIDIFile.encode(tracks: [events], ticksPerQuarterNote: 480), named: "reset.mid", options)
         }
         let notes: [(tick: Int, event: StandardMIDIFile.Event)] = [
             (480, .midi(.noteOn(channel: 0, note: 60, velocity: 100))),

@@ -25,19 +25,10 @@ import Glibc
 
     /// Float samples of the score rendered through `rig`, 3 s long.
     static func render(_ rig: Rig) throws -> [Float] {
-        let input = TestFiles.scratch("song.score")
-        let output = TestFiles.scratch("out.wav")
-        writeFile(input, Array(score.utf8))
-        defer {
-            unlink(input)
-            unlink(output)
-        }
         var options = PlaybackOptions()
-        options.input = input
         options.rig = rig
         options.tail = 2.5
-        _ = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
-        return try AudioFileContents(path: output).samples
+        return try renderedSamples(Array(score.utf8), named: "song.score", options)
     }
 
     static func energy(_ samples: ArraySlice<Float>) -> Double {
