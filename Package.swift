@@ -69,8 +69,12 @@ let package = Package(
                 "AulosRig",
             ],
             path: "Sources/AulosPlayback"),
-        // LV2 plugins: discovery through lilv (hosting them as units is issue 16, in progress).
-        .target(name: "AulosLV2", dependencies: ["AulosCore", "AulosMIDI", "CLilv"], path: "Sources/AulosLV2"),
+        // LV2 plugins: discovery through lilv, and plugins hosted as audio units.
+        // The LV2 host's log feature is variadic C, which Swift cannot define: a small C target.
+        .target(name: "CLV2Log", path: "Sources/CLV2Log"),
+        .target(
+            name: "AulosLV2", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "CLilv", "CLV2Log"],
+            path: "Sources/AulosLV2"),
         .executableTarget(
             name: "aulos",
             dependencies: [
@@ -132,7 +136,8 @@ let package = Package(
         .testTarget(
             name: "AulosRigTests",
             dependencies: [
-                "AulosRig", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosTestSupport",
+                "AulosRig", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosLV2",
+                "AulosTestSupport",
             ],
             path: "Tests/AulosRigTests", exclude: ["Fixtures"]),
         .testTarget(
@@ -144,7 +149,7 @@ let package = Package(
             ],
             path: "Tests/AulosPlaybackTests"),
         .testTarget(
-            name: "AulosLV2Tests", dependencies: ["AulosLV2", "AulosCore", "AulosTestSupport", "CLilv"],
+            name: "AulosLV2Tests", dependencies: ["AulosLV2", "AulosCore", "AulosTestSupport", "CLilv", "CLV2Log"],
             path: "Tests/AulosLV2Tests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
     ]

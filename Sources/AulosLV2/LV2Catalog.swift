@@ -21,13 +21,38 @@ public struct LV2PluginInfo: Sendable, Equatable {
         public var carriesMIDI: Bool
         /// Control ports: default, minimum, maximum (nil where the plugin gives none).
         public var range: (defaultValue: Float?, minimum: Float?, maximum: Float?)
+        /// Control ports' hints: `lv2:toggled`, `lv2:integer`, `lv2:enumeration` (with its scale points,
+        /// sorted by value), `pprops:logarithmic`, and the `units:unit` (its URI's fragment: "hz", "db"…).
+        public var hints = Hints()
+        /// A control output that reports the plugin's latency in frames (`lv2:reportsLatency`, or the
+        /// `lv2:latency` designation).
+        public var reportsLatency = false
+
+        public struct Hints: Sendable, Equatable {
+            public var isToggle = false
+            public var isInteger = false
+            public var isEnumeration = false
+            public var isLogarithmic = false
+            public var scalePoints: [ScalePoint] = []
+            public var unit: String?
+        }
+        public struct ScalePoint: Sendable, Equatable {
+            public var label: String
+            public var value: Float
+        }
 
         public static func == (a: Port, b: Port) -> Bool {
             a.index == b.index && a.symbol == b.symbol && a.name == b.name && a.kind == b.kind
                 && a.isInput == b.isInput && a.isOptional == b.isOptional && a.carriesMIDI == b.carriesMIDI
                 && a.range.defaultValue == b.range.defaultValue && a.range.minimum == b.range.minimum
-                && a.range.maximum == b.range.maximum
+                && a.range.maximum == b.range.maximum && a.hints == b.hints && a.reportsLatency == b.reportsLatency
         }
+    }
+
+    /// An LV2 preset of the plugin (`pset:Preset`): its URI and label, in label order.
+    public struct PresetInfo: Sendable, Equatable {
+        public var uri: String
+        public var label: String
     }
 
     public var uri: String
@@ -40,6 +65,12 @@ public struct LV2PluginInfo: Sendable, Equatable {
     public var optionalFeatures: [String]
     /// `lv2:hardRTCapable`: the plugin promises its `run()` is real-time safe.
     public var isHardRealTimeCapable: Bool
+    /// The plugin's presets (its own bundle's and any installed beside it).
+    public var presets: [PresetInfo] = []
+    /// Whether the plugin keeps state of its own beyond its ports (`state:interface`), and whether that
+    /// state may be restored while it runs (`state:threadSafeRestore`).
+    public var hasStateInterface = false
+    public var restoresStateWhileRunning = false
 
     /// The required features Aulos's LV2 host does not provide: empty when it can host the plugin.
     public var missingFeatures: [String] { requiredFeatures.filter { !LV2Catalog.providedFeatures.contains($0) } }
@@ -58,20 +89,18 @@ public struct LV2PluginInfo: Sendable, Equatable {
 /// Threads: control thread (discovery reads every installed bundle's Turtle files: start-up, never the
 /// render thread).
 public enum LV2Catalog {
-    /// The host features Aulos's LV2 host (`LV2World`, `LV2Unit`) provides today: what `aulos units --lv2`
-    /// checks and what `LV2Unit` refuses a plugin for lacking. (Still to come, issue 16: options, worker,
-    /// log, state.)
-    public static let providedFeatures: Set<String> = [
-        "http://lv2plug.in/ns/ext/urid#map", "http://lv2plug.in/ns/ext/urid#unmap",
-        "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength", "http://lv2plug.in/ns/lv2core#isLive",
-        "http://lv2plug.in/ns/lv2core#hardRTCapable",
-    ]
+    /// The host features Aulos's LV2 host provides (`LV2InstanceFeatures`, and the two properties a host
+    /// meets by being one): what `aulos units --lv2` checks and what `LV2Unit` refuses a plugin for lacking.
+    public static let providedFeatures: Set<String> = LV2InstanceFeatures.provided.union([
+        LV2URI.isLive, LV2URI.hardRTCapable,
+    ])
 
     /// Every installed plugin, sorted by name (then URI). Loads the world once per call.
     public static func discover() -> [LV2PluginInfo] {
         guard let world = lilv_world_new() else { return [] }
         defer { lilv_world_free(world) }
-        lilv_world_load_all(world)
+        // Broken bundles make serd print; they are passed over, quietly.
+        _ = LV2World.capturingStandardError { lilv_world_load_all(world) }
         return describe(world)
     }
 
@@ -88,12 +117,25 @@ public enum LV2Catalog {
             midiEvent: uri("http://lv2plug.in/ns/ext/midi#MidiEvent"),
             instrument: uri("http://lv2plug.in/ns/lv2core#InstrumentPlugin"),
             hardRT: uri("http://lv2plug.in/ns/lv2core#hardRTCapable"),
-            doapName: uri("http://usefulinc.com/ns/doap#name")
+            doapName: uri("http://usefulinc.com/ns/doap#name"),
+            toggled: uri("http://lv2plug.in/ns/lv2core#toggled"),
+            integer: uri("http://lv2plug.in/ns/lv2core#integer"),
+            enumeration: uri("http://lv2plug.in/ns/lv2core#enumeration"),
+            logarithmic: uri("http://lv2plug.in/ns/ext/port-props#logarithmic"),
+            unit: uri("http://lv2plug.in/ns/extensions/units#unit"),
+            reportsLatency: uri("http://lv2plug.in/ns/lv2core#reportsLatency"),
+            designation: uri("http://lv2plug.in/ns/lv2core#designation"),
+            latency: uri("http://lv2plug.in/ns/lv2core#latency"),
+            preset: uri(LV2URI.presetPreset),
+            label: uri(LV2URI.rdfsLabel),
+            stateInterface: uri(LV2URI.stateInterface)
         )
         defer {
             for node in [
                 nodes.audio, nodes.control, nodes.cv, nodes.atom, nodes.input, nodes.optional, nodes.midiEvent,
-                nodes.instrument, nodes.hardRT, nodes.doapName,
+                nodes.instrument, nodes.hardRT, nodes.doapName, nodes.toggled, nodes.integer, nodes.enumeration,
+                nodes.logarithmic, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency, nodes.preset,
+                nodes.label, nodes.stateInterface,
             ] {
                 lilv_node_free(node)
             }
@@ -129,6 +171,7 @@ public enum LV2Catalog {
                             ? .atom
                             : lilv_port_is_a(plugin, port, nodes.cv) ? .cv : .unknown
                 var range: (Float?, Float?, Float?) = (nil, nil, nil)
+                var hints = LV2PluginInfo.Port.Hints()
                 if kind == .control {
                     var defaultNode: OpaquePointer?
                     var minimumNode: OpaquePointer?
@@ -136,7 +179,16 @@ public enum LV2Catalog {
                     lilv_port_get_range(plugin, port, &defaultNode, &minimumNode, &maximumNode)
                     range = (float(defaultNode), float(minimumNode), float(maximumNode))
                     for node in [defaultNode, minimumNode, maximumNode] { lilv_node_free(node) }
+                    hints.isToggle = lilv_port_has_property(plugin, port, nodes.toggled)
+                    hints.isInteger = lilv_port_has_property(plugin, port, nodes.integer)
+                    hints.isEnumeration = lilv_port_has_property(plugin, port, nodes.enumeration)
+                    hints.isLogarithmic = lilv_port_has_property(plugin, port, nodes.logarithmic)
+                    if let unit = taking(lilv_port_get(plugin, port, nodes.unit)) {
+                        hints.unit = unit.split(separator: "#").last.map(String.init)
+                    }
+                    hints.scalePoints = scalePoints(plugin, port)
                 }
+                let designation = taking(lilv_port_get(plugin, port, nodes.designation))
                 ports.append(
                     LV2PluginInfo.Port(
                         index: Int(index), symbol: string(lilv_port_get_symbol(plugin, port)) ?? "",
@@ -144,7 +196,11 @@ public enum LV2Catalog {
                         isInput: lilv_port_is_a(plugin, port, nodes.input),
                         isOptional: lilv_port_has_property(plugin, port, nodes.optional),
                         carriesMIDI: kind == .atom && lilv_port_supports_event(plugin, port, nodes.midiEvent),
-                        range: range))
+                        range: range, hints: hints,
+                        reportsLatency: kind == .control && !lilv_port_is_a(plugin, port, nodes.input)
+                            && (lilv_port_has_property(plugin, port, nodes.reportsLatency)
+                                || designation == "http://lv2plug.in/ns/lv2core#latency")
+                    ))
             }
             let className = string(lilv_plugin_class_get_uri(lilv_plugin_get_class(plugin))) ?? ""
             let required = strings(taking: lilv_plugin_get_required_features(plugin))
@@ -152,14 +208,28 @@ public enum LV2Catalog {
             let type = Self.type(
                 ports: ports, declaredInstrument: className == "http://lv2plug.in/ns/lv2core#InstrumentPlugin")
             let owner = project ?? Self.host(of: pluginURI)
-            result.append(
-                LV2PluginInfo(
-                    uri: pluginURI, name: name, project: project,
-                    componentDescription: ComponentDescription(
-                        type: type, subtype: Self.code(for: pluginURI), manufacturer: Self.code(for: owner)),
-                    ports: ports, requiredFeatures: required, optionalFeatures: optional,
-                    isHardRealTimeCapable: lilv_plugin_has_feature(plugin, nodes.hardRT)
-                        || optional.contains("http://lv2plug.in/ns/lv2core#hardRTCapable")))
+            var presets: [LV2PluginInfo.PresetInfo] = []
+            if let related = lilv_plugin_get_related(plugin, nodes.preset) {
+                for presetURI in strings(taking: related) {
+                    let node = lilv_new_uri(world, presetURI)
+                    lilv_world_load_resource(world, node)
+                    let label = taking(lilv_world_get(world, node, nodes.label, nil))
+                    lilv_node_free(node)
+                    presets.append(.init(uri: presetURI, label: label ?? presetURI))
+                }
+            }
+            presets.sort { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
+            var info = LV2PluginInfo(
+                uri: pluginURI, name: name, project: project,
+                componentDescription: ComponentDescription(
+                    type: type, subtype: Self.code(for: pluginURI), manufacturer: Self.code(for: owner)),
+                ports: ports, requiredFeatures: required, optionalFeatures: optional,
+                isHardRealTimeCapable: lilv_plugin_has_feature(plugin, nodes.hardRT)
+                    || optional.contains(LV2URI.hardRTCapable))
+            info.presets = presets
+            info.hasStateInterface = lilv_plugin_has_extension_data(plugin, nodes.stateInterface)
+            info.restoresStateWhileRunning = (required + optional).contains(LV2URI.stateThreadSafeRestore)
+            result.append(info)
         }
         return result.sorted { ($0.name.lowercased(), $0.uri) < ($1.name.lowercased(), $1.uri) }
     }
@@ -197,6 +267,22 @@ public enum LV2Catalog {
     static func host(of uri: String) -> String {
         let rest = uri.split(separator: ":", maxSplits: 1).last.map(String.init) ?? uri
         return rest.split(separator: "/").first.map(String.init) ?? uri
+    }
+
+    /// A control port's scale points (an enumeration's choices), sorted by value.
+    private static func scalePoints(_ plugin: OpaquePointer, _ port: OpaquePointer) -> [LV2PluginInfo.Port.ScalePoint] {
+        guard let points = lilv_port_get_scale_points(plugin, port) else { return [] }
+        defer { lilv_scale_points_free(points) }
+        var result: [LV2PluginInfo.Port.ScalePoint] = []
+        var iterator = lilv_scale_points_begin(points)
+        while !lilv_scale_points_is_end(points, iterator) {
+            if let point = lilv_scale_points_get(points, iterator), let value = float(lilv_scale_point_get_value(point))
+            {
+                result.append(.init(label: string(lilv_scale_point_get_label(point)) ?? "\(value)", value: value))
+            }
+            iterator = lilv_scale_points_next(points, iterator)
+        }
+        return result.sorted { $0.value < $1.value }
     }
 
     // MARK: lilv nodes

@@ -1,31 +1,43 @@
 import AulosCore
 import AulosMIDI
+import AulosRealtime
 import CLilv
 
-/// An LV2 plugin as an audio unit (the first cut of issue 16: instruments and effects with audio and
-/// MIDI; no worker, state or presets yet, so plugins that require those are refused by name).
+/// An LV2 plugin as an audio unit: an instrument (`aumu`), a MIDI effect (`aumf`) or an effect (`aufx`).
 ///
-/// - Its control input ports are its parameters (ID = port index, with the port's range and default);
-///   their values reach the plugin at the start of each slice (a change lands within one slice).
-/// - An instrument's MIDI goes in as an atom sequence built each slice, each event at its frame offset:
+/// - Its control input ports are its parameters (ID = port index, with the port's range, default, unit,
+///   toggle/enumeration and logarithmic hints). Values reach the plugin at the start of each slice; a
+///   scheduled change (`setParameter` at an offset) splits the plugin's run at its frame.
+/// - An instrument's MIDI goes in as an atom sequence built each run, each event at its frame offset:
 ///   sample-accurate as far as the plugin allows.
-/// - Audio ports map to one input bus and one output bus (one or two channels each). The plugin reads
+/// - Audio ports map to one input bus and one output bus, both stereo whatever the plugin's ports, so any
+///   plugin fits a stereo chain: a mono input hears both channels mixed, a mono output feeds both, a
+///   plugin without audio outputs (a MIDI or control plugin) renders flagged silence. The plugin reads
 ///   its input from the unit's own buffers and writes straight into the output, so a plugin that is not
 ///   in-place safe is never given the same buffer twice.
-/// - Host features: `urid:map`, `urid:unmap`, `buf-size:boundedBlockLength` (blocks never exceed
-///   MaximumFramesPerSlice).
+/// - Host features: see `LV2InstanceFeatures`. Presets and state: see LV2UnitState.swift.
 ///
-/// Threads: control side as for every unit (instantiation and activation on initialize, the control
-/// thread); `LV2Kernel` calls `run()` on the render thread.
+/// Threads: control side as for every unit (instantiation, state and activation on initialize, the
+/// control thread); `LV2Kernel` calls `run()` on the render thread; a plugin's worker has its own thread.
 public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     public let plugin: LV2PluginInfo
     public let midiInput = MIDIEventQueue(capacity: 2048)
     public let voiceBudget = VoiceBudget()
     /// LV2 has no voice count: the host cannot see or shed a plugin's voices.
     public var polyphony: UInt32 { 0 }
-    private let world: LV2World
+    let world: LV2World
     private let audioInputs: [Int]
     private let audioOutputs: [Int]
+    /// The running instance and its features (control side), while initialized.
+    var instance: UnsafeMutablePointer<LilvInstance>?
+    var features: LV2InstanceFeatures?
+    /// One float per port the kernel's control ports read and write (latency and meters are read here).
+    var controlValues: UnsafeMutablePointer<Float>?
+    /// State restored before the plugin had an instance: given to the next instance before it runs.
+    var pendingState: String?
+    /// The preset selected last (by number), and the program changes the render thread passes up.
+    var selectedPreset: Preset?
+    let programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
 
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a required feature
     /// or port type Aulos does not provide). Control thread.
@@ -38,7 +50,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             throw AudioUnitError(
                 .failedInitialization,
                 "\(info.name) requires the LV2 feature\(missing.count == 1 ? "" : "s") "
-                    + missing.map { "<\($0)>" }.joined(separator: ", ") + ", which Aulos does not provide yet")
+                    + missing.map { "<\($0)>" }.joined(separator: ", ") + ", which Aulos does not provide")
         }
         if let port = info.unsupportedPorts.first {
             throw AudioUnitError(
@@ -48,38 +60,93 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         }
         let inputs = info.ports.filter { $0.kind == .audio && $0.isInput }.map(\.index)
         let outputs = info.ports.filter { $0.kind == .audio && !$0.isInput }.map(\.index)
-        guard inputs.count <= 2, (1...2).contains(outputs.count) else {
+        guard inputs.count <= 2, outputs.count <= 2 else {
             throw AudioUnitError(
                 .failedInitialization,
                 "\(info.name) has \(inputs.count) audio inputs and \(outputs.count) outputs; "
                     + "Aulos hosts mono and stereo")
         }
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
-        let parameters = info.ports.filter { $0.kind == .control && $0.isInput }.map { port in
-            let minimum = port.range.minimum ?? 0
-            let maximum = max(minimum, port.range.maximum ?? 1)
-            return ParameterInfo(
-                id: ParameterID(UInt32(port.index)), name: port.name, unit: .generic, range: minimum...maximum,
-                defaultValue: min(maximum, max(minimum, port.range.defaultValue ?? minimum)))
-        }
         super.init(
             description: info.componentDescription, name: info.name, inputs: inputs.isEmpty ? 0 : 1, outputs: 1,
-            format: .canonical(channels: UInt32(outputs.count), sampleRate: AudioUnit.defaultSampleRate),
-            parameters: parameters)
+            format: .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
+            parameters: info.ports.filter { $0.kind == .control && $0.isInput }.map(Self.parameter))
         if !inputs.isEmpty {
             try set(
                 .streamFormat,
-                StreamFormat.canonical(channels: UInt32(inputs.count), sampleRate: AudioUnit.defaultSampleRate),
+                StreamFormat.canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
                 scope: .input)
         }
     }
 
+    deinit { programRequests.deallocate() }
+
+    /// A control input port as a parameter: its range and default, its unit, a toggle as a switch, an
+    /// enumeration whose values are 0, 1, 2… as an indexed parameter with its labels. Not smoothed: the
+    /// plugin smooths its own controls (or means them to jump), and runs are split at scheduled changes.
+    static func parameter(_ port: LV2PluginInfo.Port) -> ParameterInfo {
+        let minimum = port.range.minimum ?? 0
+        let maximum = max(minimum, port.range.maximum ?? 1)
+        let hints = port.hints
+        let labels = hints.scalePoints
+        let indexed = hints.isEnumeration && !labels.isEmpty && labels.enumerated().allSatisfy { Float($0) == $1.value }
+        let measured: ParameterUnit =
+            switch hints.unit {
+            case "hz": .hertz
+            case "db": .decibels
+            case "s": .seconds
+            case "ms": .milliseconds
+            case "pc": .percent
+            case "cent": .cents
+            case "frame": .sampleFrames
+            default: .generic
+            }
+        let unit: ParameterUnit = hints.isToggle ? .boolean : indexed ? .indexed : measured
+        var info = ParameterInfo(
+            id: ParameterID(UInt32(port.index)), name: port.name, unit: unit, range: minimum...maximum,
+            defaultValue: min(maximum, max(minimum, port.range.defaultValue ?? minimum)), isSmoothed: false,
+            valueNames: indexed ? labels.map(\.label) : [])
+        info.isLogarithmic = hints.isLogarithmic
+        return info
+    }
+
+    /// The plugin's latency (its latency port, read after its last run), in seconds.
+    public override var latency: Double {
+        guard let controlValues, let port = plugin.ports.first(where: \.reportsLatency) else { return 0 }
+        return Double(controlValues[port.index]) / outputFormat(0).sampleRate
+    }
+
+    /// A control output port's value after the plugin's last run (a meter, a gain reduction), or nil for
+    /// a port that is not a control output or a plugin not initialized.
+    public func controlOutput(_ index: Int) -> Float? {
+        guard let controlValues,
+            plugin.ports.contains(where: { $0.index == index && $0.kind == .control && !$0.isInput })
+        else { return nil }
+        return controlValues[index]
+    }
+
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let rate = outputFormat(0).sampleRate
-        guard let instance = world.instantiate(plugin.uri, sampleRate: rate) else {
-            throw AudioUnitError(.failedInitialization, "\(plugin.name) could not be instantiated at \(Int(rate)) Hz")
-        }
         let frames = Int(maximumFramesPerSlice)
+        let features = LV2InstanceFeatures(
+            pluginName: plugin.name, sampleRate: rate, maximumFrames: frames, sequenceSize: LV2Kernel.atomCapacity,
+            directory: world.stateDirectory + "/" + plugin.componentDescription.subtype.description)
+        let instance: UnsafeMutablePointer<LilvInstance>
+        do {
+            instance = try world.instantiate(plugin.uri, sampleRate: rate, features: features)
+        } catch {
+            throw AudioUnitError(
+                .failedInitialization, "\(plugin.name) could not be instantiated at \(Int(rate)) Hz\(error.detail)")
+        }
+        // Saved state first, before the plugin runs (its own part: port values were set as parameters).
+        if let pendingState {
+            do { try world.restore(pendingState, into: instance, features: features) } catch {
+                lilv_instance_free(instance)
+                throw error
+            }
+            self.pendingState = nil
+        }
+        features.worker.start(instance: instance)
         let map = LV2URIDMap.shared
         let kernel = LV2Kernel(
             instance: instance, parameters: renderParameters, events: midiInput.list,
@@ -87,15 +154,36 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             atomInputs: plugin.ports.filter { $0.kind == .atom && $0.isInput }.map(\.index),
             atomOutputs: plugin.ports.filter { $0.kind == .atom && !$0.isInput }.map(\.index),
             audioInputs: audioInputs, audioOutputs: audioOutputs, maximumFrames: frames,
-            sequenceType: map.map("http://lv2plug.in/ns/ext/atom#Sequence"),
-            chunkType: map.map("http://lv2plug.in/ns/ext/atom#Chunk"),
-            midiType: map.map("http://lv2plug.in/ns/ext/midi#MidiEvent"),
-            controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index))
+            sequenceType: map.map(LV2URI.atomSequence), chunkType: map.map(LV2URI.atomChunk),
+            midiType: map.map(LV2URI.midiEvent),
+            controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
+            worker: features.worker.shared, programsSelectPresets: !plugin.presets.isEmpty,
+            programRequests: programRequests)
         lilv_instance_activate(instance)
+        (self.instance, self.features, controlValues) = (instance, features, kernel.controlValues)
         return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
             lilv_instance_deactivate(kernel.instance)
+            // The worker thread calls into the instance: stopped before the instance is freed.
+            features.worker.stop()
             lilv_instance_free(kernel.instance)
             kernel.deallocate()
+            withExtendedLifetime(features) {}
         }
+    }
+
+    // Presets and state (LV2UnitState.swift): overrides live in the class body.
+    public override var factoryPresets: [Preset] { lv2Presets }
+    public override var currentPreset: Preset? { selectedPreset }
+    public override func applyPreset(_ preset: Preset) throws(AudioUnitError) { try applyLV2Preset(preset) }
+    public override var stateProperties: [String: String] {
+        super.stateProperties.merging(lv2StateProperties) { $1 }
+    }
+    public override func restoreStateProperties(_ properties: [String: String]) throws(AudioUnitError) {
+        try super.restoreStateProperties(properties)
+        if let text = properties[Self.stateProperty] { try restoreLV2State(text) }
+    }
+
+    public override func willUninitialize() throws(AudioUnitError) {
+        (instance, features, controlValues) = (nil, nil, nil)
     }
 }

@@ -11,9 +11,10 @@ struct CommandResult {
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
-func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSize bytes: Int? = nil) throws
-    -> CommandResult
-{
+func runAulos(
+    _ arguments: [String], in directory: String? = nil, limitingFileSize bytes: Int? = nil,
+    environment: [String: String] = [:]
+) throws -> CommandResult {
     let binary = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent(".build/debug/aulos")
@@ -27,6 +28,9 @@ func runAulos(_ arguments: [String], in directory: String? = nil, limitingFileSi
         process.arguments = arguments
     }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
@@ -334,17 +338,28 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
         #expect(rig.stdout.contains("lv2 (MDA JX10)"), "\(rig.stdout)")
     }
 
+    /// Tests/Fixtures/lv2: plugins that cannot be hosted, beside the installed ones.
+    static var testBundles: [String: String] {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/lv2").path
+        return ["LV2_PATH": fixtures + ":/usr/lib/x86_64-linux-gnu/lv2:/usr/lib/aarch64-linux-gnu/lv2:/usr/lib/lv2"]
+    }
+
     @Test(arguments: [
         (
-            "lv2:http://lv2plug.in/plugins/eg-sampler",
-            "part 'lv2': Exampler requires the LV2 features <http://lv2plug.in/ns/ext/state#loadDefaultState>, "
-                + "<http://lv2plug.in/ns/ext/worker#schedule>, which Aulos does not provide yet"
+            "lv2:urn:aulos:test:needs-feature",
+            "part 'lv2': Needs Feature requires the LV2 feature <urn:aulos:test:no-such-feature>, which Aulos does "
+                + "not provide"
         ),
+        ("lv2:urn:aulos:test:no-instance", "part 'lv2': No Instance could not be instantiated at 48000 Hz"),
+        ("lv2:urn:aulos:test:needs-cv", "part 'lv2': Needs CV: port 0 'cv' is cv, which Aulos cannot connect"),
         ("lv2:http://example.org/nothing", "part 'lv2': no LV2 plugin <http://example.org/nothing> installed"),
         ("lv2:jx10", "--instrument takes synth, sampler or lv2:URI, not 'lv2:jx10'"),
     ])
     func whatCannotBeHostedIsOneLine(_ instrument: String, _ expected: String) throws {
-        let result = try runAulos(["render", "--instrument", instrument, "-o", NSTemporaryDirectory() + "never.wav"])
+        let result = try runAulos(
+            ["render", "--instrument", instrument, "-o", NSTemporaryDirectory() + "never.wav"],
+            environment: Self.testBundles)
         #expect(result.status != 0)
         #expect(result.stderr.contains(expected), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")

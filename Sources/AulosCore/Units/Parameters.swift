@@ -30,6 +30,9 @@ public struct ParameterInfo: Sendable, Equatable {
     public var isSmoothed: Bool
     /// Names of the values of an indexed parameter (Core Audio's ParameterValueStrings), e.g. waveforms.
     public var valueNames: [String]
+    /// Best shown on a logarithmic scale (Core Audio's kAudioUnitParameterFlag_DisplayLogarithmic): a
+    /// frequency, a time.
+    public var isLogarithmic = false
 
     public init(
         id: ParameterID, name: String, unit: ParameterUnit, range: ClosedRange<Float>, defaultValue: Float,

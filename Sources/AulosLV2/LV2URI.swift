@@ -1,0 +1,35 @@
+/// The LV2 specification's URIs Aulos's host names. (lv2's headers spell them as concatenated C string
+/// macros, which Swift does not import.)
+///
+/// Threads: constants.
+enum LV2URI {
+    static let atomSequence = "http://lv2plug.in/ns/ext/atom#Sequence"
+    static let atomChunk = "http://lv2plug.in/ns/ext/atom#Chunk"
+    static let atomFloat = "http://lv2plug.in/ns/ext/atom#Float"
+    static let atomInt = "http://lv2plug.in/ns/ext/atom#Int"
+    static let midiEvent = "http://lv2plug.in/ns/ext/midi#MidiEvent"
+    static let options = "http://lv2plug.in/ns/ext/options#options"
+    static let sampleRate = "http://lv2plug.in/ns/ext/parameters#sampleRate"
+    static let boundedBlockLength = "http://lv2plug.in/ns/ext/buf-size#boundedBlockLength"
+    static let minBlockLength = "http://lv2plug.in/ns/ext/buf-size#minBlockLength"
+    static let maxBlockLength = "http://lv2plug.in/ns/ext/buf-size#maxBlockLength"
+    static let nominalBlockLength = "http://lv2plug.in/ns/ext/buf-size#nominalBlockLength"
+    static let sequenceSize = "http://lv2plug.in/ns/ext/buf-size#sequenceSize"
+    static let workerSchedule = "http://lv2plug.in/ns/ext/worker#schedule"
+    static let workerInterface = "http://lv2plug.in/ns/ext/worker#interface"
+    static let log = "http://lv2plug.in/ns/ext/log#log"
+    static let logError = "http://lv2plug.in/ns/ext/log#Error"
+    static let logWarning = "http://lv2plug.in/ns/ext/log#Warning"
+    static let logNote = "http://lv2plug.in/ns/ext/log#Note"
+    static let logTrace = "http://lv2plug.in/ns/ext/log#Trace"
+    static let stateMakePath = "http://lv2plug.in/ns/ext/state#makePath"
+    static let stateMapPath = "http://lv2plug.in/ns/ext/state#mapPath"
+    static let stateFreePath = "http://lv2plug.in/ns/ext/state#freePath"
+    static let stateLoadDefaultState = "http://lv2plug.in/ns/ext/state#loadDefaultState"
+    static let stateThreadSafeRestore = "http://lv2plug.in/ns/ext/state#threadSafeRestore"
+    static let stateInterface = "http://lv2plug.in/ns/ext/state#interface"
+    static let presetPreset = "http://lv2plug.in/ns/ext/presets#Preset"
+    static let rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
+    static let isLive = "http://lv2plug.in/ns/lv2core#isLive"
+    static let hardRTCapable = "http://lv2plug.in/ns/lv2core#hardRTCapable"
+}
