@@ -93,6 +93,7 @@ final class LiveSession {
     private func refreshStatus() {
         status.statistics = io.statistics
         governor.update(load: status.statistics.dspLoad, instruments: rig.instruments)
+        rig.applyPluginProgramChanges()
         status.seconds = Double(status.statistics.framesPlayed) / grant.sampleRate
         status.voices = rig.activeVoices
         status.voicesShed = rig.voicesShed

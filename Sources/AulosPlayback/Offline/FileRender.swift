@@ -82,6 +82,8 @@ public enum FileRender {
                 try renderer.render(frameCount: end - position, to: writer) { start, frames in
                     if stopRequested() { throw Interrupted() }
                     actions.applyParameters(to: rig, before: start + Int64(frames), sliceStart: start)
+                    // An LV2 plugin's program changes of the slice before select its presets from this one.
+                    rig.applyPluginProgramChanges()
                     progress(Double(start + Int64(frames)) / Double(max(1, total)))
                 }
                 position = end

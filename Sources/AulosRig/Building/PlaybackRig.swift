@@ -45,9 +45,9 @@ public final class PlaybackRig {
     /// The mixer whose output volume is the rig's: the master mixer when there are returns, else `mixer`.
     public let outputMixer: MultichannelMixerUnit
     /// The return buses as built, in send order (send k is the parts mixer's output k + 1), and their effects.
-    public let returns: [(bus: ReturnBus, units: [StereoEffectUnit])]
+    public let returns: [(bus: ReturnBus, units: [AudioUnit])]
     /// The master insert chain's units, after the master EQ.
-    public let masterEffects: [StereoEffectUnit]
+    public let masterEffects: [AudioUnit]
     /// The master EQ, once the set (or `setMasterEQ`) asked for one; `masterEQInFlow` says whether it is
     /// in the signal path now.
     public private(set) var masterEQ: IPodEQUnit?
@@ -128,6 +128,12 @@ public final class PlaybackRig {
             } catch {
                 throw RigError("\(part.source.prefix)part '\(part.name)': \(error.detail)")
             }
+        }
+        // LV2 effects in return and master chains, likewise.
+        let chains = set.entries.flatMap { entry in entry.rig.returns.flatMap(\.effects) + entry.rig.masterEffects }
+        for spec in chains {
+            guard case .lv2(let uri) = spec.kind else { continue }
+            do { try registry.registerLV2(uri) } catch { throw RigError(spec.source.prefix + error.detail) }
         }
         let graph = AudioGraph(registry: registry)
         self.graph = graph
@@ -234,7 +240,7 @@ public final class PlaybackRig {
         }
 
         // Returns: send k → its effects → the master mixer's input k + 1, beside the mix on input 0.
-        var builtReturns: [(bus: ReturnBus, units: [StereoEffectUnit])] = []
+        var builtReturns: [(bus: ReturnBus, units: [AudioUnit])] = []
         if returnBuses.isEmpty {
             (mixNode, outputMixer) = (mixerNode, mixer)
         } else {

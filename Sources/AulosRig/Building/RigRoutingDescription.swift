@@ -51,7 +51,7 @@ extension PlaybackRig {
 extension EffectSpec {
     /// "reverb 'Hall' decay-time 2.5": the unit, its preset and parameters as the rig file names them.
     public var summary: String {
-        ([kind.rawValue] + (preset.map { ["'\($0)'"] } ?? []) + parameters.map { "\($0.name) \($0.value.clean)" })
+        ([kind.name] + (preset.map { ["'\($0)'"] } ?? []) + parameters.map { "\($0.name) \($0.value.clean)" })
             .joined(separator: " ")
     }
 }

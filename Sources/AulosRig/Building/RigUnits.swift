@@ -48,14 +48,14 @@ struct RigUnits {
     /// and connected after the one before. Returns the first node (nil for an empty chain), the last node
     /// (`source` itself for an empty chain) and the units in order.
     func addChain(_ specs: [EffectSpec], after source: NodeID, sourceOutput: Element = 0) throws -> (
-        first: NodeID?, last: NodeID, lastOutput: Element, units: [StereoEffectUnit]
+        first: NodeID?, last: NodeID, lastOutput: Element, units: [AudioUnit]
     ) {
         var (last, lastOutput) = (source, sourceOutput)
         var first: NodeID?
-        var units: [StereoEffectUnit] = []
+        var units: [AudioUnit] = []
         for spec in specs {
             let node = try graph.addNode(spec.kind.componentDescription)
-            let unit = try graph.unit(for: node) as! StereoEffectUnit
+            let unit = try graph.unit(for: node)
             try configure(unit)
             do {
                 try spec.apply(to: unit)
@@ -91,9 +91,11 @@ struct RigUnits {
         let programs: [TimedMIDIEvent]
         do {
             programs = try loadSound(of: part, into: instrument, bus: bus, arpeggio: arpeggio)
-        } catch let error as AudioUnitError where !part.source.file.isEmpty {
+        } catch let error as AudioUnitError where !part.source.file.isEmpty || part.instrument == .lv2 {
+            // An LV2 part is named even from the command line (--instrument lv2:URI): its plugin is what
+            // can fail there, and the rest of the message is the plugin's.
             throw RigError("\(part.source.prefix)part '\(part.name)': \(error.detail)")
-        } catch let error as RigError where !part.source.file.isEmpty {
+        } catch let error as RigError where !part.source.file.isEmpty || part.instrument == .lv2 {
             throw RigError("\(part.source.prefix)part '\(part.name)': \(error.message)")
         }
         let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: node) } ?? (node, nil)
@@ -115,8 +117,8 @@ struct RigUnits {
         )
     }
 
-    /// The part's sound: the synth's preset (and arpeggiator), or the sampler's SoundFont and program (the
-    /// program returned as events for the part's channels).
+    /// The part's sound: the synth's preset (and arpeggiator), the sampler's SoundFont and program (the
+    /// program returned as events for the part's channels), or an LV2 plugin's preset, state and parameters.
     func loadSound(of part: Rig.Part, into instrument: any MusicDevice, bus: Element, arpeggio: Arpeggio?) throws
         -> [TimedMIDIEvent]
     {
@@ -152,12 +154,35 @@ struct RigUnits {
                             message: ChannelMessage(status: 0xC0 | UInt8(channel - 1), data1: UInt8(program))))
                 }
             }
+        case let plugin as LV2Unit:
+            try loadSound(of: part, into: plugin)
         default:
-            // An LV2 instrument: its own sound, as loaded (its presets and state come with issue 16).
-            if part.preset != nil || part.program != nil {
-                throw RigError("LV2 parts do not take preset or program yet")
-            }
+            break
         }
         return programs
+    }
+
+    /// An LV2 part: its preset, then its saved state, then its parameter values (by name or port symbol),
+    /// then the plugin instantiated, so a plugin that cannot be is reported against its part.
+    func loadSound(of part: Rig.Part, into plugin: LV2Unit) throws {
+        if part.program != nil {
+            throw RigError("an LV2 part takes preset: (one of its presets by name), not program:")
+        }
+        if let preset = part.preset { try plugin.applyPreset(try plugin.preset(named: preset)) }
+        if let state = part.state { try plugin.restoreLV2State(state) }
+        for (name, value) in part.parameters.sorted(by: { $0.key < $1.key }) {
+            let info: ParameterInfo
+            if let port = plugin.plugin.ports.first(where: { $0.symbol == name && $0.kind == .control && $0.isInput }) {
+                info = try plugin.parameterInfo(ParameterID(UInt32(port.index)))
+            } else {
+                info = try EffectSpec.parameter(named: name, in: plugin)
+            }
+            guard (info.minValue...info.maxValue).contains(value) else {
+                let range = "\(info.minValue.clean)…\(info.maxValue.clean)"
+                throw RigError("\(plugin.name) \(EffectSpec.dashed(info.name)) must be \(range), not \(value.clean)")
+            }
+            try plugin.setParameter(info.id, value: value)
+        }
+        try plugin.initialize()
     }
 }

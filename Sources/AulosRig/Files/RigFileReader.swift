@@ -71,7 +71,8 @@ extension Rig {
                 partMapping,
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
-                    "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends",
+                    "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
+                    "state",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -119,6 +120,24 @@ extension Rig {
                     let name = try reader.string(key, at + ".sends")
                     part.sends[name] = Float(try reader.number(value, at + ".sends.\(name)", in: 0...1))
                 }
+            }
+            if let n = partKeys["parameters"] {
+                guard part.instrument == .lv2 else {
+                    throw reader.error(n, at + ".parameters", "goes with an LV2 part (lv2:URI)")
+                }
+                guard let mapping = n.mapping else {
+                    throw reader.error(n, at + ".parameters", "must be a mapping of parameter names to numbers")
+                }
+                for (key, value) in mapping {
+                    let name = try reader.string(key, at + ".parameters")
+                    part.parameters[name] = Float(try reader.number(value, at + ".parameters.\(name)", in: -1e9...1e9))
+                }
+            }
+            if let n = partKeys["state"] {
+                guard part.instrument == .lv2 else {
+                    throw reader.error(n, at + ".state", "goes with an LV2 part (lv2:URI)")
+                }
+                part.state = try reader.string(n, at + ".state")
             }
             if part.instrument == .synth, part.soundFont != nil {
                 throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
@@ -398,7 +417,8 @@ extension RigReader {
     /// An effect chain: a list of {unit, preset, parameters}, each checked against the unit it names.
     func effects(_ node: Node, _ key: String) throws(RigError) -> [EffectSpec] {
         guard let sequence = node.sequence else {
-            throw error(node, key, "must be a list of effects ({unit: reverb|chorus|delay, preset, parameters})")
+            throw error(
+                node, key, "must be a list of effects ({unit: reverb|chorus|delay|lv2:URI, preset, parameters})")
         }
         var chain: [EffectSpec] = []
         for (index, item) in sequence.enumerated() {
@@ -407,12 +427,15 @@ extension RigReader {
                 throw error(item, at, "must be a mapping (unit, preset, parameters)")
             }
             let fields = try keys(mapping, allowed: ["unit", "preset", "parameters"], at: at + ".")
-            guard let unitNode = fields["unit"] else { throw error(item, at, "missing 'unit' (reverb, chorus, delay)") }
+            guard let unitNode = fields["unit"] else {
+                throw error(item, at, "missing 'unit' (reverb, chorus, delay or lv2:URI)")
+            }
             let unitName = try string(unitNode, at + ".unit")
-            guard let kind = EffectKind(rawValue: unitName.lowercased()) else {
+            guard let kind = EffectKind(name: unitName) else {
                 throw error(
                     unitNode, at + ".unit",
-                    "unknown effect '\(unitName)' (\(EffectKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    "unknown effect '\(unitName)' (\(EffectKind.builtIn.map(\.name).joined(separator: ", ")), "
+                        + "or lv2:URI as aulos units --lv2 lists)")
             }
             var spec = EffectSpec(kind: kind)
             if let n = fields["preset"] { spec.preset = try string(n, at + ".preset") }
@@ -429,7 +452,7 @@ extension RigReader {
             spec.source = location(item)
             // Checked here, against a unit of the kind, so a wrong preset, name or value names the line.
             do {
-                try spec.apply(to: kind.makeUnit())
+                try spec.apply(to: try kind.makeUnit())
             } catch let problem {
                 throw error(item, at, problem.message)
             }

@@ -53,6 +53,17 @@ extension Rig {
                 let sends = part.sends.sorted { $0.key < $1.key }.map { "\(quote($0.key)): \($0.value.clean)" }
                 lines.append("    sends: {\(sends.joined(separator: ", "))}")
             }
+            if !part.parameters.isEmpty {
+                lines.append("    parameters:")
+                lines += part.parameters.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \($0.value.clean)" }
+            }
+            if let state = part.state {
+                // A literal block: Turtle keeps its lines and quotes as they are.
+                lines.append("    state: |")
+                lines += state.split(separator: "\n", omittingEmptySubsequences: false)
+                    .reversed().drop { $0.isEmpty }.reversed()
+                    .map { $0.isEmpty ? "" : "      " + $0 }
+            }
         }
         if !controls.isEmpty {
             lines.append("controls:")
@@ -85,7 +96,7 @@ extension ControlMapping {
 extension EffectSpec {
     /// The effect as a list item at `indent`: unit, preset, then parameters in the order given.
     func yamlLines(indent: String) -> [String] {
-        var lines = ["\(indent)- unit: \(kind.rawValue)"]
+        var lines = ["\(indent)- unit: \(Rig.quoted(kind.name))"]
         if let preset { lines.append("\(indent)  preset: \(Rig.quoted(preset))") }
         if !parameters.isEmpty {
             lines.append("\(indent)  parameters:")

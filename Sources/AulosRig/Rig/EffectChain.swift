@@ -1,25 +1,64 @@
 import AulosCore
+import AulosLV2
 import AulosUnits
 
-/// One of Aulos's effect units, as a rig names it.
-public enum EffectKind: String, Sendable, CaseIterable {
+/// An effect unit as a rig names it: one of Aulos's own (`reverb`, `chorus`, `delay`) or an installed LV2
+/// effect (`lv2:URI`).
+///
+/// Threads: a value.
+public enum EffectKind: Hashable, Sendable {
     case reverb, chorus, delay
+    case lv2(String)
 
+    /// Aulos's own effects, in the order help and errors list them.
+    public static let builtIn: [EffectKind] = [.reverb, .chorus, .delay]
+
+    /// The name a rig file writes: "reverb", or "lv2:" and the plugin's URI.
+    public var name: String {
+        switch self {
+        case .reverb: "reverb"
+        case .chorus: "chorus"
+        case .delay: "delay"
+        case .lv2(let uri): "lv2:" + uri
+        }
+    }
+
+    /// The kind a rig file names (built-in names in any case), or nil.
+    public init?(name: String) {
+        if name.hasPrefix("lv2:"), name.dropFirst(4).contains(":") {
+            self = .lv2(String(name.dropFirst(4)))
+            return
+        }
+        guard let match = Self.builtIn.first(where: { $0.name == name.lowercased() }) else { return nil }
+        self = match
+    }
+
+    /// The component a graph builds for this kind (an LV2 plugin's as the catalog describes it; `.any`
+    /// for a URI not installed, which the graph then refuses).
     public var componentDescription: ComponentDescription {
         switch self {
         case .reverb: ReverbUnit.componentDescription
         case .chorus: ChorusUnit.componentDescription
         case .delay: DelayUnit.componentDescription
+        case .lv2(let uri): LV2World.shared.plugins.first { $0.uri == uri }?.componentDescription ?? .any
         }
     }
 
-    /// A fresh unit of this kind (control thread): what a rig builds, and what the reader asks for presets
-    /// and parameters.
-    public func makeUnit() -> StereoEffectUnit {
+    /// A fresh unit of this kind (control thread): what a rig builds, and what the reader checks presets
+    /// and parameters against. An LV2 plugin that is not installed, or cannot be hosted, is an error.
+    public func makeUnit() throws(RigError) -> AudioUnit {
         switch self {
-        case .reverb: ReverbUnit()
-        case .chorus: ChorusUnit()
-        case .delay: DelayUnit()
+        case .reverb: return ReverbUnit()
+        case .chorus: return ChorusUnit()
+        case .delay: return DelayUnit()
+        case .lv2(let uri):
+            let unit: LV2Unit
+            do { unit = try LV2Unit(uri: uri) } catch { throw RigError(error.detail) }
+            guard unit.inputBusCount == 1 else {
+                let type = unit.componentDescription.type
+                throw RigError("\(unit.name) takes no audio in, so it cannot be an effect (it is \(type))")
+            }
+            return unit
         }
     }
 }
@@ -72,12 +111,15 @@ public struct EffectSpec: Equatable, Sendable {
     }
 
     /// Sets up `unit` as this spec says: the preset first, then each parameter (checked against its range).
-    public func apply(to unit: StereoEffectUnit) throws(RigError) {
+    public func apply(to unit: AudioUnit) throws(RigError) {
+        // Errors name a built-in effect as the rig does, a plugin by its own name.
+        let called: String
+        if case .lv2 = kind { called = unit.name } else { called = kind.name }
         if let preset {
             guard let match = unit.factoryPresets.first(where: { Self.normalized($0.name) == Self.normalized(preset) })
             else {
                 throw RigError(
-                    "\(kind.rawValue) has no preset '\(preset)' (it has "
+                    "\(called) has no preset '\(preset)' (it has "
                         + "\(unit.factoryPresets.map(\.name).joined(separator: ", ")))")
             }
             do { try unit.applyPreset(match) } catch { throw RigError(error.detail) }
@@ -86,7 +128,7 @@ public struct EffectSpec: Equatable, Sendable {
             let info = try Self.parameter(named: name, in: unit)
             guard (info.minValue...info.maxValue).contains(value) else {
                 let range = "\(info.minValue.clean)…\(info.maxValue.clean)"
-                throw RigError("\(kind.rawValue) \(Self.dashed(info.name)) must be \(range), not \(value.clean)")
+                throw RigError("\(called) \(Self.dashed(info.name)) must be \(range), not \(value.clean)")
             }
             do { try unit.setParameter(info.id, value: value) } catch { throw RigError(error.detail) }
         }

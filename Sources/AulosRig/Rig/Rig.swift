@@ -24,7 +24,7 @@ public struct Rig: Equatable, Sendable {
         public var instrument: InstrumentChoice
         /// MIDI channels 1…16 whose events this part plays.
         public var channels: [Int]
-        /// Synth preset (name or number).
+        /// Synth preset (name or number), or an LV2 plugin's preset (its label).
         public var preset: String?
         /// Program: for the synth a preset number, for the sampler sent to the part's channels at the start.
         public var program: Int?
@@ -32,6 +32,10 @@ public struct Rig: Equatable, Sendable {
         public var soundFont: String?
         /// The LV2 plugin's URI, for an `lv2` part.
         public var plugin: String?
+        /// An LV2 part's parameter values, by parameter name or port symbol (after its preset and state).
+        public var parameters: [String: Float] = [:]
+        /// An LV2 part's saved plugin state: Turtle, as the plugin and lilv write it.
+        public var state: String?
         public var volume: Float = 1
         public var pan: Float = 0
         public var enabled = true

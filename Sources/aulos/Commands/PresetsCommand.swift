@@ -1,5 +1,6 @@
 import ArgumentParser
 import AulosCore
+import AulosLV2
 import AulosRig
 import AulosUnits
 
@@ -7,9 +8,17 @@ import AulosUnits
 struct PresetsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "presets",
-        abstract: "List synth presets and parameters, EQ presets, effect presets and parameters, and factory rigs.")
+        abstract: "List synth presets and parameters, EQ presets, effect presets and parameters, and factory rigs.",
+        discussion: "With --unit lv2:URI, one LV2 plugin's presets (by program number) and parameters.")
+
+    @Option(name: .customLong("unit"), help: "An LV2 plugin (lv2:URI): list its presets and parameters instead.")
+    var unit: String?
 
     func run() throws {
+        if let unit {
+            try listPlugin(unit)
+            return
+        }
         let presets = SearchPaths.synthPresets
         print("Synth presets (program: name), from presets/synth:")
         if presets.isEmpty { print("  none found (searched \(SearchPaths.presetFolders.joined(separator: ", ")))") }
@@ -27,9 +36,9 @@ struct PresetsCommand: ParsableCommand {
         print("EQ presets (iPod-style, docs/eq-presets.md):")
         for (number, curve) in IPodEQUnit.curves.enumerated() { print("  \(number): \(curve.name)") }
         print("Effects for rig returns and output.effects (docs/rigs.md): presets; parameters (range, default):")
-        for kind in EffectKind.allCases {
-            let unit = kind.makeUnit()
-            print("  \(kind.rawValue): \(unit.factoryPresets.map(\.name).joined(separator: ", "))")
+        for kind in EffectKind.builtIn {
+            let unit = try kind.makeUnit()
+            print("  \(kind.name): \(unit.factoryPresets.map(\.name).joined(separator: ", "))")
             let infos = ((try? unit.get(.parameterList, scope: .global)) ?? []).compactMap {
                 try? unit.parameterInfo($0)
             }
@@ -49,5 +58,31 @@ struct PresetsCommand: ParsableCommand {
                         : "\(rig.parts) part\(rig.parts == 1 ? "" : "s")"))
         }
         if let font = SearchPaths.soundFont { print("Sampler SoundFont: \(font)") }
+    }
+
+    /// `--unit lv2:URI`: the plugin's presets as program numbers (what a program change selects) and its
+    /// parameters as a rig's `parameters:` names them, with ranges, defaults and choices.
+    private func listPlugin(_ name: String) throws {
+        guard case .lv2(let uri) = EffectKind(name: name) else {
+            throw ValidationError("--unit takes an LV2 plugin as lv2:URI (see aulos units --lv2), not '\(name)'")
+        }
+        let plugin: LV2Unit
+        do { plugin = try LV2Unit(uri: uri) } catch { throw ValidationError(error.detail) }
+        print("\(plugin.name) <\(uri)>, \(plugin.componentDescription)")
+        let presets = plugin.factoryPresets
+        print("Presets (program: name; a program change selects one)\(presets.isEmpty ? ": none" : ":")")
+        for preset in presets { print("  \(preset.number): \(preset.name)") }
+        print("Parameters (name in rigs, port symbol, range, default):")
+        for port in plugin.plugin.ports where port.kind == .control && port.isInput {
+            let info = try plugin.parameterInfo(ParameterID(UInt32(port.index)))
+            let range =
+                info.valueNames.isEmpty
+                ? "\(info.minValue.clean)…\(info.maxValue.clean)"
+                    + (info.unit == .generic ? "" : " \(info.unit.rawValue)") + (info.isLogarithmic ? " (log)" : "")
+                : info.valueNames.enumerated().map { "\($0)=\($1)" }.joined(separator: " ")
+            print(
+                "  \(EffectSpec.dashed(info.name).padding(to: 20)) \(port.symbol.padding(to: 16)) "
+                    + "\(range.padding(to: 30)) \(info.defaultValue.clean)")
+        }
     }
 }

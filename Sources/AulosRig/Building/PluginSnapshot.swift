@@ -1,0 +1,38 @@
+import AulosCore
+import AulosLV2
+
+/// What a playing rig's LV2 plugins hold now, written back into rigs: the rig file "save" keeps a
+/// plugin's preset choice, its parameters that differ from their defaults and its own state, so loading
+/// the file plays the same sound. And the control thread's part of program changes: an LV2 plugin with
+/// presets passes the program changes it receives up from the render thread, and they are applied here.
+///
+/// Threads: control thread.
+extension PlaybackRig {
+    /// Rig `index` of the set as it plays now: its LV2 parts' preset, parameters and state taken from their
+    /// plugins (other parts as loaded).
+    public func savedRig(_ index: Int = 0) throws -> Rig {
+        var rig = set.entries[index].rig
+        var partIndex = 0
+        for loaded in parts where loaded.rigIndex == index {
+            defer { partIndex += 1 }
+            guard let plugin = loaded.instrument as? LV2Unit else { continue }
+            var part = rig.parts[partIndex]
+            part.preset = plugin.currentPreset?.name
+            part.parameters = [:]
+            for port in plugin.plugin.ports where port.kind == .control && port.isInput {
+                let id = ParameterID(UInt32(port.index))
+                let (value, info) = (try plugin.getParameter(id), try plugin.parameterInfo(id))
+                if value != info.defaultValue { part.parameters[port.symbol] = value }
+            }
+            part.state = plugin.plugin.hasStateInterface ? try plugin.lv2State() : nil
+            rig.parts[partIndex] = part
+        }
+        return rig
+    }
+
+    /// Program changes LV2 plugins received since the last call select their presets (from the next slice).
+    /// Called by the live session's status tick and by the offline render after each slice.
+    public func applyPluginProgramChanges() {
+        for instrument in instruments { (instrument as? LV2Unit)?.applyProgramRequests() }
+    }
+}

@@ -1,0 +1,91 @@
+import AulosCore
+import AulosPlayback
+import AulosRig
+import AulosTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// LV2 effects in rig chains: Dragonfly Plate on a return adds its tail; eg-amp (a mono gain) on the
+/// master scales the mix exactly; rigs naming them are read back; plugins that cannot be effects are
+/// one-line errors naming the line.
+@Suite struct LV2EffectRenderTests {
+    static let score = "0b tempo 120\n0b note C4 0.5b vel=110\n0.5b note G4 0.5b vel=110\n1b end\n"
+    static let part = "parts:\n  - name: Lead\n    instrument: synth\n    channels: [1]\n"
+
+    static func render(_ yaml: String) throws -> [Float] {
+        var options = PlaybackOptions()
+        options.rig = try Rig(yaml: "name: R\n" + yaml)
+        options.tail = 2.5
+        return try renderedSamples(Array(score.utf8), named: "song.score", options)
+    }
+
+    static func energy(_ samples: ArraySlice<Float>) -> Double {
+        samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+    }
+
+    @Test func dragonflyPlateOnAReturnAddsItsTail() throws {
+        let dry = try Self.render(Self.part)
+        let wet = try Self.render(
+            Self.part + "    sends: {plate: 0.5}\nreturns:\n  - name: plate\n    effects:\n"
+                + "      - unit: lv2:urn:dragonfly:plate\n"
+                + "        parameters: {dry-level: 0, wet-level: 100, decay: 2}\n"
+        )
+        #expect(dry.count == wet.count)
+        let tail = (2 * 96_000)..<(3 * 96_000)
+        let (dryTail, wetTail) = (Self.energy(dry[tail]), Self.energy(wet[tail]))
+        #expect(wetTail > 1e-4 && wetTail > 100 * max(dryTail, 1e-12), "tail energy dry \(dryTail), wet \(wetTail)")
+    }
+
+    /// eg-amp is mono: in a stereo chain it hears both channels mixed and feeds both.
+    @Test func aMonoGainOnTheMasterScalesTheMix() throws {
+        let dry = try Self.render(Self.part)
+        let quieter = try Self.render(
+            Self.part + "output:\n  effects:\n    - unit: lv2:http://lv2plug.in/plugins/eg-amp\n"
+                + "      parameters: {gain: -6}\n")
+        #expect(dry.count == quieter.count && dry.contains { $0 != 0 })
+        let gain = Float(pow(10, -6.0 / 20))
+        var largest: Float = 0
+        for frame in 0..<(dry.count / 2) {
+            let mixed = 0.5 * (dry[2 * frame] + dry[2 * frame + 1]) * gain
+            largest = max(largest, abs(quieter[2 * frame] - mixed), abs(quieter[2 * frame + 1] - mixed))
+        }
+        #expect(largest < 1e-6, "largest difference \(largest)")
+    }
+
+    @Test func rigsWithLV2EffectsAreReadAndWrittenBack() throws {
+        let rig = try Rig(
+            yaml: Self.part + "returns:\n  - name: plate\n    effects:\n      - unit: lv2:urn:dragonfly:plate\n"
+                + "        parameters: {decay: 2}\noutput:\n  effects:\n"
+                + "    - unit: lv2:http://drobilla.net/plugins/mda/Ambience\n")
+        #expect(rig.returns[0].effects[0].kind == .lv2("urn:dragonfly:plate"))
+        #expect(rig.masterEffects.map(\.kind) == [.lv2("http://drobilla.net/plugins/mda/Ambience")])
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+    }
+
+    @Test(arguments: [
+        (
+            "output:\n  effects:\n    - unit: lv2:http://example.org/none\n",
+            "test.yaml:7: output.effects[0]: no LV2 plugin <http://example.org/none> installed"
+        ),
+        (
+            "output:\n  effects:\n    - unit: lv2:http://drobilla.net/plugins/mda/JX10\n",
+            "test.yaml:7: output.effects[0]: MDA JX10 takes no audio in, so it cannot be an effect"
+        ),
+        (
+            "output:\n  effects:\n    - unit: lv2:urn:dragonfly:plate\n      parameters: {decay: 99}\n",
+            "test.yaml:7: output.effects[0]: Dragonfly Plate Reverb decay must be 0.1…10, not 99"
+        ),
+    ])
+    func effectsThatCannotBeAreOneLineErrors(_ yaml: String, _ expected: String) {
+        do {
+            _ = try Rig(yaml: Self.part + yaml, file: "test.yaml")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.message.contains(expected), "\(error.message)")
+            #expect(!error.message.contains("\n"), "\(error.message)")
+        }
+    }
+}
