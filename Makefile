@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test fuzz soak clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test lv2-sweep fuzz soak clean
 
 all: build
 
@@ -79,6 +79,10 @@ fuzz: setup
 	scripts/fuzz.sh 1000000
 
 ## Real-time pacing with no sound card: 30 s at 64-frame slices through JACK's dummy backend, zero xruns.
+# Every installed LV2 plugin rendered through aulos, each in its own process (a crash costs one plugin).
+lv2-sweep: setup-tests build
+	scripts/lv2-sweep.py .build/debug/aulos
+
 realtime-test: setup
 	scripts/realtime-test.sh 64 30
 

@@ -19,11 +19,13 @@ packages=(
 )
 
 # `scripts/setup.sh --tests` (what `make test` runs) also installs what only the tests use: real LV2
-# plugins for the discovery tests (and the LV2 host being built, issue 16).
+# plugins for the LV2 host's tests, its sweep (make lv2-sweep) and its benchmark.
 if [ "${1:-}" = "--tests" ]; then
   packages+=(
     mda-lv2              # 36 LV2 plugins: the JX10 and DX10 synths, effects
     lv2-examples         # the LV2 specification's example plugins (eg-amp, eg-sampler, eg-params, ...)
+    dragonfly-reverb-lv2 # Dragonfly's reverbs: options and the worker; the LV2 hosting benchmark's plate
+    x42-plugins          # 116 more plugins (sidechains, multi-channel meters) for the hosting sweep
   )
 fi
 

@@ -5,7 +5,13 @@ import CLV2Log
 import CLilv
 
 /// Render side of an LV2 unit: the instance, the buffers its ports are connected to, and the atom
-/// sequence each slice's MIDI is written into.
+/// sequence each run's MIDI is written into.
+///
+/// Audio: every audio port has a buffer of its own here (inputs the plugin reads, outputs it writes), so a
+/// plugin that is not in-place safe never gets one buffer twice. Ports pair into stereo buses in port
+/// order (ports 0–1 bus 0, 2–3 bus 1, …; a last odd port is a mono bus): the plugin runs once per render
+/// cycle, whichever output bus is pulled first, after every input bus is pulled; each bus is then served
+/// from the output buffers.
 ///
 /// Threads: built and freed on the control thread; `render` on the render thread (the plugin's `run()`:
 /// LV2's audio threading class).
@@ -24,10 +30,15 @@ struct LV2Kernel {
     let atomOutputPorts: UnsafeMutablePointer<Int>
     let atomOutputCount: Int
     static var atomCapacity: Int { 8192 }
-    /// Audio port indices (−1: none) and the input copies the plugin reads (so no port shares a buffer).
-    let audioInputs: (Int, Int)
-    let audioOutputs: (Int, Int)
-    let inputCopy: UnsafeMutablePointer<Float>
+    /// Audio ports (inputs, then outputs, by port index) and their buffers, `maximumFrames` each, in the
+    /// same order.
+    let audioPorts: UnsafeMutablePointer<Int>
+    let audioInputCount: Int
+    let audioOutputCount: Int
+    let audioBuffers: UnsafeMutablePointer<Float>
+    /// A stereo list each input bus is pulled into, and the cycle the plugin last ran in.
+    let pullList: UnsafeMutablePointer<AudioBufferList>
+    let lastCycle: UnsafeMutablePointer<UInt64>
     let maximumFrames: Int
     let sequenceType: UInt32
     let chunkType: UInt32
@@ -42,9 +53,9 @@ struct LV2Kernel {
     init(
         instance: UnsafeMutablePointer<LilvInstance>, parameters: ParameterKernel, events: MIDIEventList,
         controlPorts: [Int], portCount: Int, atomInputs: [Int], atomOutputs: [Int], audioInputs: [Int],
-        audioOutputs: [Int], maximumFrames: Int, sequenceType: UInt32, chunkType: UInt32, midiType: UInt32,
-        controlInputs: [Int], worker: UnsafeMutablePointer<LV2Worker.Shared>, programsSelectPresets: Bool,
-        programRequests: SPSCRing<UInt8>
+        audioOutputs: [Int], maximumFrames: Int, pullList: UnsafeMutablePointer<AudioBufferList>,
+        sequenceType: UInt32, chunkType: UInt32, midiType: UInt32, controlInputs: [Int],
+        worker: UnsafeMutablePointer<LV2Worker.Shared>, programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>
     ) {
         self.worker = worker
         self.programsSelectPresets = programsSelectPresets
@@ -53,6 +64,7 @@ struct LV2Kernel {
         self.parameters = parameters
         self.events = events
         self.maximumFrames = maximumFrames
+        self.pullList = pullList
         (self.sequenceType, self.chunkType, self.midiType) = (sequenceType, chunkType, midiType)
         controlValues = .allocate(capacity: max(1, portCount))
         controlValues.initialize(repeating: 0, count: max(1, portCount))
@@ -67,11 +79,15 @@ struct LV2Kernel {
         atomOutputPorts = .allocate(capacity: max(1, atomOutputs.count))
         atomOutputPorts.initialize(from: atomOutputs, count: atomOutputs.count)
         atomOutputCount = atomOutputs.count
-        self.audioInputs = (audioInputs.first ?? -1, audioInputs.count > 1 ? audioInputs[1] : -1)
-        self.audioOutputs = (audioOutputs.first ?? -1, audioOutputs.count > 1 ? audioOutputs[1] : -1)
-        inputCopy = .allocate(capacity: 2 * maximumFrames)
-        inputCopy.initialize(repeating: 0, count: 2 * maximumFrames)
-        // Ports that keep their buffers: controls, atoms.
+        let audio = audioInputs + audioOutputs
+        (audioInputCount, audioOutputCount) = (audioInputs.count, audioOutputs.count)
+        audioPorts = .allocate(capacity: max(1, audio.count))
+        audioPorts.initialize(from: audio, count: audio.count)
+        audioBuffers = .allocate(capacity: max(1, audio.count) * maximumFrames)
+        audioBuffers.initialize(repeating: 0, count: max(1, audio.count) * maximumFrames)
+        lastCycle = .allocate(capacity: 1)
+        lastCycle.initialize(to: .max)
+        // Ports that keep their buffers: controls, atoms. (Audio ports are connected for each run.)
         for port in controlPorts { lilv_instance_connect_port(instance, UInt32(port), controlValues + port) }
         for port in atomInputs { lilv_instance_connect_port(instance, UInt32(port), atomInput) }
         for (index, port) in atomOutputs.enumerated() {
@@ -85,51 +101,87 @@ struct LV2Kernel {
         atomInput.deallocate()
         atomOutputs.deallocate()
         atomOutputPorts.deallocate()
-        inputCopy.deallocate()
+        audioPorts.deallocate()
+        audioBuffers.deallocate()
+        lastCycle.deallocate()
     }
 
-    static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, _, frameCount, io in
+    static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, bus, frameCount, io in
         state.assumingMemoryBound(to: LV2Kernel.self).pointee.render(
-            inputs: inputs, flags: flags, timeStamp: timeStamp, frameCount: Int(frameCount), io: io)
+            inputs: inputs, flags: flags, timeStamp: timeStamp, bus: Int(bus), frameCount: Int(frameCount), io: io)
     }
+
+    /// The buffer of audio port `slot` (inputs first, then outputs).
+    @inline(__always)
+    func buffer(_ slot: Int) -> UnsafeMutablePointer<Float> { audioBuffers + slot * maximumFrames }
 
     @_noAllocation @_noLocks
     func render(
         inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
-        timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
+        timeStamp: UnsafePointer<AudioTimeStamp>, bus: Int, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
-        if audioInputs.0 >= 0 {
-            // An effect: its input pulled into the output buffers, then copied for the plugin to read.
-            let status = RenderInputs.pullInPlace(
-                inputs, flags: flags, timeStamp: timeStamp, frameCount: frameCount, into: io)
+        // With one output bus the plugin runs on every pull; with more, once per cycle.
+        let cycle = RenderInputs.cycle(inputs)
+        if audioOutputCount <= 2 || lastCycle.pointee != cycle {
+            lastCycle.pointee = cycle
+            let status = pullInputs(inputs, timeStamp: timeStamp, frameCount: frameCount)
             if status != 0 { return status }
-            let channels = Int(io.pointee.bufferCount)
-            if audioInputs.1 < 0 && channels > 1 {
-                // A mono input hears both channels.
-                let (left, right) = (io.pointee.floatChannel(0), io.pointee.floatChannel(1))
-                for index in 0..<frameCount { inputCopy[index] = 0.5 * (left[index] + right[index]) }
-            } else {
-                for channel in 0..<channels {
-                    let from = io.pointee.floatChannel(channel)
-                    let to = inputCopy + channel * maximumFrames
-                    for index in 0..<frameCount { to[index] = from[index] }
-                }
-            }
-        } else {
-            io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
+            runSlice(frameCount: frameCount)
         }
-        if audioOutputs.0 < 0 {
-            // No audio out (a MIDI or control plugin): silence, flagged.
+        // This bus's ports: a mono one feeds both channels; a plugin with no audio out is flagged silent.
+        io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
+        let first = 2 * bus
+        guard first < audioOutputCount else {
             for channel in 0..<Int(io.pointee.bufferCount) {
                 let out = io.pointee.floatChannel(channel)
                 for index in 0..<frameCount { out[index] = 0 }
             }
             flags.pointee.insert(.outputIsSilence)
-        } else {
-            flags.pointee.remove(.outputIsSilence)
+            return 0
         }
-        // The run is split at each scheduled parameter event, so a change lands on its frame; MIDI events
-        // go to the segment they fall in, at their frame within it.
+        flags.pointee.remove(.outputIsSilence)
+        for channel in 0..<Int(io.pointee.bufferCount) {
+            let from = buffer(audioInputCount + min(first + channel, audioOutputCount - 1))
+            let out = io.pointee.floatChannel(channel)
+            for index in 0..<frameCount { out[index] = from[index] }
+        }
+        return 0
+    }
+
+    /// Every input bus pulled into its ports' buffers (a mono port hears the bus's two channels mixed; an
+    /// unconnected bus is silence).
+    @_noAllocation @_noLocks
+    func pullInputs(_ inputs: UnsafeRawPointer, timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: Int)
+        -> AulosStatus
+    {
+        var bus = 0
+        while 2 * bus < audioInputCount {
+            var pulledFlags = RenderActionFlags(rawValue: 0)
+            pullList.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
+            let status = RenderInputs.pull(
+                inputs, bus: UInt32(bus), flags: &pulledFlags, timeStamp: timeStamp, frameCount: UInt32(frameCount),
+                into: pullList)
+            if status != 0 && status != RenderStatus.noConnection { return status }
+            let (left, right) = (pullList.pointee.floatChannel(0), pullList.pointee.floatChannel(1))
+            if 2 * bus + 1 < audioInputCount {
+                let (toLeft, toRight) = (buffer(2 * bus), buffer(2 * bus + 1))
+                for index in 0..<frameCount {
+                    toLeft[index] = left[index]
+                    toRight[index] = right[index]
+                }
+            } else {
+                let to = buffer(2 * bus)
+                for index in 0..<frameCount { to[index] = 0.5 * (left[index] + right[index]) }
+            }
+            bus += 1
+        }
+        return 0
+    }
+
+    /// The plugin's runs for one slice: split at each scheduled parameter event, so a change lands on its
+    /// frame; MIDI events go to the run they fall in, at their frame within it.
+    @_noAllocation @_noLocks
+    func runSlice(frameCount: Int) {
         parameters.beginSlice()
         events.beginSlice()
         var start = 0
@@ -138,44 +190,36 @@ struct LV2Kernel {
             let end = parameters.nextEventOffset(after: start, frameCount: frameCount)
             for slot in 0..<controlInputCount { controlValues[controlInputs[slot]] = parameters.value(slot) }
             writeMIDISequence(from: start, to: end)
-            run(from: start, frames: end - start, io: io)
+            run(from: start, frames: end - start)
             start = end
         }
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
-        return 0
     }
 
     /// One `run()` of `frames` frames from frame `start` of the slice: atom outputs given room, audio
     /// ports connected at that frame, then the worker's responses delivered.
     @_noAllocation @_noLocks
-    func run(from start: Int, frames: Int, io: UnsafeMutablePointer<AudioBufferList>) {
+    func run(from start: Int, frames: Int) {
         for index in 0..<atomOutputCount {
             let buffer = atomOutputs + index * Self.atomCapacity
             buffer.storeBytes(of: UInt32(Self.atomCapacity - 8), as: UInt32.self)
             buffer.storeBytes(of: chunkType, toByteOffset: 4, as: UInt32.self)
         }
         let instance = self.instance
-        let (inLeft, inRight) = audioInputs
-        let (outLeft, outRight) = audioOutputs
-        let second = Int(io.pointee.bufferCount) > 1 ? 1 : 0
-        let inputs = (inputCopy + start, inputCopy + second * maximumFrames + start)
-        let outputs = (io.pointee.floatChannel(0) + start, io.pointee.floatChannel(second) + start)
+        let ports = audioPorts
+        let count = audioInputCount + audioOutputCount
+        let (buffers, stride) = (audioBuffers, maximumFrames)
         let worker = self.worker
         _unsafePerformance {
             // Marks run() for the host's callbacks: the worker queues what is scheduled, the log drops.
             aulos_lv2_log_set_render_thread(1)
-            if inLeft >= 0 { lilv_instance_connect_port(instance, UInt32(inLeft), inputs.0) }
-            if inRight >= 0 { lilv_instance_connect_port(instance, UInt32(inRight), inputs.1) }
-            if outLeft >= 0 { lilv_instance_connect_port(instance, UInt32(outLeft), outputs.0) }
-            if outRight >= 0 { lilv_instance_connect_port(instance, UInt32(outRight), outputs.1) }
+            for slot in 0..<count {
+                lilv_instance_connect_port(instance, UInt32(ports[slot]), buffers + slot * stride + start)
+            }
             lilv_instance_run(instance, UInt32(frames))
             LV2Worker.deliverResponses(worker)
             aulos_lv2_log_set_render_thread(0)
-        }
-        // A mono output feeds both channels.
-        if outRight < 0 && outLeft >= 0 && second == 1 {
-            for index in 0..<frames { outputs.1[index] = outputs.0[index] }
         }
     }
 

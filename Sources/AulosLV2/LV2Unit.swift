@@ -10,11 +10,10 @@ import CLilv
 ///   scheduled change (`setParameter` at an offset) splits the plugin's run at its frame.
 /// - An instrument's MIDI goes in as an atom sequence built each run, each event at its frame offset:
 ///   sample-accurate as far as the plugin allows.
-/// - Audio ports map to one input bus and one output bus, both stereo whatever the plugin's ports, so any
-///   plugin fits a stereo chain: a mono input hears both channels mixed, a mono output feeds both, a
-///   plugin without audio outputs (a MIDI or control plugin) renders flagged silence. The plugin reads
-///   its input from the unit's own buffers and writes straight into the output, so a plugin that is not
-///   in-place safe is never given the same buffer twice.
+/// - Audio ports pair into stereo buses in port order: bus 0 is what chains connect; a sidechain or a
+///   second input pair is input bus 1, and so on (unconnected buses are silence); extra output pairs are
+///   further output buses. A mono port hears both channels mixed, or feeds both; a plugin without audio
+///   outputs (a MIDI or control plugin) renders flagged silence. So any plugin fits a stereo chain.
 /// - Host features: see `LV2InstanceFeatures`. Presets and state: see LV2UnitState.swift.
 ///
 /// Threads: control side as for every unit (instantiation, state and activation on initialize, the
@@ -60,22 +59,18 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         }
         let inputs = info.ports.filter { $0.kind == .audio && $0.isInput }.map(\.index)
         let outputs = info.ports.filter { $0.kind == .audio && !$0.isInput }.map(\.index)
-        guard inputs.count <= 2, outputs.count <= 2 else {
-            throw AudioUnitError(
-                .failedInitialization,
-                "\(info.name) has \(inputs.count) audio inputs and \(outputs.count) outputs; "
-                    + "Aulos hosts mono and stereo")
-        }
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
+        // Stereo buses of port pairs (a sidechain is input bus 1, a second output pair output bus 1).
+        let inputBuses = (inputs.count + 1) / 2
         super.init(
-            description: info.componentDescription, name: info.name, inputs: inputs.isEmpty ? 0 : 1, outputs: 1,
+            description: info.componentDescription, name: info.name, inputs: inputBuses,
+            outputs: max(1, (outputs.count + 1) / 2),
             format: .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
             parameters: info.ports.filter { $0.kind == .control && $0.isInput }.map(Self.parameter))
-        if !inputs.isEmpty {
+        for bus in 0..<inputBuses {
             try set(
-                .streamFormat,
-                StreamFormat.canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
-                scope: .input)
+                .streamFormat, StreamFormat.canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
+                scope: .input, element: Element(bus))
         }
     }
 
@@ -128,6 +123,9 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let rate = outputFormat(0).sampleRate
         let frames = Int(maximumFramesPerSlice)
+        let pullStorage = AudioBufferListStorage(
+            format: .canonical(channels: 2, sampleRate: rate), maximumFrames: maximumFramesPerSlice)
+        retainForKernel(pullStorage)
         let features = LV2InstanceFeatures(
             pluginName: plugin.name, sampleRate: rate, maximumFrames: frames, sequenceSize: LV2Kernel.atomCapacity,
             directory: world.stateDirectory + "/" + plugin.componentDescription.subtype.description)
@@ -153,7 +151,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             controlPorts: plugin.ports.filter { $0.kind == .control }.map(\.index), portCount: plugin.ports.count,
             atomInputs: plugin.ports.filter { $0.kind == .atom && $0.isInput }.map(\.index),
             atomOutputs: plugin.ports.filter { $0.kind == .atom && !$0.isInput }.map(\.index),
-            audioInputs: audioInputs, audioOutputs: audioOutputs, maximumFrames: frames,
+            audioInputs: audioInputs, audioOutputs: audioOutputs, maximumFrames: frames, pullList: pullStorage.list,
             sequenceType: map.map(LV2URI.atomSequence), chunkType: map.map(LV2URI.atomChunk),
             midiType: map.map(LV2URI.midiEvent),
             controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),

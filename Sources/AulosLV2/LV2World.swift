@@ -80,8 +80,16 @@ public final class LV2World: @unchecked Sendable {
 
     /// Runs `body` with standard error going to a temporary file, and returns what was written there
     /// (lilv and serd report problems by printing; Aulos reports them as one-line errors). Control thread;
-    /// nothing else in Aulos prints meanwhile.
+    /// nothing else in Aulos prints meanwhile. One capture at a time: file descriptor 2 is the process's.
     static func capturingStandardError<T>(_ body: () -> T) -> (T, String) {
+        captureLock.lock()
+        defer { captureLock.unlock() }
+        return capturing(body)
+    }
+
+    private static let captureLock = PlainLock()
+
+    private static func capturing<T>(_ body: () -> T) -> (T, String) {
         fflush(nil)
         let saved = dup(2)
         guard saved >= 0, let file = tmpfile() else { return (body(), "") }
@@ -109,4 +117,16 @@ public final class LV2World: @unchecked Sendable {
 /// The process's environment variables (read once, control thread).
 struct ProcessEnvironment {
     subscript(name: String) -> String? { getenv(name).map { String(cString: $0) } }
+}
+
+/// A pthread mutex, for a critical section whose body returns a value `Mutex` would have to send.
+final class PlainLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
 }

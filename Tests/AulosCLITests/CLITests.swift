@@ -364,4 +364,21 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
         #expect(result.stderr.contains(expected), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
     }
+
+    /// A plugin that does not declare hardRTCapable is hosted, and flagged where the user looks: in
+    /// `aulos units --lv2` and as a warning when it plays (the service's status carries the same list).
+    @Test func aPluginThatIsNotHardRealTimeCapableIsFlagged() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/lv2-soft-real-time").path
+        let units = try runAulos(["units", "--lv2"], environment: ["LV2_PATH": fixtures])
+        #expect(units.stdout.contains("Soft Amplifier") && units.stdout.contains("not hard-real-time capable"))
+        let render = try runAulos(
+            [
+                "render", "--instrument", "lv2:http://lv2plug.in/plugins/eg-amp", "-o",
+                NSTemporaryDirectory() + "soft.wav",
+            ],
+            environment: ["LV2_PATH": fixtures])
+        #expect(render.status == 0, "\(render.stderr)")
+        #expect(render.stderr.contains("Soft Amplifier is not hard-real-time capable"), "\(render.stderr)")
+    }
 }

@@ -92,6 +92,30 @@ import Testing
         #expect(output.contains { $0 != 0 } && output.allSatisfy(\.isFinite))
     }
 
+    /// x42's DJ cross-fader has two stereo inputs: the second pair is input bus 1. Faded all the way to B
+    /// the output is bus 1's signal; to A, bus 0's.
+    @Test func aSecondInputPairIsASecondBus() throws {
+        let unit = try LV2Unit(uri: "http://gareus.org/oss/lv2/xfade")
+        #expect(unit.inputBusCount == 2 && unit.outputBusCount == 1)
+        let levels = UnsafeMutablePointer<Float>.allocate(capacity: 2)
+        levels.initialize(from: [0.25, 0.5], count: 2)
+        defer { levels.deallocate() }
+        for bus in 0..<2 {
+            try unit.set(
+                .setRenderCallback, RenderCallbackStruct(signalCallback(), refCon: levels + bus), scope: .input,
+                element: Element(bus))
+        }
+        try unit.set(.maximumFramesPerSlice, UInt32(512))
+        try unit.initialize()
+        let buffers = RenderBuffers(frames: 512)
+        for (fade, expected) in [(Float(1), Float(0.5)), (-1, 0.25)] {
+            try unit.setParameter(ParameterID(0), value: fade)
+            var last: [Float] = []
+            for slice in 0..<200 { last = try renderUnit(unit, frames: 512, at: Int64(slice * 512), buffers: buffers) }
+            #expect(abs(last[511] - expected) < 1e-3, "faded to \(fade): \(last[511])")
+        }
+    }
+
     @Test func playingAllocatesNothing() throws {
         let unit = try Self.initialized(Self.jx10, slice: 64)
         let graphless = RenderBuffers(frames: 64)

@@ -88,4 +88,42 @@ import Glibc
             #expect(!error.message.contains("\n"), "\(error.message)")
         }
     }
+
+    /// A rig of an LV2 instrument (JX10) into an LV2 effect (Dragonfly Plate, which has a worker) on a
+    /// return and mda Ambience on the master, with notes, program changes (presets) and parameter changes:
+    /// 10,000 render cycles allocate nothing on the render thread.
+    @Test func anLV2RigAllocatesNothing() throws {
+        let rig = try Rig(
+            yaml:
+                "name: lv2\nslice: 64\nparts:\n  - name: jx\n    instrument: lv2:http://drobilla.net/plugins/mda/JX10\n"
+                + "    channels: [1]\n    sends: {plate: 0.5}\nreturns:\n  - name: plate\n    effects:\n"
+                + "      - unit: lv2:urn:dragonfly:plate\noutput:\n  effects:\n"
+                + "    - unit: lv2:http://drobilla.net/plugins/mda/Ambience\n")
+        let playback = try PlaybackRig(rig)
+        defer { playback.close() }
+        try playback.graph.start()
+        let plate = playback.returns[0].units[0]
+        var time: Int64 = 0
+        for step in 0..<400 {
+            playback.scheduler.schedule(.noteOn(channel: 0, note: UInt8(48 + step % 24), velocity: 100), at: time)
+            playback.scheduler.schedule(.noteOff(channel: 0, note: UInt8(48 + step % 24), velocity: 0), at: time + 4000)
+            if step % 40 == 39 {
+                playback.scheduler.schedule(.programChange(channel: 0, program: UInt8(step % 7)), at: time)
+            }
+            time += 1600
+        }
+        let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat, maximumFrames: 64)
+        for _ in 0..<200 { harness.renderSlice(64) }
+        for cycle in 0..<10_000 {
+            if cycle % 100 == 0 {
+                // Off the render thread, as a knob or the web panel would: the plate's decay, and any
+                // preset a program change asked for.
+                try plate.setParameter(ParameterID(11), value: Float(1 + cycle % 5), bufferOffset: 17)
+                playback.applyPluginProgramChanges()
+            }
+            harness.renderSlice(64, counting: true)
+        }
+        #expect(playback.scheduler.droppedCount == 0)
+        try expectNoAllocations(harness.allocations)
+    }
 }

@@ -80,7 +80,8 @@ final class ControlServer {
             },
             learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads,
             reloadFailure: reloadFailure,
-            meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) })
+            meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
+            warnings: rig.warnings)
     }
 
     /// One request line → one reply line (JSON).

@@ -44,6 +44,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var reloadFailure: String?
     /// Levels after each fader, dBFS: every part, each send and return, the master (nil from an older aulos).
     public var meters: [Meter]?
+    /// What lets the rig play but may cost it (an LV2 plugin that is not hard-real-time capable).
+    public var warnings: [String]?
 
     public struct Meter: Codable, Sendable, Equatable {
         public var name: String

@@ -2,6 +2,7 @@ import AulosALSA
 import AulosCore
 import AulosFluid
 import AulosGraph
+import AulosLV2
 import AulosMIDI
 import AulosUnits
 
@@ -367,11 +368,21 @@ public final class PlaybackRig {
     /// Voices ended early under overload, across every instrument.
     public var voicesShed: Int { instruments.reduce(0) { $0 + $1.voiceBudget.shed } }
 
-    /// What is wrong with the rig's sounds but lets it play (a SoundFont with broken samples), once each.
+    /// What is wrong with the rig's sounds but lets it play (a SoundFont with broken samples; an LV2 plugin
+    /// that does not promise a real-time-safe run()), once each.
     public var warnings: [String] {
         var seen: [String] = []
         for case let sampler as FluidSynthSamplerUnit in parts.map(\.instrument) {
             for warning in sampler.soundFontWarnings where !seen.contains(warning) { seen.append(warning) }
+        }
+        let plugins =
+            instruments.compactMap { $0 as? LV2Unit }
+            + (returns.flatMap(\.units) + masterEffects).compactMap {
+                $0 as? LV2Unit
+            }
+        for plugin in plugins where !plugin.plugin.isHardRealTimeCapable {
+            let warning = "\(plugin.name) is not hard-real-time capable: its run() may block or allocate (xruns)"
+            if !seen.contains(warning) { seen.append(warning) }
         }
         return seen
     }

@@ -54,7 +54,7 @@ public enum EffectKind: Hashable, Sendable {
         case .lv2(let uri):
             let unit: LV2Unit
             do { unit = try LV2Unit(uri: uri) } catch { throw RigError(error.detail) }
-            guard unit.inputBusCount == 1 else {
+            guard unit.inputBusCount >= 1 else {
                 let type = unit.componentDescription.type
                 throw RigError("\(unit.name) takes no audio in, so it cannot be an effect (it is \(type))")
             }

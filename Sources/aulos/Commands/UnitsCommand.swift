@@ -57,9 +57,10 @@ struct UnitsCommand: ParsableCommand {
 
     /// `aulos units --lv2`: each plugin's ports, features and whether Aulos can provide what it requires.
     static func describe(_ plugins: [LV2PluginInfo]) {
+        let hostable = plugins.filter { $0.missingFeatures.isEmpty && $0.unsupportedPorts.isEmpty }.count
         print(
-            "\(plugins.count) LV2 plugin\(plugins.count == 1 ? "" : "s") found. Aulos lists them; playing them as "
-                + "units is being built (issue 16).")
+            "\(plugins.count) LV2 plugin\(plugins.count == 1 ? "" : "s") found; Aulos can host \(hostable) "
+                + "(as instruments: --instrument lv2:URI, a rig part's instrument: lv2:URI; as effects in rig chains).")
         for plugin in plugins {
             let d = plugin.componentDescription
             print("\n\(d.type) \(d.subtype) \(d.manufacturer)  \(plugin.name)  <\(plugin.uri)>")
@@ -73,11 +74,15 @@ struct UnitsCommand: ParsableCommand {
                     if let value = port.range.defaultValue { line += " default \(value.clean)" }
                 }
                 if port.isOptional { line += ", optional" }
+                if port.reportsLatency { line += ", reports latency" }
                 print(line)
             }
+            if !plugin.presets.isEmpty { print("  presets: \(plugin.presets.count) (aulos presets --unit lv2:URI)") }
             let required = plugin.requiredFeatures.map(Self.short)
             print("  requires: " + (required.isEmpty ? "no features" : required.joined(separator: ", ")))
-            if !plugin.isHardRealTimeCapable { print("  not hard-real-time capable (its run() may block)") }
+            if !plugin.isHardRealTimeCapable {
+                print("  not hard-real-time capable: its run() may block or allocate (hosted all the same; flagged)")
+            }
             let missing = plugin.missingFeatures.map(Self.short)
             let ports = plugin.unsupportedPorts.map { "port \($0.index) (\($0.kind.rawValue))" }
             if missing.isEmpty && ports.isEmpty {

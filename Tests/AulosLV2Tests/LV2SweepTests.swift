@@ -1,0 +1,47 @@
+import AulosCore
+import AulosLV2
+import AulosTestSupport
+import Testing
+
+/// Every plugin of mda-lv2, lv2-examples and dragonfly-reverb-lv2 instantiates and renders one second
+/// offline: effects fed noise, instruments (and MIDI plugins) played a chord; the output is finite.
+/// (`make lv2-sweep` does the same for every installed plugin, each in its own process.)
+@Suite struct LV2SweepTests {
+    static let packages = [
+        "http://drobilla.net/plugins/mda/", "http://lv2plug.in/plugins/eg-", "urn:dragonfly:",
+        "https://github.com/michaelwillis/dragonfly-reverb",
+    ]
+    static var plugins: [String] {
+        LV2World.shared.plugins.map(\.uri).filter { uri in packages.contains { uri.hasPrefix($0) } }
+    }
+
+    @Test func thePackagesPluginsAreAllHere() {
+        // mda-lv2 has 36, lv2-examples 8 (eg-scope in two variants), Dragonfly 4.
+        #expect(Self.plugins.count >= 36 + 8 + 4, "\(Self.plugins)")
+    }
+
+    @Test(arguments: plugins)
+    func rendersOneSecond(_ uri: String) throws {
+        let unit = try LV2Unit(uri: uri)
+        let noise = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+        noise.initialize(to: 3)
+        defer { noise.deallocate() }
+        if unit.inputBusCount > 0 {
+            try unit.set(.setRenderCallback, RenderCallbackStruct(signalCallback(), refCon: noise), scope: .input)
+        }
+        try unit.set(.maximumFramesPerSlice, UInt32(512))
+        try unit.initialize()
+        for note: UInt8 in [48, 55, 64] { try unit.midiEvent(status: 0x90, data1: note, data2: 100, offset: 17) }
+        let buffers = RenderBuffers(frames: 512)
+        var finite = true
+        for slice in 0..<94 {
+            if slice == 60 {
+                for note: UInt8 in [48, 55, 64] { try unit.midiEvent(status: 0x80, data1: note, data2: 0, offset: 5) }
+            }
+            let left = try renderUnit(unit, frames: 512, at: Int64(slice) * 512, buffers: buffers)
+            finite =
+                finite && !left.contains { !$0.isFinite } && !buffers.channel(1, frames: 512).contains { !$0.isFinite }
+        }
+        #expect(finite, "\(unit.name) rendered a NaN or infinity")
+    }
+}
