@@ -15,6 +15,8 @@ let package = Package(
         .library(
             name: "AulosEngine",
             targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
+        // LV2 plugins as units, for the benchmark package's LV2 hosting benchmark.
+        .library(name: "AulosLV2", targets: ["AulosLV2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
