@@ -33,6 +33,13 @@ let package = Package(
             ],
             path: "Benchmarks/Instruments",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        // The LV2 hosting peer: a bare lilv host in plain C (lilv's headers and library through pkg-config).
+        .systemLibrary(
+            name: "CLilvReference", path: "Sources/CLilvReference", pkgConfig: "lilv-0",
+            providers: [.apt(["liblilv-dev"])]),
+        .target(
+            name: "CReferenceLV2Host", dependencies: ["CLilvReference"], path: "Sources/CReferenceLV2Host",
+            cSettings: [.unsafeFlags(["-O2"])]),
         .executableTarget(
             name: "Effects",
             dependencies: [
