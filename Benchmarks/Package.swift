@@ -40,6 +40,22 @@ let package = Package(
         .target(
             name: "CReferenceLV2Host", dependencies: ["CLilvReference"], path: "Sources/CReferenceLV2Host",
             cSettings: [.unsafeFlags(["-O2"])]),
+        // What the LV2Host benchmark and the lv2host-render driver (callgrind, output comparison) share: the
+        // demo's events, the Aulos graph and the C host, each rendering the piece block by block.
+        .target(
+            name: "LV2HostWork",
+            dependencies: [
+                "CReferenceLV2Host",
+                .product(name: "AulosEngine", package: "Aulos"),
+                .product(name: "AulosLV2", package: "Aulos"),
+            ],
+            path: "Sources/LV2HostWork"),
+        .executableTarget(
+            name: "LV2Host",
+            dependencies: ["LV2HostWork", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/LV2Host",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(name: "lv2host-render", dependencies: ["LV2HostWork"], path: "Sources/lv2host-render"),
         .executableTarget(
             name: "Effects",
             dependencies: [
