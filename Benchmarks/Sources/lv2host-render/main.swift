@@ -7,7 +7,7 @@ import LV2HostWork
 //   lv2host-render aulos [blocks]   the Aulos graph renders the same
 //   lv2host-render compare          renders both, twice each, and prints the largest sample differences
 //
-// Each rendering prints its block count and the output's energy. Under callgrind, a run with 0 blocks
+// c and aulos print the block count and the last block's energy. Under callgrind, a run with 0 blocks
 // counts the setup (lilv loading every installed plugin's description, instantiation), so the render's
 // instructions are the difference between a full run and that one.
 // Environment: LV2HOST_EFFECT overrides the effect URI ("none": the instrument alone).
@@ -31,17 +31,19 @@ func render(_ host: String) throws -> [Float] {
     if host == "c" {
         guard let chain = ReferenceChain(effectURI: effectURI) else { throw HostError() }
         chain.render(demo) { block in
+            let (left, right) = (chain.left, chain.right)
             for index in 0..<frames {
-                samples[2 * (block * frames + index)] = chain.left[index]
-                samples[2 * (block * frames + index) + 1] = chain.right[index]
+                samples[2 * (block * frames + index)] = left[index]
+                samples[2 * (block * frames + index) + 1] = right[index]
             }
         }
     } else {
         let chain = try AulosChain(demo, effectURI: effectURI)
         chain.render(demo) { block in
+            let (left, right) = (chain.left, chain.right)
             for index in 0..<frames {
-                samples[2 * (block * frames + index)] = chain.left[index]
-                samples[2 * (block * frames + index) + 1] = chain.right[index]
+                samples[2 * (block * frames + index)] = left[index]
+                samples[2 * (block * frames + index) + 1] = right[index]
             }
         }
     }
@@ -60,23 +62,22 @@ func largestDifference(_ a: [Float], _ b: [Float]) -> (difference: Float, at: In
 
 switch mode {
 case "c", "aulos":
-    var energy = 0.0
-    let frames = LV2HostWork.blockSize
-    var rendered = 0
+    // Exactly the benchmark's loop (nothing done between blocks); the last block's energy as a check.
+    let count = min(blocks ?? demo.blockCount, demo.blockCount)
+    let left: UnsafeMutablePointer<Float>
+    var keep: AnyObject
     if mode == "c" {
         guard let chain = ReferenceChain(effectURI: effectURI) else { exit(1) }
-        chain.render(demo, blocks: blocks) { _ in
-            for index in 0..<frames { energy += Double(chain.left[index] * chain.left[index]) }
-            rendered += 1
-        }
+        chain.render(demo, blocks: count)
+        (left, keep) = (chain.left, chain)
     } else {
         let chain = try AulosChain(demo, effectURI: effectURI)
-        chain.render(demo, blocks: blocks) { _ in
-            for index in 0..<frames { energy += Double(chain.left[index] * chain.left[index]) }
-            rendered += 1
-        }
+        chain.render(demo, blocks: count)
+        (left, keep) = (chain.left, chain)
     }
-    print("\(mode): \(rendered) blocks of \(frames) frames, left-channel energy \(energy)")
+    let energy = (0..<LV2HostWork.blockSize).reduce(0.0) { $0 + Double(left[$1] * left[$1]) }
+    print("\(mode): \(count) blocks of \(LV2HostWork.blockSize) frames, last block's left-channel energy \(energy)")
+    withExtendedLifetime(keep) {}
 case "compare":
     print(
         "demo: \(demo.timeline.count) events, \(demo.blockCount) blocks of \(LV2HostWork.blockSize) frames"
