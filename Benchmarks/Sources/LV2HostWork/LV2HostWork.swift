@@ -39,7 +39,7 @@ public enum LV2HostWork {
     }
 }
 
-/// The demo score's channel messages, both as the timeline Aulos plays and, for the C host, block by block
+/// The demo score's channel messages (program changes aside), both as the timeline Aulos plays and, for the C host, block by block
 /// in the order Aulos's event list hands them to a plugin (frame, then the same-frame rank, then arrival).
 public struct DemoEvents: Sendable {
     public let timeline: [TimedMIDIEvent]
@@ -52,8 +52,13 @@ public struct DemoEvents: Sendable {
     public init(scorePath: String = LV2HostWork.repositoryRoot + "/presets/scores/demo.score") throws {
         let score = try Score(text: try FileContents.text(scorePath, limit: 1 << 20))
         let scheduled = score.scheduledMessages(sampleRate: LV2HostWork.sampleRate)
+        // Program changes are left out on both sides: Aulos turns them into a selection of the plugin's
+        // presets made on the control thread (JX10 has presets), which a bare host has no counterpart for;
+        // without them both play JX10's default patch.
         timeline = scheduled.messages.compactMap { item in
-            ChannelMessage(item.message).map { TimedMIDIEvent(sampleTime: item.sampleTime, message: $0) }
+            ChannelMessage(item.message).flatMap {
+                $0.status & 0xF0 == 0xC0 ? nil : TimedMIDIEvent(sampleTime: item.sampleTime, message: $0)
+            }
         }
         let block = Int64(LV2HostWork.blockSize)
         let total = scheduled.end + Int64(LV2HostWork.sampleRate)
