@@ -24,6 +24,8 @@ public struct LV2PluginInfo: Sendable, Equatable {
         /// Control ports' hints: `lv2:toggled`, `lv2:integer`, `lv2:enumeration` (with its scale points,
         /// sorted by value), `pprops:logarithmic`, and the `units:unit` (its URI's fragment: "hz", "db"…).
         public var hints = Hints()
+        /// An atom input that takes `time:Position` (a tempo-synced plugin follows the host's transport).
+        public var followsTime = false
         /// A control output that reports the plugin's latency in frames (`lv2:reportsLatency`, or the
         /// `lv2:latency` designation).
         public var reportsLatency = false
@@ -46,6 +48,7 @@ public struct LV2PluginInfo: Sendable, Equatable {
                 && a.isInput == b.isInput && a.isOptional == b.isOptional && a.carriesMIDI == b.carriesMIDI
                 && a.range.defaultValue == b.range.defaultValue && a.range.minimum == b.range.minimum
                 && a.range.maximum == b.range.maximum && a.hints == b.hints && a.reportsLatency == b.reportsLatency
+                && a.followsTime == b.followsTime
         }
     }
 
@@ -115,6 +118,7 @@ public enum LV2Catalog {
             input: uri("http://lv2plug.in/ns/lv2core#InputPort"),
             optional: uri("http://lv2plug.in/ns/lv2core#connectionOptional"),
             midiEvent: uri("http://lv2plug.in/ns/ext/midi#MidiEvent"),
+            timePosition: uri("http://lv2plug.in/ns/ext/time#Position"),
             instrument: uri("http://lv2plug.in/ns/lv2core#InstrumentPlugin"),
             hardRT: uri("http://lv2plug.in/ns/lv2core#hardRTCapable"),
             doapName: uri("http://usefulinc.com/ns/doap#name"),
@@ -133,7 +137,8 @@ public enum LV2Catalog {
         defer {
             for node in [
                 nodes.audio, nodes.control, nodes.cv, nodes.atom, nodes.input, nodes.optional, nodes.midiEvent,
-                nodes.instrument, nodes.hardRT, nodes.doapName, nodes.toggled, nodes.integer, nodes.enumeration,
+                nodes.instrument, nodes.hardRT, nodes.doapName, nodes.timePosition, nodes.toggled, nodes.integer,
+                nodes.enumeration,
                 nodes.logarithmic, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency, nodes.preset,
                 nodes.label, nodes.stateInterface,
             ] {
@@ -197,6 +202,8 @@ public enum LV2Catalog {
                         isOptional: lilv_port_has_property(plugin, port, nodes.optional),
                         carriesMIDI: kind == .atom && lilv_port_supports_event(plugin, port, nodes.midiEvent),
                         range: range, hints: hints,
+                        followsTime: kind == .atom && lilv_port_is_a(plugin, port, nodes.input)
+                            && lilv_port_supports_event(plugin, port, nodes.timePosition),
                         reportsLatency: kind == .control && !lilv_port_is_a(plugin, port, nodes.input)
                             && (lilv_port_has_property(plugin, port, nodes.reportsLatency)
                                 || designation == "http://lv2plug.in/ns/lv2core#latency")

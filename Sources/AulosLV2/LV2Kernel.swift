@@ -49,14 +49,18 @@ struct LV2Kernel {
     /// ring that carries them to the control thread.
     let programsSelectPresets: Bool
     let programRequests: SPSCRing<UInt8>
+    /// The host's transport as time:Position, for a plugin that takes it and a host that gives it.
+    let timePosition: LV2TimePosition?
 
     init(
         instance: UnsafeMutablePointer<LilvInstance>, parameters: ParameterKernel, events: MIDIEventList,
         controlPorts: [Int], portCount: Int, atomInputs: [Int], atomOutputs: [Int], audioInputs: [Int],
         audioOutputs: [Int], maximumFrames: Int, pullList: UnsafeMutablePointer<AudioBufferList>,
         sequenceType: UInt32, chunkType: UInt32, midiType: UInt32, controlInputs: [Int],
-        worker: UnsafeMutablePointer<LV2Worker.Shared>, programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>
+        worker: UnsafeMutablePointer<LV2Worker.Shared>, programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>,
+        timePosition: LV2TimePosition?
     ) {
+        self.timePosition = timePosition
         self.worker = worker
         self.programsSelectPresets = programsSelectPresets
         self.programRequests = programRequests
@@ -104,6 +108,7 @@ struct LV2Kernel {
         audioPorts.deallocate()
         audioBuffers.deallocate()
         lastCycle.deallocate()
+        timePosition?.deallocate()
     }
 
     static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, bus, frameCount, io in
@@ -126,7 +131,7 @@ struct LV2Kernel {
             lastCycle.pointee = cycle
             let status = pullInputs(inputs, timeStamp: timeStamp, frameCount: frameCount)
             if status != 0 { return status }
-            runSlice(frameCount: frameCount)
+            runSlice(frameCount: frameCount, sampleTime: timeStamp.pointee.sampleTime)
         }
         // This bus's ports: a mono one feeds both channels; a plugin with no audio out is flagged silent.
         io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
@@ -181,7 +186,8 @@ struct LV2Kernel {
     /// The plugin's runs for one slice: split at each scheduled parameter event, so a change lands on its
     /// frame; MIDI events go to the run they fall in, at their frame within it.
     @_noAllocation @_noLocks
-    func runSlice(frameCount: Int) {
+    func runSlice(frameCount: Int, sampleTime: Int64) {
+        timePosition?.update(sampleTime: sampleTime, frameCount: frameCount)
         parameters.beginSlice()
         events.beginSlice()
         var start = 0
@@ -225,12 +231,16 @@ struct LV2Kernel {
 
     /// The MIDI events of frames `start..<end` as an atom sequence: a header (size, type, then the
     /// frame-time unit and padding), then each event (frame within the run, size, type, bytes, padded to
-    /// 8). A program change is not passed on to a plugin with presets: it goes to the control thread,
+    /// 8), after a time:Position object when the transport changed. A program change is not passed on to a plugin with presets: it goes to the control thread,
     /// which selects that preset (`programRequests`). Events that would not fit wait for the next run...
     /// none do at 8 KiB (about 340 events).
     @_noAllocation @_noLocks
     func writeMIDISequence(from start: Int, to end: Int) {
         var offset = 16
+        // The transport first, at the slice's first frame, when it changed.
+        if start == 0, let timePosition, timePosition.state.pointee.due {
+            offset = timePosition.write(into: atomInput, at: offset)
+        }
         while offset + 24 <= Self.atomCapacity, let event = events.popDue(at: end - 1) {
             if event.status & 0xF0 == 0xC0 && programsSelectPresets {
                 _ = programRequests.push(event.data1)

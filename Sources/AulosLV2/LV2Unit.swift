@@ -9,7 +9,8 @@ import CLilv
 ///   toggle/enumeration and logarithmic hints). Values reach the plugin at the start of each slice; a
 ///   scheduled change (`setParameter` at an offset) splits the plugin's run at its frame.
 /// - An instrument's MIDI goes in as an atom sequence built each run, each event at its frame offset:
-///   sample-accurate as far as the plugin allows.
+///   sample-accurate as far as the plugin allows. A plugin that takes `time:Position` gets the host's
+///   beat, tempo, meter and transport (the HostCallbacks property) when they change (`LV2TimePosition`).
 /// - Audio ports pair into stereo buses in port order: bus 0 is what chains connect; a sidechain or a
 ///   second input pair is input bus 1, and so on (unconnected buses are silence); extra output pairs are
 ///   further output buses. A mono port hears both channels mixed, or feeds both; a plugin without audio
@@ -156,7 +157,9 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             midiType: map.map(LV2URI.midiEvent),
             controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
             worker: features.worker.shared, programsSelectPresets: !plugin.presets.isEmpty,
-            programRequests: programRequests)
+            programRequests: programRequests,
+            timePosition: plugin.ports.contains(where: \.followsTime)
+                ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil)
         lilv_instance_activate(instance)
         (self.instance, self.features, controlValues) = (instance, features, kernel.controlValues)
         return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in

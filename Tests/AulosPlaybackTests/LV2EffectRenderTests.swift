@@ -55,6 +55,30 @@ import Glibc
         #expect(largest < 1e-6, "largest difference \(largest)")
     }
 
+    /// eg-metro clicks on every beat of the host's transport (time:Position): at 120 and at 90 BPM the
+    /// clicks start exactly 24,000 and 32,000 frames apart, from frame 0.
+    @Test(arguments: [(120.0, 24_000), (90, 32_000)])
+    func aTempoSyncedPluginFollowsTheTransport(_ tempo: Double, _ spacing: Int) throws {
+        var options = PlaybackOptions()
+        options.rig = try Rig(
+            yaml: "name: metro\ndry: true\nparts:\n  - instrument: lv2:http://lv2plug.in/plugins/eg-metro\n")
+        options.tail = 0
+        let samples = try renderedSamples(Array("0b tempo \(Int(tempo))\n4b end\n".utf8), named: "metro.score", options)
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        // A click starts where the output leaves a silence of at least 1,000 frames (its sine starts at 0).
+        var onsets: [Int] = []
+        var silent = 1000
+        for (frame, value) in left.enumerated() {
+            if value != 0 {
+                if silent >= 1000 { onsets.append(frame - 1) }
+                silent = 0
+            } else {
+                silent += 1
+            }
+        }
+        #expect(onsets == Array(stride(from: 0, to: left.count, by: spacing)), "\(onsets)")
+    }
+
     @Test func rigsWithLV2EffectsAreReadAndWrittenBack() throws {
         let rig = try Rig(
             yaml: Self.part + "returns:\n  - name: plate\n    effects:\n      - unit: lv2:urn:dragonfly:plate\n"
