@@ -231,9 +231,10 @@ struct LV2Kernel {
 
     /// The MIDI events of frames `start..<end` as an atom sequence: a header (size, type, then the
     /// frame-time unit and padding), then each event (frame within the run, size, type, bytes, padded to
-    /// 8), after a time:Position object when the transport changed. A program change is not passed on to a plugin with presets: it goes to the control thread,
-    /// which selects that preset (`programRequests`). Events that would not fit wait for the next run...
-    /// none do at 8 KiB (about 340 events).
+    /// 8), after a time:Position object when the transport changed. A program change is not passed on
+    /// to a plugin with presets: it goes to the control thread, which selects that preset
+    /// (`programRequests`). Events that would not fit wait for the next run... none do at 8 KiB (about
+    /// 340 events).
     @_noAllocation @_noLocks
     func writeMIDISequence(from start: Int, to end: Int) {
         var offset = 16
