@@ -16,7 +16,8 @@ import CLilv
 /// Threads: built and freed on the control thread; `render` on the render thread (the plugin's `run()`:
 /// LV2's audio threading class).
 struct LV2Kernel {
-    let instance: UnsafeMutablePointer<LilvInstance>
+    /// The running instance (and its worker), swapped at a slice's start when a new one is published.
+    let instances: UnsafeMutablePointer<LV2InstanceSlot>
     let parameters: ParameterKernel
     let events: MIDIEventList
     /// One float per port (control ports read and write here; others unused).
@@ -39,12 +40,16 @@ struct LV2Kernel {
     /// A stereo list each input bus is pulled into, and the cycle the plugin last ran in.
     let pullList: UnsafeMutablePointer<AudioBufferList>
     let lastCycle: UnsafeMutablePointer<UInt64>
+    /// Non-finite samples the plugin produced and the unit silenced (the render thread adds; the control
+    /// thread reads).
+    let nonFiniteSamples: UnsafeMutablePointer<Int>
     let maximumFrames: Int
     let sequenceType: UInt32
     let chunkType: UInt32
     let midiType: UInt32
-    /// The instance's worker: its responses are delivered after each `run()`.
-    let worker: UnsafeMutablePointer<LV2Worker.Shared>
+    /// The ports that keep their buffers (controls, atoms), to connect a new instance to.
+    let fixedPorts:
+        (control: UnsafeMutablePointer<Int>, controlCount: Int, atomIn: UnsafeMutablePointer<Int>, atomInCount: Int)
     /// Whether program changes select the plugin's presets (it has some) rather than reaching it, and the
     /// ring that carries them to the control thread.
     let programsSelectPresets: Bool
@@ -53,18 +58,17 @@ struct LV2Kernel {
     let timePosition: LV2TimePosition?
 
     init(
-        instance: UnsafeMutablePointer<LilvInstance>, parameters: ParameterKernel, events: MIDIEventList,
+        instances: UnsafeMutablePointer<LV2InstanceSlot>, parameters: ParameterKernel, events: MIDIEventList,
         controlPorts: [Int], portCount: Int, atomInputs: [Int], atomOutputs: [Int], audioInputs: [Int],
         audioOutputs: [Int], maximumFrames: Int, pullList: UnsafeMutablePointer<AudioBufferList>,
         sequenceType: UInt32, chunkType: UInt32, midiType: UInt32, controlInputs: [Int],
-        worker: UnsafeMutablePointer<LV2Worker.Shared>, programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>,
+        programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>,
         timePosition: LV2TimePosition?
     ) {
         self.timePosition = timePosition
-        self.worker = worker
         self.programsSelectPresets = programsSelectPresets
         self.programRequests = programRequests
-        self.instance = instance
+        self.instances = instances
         self.parameters = parameters
         self.events = events
         self.maximumFrames = maximumFrames
@@ -91,11 +95,29 @@ struct LV2Kernel {
         audioBuffers.initialize(repeating: 0, count: max(1, audio.count) * maximumFrames)
         lastCycle = .allocate(capacity: 1)
         lastCycle.initialize(to: .max)
-        // Ports that keep their buffers: controls, atoms. (Audio ports are connected for each run.)
-        for port in controlPorts { lilv_instance_connect_port(instance, UInt32(port), controlValues + port) }
-        for port in atomInputs { lilv_instance_connect_port(instance, UInt32(port), atomInput) }
-        for (index, port) in atomOutputs.enumerated() {
-            lilv_instance_connect_port(instance, UInt32(port), self.atomOutputs + index * Self.atomCapacity)
+        nonFiniteSamples = .allocate(capacity: 1)
+        nonFiniteSamples.initialize(to: 0)
+        let control = UnsafeMutablePointer<Int>.allocate(capacity: max(1, controlPorts.count))
+        control.initialize(from: controlPorts, count: controlPorts.count)
+        let atomIn = UnsafeMutablePointer<Int>.allocate(capacity: max(1, atomInputs.count))
+        atomIn.initialize(from: atomInputs, count: atomInputs.count)
+        fixedPorts = (control, controlPorts.count, atomIn, atomInputs.count)
+        connectFixedPorts(instances.pointee.current.pointee.instance)
+    }
+
+    /// Connects the ports that keep their buffers (controls, atoms) of `instance`: the first, and each
+    /// one made later to take over (control thread). Audio ports are connected for each run.
+    func connectFixedPorts(_ instance: UnsafeMutablePointer<LilvInstance>) {
+        for index in 0..<fixedPorts.controlCount {
+            let port = fixedPorts.control[index]
+            lilv_instance_connect_port(instance, UInt32(port), controlValues + port)
+        }
+        for index in 0..<fixedPorts.atomInCount {
+            lilv_instance_connect_port(instance, UInt32(fixedPorts.atomIn[index]), atomInput)
+        }
+        for index in 0..<atomOutputCount {
+            lilv_instance_connect_port(
+                instance, UInt32(atomOutputPorts[index]), atomOutputs + index * Self.atomCapacity)
         }
     }
 
@@ -108,7 +130,10 @@ struct LV2Kernel {
         audioPorts.deallocate()
         audioBuffers.deallocate()
         lastCycle.deallocate()
+        nonFiniteSamples.deallocate()
         timePosition?.deallocate()
+        fixedPorts.control.deallocate()
+        fixedPorts.atomIn.deallocate()
     }
 
     static let render: KernelRenderFunction = { state, inputs, flags, timeStamp, bus, frameCount, io in
@@ -131,6 +156,7 @@ struct LV2Kernel {
             lastCycle.pointee = cycle
             let status = pullInputs(inputs, timeStamp: timeStamp, frameCount: frameCount)
             if status != 0 { return status }
+            instances.pointee.adoptPending()
             runSlice(frameCount: frameCount, sampleTime: timeStamp.pointee.sampleTime)
         }
         // This bus's ports: a mono one feeds both channels; a plugin with no audio out is flagged silent.
@@ -145,11 +171,20 @@ struct LV2Kernel {
             return 0
         }
         flags.pointee.remove(.outputIsSilence)
+        // A NaN or infinity from a plugin would stay in every feedback loop after it (a reverb, a filter)
+        // and reach the speakers as full scale: such samples leave as silence, and are counted.
+        var nonFinite = 0
         for channel in 0..<Int(io.pointee.bufferCount) {
             let from = buffer(audioInputCount + min(first + channel, audioOutputCount - 1))
             let out = io.pointee.floatChannel(channel)
-            for index in 0..<frameCount { out[index] = from[index] }
+            for index in 0..<frameCount {
+                let value = from[index]
+                let finite = value.isFinite
+                out[index] = finite ? value : 0
+                nonFinite &+= finite ? 0 : 1
+            }
         }
+        if nonFinite > 0 { nonFiniteSamples.pointee &+= nonFinite }
         return 0
     }
 
@@ -212,11 +247,11 @@ struct LV2Kernel {
             buffer.storeBytes(of: UInt32(Self.atomCapacity - 8), as: UInt32.self)
             buffer.storeBytes(of: chunkType, toByteOffset: 4, as: UInt32.self)
         }
-        let instance = self.instance
+        let live = instances.pointee.current.pointee
+        let (instance, worker) = (live.instance, live.worker)
         let ports = audioPorts
         let count = audioInputCount + audioOutputCount
         let (buffers, stride) = (audioBuffers, maximumFrames)
-        let worker = self.worker
         _unsafePerformance {
             // Marks run() for the host's callbacks: the worker queues what is scheduled, the log drops.
             aulos_lv2_log_set_render_thread(1)

@@ -28,13 +28,14 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     let world: LV2World
     private let audioInputs: [Int]
     private let audioOutputs: [Int]
-    /// The running instance and its features (control side), while initialized.
-    var instance: UnsafeMutablePointer<LilvInstance>?
-    var features: LV2InstanceFeatures?
+    /// The instances made while initialized (the running one, one about to take over, one let go of),
+    /// and the render side's shape, to connect a new instance to the same buffers.
+    var instances: LV2InstanceSet?
+    var renderSide: LV2Kernel?
     /// One float per port the kernel's control ports read and write (latency and meters are read here).
     var controlValues: UnsafeMutablePointer<Float>?
     /// State restored before the plugin had an instance: given to the next instance before it runs.
-    var pendingState: String?
+    var pendingState: LV2PendingState?
     /// The preset selected last (by number), and the program changes the render thread passes up.
     var selectedPreset: Preset?
     let programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
@@ -106,6 +107,9 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         return info
     }
 
+    /// Samples of NaN or infinity the plugin produced since it was initialized, which the unit silenced.
+    public var nonFiniteSamples: Int { renderSide?.nonFiniteSamples.pointee ?? 0 }
+
     /// The plugin's latency (its latency port, read after its last run), in seconds.
     public override var latency: Double {
         guard let controlValues, let port = plugin.ports.first(where: \.reportsLatency) else { return 0 }
@@ -127,8 +131,38 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let pullStorage = AudioBufferListStorage(
             format: .canonical(channels: 2, sampleRate: rate), maximumFrames: maximumFramesPerSlice)
         retainForKernel(pullStorage)
+        // Saved state first, before the plugin runs (its own part: port values were set as parameters).
+        let first = try makeInstance(restoring: pendingState)
+        pendingState = nil
+        let instances = LV2InstanceSet(first: first)
+        let map = LV2URIDMap.shared
+        let kernel = LV2Kernel(
+            instances: instances.slot, parameters: renderParameters, events: midiInput.list,
+            controlPorts: plugin.ports.filter { $0.kind == .control }.map(\.index), portCount: plugin.ports.count,
+            atomInputs: plugin.ports.filter { $0.kind == .atom && $0.isInput }.map(\.index),
+            atomOutputs: plugin.ports.filter { $0.kind == .atom && !$0.isInput }.map(\.index),
+            audioInputs: audioInputs, audioOutputs: audioOutputs, maximumFrames: frames, pullList: pullStorage.list,
+            sequenceType: map.map(LV2URI.atomSequence), chunkType: map.map(LV2URI.atomChunk),
+            midiType: map.map(LV2URI.midiEvent),
+            controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
+            programsSelectPresets: !plugin.presets.isEmpty, programRequests: programRequests,
+            timePosition: plugin.ports.contains(where: \.followsTime)
+                ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil)
+        lilv_instance_activate(first.instance)
+        (self.instances, renderSide, controlValues) = (instances, kernel, kernel.controlValues)
+        return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
+            instances.freeAll()
+            kernel.deallocate()
+        }
+    }
+
+    /// A new instance at the unit's rate and slice size with its own features (and worker), `state`
+    /// given to it if any, its worker started. Not connected or activated. Control thread.
+    func makeInstance(restoring state: LV2PendingState?) throws(AudioUnitError) -> LV2InstanceRecord {
+        let rate = outputFormat(0).sampleRate
         let features = LV2InstanceFeatures(
-            pluginName: plugin.name, sampleRate: rate, maximumFrames: frames, sequenceSize: LV2Kernel.atomCapacity,
+            pluginName: plugin.name, sampleRate: rate, maximumFrames: Int(maximumFramesPerSlice),
+            sequenceSize: LV2Kernel.atomCapacity,
             directory: world.stateDirectory + "/" + plugin.componentDescription.subtype.description)
         let instance: UnsafeMutablePointer<LilvInstance>
         do {
@@ -137,39 +171,24 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             throw AudioUnitError(
                 .failedInitialization, "\(plugin.name) could not be instantiated at \(Int(rate)) Hz\(error.detail)")
         }
-        // Saved state first, before the plugin runs (its own part: port values were set as parameters).
-        if let pendingState {
-            do { try world.restore(pendingState, into: instance, features: features) } catch {
+        if let state {
+            do { try world.restore(state, into: instance, features: features) } catch {
                 lilv_instance_free(instance)
                 throw error
             }
-            self.pendingState = nil
         }
         features.worker.start(instance: instance)
-        let map = LV2URIDMap.shared
-        let kernel = LV2Kernel(
-            instance: instance, parameters: renderParameters, events: midiInput.list,
-            controlPorts: plugin.ports.filter { $0.kind == .control }.map(\.index), portCount: plugin.ports.count,
-            atomInputs: plugin.ports.filter { $0.kind == .atom && $0.isInput }.map(\.index),
-            atomOutputs: plugin.ports.filter { $0.kind == .atom && !$0.isInput }.map(\.index),
-            audioInputs: audioInputs, audioOutputs: audioOutputs, maximumFrames: frames, pullList: pullStorage.list,
-            sequenceType: map.map(LV2URI.atomSequence), chunkType: map.map(LV2URI.atomChunk),
-            midiType: map.map(LV2URI.midiEvent),
-            controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
-            worker: features.worker.shared, programsSelectPresets: !plugin.presets.isEmpty,
-            programRequests: programRequests,
-            timePosition: plugin.ports.contains(where: \.followsTime)
-                ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil)
-        lilv_instance_activate(instance)
-        (self.instance, self.features, controlValues) = (instance, features, kernel.controlValues)
-        return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
-            lilv_instance_deactivate(kernel.instance)
-            // The worker thread calls into the instance: stopped before the instance is freed.
-            features.worker.stop()
-            lilv_instance_free(kernel.instance)
-            kernel.deallocate()
-            withExtendedLifetime(features) {}
-        }
+        return LV2InstanceRecord(instance: instance, features: features)
+    }
+
+    /// While it plays: a new instance with `state` takes over from the running one at the start of the
+    /// next slice (`LV2InstanceSet`). Control thread.
+    func takeOver(restoring state: LV2PendingState) throws(AudioUnitError) {
+        guard let instances, let renderSide else { return }
+        let record = try makeInstance(restoring: state)
+        renderSide.connectFixedPorts(record.instance)
+        lilv_instance_activate(record.instance)
+        instances.publish(record)
     }
 
     // Presets and state (LV2UnitState.swift): overrides live in the class body.
@@ -185,6 +204,6 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     }
 
     public override func willUninitialize() throws(AudioUnitError) {
-        (instance, features, controlValues) = (nil, nil, nil)
+        (instances, renderSide, controlValues) = (nil, nil, nil)
     }
 }

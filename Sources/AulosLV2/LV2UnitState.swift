@@ -9,8 +9,9 @@ import CLilv
 /// - Its state (the plugin's own, through `state:interface`, and its port values) is Turtle text, as
 ///   lilv writes it: saved with the unit's state (`saveState()`, the `lv2State` property) and in rig files.
 /// - A state or preset restored before the plugin has an instance waits for it; one restored while it
-///   runs goes straight in if the plugin declares `state:threadSafeRestore`, and is refused otherwise
-///   (LV2 forbids restore() beside run(): stop the unit first).
+///   runs goes straight in if the plugin declares `state:threadSafeRestore`; otherwise (LV2 forbids
+///   restore() beside run()) a new instance takes it and replaces the running one at the next slice
+///   (`LV2InstanceSet`), the old one freed off the render thread.
 ///
 /// Threads: control thread.
 extension LV2Unit {
@@ -22,10 +23,7 @@ extension LV2Unit {
         }
         let uri = plugin.presets[Int(preset.number)].uri
         try setPortValues(try world.portValues(preset: uri))
-        if plugin.hasStateInterface, let instance, let features {
-            try requireRestoreWhileRunning()
-            try world.restore(preset: uri, into: instance, features: features)
-        }
+        if plugin.hasStateInterface { try restoreOwnState(.preset(uri)) }
         selectedPreset = preset
     }
 
@@ -43,7 +41,9 @@ extension LV2Unit {
     }
 
     /// Program changes the plugin's MIDI carried since the last call: the last one selects its preset.
+    /// (Also frees an instance the render thread let go of since.)
     public func applyProgramRequests() {
+        instances?.collectRetired()
         var last: UInt8?
         while let program = programRequests.pop() { last = program }
         guard let last, Int(last) < plugin.presets.count else { return }
@@ -56,22 +56,31 @@ extension LV2Unit {
         for port in plugin.ports where port.kind == .control && port.isInput {
             values[port.symbol] = try getParameter(ParameterID(UInt32(port.index)))
         }
-        return try world.stateText(pluginURI: plugin.uri, instance: instance, portValues: values, features: features)
+        let newest = instances?.newest
+        return try world.stateText(
+            pluginURI: plugin.uri, instance: newest?.instance, portValues: values, features: newest?.features)
     }
 
     /// Puts back a state `lv2State()` gave: port values as parameters, the plugin's own part into its
-    /// instance (now, or when it is made).
+    /// instance (now, in a new instance that takes over, or when it is made).
     public func restoreLV2State(_ text: String) throws(AudioUnitError) {
         let values = try world.portValues(state: text)
-        if plugin.hasStateInterface {
-            if let instance, let features {
-                try requireRestoreWhileRunning()
-                try world.restore(text, into: instance, features: features)
-            } else {
-                pendingState = text
-            }
-        }
+        if plugin.hasStateInterface { try restoreOwnState(.text(text)) }
         try setPortValues(values)
+    }
+
+    /// The plugin-held part of a state or preset: into the running instance if the plugin allows it, else
+    /// through a new instance that takes over; before initialization, kept for the first instance.
+    func restoreOwnState(_ state: LV2PendingState) throws(AudioUnitError) {
+        guard let instances else {
+            pendingState = state
+            return
+        }
+        if plugin.restoresStateWhileRunning {
+            try world.restore(state, into: instances.newest.instance, features: instances.newest.features)
+        } else {
+            try takeOver(restoring: state)
+        }
     }
 
     /// The plugin's own state among the unit's saved properties, when it keeps one (its port values are
@@ -83,15 +92,6 @@ extension LV2Unit {
 
     static var stateProperty: String { "lv2State" }
 
-    private func requireRestoreWhileRunning() throws(AudioUnitError) {
-        guard plugin.restoresStateWhileRunning else {
-            throw AudioUnitError(
-                .cannotDoInCurrentContext,
-                "\(name) cannot take a state while it runs (it does not declare state:threadSafeRestore); "
-                    + "set its state before it starts")
-        }
-    }
-
     private func setPortValues(_ values: [(symbol: String, value: Float)]) throws(AudioUnitError) {
         for (symbol, value) in values {
             guard let port = plugin.ports.first(where: { $0.symbol == symbol && $0.kind == .control && $0.isInput })
@@ -100,4 +100,10 @@ extension LV2Unit {
             try setParameter(info.id, value: min(info.maxValue, max(info.minValue, value)))
         }
     }
+}
+
+/// A state waiting for, or handed to, an instance: Turtle text (saved state) or an installed preset's URI.
+enum LV2PendingState: Sendable {
+    case text(String)
+    case preset(String)
 }

@@ -19,6 +19,16 @@ extension LV2World {
         try withPreset(uri) { state in Self.portValues(of: state) }
     }
 
+    /// Gives `instance` the plugin-held part of a state or preset (its port values are the caller's to set).
+    func restore(
+        _ state: LV2PendingState, into instance: UnsafeMutablePointer<LilvInstance>, features: LV2InstanceFeatures
+    ) throws(AudioUnitError) {
+        switch state {
+        case .text(let text): try restore(text, into: instance, features: features)
+        case .preset(let uri): try restore(preset: uri, into: instance, features: features)
+        }
+    }
+
     /// Gives `instance` the plugin-held part of a state (its port values are the caller's to set).
     func restore(
         _ text: String, into instance: UnsafeMutablePointer<LilvInstance>, features: LV2InstanceFeatures

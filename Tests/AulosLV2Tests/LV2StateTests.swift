@@ -1,8 +1,9 @@
 import AulosCore
-import AulosLV2
 import AulosTestSupport
 import Foundation
 import Testing
+
+@testable import AulosLV2
 
 /// LV2 presets and state: a preset changes the sound, a program change selects one, a plugin's own state
 /// survives save and restore, eg-sampler loads a new sample through the worker while it runs, and a
@@ -80,8 +81,16 @@ import Testing
         try second.restoreState(saved)
         _ = try Self.initialized(second)
         #expect(try second.lv2State() == first.lv2State())
-        // LV2 forbids restore() beside run() unless the plugin says otherwise: eg-params does not.
-        #expect(throws: AudioUnitError.self) { try second.restoreLV2State(changed) }
+        // While it runs: LV2 forbids restore() beside run() unless the plugin declares threadSafeRestore,
+        // which eg-params does not; a new instance takes the state and takes over at the next slice.
+        let again = changed.replacingOccurrences(of: "eg-params#int> \"7\"", with: "eg-params#int> \"9\"")
+        try second.restoreLV2State(again)
+        #expect(try second.lv2State().contains("eg-params#int> \"9\"^^xsd:int"))
+        #expect(second.instances?.count == 2, "the new instance waits for the render thread")
+        _ = try Self.render(second, slices: 3)
+        second.applyProgramRequests()  // frees the instance let go of
+        #expect(second.instances?.count == 1, "the render thread took the new one and let the old one go")
+        #expect(try second.lv2State().contains("eg-params#int> \"9\"^^xsd:int"))
     }
 
     /// eg-sampler, running, told to play another sample (a state naming it): it schedules the load on its

@@ -42,6 +42,32 @@ import Testing
             finite =
                 finite && !left.contains { !$0.isFinite } && !buffers.channel(1, frames: 512).contains { !$0.isFinite }
         }
+        // What leaves the unit is finite whatever the plugin does (non-finite samples are silenced)...
         #expect(finite, "\(unit.name) rendered a NaN or infinity")
+        // ...and the plugins themselves make none — except mda BeatBox, now and then, only when the whole
+        // suite runs in one process (never alone, never under valgrind): it builds its drum samples with
+        // the process-wide rand() at instantiation. Known, and silenced by the unit when it happens.
+        if uri == "http://drobilla.net/plugins/mda/BeatBox" {
+            withKnownIssue("mda BeatBox sometimes produces NaN in a busy process", isIntermittent: true) {
+                #expect(unit.nonFiniteSamples == 0)
+            }
+        } else {
+            #expect(unit.nonFiniteSamples == 0, "\(unit.name) produced NaN or infinity")
+        }
+    }
+
+    /// A plugin fed NaN passes it on (eg-amp is a plain gain): the unit plays silence and counts it.
+    @Test func nonFiniteSamplesFromAPluginAreSilencedAndCounted() throws {
+        let unit = try LV2Unit(uri: "http://lv2plug.in/plugins/eg-amp")
+        let nan = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+        nan.initialize(to: .nan)
+        defer { nan.deallocate() }
+        try unit.set(.setRenderCallback, RenderCallbackStruct(signalCallback(), refCon: nan), scope: .input)
+        try unit.set(.maximumFramesPerSlice, UInt32(256))
+        try unit.initialize()
+        let buffers = RenderBuffers(frames: 256)
+        let left = try renderUnit(unit, frames: 256, buffers: buffers)
+        #expect(left.allSatisfy { $0 == 0 } && buffers.channel(1, frames: 256).allSatisfy { $0 == 0 })
+        #expect(unit.nonFiniteSamples == 2 * 256)
     }
 }

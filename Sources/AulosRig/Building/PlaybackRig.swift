@@ -369,7 +369,7 @@ public final class PlaybackRig {
     public var voicesShed: Int { instruments.reduce(0) { $0 + $1.voiceBudget.shed } }
 
     /// What is wrong with the rig's sounds but lets it play (a SoundFont with broken samples; an LV2 plugin
-    /// that does not promise a real-time-safe run()), once each.
+    /// that does not promise a real-time-safe run(), or that produced NaN or infinity), once each.
     public var warnings: [String] {
         var seen: [String] = []
         for case let sampler as FluidSynthSamplerUnit in parts.map(\.instrument) {
@@ -383,6 +383,10 @@ public final class PlaybackRig {
         for plugin in plugins where !plugin.plugin.isHardRealTimeCapable {
             let warning = "\(plugin.name) is not hard-real-time capable: its run() may block or allocate (xruns)"
             if !seen.contains(warning) { seen.append(warning) }
+        }
+        for plugin in plugins where plugin.nonFiniteSamples > 0 {
+            seen.append(
+                "\(plugin.name) produced \(plugin.nonFiniteSamples) samples of NaN or infinity, played as silence")
         }
         return seen
     }
