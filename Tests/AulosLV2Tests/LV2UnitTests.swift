@@ -116,6 +116,23 @@ import Testing
         }
     }
 
+    /// x42's micro delay line reports its delay on a latency port: the unit's Latency (seconds) follows it,
+    /// and the control output is readable.
+    @Test func aLatencyPortIsTheUnitsLatency() throws {
+        let unit = try LV2Unit(uri: "http://gareus.org/oss/lv2/nodelay#micro")
+        let silence = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+        silence.initialize(to: 0)
+        defer { silence.deallocate() }
+        try unit.set(.setRenderCallback, RenderCallbackStruct(signalCallback(), refCon: silence), scope: .input)
+        try unit.set(.maximumFramesPerSlice, UInt32(256))
+        try unit.initialize()
+        try unit.setParameter(ParameterID(0), value: -480)
+        _ = try renderUnit(unit, frames: 256, buffers: RenderBuffers(frames: 256))
+        #expect(unit.controlOutput(1) == 480)
+        #expect(abs(try unit.get(.latency, scope: .global) - 0.01) < 1e-9)
+        #expect(unit.controlOutput(0) == nil, "port 0 is an input")
+    }
+
     @Test func playingAllocatesNothing() throws {
         let unit = try Self.initialized(Self.jx10, slice: 64)
         let graphless = RenderBuffers(frames: 64)
