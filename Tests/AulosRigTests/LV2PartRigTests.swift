@@ -63,6 +63,19 @@ import Testing
         #expect(try jxAgain.getParameter(cutoff.id) == 0.125)
     }
 
+    /// Any state text survives a rig file: a literal block where YAML keeps it exactly, a quoted line where
+    /// it would not (no final newline, leading spaces, carriage returns, blank lines at the end).
+    @Test(arguments: [
+        "<urn:a>\n\tstate:state [ <urn:b> \"x\" ] .\n", "no final newline", "  leading spaces\nthen\n",
+        "windows\r\nline ends\r\n", "blank lines\n\n\n", "a\n  indented\n\t\ttabs \n", "", "\u{2028}odd\n",
+    ])
+    func anyStateTextSurvivesARigFile(_ state: String) throws {
+        var rig = Rig(name: "s", parts: [Rig.Part(name: "p", instrument: .lv2, channels: [1])])
+        rig.parts[0].plugin = Self.params
+        rig.parts[0].state = state
+        #expect(try Rig(yaml: rig.yaml()).parts[0].state == state, "\(rig.yaml())")
+    }
+
     @Test(arguments: [
         ("parts:\n  - instrument: synth\n    parameters: {cutoff: 1}\n", "parameters: goes with an LV2 part"),
         (

@@ -1,4 +1,5 @@
 import AulosCore
+import Yams
 
 // Writing rig files: the inverse of RigFileReader, in a fixed key order, every text value quoted safely, so
 // load → save → load gives the same rig.
@@ -6,6 +7,20 @@ import AulosCore
 extension Rig {
     /// A YAML double-quoted scalar (see `String.escapedForDoubleQuotes`).
     static func quoted(_ text: String) -> String { "\"" + text.escapedForDoubleQuotes + "\"" }
+
+    /// A part's `state:`: a literal block, so Turtle keeps its lines and quotes as they are — when YAML
+    /// gives that block back exactly (one final newline, no carriage returns or other line breaks, no
+    /// leading space on its first line); otherwise one double-quoted line.
+    static func stateLines(_ state: String) -> [String] {
+        let body = state.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            .map { $0.isEmpty ? "" : "      " + $0 }
+        let block = ["    state: |"] + body
+        let probe = "state: |\n" + body.map { $0.dropFirst(min(4, $0.count)) }.joined(separator: "\n") + "\n"
+        if state.hasSuffix("\n"), let node = try? Yams.compose(yaml: probe), node["state"]?.string == state {
+            return block
+        }
+        return ["    state: \(quoted(state))"]
+    }
 
     /// The rig as YAML, in a fixed key order (so load → save → load is identical).
     public func yaml() -> String {
@@ -57,13 +72,7 @@ extension Rig {
                 lines.append("    parameters:")
                 lines += part.parameters.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \($0.value.clean)" }
             }
-            if let state = part.state {
-                // A literal block: Turtle keeps its lines and quotes as they are.
-                lines.append("    state: |")
-                lines += state.split(separator: "\n", omittingEmptySubsequences: false)
-                    .reversed().drop { $0.isEmpty }.reversed()
-                    .map { $0.isEmpty ? "" : "      " + $0 }
-            }
+            if let state = part.state { lines += Self.stateLines(state) }
         }
         if !controls.isEmpty {
             lines.append("controls:")
