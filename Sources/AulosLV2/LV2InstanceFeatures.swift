@@ -34,6 +34,8 @@ final class LV2InstanceFeatures: @unchecked Sendable {
     /// The NULL-terminated feature list handed to instantiate (and to state calls).
     let list: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
     private var allocations: [UnsafeMutableRawPointer] = []
+    /// The features' URI strings (strdup'd, so freed with free()).
+    private var uriStrings: [UnsafeMutablePointer<CChar>] = []
 
     init(pluginName: String, sampleRate: Double, maximumFrames: Int, sequenceSize: Int, directory: String) {
         self.directory = directory
@@ -96,7 +98,9 @@ final class LV2InstanceFeatures: @unchecked Sendable {
         list[1] = UnsafePointer(map.unmapFeature)
         for (index, (uri, data)) in features.enumerated() {
             let feature = UnsafeMutablePointer<LV2_Feature>.allocate(capacity: 1)
-            feature.initialize(to: LV2_Feature(URI: LV2URIDMap.cString(uri), data: data))
+            let text = strdup(uri)!
+            uriStrings.append(text)
+            feature.initialize(to: LV2_Feature(URI: text, data: data))
             allocations.append(UnsafeMutableRawPointer(feature))
             list[2 + index] = UnsafePointer(feature)
         }
@@ -106,6 +110,7 @@ final class LV2InstanceFeatures: @unchecked Sendable {
     deinit {
         worker.stop()
         for pointer in allocations { pointer.deallocate() }
+        for text in uriStrings { free(text) }
         log.deallocate()
         list.deallocate()
     }
