@@ -37,8 +37,10 @@ struct LV2Kernel {
     let audioInputCount: Int
     let audioOutputCount: Int
     let audioBuffers: UnsafeMutablePointer<Float>
-    /// A stereo list each input bus is pulled into, and the cycle the plugin last ran in.
+    /// A stereo list each input bus is pulled through (its buffers pointed at the bus's port buffers, or
+    /// at the scratch pair for a mono port), and the cycle the plugin last ran in.
     let pullList: UnsafeMutablePointer<AudioBufferList>
+    let pullScratch: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
     let lastCycle: UnsafeMutablePointer<UInt64>
     /// Non-finite samples the plugin produced and the unit silenced (the render thread adds; the control
     /// thread reads).
@@ -73,6 +75,7 @@ struct LV2Kernel {
         self.events = events
         self.maximumFrames = maximumFrames
         self.pullList = pullList
+        pullScratch = (pullList.pointee.floatChannel(0), pullList.pointee.floatChannel(1))
         (self.sequenceType, self.chunkType, self.midiType) = (sequenceType, chunkType, midiType)
         controlValues = .allocate(capacity: max(1, portCount))
         controlValues.initialize(repeating: 0, count: max(1, portCount))
@@ -150,17 +153,19 @@ struct LV2Kernel {
         inputs: UnsafeRawPointer, flags: UnsafeMutablePointer<RenderActionFlags>,
         timeStamp: UnsafePointer<AudioTimeStamp>, bus: Int, frameCount: Int, io: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
-        // With one output bus the plugin runs on every pull; with more, once per cycle.
+        // With one output bus the plugin runs on every pull, straight into the caller's buffers; with
+        // more, once per cycle into its own, and each bus is copied out.
+        let direct = audioOutputCount <= 2
+        io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
         let cycle = RenderInputs.cycle(inputs)
-        if audioOutputCount <= 2 || lastCycle.pointee != cycle {
+        if direct || lastCycle.pointee != cycle {
             lastCycle.pointee = cycle
             let status = pullInputs(inputs, timeStamp: timeStamp, frameCount: frameCount)
             if status != 0 { return status }
             instances.pointee.adoptPending()
-            runSlice(frameCount: frameCount, sampleTime: timeStamp.pointee.sampleTime)
+            runSlice(frameCount: frameCount, sampleTime: timeStamp.pointee.sampleTime, io: direct ? io : nil)
         }
         // This bus's ports: a mono one feeds both channels; a plugin with no audio out is flagged silent.
-        io.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
         let first = 2 * bus
         guard first < audioOutputCount else {
             for channel in 0..<Int(io.pointee.bufferCount) {
@@ -171,21 +176,52 @@ struct LV2Kernel {
             return 0
         }
         flags.pointee.remove(.outputIsSilence)
-        // A NaN or infinity from a plugin would stay in every feedback loop after it (a reverb, a filter)
-        // and reach the speakers as full scale: such samples leave as silence, and are counted.
+        let channels = Int(io.pointee.bufferCount)
         var nonFinite = 0
-        for channel in 0..<Int(io.pointee.bufferCount) {
-            let from = buffer(audioInputCount + min(first + channel, audioOutputCount - 1))
+        for channel in 0..<channels {
             let out = io.pointee.floatChannel(channel)
-            for index in 0..<frameCount {
-                let value = from[index]
-                let finite = value.isFinite
-                out[index] = finite ? value : 0
-                nonFinite &+= finite ? 0 : 1
+            let port = first + channel
+            if port >= audioOutputCount {
+                // A mono output feeds the second channel too (already checked on the first).
+                let from = io.pointee.floatChannel(0)
+                for index in 0..<frameCount { out[index] = from[index] }
+                continue
             }
+            if !direct {
+                let from = buffer(audioInputCount + port)
+                for index in 0..<frameCount { out[index] = from[index] }
+            }
+            nonFinite &+= Self.silenceNonFinite(out, count: frameCount)
         }
         if nonFinite > 0 { nonFiniteSamples.pointee &+= nonFinite }
         return 0
+    }
+
+    /// A NaN or infinity from a plugin would stay in every feedback loop after it (a reverb, a filter) and
+    /// reach the speakers as full scale: such samples become silence. Returns how many there were. The
+    /// check is one multiply-add per sample in SIMD lanes (x · 0 is 0 for every finite x, NaN otherwise);
+    /// only a slice that fails it is searched.
+    @inline(__always) @_noAllocation @_noLocks
+    static func silenceNonFinite(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        var lanes = SIMD8<Float>(repeating: 0)
+        var index = 0
+        let raw = UnsafeRawPointer(samples)
+        while index + 8 <= count {
+            lanes += raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self) * 0
+            index += 8
+        }
+        var rest: Float = 0
+        while index < count {
+            rest += samples[index] * 0
+            index += 1
+        }
+        if lanes.sum() + rest == 0 { return 0 }
+        var found = 0
+        for index in 0..<count where !samples[index].isFinite {
+            samples[index] = 0
+            found += 1
+        }
+        return found
     }
 
     /// Every input bus pulled into its ports' buffers (a mono port hears the bus's two channels mixed; an
@@ -197,18 +233,21 @@ struct LV2Kernel {
         var bus = 0
         while 2 * bus < audioInputCount {
             var pulledFlags = RenderActionFlags(rawValue: 0)
+            let pair = 2 * bus + 1 < audioInputCount
+            // A pair is pulled straight into its ports' buffers; a mono port through the scratch pair.
+            let (intoLeft, intoRight) = pair ? (buffer(2 * bus), buffer(2 * bus + 1)) : pullScratch
+            pullList.pointee.buffers[0].data = UnsafeMutableRawPointer(intoLeft)
+            pullList.pointee.buffers[1].data = UnsafeMutableRawPointer(intoRight)
             pullList.pointee.setFrameCount(UInt32(frameCount), bytesPerFrame: 4)
             let status = RenderInputs.pull(
                 inputs, bus: UInt32(bus), flags: &pulledFlags, timeStamp: timeStamp, frameCount: UInt32(frameCount),
                 into: pullList)
             if status != 0 && status != RenderStatus.noConnection { return status }
+            // (A source may hand back buffers of its own instead of filling these.)
             let (left, right) = (pullList.pointee.floatChannel(0), pullList.pointee.floatChannel(1))
-            if 2 * bus + 1 < audioInputCount {
-                let (toLeft, toRight) = (buffer(2 * bus), buffer(2 * bus + 1))
-                for index in 0..<frameCount {
-                    toLeft[index] = left[index]
-                    toRight[index] = right[index]
-                }
+            if pair {
+                if left != intoLeft { for index in 0..<frameCount { intoLeft[index] = left[index] } }
+                if right != intoRight { for index in 0..<frameCount { intoRight[index] = right[index] } }
             } else {
                 let to = buffer(2 * bus)
                 for index in 0..<frameCount { to[index] = 0.5 * (left[index] + right[index]) }
@@ -221,7 +260,7 @@ struct LV2Kernel {
     /// The plugin's runs for one slice: split at each scheduled parameter event, so a change lands on its
     /// frame; MIDI events go to the run they fall in, at their frame within it.
     @_noAllocation @_noLocks
-    func runSlice(frameCount: Int, sampleTime: Int64) {
+    func runSlice(frameCount: Int, sampleTime: Int64, io: UnsafeMutablePointer<AudioBufferList>?) {
         timePosition?.update(sampleTime: sampleTime, frameCount: frameCount)
         parameters.beginSlice()
         events.beginSlice()
@@ -231,7 +270,7 @@ struct LV2Kernel {
             let end = parameters.nextEventOffset(after: start, frameCount: frameCount)
             for slot in 0..<controlInputCount { controlValues[controlInputs[slot]] = parameters.value(slot) }
             writeMIDISequence(from: start, to: end)
-            run(from: start, frames: end - start)
+            run(from: start, frames: end - start, io: io)
             start = end
         }
         events.endSlice(frameCount: frameCount)
@@ -239,9 +278,10 @@ struct LV2Kernel {
     }
 
     /// One `run()` of `frames` frames from frame `start` of the slice: atom outputs given room, audio
-    /// ports connected at that frame, then the worker's responses delivered.
+    /// ports connected at that frame (outputs into `io` when given: the plugin's single output bus), then
+    /// the worker's responses delivered.
     @_noAllocation @_noLocks
-    func run(from start: Int, frames: Int) {
+    func run(from start: Int, frames: Int, io: UnsafeMutablePointer<AudioBufferList>?) {
         for index in 0..<atomOutputCount {
             let buffer = atomOutputs + index * Self.atomCapacity
             buffer.storeBytes(of: UInt32(Self.atomCapacity - 8), as: UInt32.self)
@@ -250,13 +290,18 @@ struct LV2Kernel {
         let live = instances.pointee.current.pointee
         let (instance, worker) = (live.instance, live.worker)
         let ports = audioPorts
-        let count = audioInputCount + audioOutputCount
+        let (inputCount, count) = (audioInputCount, audioInputCount + audioOutputCount)
         let (buffers, stride) = (audioBuffers, maximumFrames)
+        let channels = io.map { Int($0.pointee.bufferCount) } ?? 0
         _unsafePerformance {
             // Marks run() for the host's callbacks: the worker queues what is scheduled, the log drops.
             aulos_lv2_log_set_render_thread(1)
             for slot in 0..<count {
-                lilv_instance_connect_port(instance, UInt32(ports[slot]), buffers + slot * stride + start)
+                var target = buffers + slot * stride + start
+                if let io, slot >= inputCount, slot - inputCount < channels {
+                    target = io.pointee.floatChannel(slot - inputCount) + start
+                }
+                lilv_instance_connect_port(instance, UInt32(ports[slot]), target)
             }
             lilv_instance_run(instance, UInt32(frames))
             LV2Worker.deliverResponses(worker)

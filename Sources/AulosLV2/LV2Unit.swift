@@ -38,7 +38,8 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     var pendingState: LV2PendingState?
     /// The preset selected last (by number), and the program changes the render thread passes up.
     var selectedPreset: Preset?
-    let programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
+    /// (Made once every check has passed: an init that throws earlier leaves nothing to free.)
+    let programRequests: SPSCRing<UInt8>
 
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a required feature
     /// or port type Aulos does not provide). Control thread.
@@ -62,6 +63,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let inputs = info.ports.filter { $0.kind == .audio && $0.isInput }.map(\.index)
         let outputs = info.ports.filter { $0.kind == .audio && !$0.isInput }.map(\.index)
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
+        programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
         // Stereo buses of port pairs (a sidechain is input bus 1, a second output pair output bus 1).
         let inputBuses = (inputs.count + 1) / 2
         super.init(
