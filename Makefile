@@ -59,8 +59,9 @@ demo: setup
 		echo "demo: no sound device here; open demo-synth.wav and demo-sampler.wav in any player"; \
 	fi
 
-## Graph-overhead benchmark against a C reference (own package: ~4 minutes to build the first time).
-bench: setup
+## Benchmarks against their C and library peers (own package: ~4 minutes to build the first time). The LV2
+## hosting benchmark needs the test plugins (Dragonfly), so this installs what the tests install.
+bench: setup-tests
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown
 
 ## aulos on a real kernel sound stack: QEMU boots a Debian kernel with snd-aloop; aulos plays to the
