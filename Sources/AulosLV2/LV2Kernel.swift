@@ -199,23 +199,24 @@ struct LV2Kernel {
 
     /// A NaN or infinity from a plugin would stay in every feedback loop after it (a reverb, a filter) and
     /// reach the speakers as full scale: such samples become silence. Returns how many there were. The
-    /// check is one multiply-add per sample in SIMD lanes (x · 0 is 0 for every finite x, NaN otherwise);
-    /// only a slice that fails it is searched.
+    /// check is one SIMD add per 8 samples: a sum of samples is finite unless one of them is NaN or
+    /// infinite (or finite ones overflow it, which only costs a search that finds nothing); only a slice
+    /// that fails it is searched.
     @inline(__always) @_noAllocation @_noLocks
     static func silenceNonFinite(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
         var lanes = SIMD8<Float>(repeating: 0)
-        var index = 0
-        let raw = UnsafeRawPointer(samples)
-        while index + 8 <= count {
-            lanes += raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD8<Float>.self) * 0
-            index += 8
+        var next = samples
+        let end = samples + count
+        while next + 8 <= end {
+            lanes += UnsafeRawPointer(next).loadUnaligned(as: SIMD8<Float>.self)
+            next += 8
         }
-        var rest: Float = 0
-        while index < count {
-            rest += samples[index] * 0
-            index += 1
+        var sum = lanes.sum()
+        while next < end {
+            sum += next.pointee
+            next += 1
         }
-        if lanes.sum() + rest == 0 { return 0 }
+        if sum.isFinite { return 0 }
         var found = 0
         for index in 0..<count where !samples[index].isFinite {
             samples[index] = 0
