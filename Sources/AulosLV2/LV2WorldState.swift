@@ -85,15 +85,25 @@ extension LV2World {
     // MARK: lilv states
 
     private func withState<T>(_ text: String, _ body: (OpaquePointer) -> T) throws(AudioUnitError) -> T {
-        let result: T? = lock.withLock { _ in
-            guard let world, let state = lilv_state_new_from_string(world, LV2URIDMap.shared.mapData, text) else {
-                return nil
+        // serd reports a Turtle error by printing it: kept for the one-line error instead.
+        let (result, complaint): (T?, String) = lock.withLock { _ in
+            guard let world else { return (nil, "") }
+            let (parsed, complaint) = Self.capturingStandardError {
+                lilv_state_new_from_string(world, LV2URIDMap.shared.mapData, text)
             }
+            guard let state = parsed else { return (nil, complaint) }
             defer { lilv_state_free(state) }
-            return body(state)
+            return (body(state), "")
         }
         guard let result else {
-            throw AudioUnitError(.invalidPropertyValue, "not an LV2 state (Turtle, as Aulos saves it)")
+            // "error: (string):1:9: bad verb" → " (line 1, column 9: bad verb)"
+            let parts = (complaint.split(separator: "\n").first ?? "").split(separator: ":").map {
+                $0.trimmingPrefix(" ")
+            }
+            let reason =
+                parts.count >= 5 && parts[1] == "(string)"
+                ? " (line \(parts[2]), column \(parts[3]): \(parts[4...].joined(separator: ":")))" : ""
+            throw AudioUnitError(.invalidPropertyValue, "not an LV2 state (Turtle, as Aulos saves it)\(reason)")
         }
         return result
     }
