@@ -52,6 +52,14 @@ public struct LV2PluginInfo: Sendable, Equatable {
         }
     }
 
+    /// A property the host may set by message (`patch:writable`: a sample's path, a number that is not a
+    /// port), with its label and value type (`rdfs:range`: an atom type's URI, e.g. atom#Path).
+    public struct PropertyInfo: Sendable, Equatable {
+        public var uri: String
+        public var label: String
+        public var range: String
+    }
+
     /// An LV2 preset of the plugin (`pset:Preset`): its URI and label, in label order.
     public struct PresetInfo: Sendable, Equatable {
         public var uri: String
@@ -70,6 +78,8 @@ public struct LV2PluginInfo: Sendable, Equatable {
     public var isHardRealTimeCapable: Bool
     /// The plugin's presets (its own bundle's and any installed beside it).
     public var presets: [PresetInfo] = []
+    /// The properties it takes by message (patch:Set), in label order.
+    public var properties: [PropertyInfo] = []
     /// Whether the plugin keeps state of its own beyond its ports (`state:interface`), and whether that
     /// state may be restored while it runs (`state:threadSafeRestore`).
     public var hasStateInterface = false
@@ -132,7 +142,9 @@ public enum LV2Catalog {
             latency: uri("http://lv2plug.in/ns/lv2core#latency"),
             preset: uri(LV2URI.presetPreset),
             label: uri(LV2URI.rdfsLabel),
-            stateInterface: uri(LV2URI.stateInterface)
+            stateInterface: uri(LV2URI.stateInterface),
+            writable: uri("http://lv2plug.in/ns/ext/patch#writable"),
+            range: uri("http://www.w3.org/2000/01/rdf-schema#range")
         )
         defer {
             for node in [
@@ -140,7 +152,7 @@ public enum LV2Catalog {
                 nodes.instrument, nodes.hardRT, nodes.doapName, nodes.timePosition, nodes.toggled, nodes.integer,
                 nodes.enumeration,
                 nodes.logarithmic, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency, nodes.preset,
-                nodes.label, nodes.stateInterface,
+                nodes.label, nodes.stateInterface, nodes.writable, nodes.range,
             ] {
                 lilv_node_free(node)
             }
@@ -234,6 +246,17 @@ public enum LV2Catalog {
                 isHardRealTimeCapable: lilv_plugin_has_feature(plugin, nodes.hardRT)
                     || optional.contains(LV2URI.hardRTCapable))
             info.presets = presets
+            var properties: [LV2PluginInfo.PropertyInfo] = []
+            for property in strings(
+                taking: lilv_world_find_nodes(world, lilv_plugin_get_uri(plugin), nodes.writable, nil))
+            {
+                let node = lilv_new_uri(world, property)
+                let label = taking(lilv_world_get(world, node, nodes.label, nil))
+                let range = taking(lilv_world_get(world, node, nodes.range, nil))
+                lilv_node_free(node)
+                properties.append(.init(uri: property, label: label ?? property, range: range ?? ""))
+            }
+            info.properties = properties.sorted { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
             info.hasStateInterface = lilv_plugin_has_extension_data(plugin, nodes.stateInterface)
             info.restoresStateWhileRunning = (required + optional).contains(LV2URI.stateThreadSafeRestore)
             result.append(info)

@@ -31,6 +31,8 @@ struct LV2Kernel {
     let atomOutputPorts: UnsafeMutablePointer<Int>
     let atomOutputCount: Int
     static var atomCapacity: Int { 8192 }
+    /// Room kept for MIDI when property messages are written first.
+    static var midiRoom: Int { 2048 }
     /// Audio ports (inputs, then outputs, by port index) and their buffers, `maximumFrames` each, in the
     /// same order.
     let audioPorts: UnsafeMutablePointer<Int>
@@ -58,6 +60,8 @@ struct LV2Kernel {
     let programRequests: SPSCRing<UInt8>
     /// The host's transport as time:Position, for a plugin that takes it and a host that gives it.
     let timePosition: LV2TimePosition?
+    /// patch:Set messages from the control thread (plugin properties), each an atom ready to send.
+    let propertyMessages: SPSCByteRing
 
     init(
         instances: UnsafeMutablePointer<LV2InstanceSlot>, parameters: ParameterKernel, events: MIDIEventList,
@@ -65,9 +69,10 @@ struct LV2Kernel {
         audioOutputs: [Int], maximumFrames: Int, pullList: UnsafeMutablePointer<AudioBufferList>,
         sequenceType: UInt32, chunkType: UInt32, midiType: UInt32, controlInputs: [Int],
         programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>,
-        timePosition: LV2TimePosition?
+        timePosition: LV2TimePosition?, propertyMessages: SPSCByteRing
     ) {
         self.timePosition = timePosition
+        self.propertyMessages = propertyMessages
         self.programsSelectPresets = programsSelectPresets
         self.programRequests = programRequests
         self.instances = instances
@@ -322,6 +327,15 @@ struct LV2Kernel {
         // The transport first, at the slice's first frame, when it changed.
         if start == 0, let timePosition, timePosition.state.pointee.due {
             offset = timePosition.write(into: atomInput, at: offset)
+        }
+        // Then the properties the control thread set, as many as fit beside room for MIDI (the rest wait
+        // for the next run).
+        while start == 0, let size = propertyMessages.peekSize(),
+            offset + 8 + (size + 7) & ~7 <= Self.atomCapacity - Self.midiRoom
+        {
+            atomInput.storeBytes(of: Int64(0), toByteOffset: offset, as: Int64.self)
+            _ = propertyMessages.read(into: atomInput + offset + 8, scratchSize: size)
+            offset += 8 + (size + 7) & ~7
         }
         while offset + 24 <= Self.atomCapacity, let event = events.popDue(at: end - 1) {
             if event.status & 0xF0 == 0xC0 && programsSelectPresets {

@@ -40,6 +40,8 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     var selectedPreset: Preset?
     /// (Made once every check has passed: an init that throws earlier leaves nothing to free.)
     let programRequests: SPSCRing<UInt8>
+    /// patch:Set messages on their way to the plugin's next run (`setProperty`).
+    let propertyMessages: SPSCByteRing
 
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a required feature
     /// or port type Aulos does not provide). Control thread.
@@ -64,6 +66,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let outputs = info.ports.filter { $0.kind == .audio && !$0.isInput }.map(\.index)
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
         programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
+        propertyMessages = SPSCByteRing(minimumCapacity: 1 << 16)
         // Stereo buses of port pairs (a sidechain is input bus 1, a second output pair output bus 1).
         let inputBuses = (inputs.count + 1) / 2
         super.init(
@@ -78,7 +81,10 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         }
     }
 
-    deinit { programRequests.deallocate() }
+    deinit {
+        programRequests.deallocate()
+        propertyMessages.deallocate()
+    }
 
     /// A control input port as a parameter: its range and default, its unit, a toggle as a switch, an
     /// enumeration whose values are 0, 1, 2… as an indexed parameter with its labels. Not smoothed: the
@@ -108,6 +114,15 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         info.isLogarithmic = hints.isLogarithmic
         return info
     }
+
+    /// Rendering offline: the plugin's worker jobs are done at once inside its run, so the render does not
+    /// depend on the worker thread's timing. Set before rendering starts (control thread).
+    public var worksInRender = false {
+        didSet { instances?.newest.features.worker.shared.pointee.synchronous = worksInRender }
+    }
+
+    /// Jobs the plugin's worker thread has done for its running instance (0 for a plugin without one).
+    public var workerJobs: Int { instances?.newest.features.worker.jobsOnThread ?? 0 }
 
     /// Samples of NaN or infinity the plugin produced since it was initialized, which the unit silenced.
     public var nonFiniteSamples: Int { renderSide?.nonFiniteSamples.pointee ?? 0 }
@@ -149,7 +164,8 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
             programsSelectPresets: !plugin.presets.isEmpty, programRequests: programRequests,
             timePosition: plugin.ports.contains(where: \.followsTime)
-                ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil)
+                ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil,
+            propertyMessages: propertyMessages)
         lilv_instance_activate(first.instance)
         (self.instances, renderSide, controlValues) = (instances, kernel, kernel.controlValues)
         return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
@@ -179,6 +195,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
                 throw error
             }
         }
+        features.worker.shared.pointee.synchronous = worksInRender
         features.worker.start(instance: instance)
         return LV2InstanceRecord(instance: instance, features: features)
     }
@@ -191,6 +208,32 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         renderSide.connectFixedPorts(record.instance)
         lilv_instance_activate(record.instance)
         instances.publish(record)
+    }
+
+    /// Sets one of the plugin's writable properties (`plugin.properties`, by URI or label) with a patch:Set
+    /// message at the start of its next run — as a plugin's own UI would; a plugin may hand the work to its
+    /// worker (eg-sampler loads the sample there). Control thread.
+    public func setProperty(_ name: String, to value: LV2PropertyValue) throws(AudioUnitError) {
+        guard
+            let property = plugin.properties.first(where: {
+                $0.uri == name || $0.label.lowercased() == name.lowercased()
+            })
+        else {
+            let known = plugin.properties.map(\.label)
+            throw AudioUnitError(
+                .invalidProperty,
+                "\(self.name) has no property '\(name)'"
+                    + (known.isEmpty ? " (it takes none)" : " (it has \(known.joined(separator: ", ")))"))
+        }
+        let message = LV2PropertyMessage.patchSet(
+            property: LV2URIDMap.shared.map(property.uri), value: value, map: LV2URIDMap.shared)
+        guard message.count + 8 <= LV2Kernel.atomCapacity - LV2Kernel.midiRoom - 16 else {
+            throw AudioUnitError(.invalidPropertyValue, "\(self.name) \(property.label): the value is too long")
+        }
+        guard message.withUnsafeBytes({ propertyMessages.write($0.baseAddress, size: $0.count) }) else {
+            throw AudioUnitError(
+                .cannotDoInCurrentContext, "\(self.name): too many property changes waiting (is the unit rendering?)")
+        }
     }
 
     // Presets and state (LV2UnitState.swift): overrides live in the class body.

@@ -16,7 +16,9 @@ import Glibc
 ///   `run()`, which hands them to the plugin's `work_response()` and then calls `end_run()`.
 /// - Scheduled from any other thread (during instantiation or a state restore on the control thread),
 ///   the work is done at once on that thread, as the specification allows; a mutex keeps it from running
-///   beside the worker thread's `work()` (the render thread never takes it).
+///   beside the worker thread's `work()` (the real-time render thread never takes it).
+/// - Rendering offline (`synchronous`), work scheduled from `run()` is done at once too, like a DAW's
+///   export: a file rendered twice is the same file.
 ///
 /// Threads: created and stopped on the control thread; `schedule` from the render thread (or the control
 /// thread); the worker thread runs `work()`. The state the callbacks share lives in unmanaged memory
@@ -36,6 +38,11 @@ final class LV2Worker: @unchecked Sendable {
         var responseScratch: UnsafeMutableRawPointer
         /// Requests the render thread could not queue (ring full), and responses dropped likewise.
         var droppedRequests = 0
+        /// Jobs the worker thread has done (written and read under `lock`).
+        var jobsOnThread = 0
+        /// Rendering offline: work scheduled from run() is done at once, on the render thread, so a render
+        /// does not depend on how fast the worker thread happens to be (bit-for-bit repeatable files).
+        var synchronous = false
     }
     static var messageCapacity: Int { 16_384 }
 
@@ -76,6 +83,13 @@ final class LV2Worker: @unchecked Sendable {
         if pthread_create(&created, nil, LV2Worker.threadBody, UnsafeMutableRawPointer(shared)) == 0 {
             thread = created
         }
+    }
+
+    /// Jobs the worker thread has done so far (control thread; diagnostics and tests).
+    var jobsOnThread: Int {
+        pthread_mutex_lock(&shared.pointee.lock)
+        defer { pthread_mutex_unlock(&shared.pointee.lock) }
+        return shared.pointee.jobsOnThread
     }
 
     /// Stops the thread (before the instance is freed: `work()` uses it) and frees everything.
@@ -125,7 +139,7 @@ final class LV2Worker: @unchecked Sendable {
             guard let handle, Int(size) <= LV2Worker.messageCapacity else { return LV2_WORKER_ERR_NO_SPACE }
             let shared = handle.assumingMemoryBound(to: Shared.self)
             guard shared.pointee.interface != nil else { return LV2_WORKER_ERR_UNKNOWN }
-            if aulos_lv2_log_on_render_thread() != 0 {
+            if aulos_lv2_log_on_render_thread() != 0 && !shared.pointee.synchronous {
                 guard shared.pointee.requests.write(data, size: Int(size)) else {
                     shared.pointee.droppedRequests += 1
                     return LV2_WORKER_ERR_NO_SPACE
@@ -133,7 +147,7 @@ final class LV2Worker: @unchecked Sendable {
                 sem_post(&shared.pointee.wake)
                 return LV2_WORKER_SUCCESS
             }
-            // Not the render thread: the work is done here and now.
+            // Not the render thread (or rendering offline): the work is done here and now.
             pthread_mutex_lock(&shared.pointee.lock)
             defer { pthread_mutex_unlock(&shared.pointee.lock) }
             guard let interface = shared.pointee.interface, let work = interface.pointee.work else {
@@ -166,6 +180,7 @@ final class LV2Worker: @unchecked Sendable {
                 guard size >= 0, let work = shared.pointee.interface?.pointee.work else { continue }
                 _ = work(
                     shared.pointee.handle, LV2Worker.respond, UnsafeMutableRawPointer(shared), UInt32(size), scratch)
+                shared.pointee.jobsOnThread += 1
             }
             pthread_mutex_unlock(&shared.pointee.lock)
         }

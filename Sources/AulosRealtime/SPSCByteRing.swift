@@ -52,6 +52,18 @@ public struct SPSCByteRing: @unchecked Sendable {
         return true
     }
 
+    /// Consumer: the size of the oldest message, or nil when the ring is empty (to see whether it fits
+    /// where it is to go before reading it).
+    @_noAllocation @_noLocks
+    public func peekSize() -> Int? {
+        let head = indices.pointee.head.load(ordering: .relaxed)
+        let tail = indices.pointee.tail.load(ordering: .acquiring)
+        if head == tail { return nil }
+        var size: UInt32 = 0
+        withUnsafeMutableBytes(of: &size) { copyOut($0.baseAddress!, count: 4, at: head) }
+        return Int(size)
+    }
+
     /// Consumer: copies the oldest message into `scratch` (room for `scratchSize` bytes) and removes it.
     /// Returns its size, nil when the ring is empty, or −1 for a message larger than the scratch space
     /// (skipped).

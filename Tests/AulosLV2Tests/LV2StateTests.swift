@@ -97,7 +97,7 @@ import Testing
     /// worker, gets the sample back after a run, and the next note plays it.
     @Test func egSamplerLoadsASampleThroughTheWorker() throws {
         let path = TestFiles.scratch("square.wav")
-        try Self.writeWAV(path, value: 16_384, frames: 4000)
+        TestFiles.writeConstantWAV(path, value: 16_384, frames: 4000)
         defer { unlink(path) }
         let unit = try Self.initialized(try LV2Unit(uri: Self.sampler))
         let state = try unit.lv2State()
@@ -110,6 +110,31 @@ import Testing
         // The new sample is a constant half scale: the note plays it, where the click it had is a blip.
         #expect(output[100..<2000].allSatisfy { abs($0 - 0.5) < 0.01 }, "\(output[100..<110])")
         #expect(try unit.lv2State().contains(path))
+    }
+
+    /// eg-sampler told its sample by message (patch:Set, as its UI would) while it runs: it schedules the
+    /// load from run(), its worker thread loads the file, the answer comes back after a later run, and the
+    /// next note plays the new sample.
+    @Test func aPropertyMessageHasEgSamplerLoadASampleOnItsWorkerThread() throws {
+        let path = TestFiles.scratch("half.wav")
+        TestFiles.writeConstantWAV(path, value: 16_384, frames: 4000)
+        defer { unlink(path) }
+        let unit = try Self.initialized(try LV2Unit(uri: Self.sampler))
+        #expect(unit.plugin.properties.map(\.label).contains("sample"))
+        try unit.setProperty("sample", to: .path(path))
+        // The worker thread is the plugin's own pace: slices until the plugin says it holds the new sample.
+        var slice = 0
+        while slice < 2000, try !unit.lv2State().contains(path) {
+            _ = try Self.render(unit, slices: 1, from: slice)
+            slice += 1
+            usleep(1000)
+        }
+        #expect(try unit.lv2State().contains(path), "the sample never arrived")
+        #expect(unit.workerJobs >= 1, "loaded on the worker's thread")
+        try unit.midiEvent(status: 0x90, data1: 60, data2: 127, offset: 0)
+        let output = try Self.render(unit, slices: 4, from: slice)
+        #expect(output[100..<2000].allSatisfy { abs($0 - 0.5) < 0.01 }, "\(output[100..<110])")
+        #expect(throws: AudioUnitError.self) { try unit.setProperty("colour", to: .float(1)) }
     }
 
     /// eg-amp's gain scheduled 100 frames into a slice changes the output from that frame: the run is
@@ -128,25 +153,5 @@ import Testing
         #expect(output[..<100].allSatisfy { $0 == 0.5 })
         let reduced = 0.5 * Float(pow(10, -6.0 / 20))
         #expect(output[100...].allSatisfy { abs($0 - reduced) < 1e-6 }, "\(output[98..<102])")
-    }
-
-    /// A mono 16-bit WAV of one constant sample value.
-    static func writeWAV(_ path: String, value: Int16, frames: Int) throws {
-        var bytes: [UInt8] = []
-        func append<T: FixedWidthInteger>(_ number: T) { withUnsafeBytes(of: number.littleEndian) { bytes += $0 } }
-        bytes += Array("RIFF".utf8)
-        append(UInt32(36 + frames * 2))
-        bytes += Array("WAVEfmt ".utf8)
-        append(UInt32(16))
-        append(UInt16(1))
-        append(UInt16(1))
-        append(UInt32(48_000))
-        append(UInt32(96_000))
-        append(UInt16(2))
-        append(UInt16(16))
-        bytes += Array("data".utf8)
-        append(UInt32(frames * 2))
-        for _ in 0..<frames { append(value) }
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 }

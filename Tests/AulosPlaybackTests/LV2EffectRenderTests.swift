@@ -79,6 +79,29 @@ import Glibc
         #expect(onsets == Array(stride(from: 0, to: left.count, by: spacing)), "\(onsets)")
     }
 
+    /// A rig gives eg-sampler its sample by property (a patch:Set message at its first run); rendering
+    /// offline, the plugin's worker job is done inside that run, so the note a beat later plays the new
+    /// sample, and two renders are the same file.
+    @Test func aRigSetsAPluginPropertyAndTheRenderRepeats() throws {
+        let wav = TestFiles.scratch("dc.wav")
+        TestFiles.writeConstantWAV(wav, value: 16_384, frames: 4000)
+        defer { TestFiles.remove(wav) }
+        func render() throws -> [Float] {
+            var options = PlaybackOptions()
+            options.rig = try Rig(
+                yaml: "name: s\ndry: true\nparts:\n  - instrument: lv2:http://lv2plug.in/plugins/eg-sampler\n"
+                    + "    properties: {sample: \"\(wav)\"}\n")
+            options.tail = 0
+            return try renderedSamples(
+                Array("0b tempo 120\n1b note C4 1b vel=127\n2b end\n".utf8), named: "s.score", options)
+        }
+        let first = try render()
+        // The note at beat 1 (frame 24,000) plays the constant half-scale sample on both channels.
+        let played = first[(2 * 24_100)..<(2 * 27_000)]
+        #expect(played.allSatisfy { abs($0 - 0.5) < 0.01 }, "\(played.prefix(6))")
+        #expect(try render() == first)
+    }
+
     @Test func rigsWithLV2EffectsAreReadAndWrittenBack() throws {
         let rig = try Rig(
             yaml: Self.part + "returns:\n  - name: plate\n    effects:\n      - unit: lv2:urn:dragonfly:plate\n"

@@ -38,6 +38,23 @@ public enum TestFiles {
         FileManager.default.contents(atPath: path).map(Array.init) ?? []
     }
 
+    /// Writes a mono 16-bit 48 kHz WAV of `frames` samples, all `value` (a sampler's test sample).
+    public static func writeConstantWAV(_ path: String, value: Int16, frames: Int) {
+        var bytes: [UInt8] = []
+        func append<T: FixedWidthInteger>(_ number: T) { withUnsafeBytes(of: number.littleEndian) { bytes += $0 } }
+        bytes += Array("RIFF".utf8)
+        append(UInt32(36 + frames * 2))
+        bytes += Array("WAVEfmt ".utf8)
+        for field in [UInt32(16)] { append(field) }
+        for field in [UInt16(1), 1] { append(field) }  // PCM, mono
+        for field in [UInt32(48_000), 96_000] { append(field) }  // rate, bytes a second
+        for field in [UInt16(2), 16] { append(field) }  // bytes a frame, bits
+        bytes += Array("data".utf8)
+        append(UInt32(frames * 2))
+        for _ in 0..<frames { append(value) }
+        write(bytes, to: path)
+    }
+
     /// Removes a scratch file or folder and everything in it.
     public static func remove(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -286,6 +286,14 @@ public final class PlaybackRig {
         try graph.addRenderNotify(timelinePlayer.renderNotify)
         try graph.addRenderNotify(scheduler.renderNotify)
         try graph.initialize()
+        // Offline, an LV2 plugin's worker jobs are done inside its run: the file does not depend on how
+        // fast a worker thread was.
+        if session == nil {
+            let plugins =
+                instruments.compactMap { $0 as? LV2Unit }
+                + (builtReturns.flatMap(\.units) + masterEffects).compactMap { $0 as? LV2Unit }
+            for plugin in plugins { plugin.worksInRender = true }
+        }
         transport.play()
         for (index, entry) in set.entries.enumerated() {
             var resolved: [ResolvedControl] = []

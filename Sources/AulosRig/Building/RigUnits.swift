@@ -163,7 +163,8 @@ struct RigUnits {
     }
 
     /// An LV2 part: its preset, then its saved state, then its parameter values (by name or port symbol),
-    /// then the plugin instantiated, so a plugin that cannot be is reported against its part.
+    /// then the plugin instantiated, so a plugin that cannot be is reported against its part; then its
+    /// properties, sent by message.
     func loadSound(of part: Rig.Part, into plugin: LV2Unit) throws {
         if part.program != nil {
             throw RigError("an LV2 part takes preset: (one of its presets by name), not program:")
@@ -184,5 +185,17 @@ struct RigUnits {
             try plugin.setParameter(info.id, value: value)
         }
         try plugin.initialize()
+        // Properties go by message, at the plugin's first run.
+        for (name, text) in part.properties.sorted(by: { $0.key < $1.key }) {
+            guard let property = plugin.plugin.properties.first(where: { $0.uri == name || $0.label == name }) else {
+                try plugin.setProperty(name, to: .string(text))  // the error lists the properties there are
+                continue
+            }
+            guard let value = LV2PropertyValue(text, range: property.range) else {
+                let type = property.range.split(separator: "#").last ?? "a value"
+                throw RigError("\(plugin.name) \(property.label) takes \(type), not '\(text)'")
+            }
+            try plugin.setProperty(property.uri, to: value)
+        }
     }
 }

@@ -72,7 +72,7 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "state",
+                    "properties", "state",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -131,6 +131,21 @@ extension Rig {
                 for (key, value) in mapping {
                     let name = try reader.string(key, at + ".parameters")
                     part.parameters[name] = Float(try reader.number(value, at + ".parameters.\(name)", in: -1e9...1e9))
+                }
+            }
+            if let n = partKeys["properties"] {
+                guard part.instrument == .lv2 else {
+                    throw reader.error(n, at + ".properties", "goes with an LV2 part (lv2:URI)")
+                }
+                guard let mapping = n.mapping else {
+                    throw reader.error(n, at + ".properties", "must be a mapping of property names to values")
+                }
+                for (key, value) in mapping {
+                    let name = try reader.string(key, at + ".properties")
+                    guard let text = value.scalar?.string else {
+                        throw reader.error(value, at + ".properties.\(name)", "must be text or a number")
+                    }
+                    part.properties[name] = text
                 }
             }
             if let n = partKeys["state"] {

@@ -72,6 +72,10 @@ extension Rig {
                 lines.append("    parameters:")
                 lines += part.parameters.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \($0.value.clean)" }
             }
+            if !part.properties.isEmpty {
+                lines.append("    properties:")
+                lines += part.properties.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \(quote($0.value))" }
+            }
             if let state = part.state { lines += Self.stateLines(state) }
         }
         if !controls.isEmpty {

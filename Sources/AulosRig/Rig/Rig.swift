@@ -34,6 +34,8 @@ public struct Rig: Equatable, Sendable {
         public var plugin: String?
         /// An LV2 part's parameter values, by parameter name or port symbol (after its preset and state).
         public var parameters: [String: Float] = [:]
+        /// An LV2 part's property values set by message (a sample's path), by label or URI, as text.
+        public var properties: [String: String] = [:]
         /// An LV2 part's saved plugin state: Turtle, as the plugin and lilv write it.
         public var state: String?
         public var volume: Float = 1

@@ -72,6 +72,13 @@ struct PresetsCommand: ParsableCommand {
         let presets = plugin.factoryPresets
         print("Presets (program: name; a program change selects one)\(presets.isEmpty ? ": none" : ":")")
         for preset in presets { print("  \(preset.number): \(preset.name)") }
+        if !plugin.plugin.properties.isEmpty {
+            print("Properties (set by message; a rig part's properties:):")
+            for property in plugin.plugin.properties {
+                let type = property.range.split(separator: "#").last ?? ""
+                print("  \(property.label.padding(to: 20)) \(type)  <\(property.uri)>")
+            }
+        }
         print("Parameters (name in rigs, port symbol, range, default):")
         for port in plugin.plugin.ports where port.kind == .control && port.isInput {
             let info = try plugin.parameterInfo(ParameterID(UInt32(port.index)))
