@@ -102,6 +102,27 @@ import Glibc
         #expect(try render() == first)
     }
 
+    /// A part's own insert chain: eg-amp at −6 dB after the synth scales what the part plays (mono: both
+    /// channels mixed); a built-in effect reads and writes back the same way; a dry rig leaves them out.
+    @Test func aPartsInsertEffectScalesThatPart() throws {
+        let plain = try Self.render(Self.part)
+        let quieter = try Self.render(
+            Self.part
+                + "    effects:\n      - unit: lv2:http://lv2plug.in/plugins/eg-amp\n        parameters: {gain: -6}\n")
+        let gain = Float(pow(10, -6.0 / 20))
+        var largest: Float = 0
+        for frame in 0..<(plain.count / 2) {
+            let mixed = 0.5 * (plain[2 * frame] + plain[2 * frame + 1]) * gain
+            largest = max(largest, abs(quieter[2 * frame] - mixed))
+        }
+        #expect(plain.contains { $0 != 0 } && largest < 1e-6, "largest difference \(largest)")
+        let rig = try Rig(
+            yaml: "name: R\n" + Self.part + "    effects:\n      - unit: reverb\n        preset: Hall\n")
+        #expect(rig.parts[0].effects.map(\.kind) == [.reverb])
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        #expect(rig.playedDry.parts[0].effects.isEmpty)
+    }
+
     @Test func rigsWithLV2EffectsAreReadAndWrittenBack() throws {
         let rig = try Rig(
             yaml: Self.part + "returns:\n  - name: plate\n    effects:\n      - unit: lv2:urn:dragonfly:plate\n"

@@ -33,6 +33,8 @@ public final class PlaybackRig {
         public var instrument: any MusicDevice
         public var eq: IPodEQUnit?
         public var bus: Element
+        /// The part's insert effects, in order.
+        public var effects: [AudioUnit] = []
     }
 
     public let set: RigSet
@@ -130,8 +132,10 @@ public final class PlaybackRig {
                 throw RigError("\(part.source.prefix)part '\(part.name)': \(error.detail)")
             }
         }
-        // LV2 effects in return and master chains, likewise.
-        let chains = set.entries.flatMap { entry in entry.rig.returns.flatMap(\.effects) + entry.rig.masterEffects }
+        // LV2 effects in part, return and master chains, likewise.
+        let chains = set.entries.flatMap { entry in
+            entry.rig.parts.flatMap(\.effects) + entry.rig.returns.flatMap(\.effects) + entry.rig.masterEffects
+        }
         for spec in chains {
             guard case .lv2(let uri) = spec.kind else { continue }
             do { try registry.registerLV2(uri) } catch { throw RigError(spec.source.prefix + error.detail) }
@@ -291,7 +295,9 @@ public final class PlaybackRig {
         if session == nil {
             let plugins =
                 instruments.compactMap { $0 as? LV2Unit }
-                + (builtReturns.flatMap(\.units) + masterEffects).compactMap { $0 as? LV2Unit }
+                + (parts.flatMap(\.effects) + builtReturns.flatMap(\.units) + masterEffects).compactMap {
+                    $0 as? LV2Unit
+                }
             for plugin in plugins { plugin.worksInRender = true }
         }
         transport.play()
@@ -385,7 +391,7 @@ public final class PlaybackRig {
         }
         let plugins =
             instruments.compactMap { $0 as? LV2Unit }
-            + (returns.flatMap(\.units) + masterEffects).compactMap {
+            + (parts.flatMap(\.effects) + returns.flatMap(\.units) + masterEffects).compactMap {
                 $0 as? LV2Unit
             }
         for plugin in plugins where !plugin.plugin.isHardRealTimeCapable {

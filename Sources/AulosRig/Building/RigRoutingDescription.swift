@@ -26,6 +26,9 @@ extension PlaybackRig {
                 guard level > 0 else { return nil }
                 return "\(entry.bus.name) \(level.clean)" + (entry.bus.controller.map { " × CC \($0)" } ?? "")
             }
+            if !loaded.part.effects.isEmpty {
+                line += "; effects: " + loaded.part.effects.map(\.summary).joined(separator: " → ")
+            }
             if !sends.isEmpty { line += "; sends: " + sends.joined(separator: ", ") }
             lines.append(line)
         }

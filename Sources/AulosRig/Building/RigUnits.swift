@@ -98,7 +98,9 @@ struct RigUnits {
         } catch let error as RigError where !part.source.file.isEmpty || part.instrument == .lv2 {
             throw RigError("\(part.source.prefix)part '\(part.name)': \(error.message)")
         }
-        let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: node) } ?? (node, nil)
+        // Insert effects, then the EQ: the instrument's effect-send output (below) leaves before them.
+        let chain = try addChain(part.effects, after: node)
+        let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: chain.last) } ?? (chain.last, nil)
         try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
         if let sideBus {
             try instrument.enableEffectSendOutput()
@@ -113,7 +115,9 @@ struct RigUnits {
         try mixer.setParameter(
             MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
         return (
-            PlaybackRig.LoadedPart(rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus), programs
+            PlaybackRig.LoadedPart(
+                rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus, effects: chain.units),
+            programs
         )
     }
 

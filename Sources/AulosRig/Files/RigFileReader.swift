@@ -72,7 +72,7 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "properties", "state",
+                    "properties", "state", "effects",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -133,6 +133,7 @@ extension Rig {
                     part.parameters[name] = Float(try reader.number(value, at + ".parameters.\(name)", in: -1e9...1e9))
                 }
             }
+            if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
             if let n = partKeys["properties"] {
                 guard part.instrument == .lv2 else {
                     throw reader.error(n, at + ".properties", "goes with an LV2 part (lv2:URI)")

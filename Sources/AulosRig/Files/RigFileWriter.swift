@@ -68,6 +68,10 @@ extension Rig {
                 let sends = part.sends.sorted { $0.key < $1.key }.map { "\(quote($0.key)): \($0.value.clean)" }
                 lines.append("    sends: {\(sends.joined(separator: ", "))}")
             }
+            if !part.effects.isEmpty {
+                lines.append("    effects:")
+                lines += part.effects.flatMap { $0.yamlLines(indent: "      ") }
+            }
             if !part.parameters.isEmpty {
                 lines.append("    parameters:")
                 lines += part.parameters.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \($0.value.clean)" }

@@ -50,6 +50,8 @@ public struct Rig: Equatable, Sendable {
         public var velocity = VelocityCurve.linear
         /// Send levels (0…1) to the rig's return buses, by return name; after the part's fader.
         public var sends: [String: Float] = [:]
+        /// The part's insert effects, in order, between its instrument and its EQ (built-in or LV2).
+        public var effects: [EffectSpec] = []
         /// Where the part was read from, for errors found when the rig is built.
         public var source = SourceLocation.none
 
@@ -73,16 +75,19 @@ public struct Rig: Equatable, Sendable {
     public var returns: [ReturnBus] = []
     /// The master insert chain, after the master EQ.
     public var masterEffects: [EffectSpec] = []
-    /// Played without its returns, sends and master effects (`dry: true`, `--dry`): the parts straight to
-    /// the output, as before effects existed — bit for bit.
+    /// Played without its returns, sends, part and master effects (`dry: true`, `--dry`): the parts
+    /// straight to the output, as before effects existed — bit for bit.
     public var dry = false
 
-    /// This rig as it plays when dry: no returns, no sends, no master effects.
+    /// This rig as it plays when dry: no returns, no sends, no part or master effects.
     public var playedDry: Rig {
         var rig = self
         rig.returns = []
         rig.masterEffects = []
-        for index in rig.parts.indices { rig.parts[index].sends = [:] }
+        for index in rig.parts.indices {
+            rig.parts[index].sends = [:]
+            rig.parts[index].effects = []
+        }
         rig.dry = true
         return rig
     }
