@@ -63,6 +63,24 @@ import Testing
         #expect(try jxAgain.getParameter(cutoff.id) == 0.125)
     }
 
+    /// An LV2 part's parameters and its insert effects' parameters are controls (`aulos set`, MIDI learn):
+    /// the instrument's first, then the first effect that has the name.
+    @Test func anLV2PartsParametersAndItsEffectsAreControls() throws {
+        let rig = try Rig(
+            yaml: "parts:\n  - name: jx\n    instrument: lv2:\(Self.jx10)\n    effects:\n"
+                + "      - unit: lv2:http://lv2plug.in/plugins/eg-amp\n")
+        let playback = try PlaybackRig(rig, fileSample: .float32)
+        defer { playback.close() }
+        let cutoff = try playback.target("jx.vcf-freq")
+        try cutoff.apply(0.3)
+        let jx = playback.instruments[0] as! LV2Unit
+        #expect(try jx.getParameter(EffectSpec.parameter(named: "vcf-freq", in: jx).id) == 0.3)
+        let gain = try playback.target("jx.gain")
+        #expect(gain.name == "jx.gain" && gain.range == -90...24)
+        try gain.apply(-12)
+        #expect(try playback.parts[0].effects[0].getParameter(ParameterID(0)) == -12)
+    }
+
     /// Any state text survives a rig file: a literal block where YAML keeps it exactly, a quoted line where
     /// it would not (no final newline, leading spaces, carriage returns, blank lines at the end).
     @Test(arguments: [

@@ -127,10 +127,24 @@ public struct ControlTarget: @unchecked Sendable {
                         range: info.minValue...info.maxValue)
                 }
             }
+            // Then the part's insert effects, the first that has the parameter (`Lead.decay-time`).
+            for effect in loaded.effects {
+                guard let info = try? EffectSpec.parameter(named: String(text[text.index(after: dot)...]), in: effect)
+                else { continue }
+                return ControlTarget(
+                    name: "\(name).\(EffectSpec.dashed(info.name))", kind: .parameter(effect, info.id, .global, 0),
+                    range: info.minValue...info.maxValue)
+            }
             let names =
                 ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
                 + rig.returns.map { "send-" + $0.bus.name }
                 + list.compactMap { try? unit.parameterInfo($0) }.map { normalized($0.name) }
+                + loaded.effects.flatMap { effect in
+                    ((try? effect.get(.parameterList, scope: .global)) ?? []).compactMap {
+                        try? effect.parameterInfo($0)
+                    }
+                    .map { EffectSpec.dashed($0.name) }
+                }
             throw RigError(
                 "part '\(name)' has no parameter '\(text[text.index(after: dot)...])' (it has "
                     + "\(names.joined(separator: ", ")))"
