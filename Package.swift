@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "AulosGraph", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosGraph"),
         .target(name: "AulosSoundFont", dependencies: ["AulosDSP"], path: "Sources/AulosSoundFont"),
         .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
-        .target(name: "AulosUnits", dependencies: ["AulosCore", "AulosMIDI", "AulosDSP"], path: "Sources/AulosUnits"),
+        .target(
+            name: "AulosUnits", dependencies: ["AulosCore", "AulosMIDI", "AulosDSP", "AulosRealtime"],
+            path: "Sources/AulosUnits"),
         .target(
             name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "CFluidSynth"],
             path: "Sources/AulosFluid"),

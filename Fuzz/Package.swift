@@ -18,6 +18,9 @@ let package = Package(
             name: "FuzzScore", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
             path: "Sources/FuzzScore"),
         .executableTarget(
+            name: "FuzzTuning", dependencies: ["FuzzSupport", .product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/FuzzTuning"),
+        .executableTarget(
             name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
             path: "Sources/FuzzRig"),
         .executableTarget(

@@ -10,12 +10,12 @@
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
-#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont (midi-file-large runs RUNS/100)
+#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont tuning (midi-file-large runs RUNS/100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont tuning}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -40,7 +40,12 @@ bin=Fuzz/.build/release
 # Seeds: the factory rigs, the score documentation's example and the demo piece, and a few MIDI files
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
-seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont
+seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
+# Scales (12-EDO in cents, just intonation in ratios), one with a keyboard mapping after a "%%%" line.
+{ printf '! 12-EDO\n12 tone\n12\n'; for i in 1 2 3 4 5 6 7 8 9 10 11; do printf '%d00.0\n' "$i"; done; printf '2/1\n'; } > "$work/corpus/tuning/12.scl"
+# The largest scale there may be (4,096 degrees, 40 KB): mutations reach the reader's limits.
+{ printf 'big\n4096\n'; seq 1 4095 | awk '{ printf "%.4f\n", $1 * 1200 / 4096 }'; printf '2/1\n'; } > "$work/corpus/tuning/4096.scl"
+printf 'just\n7\n9/8\n5/4\n4/3\n3/2\n5/3\n15/8\n2/1\n\n%%%%%%\n12\n0\n127\n62\n62\n293.66\n7\n0\nx\n1\nx\n2\n3\nx\n4\nx\n5\nx\n6\n' > "$work/corpus/tuning/just-white.txt"
 cp presets/rigs/*.yaml "$work/corpus/rig/"
 # Rig sets: files separated by "\n%%%\n" become f0.yaml, f1.yaml, …; f0.yaml is loaded.
 rig='name: R\nparts:\n  - instrument: synth\n    channels: [1]\n'
@@ -96,7 +101,7 @@ for target in "${targets[@]}"; do
     midi-file-large) exe=FuzzMIDIFile; max=1200000; count=$(( runs / 100 > 1000 ? runs / 100 : 1000 ))
       cp "$work"/corpus/midi-file/*.mid "$work/corpus/midi-file-large/" 2>/dev/null || true ;;
     score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
-    soundfont) exe=FuzzSoundFont; max=16384 ;;
+    soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "$work/artifacts/$target"

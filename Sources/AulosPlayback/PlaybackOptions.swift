@@ -41,6 +41,9 @@ public struct PlaybackOptions: Sendable {
     public var dry = false
     /// A master iPod-style EQ preset (overrides the rig's).
     public var eq: String?
+    /// A Scala scale and keyboard mapping for every synth part (over a rig's own).
+    public var tuning: String?
+    public var keymap: String?
     /// The transport's tempo (replaces the input's tempo map for tempo-synced units; the input's own
     /// event times are not changed).
     public var tempo: Double?
@@ -64,6 +67,15 @@ public struct PlaybackOptions: Sendable {
                 if let sampleRate { set.entries[index].rig.sampleRate = sampleRate }
                 if let slice { set.entries[index].rig.slice = slice }
                 if dry { set.entries[index].rig.dry = true }
+                if let tuning {
+                    set.entries[index].rig.tuning = tuning
+                    set.entries[index].rig.keymap = keymap
+                    for part in set.entries[index].rig.parts.indices {
+                        (set.entries[index].rig.parts[part].tuning, set.entries[index].rig.parts[part].keymap) = (
+                            nil, nil
+                        )
+                    }
+                }
             }
             return set
         }
@@ -72,6 +84,7 @@ public struct PlaybackOptions: Sendable {
         part.program = program
         part.soundFont = soundFont
         part.plugin = plugin
+        if instrument == .synth { (part.tuning, part.keymap) = (tuning, keymap) }
         if instrument == .synth && playingFile { part.channels.removeAll { $0 == 10 } }
         var rig = Rig(name: "default", parts: [part])
         rig.sampleRate = sampleRate ?? rig.sampleRate

@@ -133,3 +133,38 @@ import Testing
         #expect(short.stderr.contains("plays for 24:16:23 with its tail, longer than the 0:00:10 limit"))
     }
 }
+
+/// `--tuning FILE.scl [--keymap FILE.kbm]`: a 12-EDO scale renders the same file as no scale, 19-EDO a
+/// different one, and a broken scale is one line naming its line.
+@Suite struct TuningCommandTests {
+    @Test func scalesRetuneTheSynth() throws {
+        let folder = NSTemporaryDirectory() + "aulos-tuning-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func write(_ text: String, _ name: String) throws {
+            try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+        }
+        try write("0b tempo 120\n0b note C4 1b vel=100\n1b note E4 1b\n2b end\n", "song.score")
+        try write("12-EDO\n12\n" + (1...11).map { "\($0)00.0\n" }.joined() + "2/1\n", "12.scl")
+        try write("19-EDO\n19\n" + (1...18).map { "\(Double($0) * 1200 / 19)\n" }.joined() + "2/1\n", "19.scl")
+        try write("broken\n3\n100.0\nfifth\n", "broken.scl")
+        func render(_ extra: [String], _ output: String) throws -> CommandResult {
+            try runAulos(["render", "song.score", "--dry", "-o", output] + extra, in: folder)
+        }
+        for (extra, output) in [
+            ([], "plain.wav"), (["--tuning", "12.scl"], "12.wav"), (["--tuning", "19.scl"], "19.wav"),
+        ] {
+            let result = try render(extra, output)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let plain = FileManager.default.contents(atPath: folder + "/plain.wav")
+        #expect(plain != nil && plain == FileManager.default.contents(atPath: folder + "/12.wav"))
+        #expect(plain != FileManager.default.contents(atPath: folder + "/19.wav"))
+        let broken = try render(["--tuning", "broken.scl"], "never.wav")
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("broken.scl:4: 'fifth' is not a pitch"), "\(broken.stderr)")
+        #expect(broken.stderr.split(separator: "\n").count == 1, "\(broken.stderr)")
+        let stray = try render(["--keymap", "x.kbm"], "never.wav")
+        #expect(stray.stderr.contains("--keymap goes with --tuning"), "\(stray.stderr)")
+    }
+}

@@ -106,6 +106,14 @@ public final class PlaybackRig {
         for index in set.entries.indices where set.entries[index].rig.dry {
             set.entries[index].rig = set.entries[index].rig.playedDry
         }
+        // A rig's tuning is every synth part's that has none of its own.
+        for index in set.entries.indices {
+            let rig = set.entries[index].rig
+            for part in rig.parts.indices where rig.parts[part].instrument == .synth && rig.parts[part].tuning == nil {
+                set.entries[index].rig.parts[part].tuning = rig.tuning
+                set.entries[index].rig.parts[part].keymap = rig.keymap
+            }
+        }
         let partCount = set.entries.reduce(0) { $0 + $1.rig.parts.count }
         guard partCount <= Self.maximumParts else {
             throw RigError(

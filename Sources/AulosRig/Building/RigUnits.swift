@@ -139,6 +139,13 @@ struct RigUnits {
                         + "(searched \(SearchPaths.presetFolders.joined(separator: ", ")); set AULOS_PRESETS)")
             }
             try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
+            if let scale = part.tuning {
+                let table: TuningTable
+                do { table = try TuningTable.load(scale: scale, keymap: part.keymap) } catch {
+                    throw RigError(error.message)
+                }
+                try synth.setTuning(table)
+            }
             if let arpeggio {
                 try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
                 try synth.setParameter(OscillatorSynthUnit.Parameter.arpRate.id, value: Float(arpeggio.rate.rawValue))

@@ -34,7 +34,11 @@ extension Rig {
         }
         let reader = RigReader(file: file)
         let keys = try reader.keys(
-            mapping, allowed: ["name", "sample-rate", "slice", "output", "parts", "controls", "returns", "dry"], at: "")
+            mapping,
+            allowed: [
+                "name", "sample-rate", "slice", "output", "parts", "controls", "returns", "dry", "tuning", "keymap",
+            ],
+            at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] {
             sampleRate = Double(try reader.integer(node, "sample-rate", in: 8000...192_000))
@@ -43,6 +47,11 @@ extension Rig {
         if let node = keys["dry"] {
             guard let flag = node.bool else { throw reader.error(node, "dry", "must be true or false") }
             dry = flag
+        }
+        if let node = keys["tuning"] { tuning = try reader.string(node, "tuning") }
+        if let node = keys["keymap"] {
+            guard tuning != nil else { throw reader.error(node, "keymap", "goes with a tuning: (a .scl file)") }
+            keymap = try reader.string(node, "keymap")
         }
         if let output = keys["output"] {
             guard let outputMapping = output.mapping else {
@@ -72,7 +81,7 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "properties", "state", "effects",
+                    "properties", "state", "effects", "tuning", "keymap",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -134,6 +143,16 @@ extension Rig {
                 }
             }
             if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
+            if let n = partKeys["tuning"] { part.tuning = try reader.string(n, at + ".tuning") }
+            if let n = partKeys["keymap"] { part.keymap = try reader.string(n, at + ".keymap") }
+            if part.instrument != .synth, let key = ["tuning", "keymap"].first(where: { partKeys[$0] != nil }) {
+                throw reader.error(
+                    partKeys[key]!, at + ".\(key)",
+                    "goes with the synth (the sampler and LV2 parts keep their own tuning)")
+            }
+            if part.keymap != nil && part.tuning == nil {
+                throw reader.error(partKeys["keymap"]!, at + ".keymap", "goes with a tuning: (a .scl file)")
+            }
             if let n = partKeys["properties"] {
                 guard part.instrument == .lv2 else {
                     throw reader.error(n, at + ".properties", "goes with an LV2 part (lv2:URI)")

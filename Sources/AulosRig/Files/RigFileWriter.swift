@@ -29,6 +29,8 @@ extension Rig {
             "# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)",
         ]
         if dry { lines.append("dry: true") }
+        if let tuning { lines.append("tuning: \(quote(tuning))") }
+        if let keymap { lines.append("keymap: \(quote(keymap))") }
         lines += ["output:", "  volume: \(volume.clean)"]
         if let eq { lines.append("  eq: \(quote(eq))") }
         if !masterEffects.isEmpty {
@@ -68,6 +70,8 @@ extension Rig {
                 let sends = part.sends.sorted { $0.key < $1.key }.map { "\(quote($0.key)): \($0.value.clean)" }
                 lines.append("    sends: {\(sends.joined(separator: ", "))}")
             }
+            if let tuning = part.tuning { lines.append("    tuning: \(quote(tuning))") }
+            if let keymap = part.keymap { lines.append("    keymap: \(quote(keymap))") }
             if !part.effects.isEmpty {
                 lines.append("    effects:")
                 lines += part.effects.flatMap { $0.yamlLines(indent: "      ") }

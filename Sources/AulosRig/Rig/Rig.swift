@@ -52,6 +52,9 @@ public struct Rig: Equatable, Sendable {
         public var sends: [String: Float] = [:]
         /// The part's insert effects, in order, between its instrument and its EQ (built-in or LV2).
         public var effects: [EffectSpec] = []
+        /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for this part, over the rig's.
+        public var tuning: String?
+        public var keymap: String?
         /// Where the part was read from, for errors found when the rig is built.
         public var source = SourceLocation.none
 
@@ -75,6 +78,9 @@ public struct Rig: Equatable, Sendable {
     public var returns: [ReturnBus] = []
     /// The master insert chain, after the master EQ.
     public var masterEffects: [EffectSpec] = []
+    /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for every synth part without its own.
+    public var tuning: String?
+    public var keymap: String?
     /// Played without its returns, sends, part and master effects (`dry: true`, `--dry`): the parts
     /// straight to the output, as before effects existed — bit for bit.
     public var dry = false

@@ -1,6 +1,7 @@
 import AulosCore
 import AulosDSP
 import AulosMIDI
+import AulosRealtime
 import Synchronization
 
 /// One synth voice: oscillators, filter, envelopes and the gains it was last given. Plain value.
@@ -160,13 +161,21 @@ struct OscillatorSynthKernel {
     let mixed: UnsafeMutablePointer<Float>
     let mixFrames: Int
     let computedCycle: UnsafeMutablePointer<UInt64>
+    /// What each key plays, in MIDI note units (NaN: a silent key), and the changes the control thread
+    /// sends while it plays (a new scale, a tuning message), applied at a slice's start.
+    let keyPitches: UnsafeMutablePointer<Double>
+    let tuningChanges: SPSCRing<KeyTuning>?
 
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
-        host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0
+        host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0,
+        tuning: TuningTable = .equal, tuningChanges: SPSCRing<KeyTuning>? = nil
     ) {
         self.host = host
+        keyPitches = .allocate(capacity: 128)
+        keyPitches.initialize(from: tuning.pitches.map { $0 ?? .nan }, count: 128)
+        self.tuningChanges = tuningChanges
         sends = effectSends ? ChannelEffectSends(maximumFrames: maximumFrames) : nil
         mixFrames = maximumFrames
         mixed = .allocate(capacity: effectSends ? 6 * maximumFrames : 1)
@@ -220,6 +229,7 @@ struct OscillatorSynthKernel {
         ] {
             pointer.deallocate()
         }
+        keyPitches.deallocate()
         sends?.deallocate()
     }
 
@@ -268,6 +278,9 @@ struct OscillatorSynthKernel {
         sends?.beginSlice()
         time.pointee = sampleTime
         events.beginSlice()
+        if let tuningChanges {
+            while let change = tuningChanges.pop() { keyPitches[Int(change.key & 0x7F)] = change.pitch }
+        }
         parameters.beginSlice()
         queryHost()
         shedToLimit()
@@ -687,6 +700,8 @@ struct OscillatorSynthKernel {
 
     @_noAllocation @_noLocks
     func noteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
+        // A key the tuning leaves silent plays nothing.
+        if keyPitches[Int(note & 0x7F)].isNaN { return }
         let mode = controls.pointee.voiceMode
         if mode != 0 {
             monoNoteOn(note, velocity: velocity, channel: channel, legato: mode == 2)
@@ -780,7 +795,7 @@ struct OscillatorSynthKernel {
         v.channel = UInt8(channel)
         v.velocity = velocity
         v.age = ageCounter.pointee
-        v.pitch = Double(note)
+        v.pitch = keyPitches[Int(note & 0x7F)]
         // Start a quarter period in, where every waveform is non-zero (a band-limited saw is exactly 0 at
         // phase 0): the note is audible from its first frame.
         v.phase1 = 1 << 30
@@ -805,7 +820,7 @@ struct OscillatorSynthKernel {
         let voice = voices
         if voice.pointee.active && !voice.pointee.fading && !voice.pointee.released {
             voice.pointee.note = note
-            voice.pointee.pitch = Double(note)
+            voice.pointee.pitch = keyPitches[Int(note & 0x7F)]
             voice.pointee.channel = UInt8(channel)
             if !legato {
                 // Mono: restart the envelopes from where they are (no click), keep the oscillators running.
@@ -842,7 +857,8 @@ struct OscillatorSynthKernel {
                 // Fall back to the most recent key still held, legato.
                 let previous = noteStack[noteStackCount.pointee - 1]
                 voice.pointee.note = previous
-                voice.pointee.pitch = Double(previous)
+                voice.pointee.pitch =
+                    keyPitches[Int(previous & 0x7F)].isNaN ? voice.pointee.pitch : keyPitches[Int(previous & 0x7F)]
                 updateVoice(voice, interpolate: true)
             } else if channels[channel].sustain {
                 voice.pointee.sustained = true
@@ -936,4 +952,12 @@ struct OscillatorSynthKernel {
         for slot in 0..<Self.parameterCount { parameters.setFromRender(slot, base[slot]) }
         readControls()
     }
+}
+
+/// One key's pitch (MIDI note units; NaN: silent), on its way from the control thread to the synth's
+/// render side.
+public struct KeyTuning: BitwiseCopyable, Sendable {
+    public var key: UInt8
+    public var pitch: Double
+    public init(key: UInt8, pitch: Double) { (self.key, self.pitch) = (key, pitch) }
 }

@@ -1,6 +1,7 @@
 import AulosCore
 import AulosDSP
 import AulosMIDI
+import AulosRealtime
 import Synchronization
 
 /// Aulos's own subtractive synthesizer (`aumu/osyn/Auls`): two band-limited oscillators (saw, pulse with
@@ -125,6 +126,10 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     public let presets: [SynthPreset]
     private var selectedPreset: Preset?
     public let voiceBudget = VoiceBudget()
+    /// What each key plays (twelve-tone equal temperament unless a scale is given), and the ring that takes
+    /// a change to the render side while the synth plays.
+    public private(set) var tuning = TuningTable.equal
+    private let tuningChanges = SPSCRing<KeyTuning>(minimumCapacity: 512)
 
     public init(presets: [SynthPreset] = []) {
         self.presets = presets
@@ -134,6 +139,23 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     }
 
     public var activeVoiceCount: Int { voiceBudget.active }
+
+    deinit { tuningChanges.deallocate() }
+
+    /// Retunes the keys (a Scala scale, a tuning message): at once if the synth is not playing, else from
+    /// the next slice (notes already sounding keep their pitch). Control thread.
+    public func setTuning(_ table: TuningTable) throws(AudioUnitError) {
+        if isInitialized {
+            guard tuningChanges.capacity - tuningChanges.count >= 128 else {
+                throw AudioUnitError(
+                    .cannotDoInCurrentContext, "\(name): tuning changes are waiting (is it rendering?)")
+            }
+            for (key, pitch) in table.pitches.enumerated() {
+                _ = tuningChanges.push(KeyTuning(key: UInt8(key), pitch: pitch ?? .nan))
+            }
+        }
+        tuning = table
+    }
 
     // MARK: Presets
 
@@ -246,7 +268,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
             sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
             budget: voiceBudget.counters, host: hostCallbackInfo, effectSends: hasEffectSendOutput,
-            maximumFrames: Int(maximumFramesPerSlice))
+            maximumFrames: Int(maximumFramesPerSlice), tuning: tuning, tuningChanges: tuningChanges)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }
     }
 }

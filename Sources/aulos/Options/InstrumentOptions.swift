@@ -31,6 +31,12 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
     var eq: String?
 
+    @Option(help: "A Scala scale (.scl) the synth plays in (with a rig: every synth part).")
+    var tuning: String?
+
+    @Option(help: "A Scala keyboard mapping (.kbm) for --tuning: which keys play, the reference key and pitch.")
+    var keymap: String?
+
     @Flag(
         help: ArgumentHelp(
             "No reverb or chorus: without a rig, no General MIDI returns (CC 91/93); with one, its returns, sends "
@@ -90,6 +96,13 @@ struct InstrumentOptions: ParsableArguments {
             throw ValidationError(
                 "--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
         }
+        if keymap != nil && tuning == nil {
+            throw ValidationError("--keymap goes with --tuning (a .scl file)")
+        }
+        if tuning != nil && rigFile == nil && choice.0 != .synth {
+            throw ValidationError(
+                "--tuning goes with the synth (the sampler and LV2 instruments keep their own tuning)")
+        }
         if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
             throw ValidationError(
                 "--rig describes its own instruments; --soundfont, --program and --preset go without it")
@@ -115,6 +128,7 @@ struct InstrumentOptions: ParsableArguments {
             }
         }
         options.eq = try eq.map(checkedEQ)
+        (options.tuning, options.keymap) = (tuning, keymap)
         options.dry = dry
         options.tempo = tempo
         options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))

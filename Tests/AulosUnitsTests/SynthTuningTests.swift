@@ -1,0 +1,56 @@
+import AulosCore
+import AulosMIDI
+import AulosTestSupport
+import AulosUnits
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The synth plays a Scala tuning: 12-EDO from a .scl is today's tuning within 0.1 cent, 19-EDO keys are
+/// exact to 0.1 cent, a key the mapping leaves out is silent, and a new tuning reaches a playing synth at the next
+/// slice without touching notes already sounding.
+@Suite struct SynthTuningTests {
+    static let twelve = "12-EDO\n12\n" + (1...11).map { "\($0)00.0\n" }.joined() + "2/1\n"
+    static let nineteen = "19-EDO\n19\n" + (1...18).map { "\(Double($0) * 1200 / 19)\n" }.joined() + "2/1\n"
+
+    static func note(_ key: UInt8, tuning: TuningTable, at seconds: Int = 1) throws -> [Float] {
+        let rig = try InstrumentRig(OscillatorSynthUnit.componentDescription) { unit in
+            try setSynth(unit, pureSine)
+            try (unit as! OscillatorSynthUnit).setTuning(tuning)
+        }
+        rig.scheduler.schedule(.noteOn(channel: 0, note: key, velocity: 100), at: 0)
+        return rig.render(48_000 * seconds, slice: 512).0
+    }
+
+    /// 12-EDO from a .scl is today's tuning; in 19-EDO each key is a 19th of an octave from A440.
+    @Test(arguments: [(12, UInt8(69)), (12, 60), (12, 33), (12, 100), (19, 69), (19, 70), (19, 60), (19, 88)])
+    func equalTemperamentsFromScaleFilesAreExact(_ divisions: Int, _ key: UInt8) throws {
+        let table = try TuningTable(scale: ScalaScale(text: divisions == 12 ? Self.twelve : Self.nineteen))
+        let left = try Self.note(key, tuning: table)
+        let expected = 440 * pow(2, (Double(key) - 69) / Double(divisions))
+        #expect(abs(cents(measuredFrequency(left[4800...], sampleRate: 48_000), expected)) < 0.1)
+    }
+
+    @Test func aKeyTheMappingLeavesOutIsSilent() throws {
+        let mapping = try KeyboardMapping(text: "2\n0\n127\n60\n60\n261.6256\n0\n0\nx\n")
+        let table = try TuningTable(scale: ScalaScale(text: Self.twelve), mapping: mapping)
+        #expect(try Self.note(61, tuning: table).allSatisfy { $0 == 0 })
+        #expect(try Self.note(62, tuning: table).contains { $0 != 0 })
+    }
+
+    /// A playing synth retuned: a note struck after the change plays the new tuning.
+    @Test func aNewTuningReachesAPlayingSynth() throws {
+        let rig = try InstrumentRig(OscillatorSynthUnit.componentDescription) { try setSynth($0, pureSine) }
+        let synth = rig.instrument as! OscillatorSynthUnit
+        rig.scheduler.schedule(.noteOn(channel: 0, note: 70, velocity: 100), at: 0)
+        _ = rig.render(4800, slice: 512)
+        try synth.setTuning(try TuningTable(scale: ScalaScale(text: Self.nineteen)))
+        rig.scheduler.schedule(.noteOff(channel: 0, note: 70, velocity: 0), at: 4800)
+        rig.scheduler.schedule(.noteOn(channel: 0, note: 70, velocity: 100), at: 9600)
+        let (left, _) = rig.render(96_000, slice: 512)
+        let expected = 440 * pow(2, 1.0 / 19)
+        #expect(abs(cents(measuredFrequency(left[14_400...], sampleRate: 48_000), expected)) < 0.1)
+    }
+}
