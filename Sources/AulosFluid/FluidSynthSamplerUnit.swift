@@ -163,7 +163,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
                 try swapIn(
                     FluidInstance(
                         soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony,
-                        channelGroups: channelGroups))
+                        channelGroups: channelGroups, tuning: tuning))
             }
             soundFontPath = path
             soundFontWarnings = inspected.warnings
@@ -177,6 +177,21 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         default:
             return false
         }
+    }
+
+    /// The Scala tuning every channel but the drums' plays (nil: equal temperament).
+    public private(set) var tuning: TuningTable?
+
+    /// Retunes the sampler: while it plays, a new FluidSynth instance with the tuning takes over (the font
+    /// loaded again, as when a SoundFont changes). Control thread.
+    public func setTuning(_ table: TuningTable?) throws(AudioUnitError) {
+        if isInitialized, let soundFontPath {
+            try swapIn(
+                FluidInstance(
+                    soundFont: soundFontPath, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony,
+                    channelGroups: channelGroups, tuning: table))
+        }
+        tuning = table
     }
 
     /// Loads a SoundFont (see `soundFontProperty`).
@@ -211,7 +226,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         try swapIn(
             FluidInstance(
                 soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony,
-                channelGroups: channelGroups))
+                channelGroups: channelGroups, tuning: tuning))
         activity.pointee.notes.store(0, ordering: .relaxed)
         activity.pointee.audibleSlices.store(0, ordering: .relaxed)
         let frames = Int(maximumFramesPerSlice)
@@ -301,8 +316,10 @@ final class FluidInstance {
     static let glibMessages = Atomic<Int>(0)
 
     /// The font is inspected first (`SoundFontFile`): clear errors for the common ways it is wrong.
-    init(soundFont path: String, sampleRate: Double, polyphony: UInt32, channelGroups: Int32 = 1) throws(AudioUnitError)
-    {
+    init(
+        soundFont path: String, sampleRate: Double, polyphony: UInt32, channelGroups: Int32 = 1,
+        tuning: TuningTable? = nil
+    ) throws(AudioUnitError) {
         inspection = try SoundFontFile.inspect(path)
         guard let settings = new_fluid_settings() else {
             throw AudioUnitError(.failedInitialization, "FluidSynth could not create its settings")
@@ -324,6 +341,13 @@ final class FluidInstance {
             delete_fluid_settings(settings)
             throw AudioUnitError(
                 .invalidFile, "SoundFont \(path): FluidSynth could not load it (corrupt or unsupported)")
+        }
+        if let tuning {
+            // FluidSynth's key tuning, in cents per key, on every channel but the drums'. A key a Scala
+            // mapping leaves silent keeps its equal-tempered pitch: FluidSynth cannot silence a key.
+            var cents = tuning.pitches.enumerated().map { key, pitch in (pitch ?? Double(key)) * 100 }
+            fluid_synth_activate_key_tuning(synth, 0, 0, "Aulos", &cents, 1)
+            for channel: Int32 in 0..<16 where channel != 9 { fluid_synth_activate_tuning(synth, channel, 0, 0, 1) }
         }
         self.settings = settings
         self.synth = synth

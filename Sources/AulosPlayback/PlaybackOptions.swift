@@ -41,7 +41,7 @@ public struct PlaybackOptions: Sendable {
     public var dry = false
     /// A master iPod-style EQ preset (overrides the rig's).
     public var eq: String?
-    /// A Scala scale and keyboard mapping for every synth part (over a rig's own).
+    /// A Scala scale and keyboard mapping for every synth and sampler part (over a rig's own).
     public var tuning: String?
     public var keymap: String?
     /// The transport's tempo (replaces the input's tempo map for tempo-synced units; the input's own
@@ -84,7 +84,7 @@ public struct PlaybackOptions: Sendable {
         part.program = program
         part.soundFont = soundFont
         part.plugin = plugin
-        if instrument == .synth { (part.tuning, part.keymap) = (tuning, keymap) }
+        if instrument != .lv2 { (part.tuning, part.keymap) = (tuning, keymap) }
         if instrument == .synth && playingFile { part.channels.removeAll { $0 == 10 } }
         var rig = Rig(name: "default", parts: [part])
         rig.sampleRate = sampleRate ?? rig.sampleRate

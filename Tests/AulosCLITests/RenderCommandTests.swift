@@ -164,6 +164,18 @@ import Testing
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("broken.scl:4: 'fifth' is not a pitch"), "\(broken.stderr)")
         #expect(broken.stderr.split(separator: "\n").count == 1, "\(broken.stderr)")
+        // The sampler too: 12-EDO is the same file, 19-EDO another.
+        for (extra, output) in [
+            (["--instrument", "sampler"], "s-plain.wav"),
+            (["--instrument", "sampler", "--tuning", "12.scl"], "s-12.wav"),
+            (["--instrument", "sampler", "--tuning", "19.scl"], "s-19.wav"),
+        ] {
+            let result = try render(extra, output)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let sampled = FileManager.default.contents(atPath: folder + "/s-plain.wav")
+        #expect(sampled != nil && sampled == FileManager.default.contents(atPath: folder + "/s-12.wav"))
+        #expect(sampled != FileManager.default.contents(atPath: folder + "/s-19.wav"))
         let stray = try render(["--keymap", "x.kbm"], "never.wav")
         #expect(stray.stderr.contains("--keymap goes with --tuning"), "\(stray.stderr)")
     }

@@ -34,7 +34,10 @@ import Testing
     }
 
     @Test(arguments: [
-        ("parts:\n  - instrument: sampler\n    tuning: x.scl\n", "test.yaml:3: parts[0].tuning: goes with the synth"),
+        (
+            "parts:\n  - instrument: lv2:http://drobilla.net/plugins/mda/JX10\n    tuning: x.scl\n",
+            "test.yaml:3: parts[0].tuning: goes with the synth or the sampler"
+        ),
         ("keymap: x.kbm\nparts:\n  - instrument: synth\n", "test.yaml:1: keymap: goes with a tuning: (a .scl file)"),
         ("parts:\n  - instrument: synth\n    keymap: x.kbm\n", "test.yaml:3: parts[0].keymap: goes with a tuning:"),
     ])

@@ -106,10 +106,10 @@ public final class PlaybackRig {
         for index in set.entries.indices where set.entries[index].rig.dry {
             set.entries[index].rig = set.entries[index].rig.playedDry
         }
-        // A rig's tuning is every synth part's that has none of its own.
+        // A rig's tuning is every synth and sampler part's that has none of its own.
         for index in set.entries.indices {
             let rig = set.entries[index].rig
-            for part in rig.parts.indices where rig.parts[part].instrument == .synth && rig.parts[part].tuning == nil {
+            for part in rig.parts.indices where rig.parts[part].instrument != .lv2 && rig.parts[part].tuning == nil {
                 set.entries[index].rig.parts[part].tuning = rig.tuning
                 set.entries[index].rig.parts[part].keymap = rig.keymap
             }

@@ -139,13 +139,7 @@ struct RigUnits {
                         + "(searched \(SearchPaths.presetFolders.joined(separator: ", ")); set AULOS_PRESETS)")
             }
             try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
-            if let scale = part.tuning {
-                let table: TuningTable
-                do { table = try TuningTable.load(scale: scale, keymap: part.keymap) } catch {
-                    throw RigError(error.message)
-                }
-                try synth.setTuning(table)
-            }
+            if let scale = part.tuning { try synth.setTuning(try tuningTable(scale, part.keymap)) }
             if let arpeggio {
                 try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
                 try synth.setParameter(OscillatorSynthUnit.Parameter.arpRate.id, value: Float(arpeggio.rate.rawValue))
@@ -157,6 +151,7 @@ struct RigUnits {
                         + "\(SearchPaths.soundFonts.joined(separator: ", ")))")
             }
             try sampler.loadSoundFont(font)
+            if let scale = part.tuning { try sampler.setTuning(try tuningTable(scale, part.keymap)) }
             if let program = part.program {
                 for channel in part.channels where channel != 10 {
                     programs.append(
@@ -208,5 +203,10 @@ struct RigUnits {
             }
             try plugin.setProperty(property.uri, to: value)
         }
+    }
+
+    /// A part's Scala scale and mapping as a tuning table (errors name the file and line).
+    func tuningTable(_ scale: String, _ keymap: String?) throws(RigError) -> TuningTable {
+        do { return try TuningTable.load(scale: scale, keymap: keymap) } catch { throw RigError(error.message) }
     }
 }

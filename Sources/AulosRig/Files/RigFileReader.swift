@@ -145,10 +145,10 @@ extension Rig {
             if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
             if let n = partKeys["tuning"] { part.tuning = try reader.string(n, at + ".tuning") }
             if let n = partKeys["keymap"] { part.keymap = try reader.string(n, at + ".keymap") }
-            if part.instrument != .synth, let key = ["tuning", "keymap"].first(where: { partKeys[$0] != nil }) {
+            if part.instrument == .lv2, let key = ["tuning", "keymap"].first(where: { partKeys[$0] != nil }) {
                 throw reader.error(
                     partKeys[key]!, at + ".\(key)",
-                    "goes with the synth (the sampler and LV2 parts keep their own tuning)")
+                    "goes with the synth or the sampler (an LV2 plugin keeps its own tuning)")
             }
             if part.keymap != nil && part.tuning == nil {
                 throw reader.error(partKeys["keymap"]!, at + ".keymap", "goes with a tuning: (a .scl file)")

@@ -78,7 +78,7 @@ public struct Rig: Equatable, Sendable {
     public var returns: [ReturnBus] = []
     /// The master insert chain, after the master EQ.
     public var masterEffects: [EffectSpec] = []
-    /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for every synth part without its own.
+    /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for every synth and sampler part without its own.
     public var tuning: String?
     public var keymap: String?
     /// Played without its returns, sends, part and master effects (`dry: true`, `--dry`): the parts

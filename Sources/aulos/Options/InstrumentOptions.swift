@@ -31,7 +31,7 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
     var eq: String?
 
-    @Option(help: "A Scala scale (.scl) the synth plays in (with a rig: every synth part).")
+    @Option(help: "A Scala scale (.scl) the synth or sampler plays in (with a rig: every synth and sampler part).")
     var tuning: String?
 
     @Option(help: "A Scala keyboard mapping (.kbm) for --tuning: which keys play, the reference key and pitch.")
@@ -99,9 +99,9 @@ struct InstrumentOptions: ParsableArguments {
         if keymap != nil && tuning == nil {
             throw ValidationError("--keymap goes with --tuning (a .scl file)")
         }
-        if tuning != nil && rigFile == nil && choice.0 != .synth {
+        if tuning != nil && rigFile == nil && choice.0 == .lv2 {
             throw ValidationError(
-                "--tuning goes with the synth (the sampler and LV2 instruments keep their own tuning)")
+                "--tuning goes with the synth or the sampler (an LV2 instrument keeps its own tuning)")
         }
         if rigFile != nil && (soundfont != nil || program != nil || preset != nil) {
             throw ValidationError(
