@@ -53,4 +53,24 @@ import Glibc
         let expected = 440 * pow(2, 1.0 / 19)
         #expect(abs(cents(measuredFrequency(left[14_400...], sampleRate: 48_000), expected)) < 0.1)
     }
+
+    /// Retuning while playing allocates nothing on the render thread: 10,000 slices with notes and a new
+    /// tuning every 500.
+    @Test func retuningWhilePlayingAllocatesNothing() throws {
+        let rig = try InstrumentRig(OscillatorSynthUnit.componentDescription)
+        let synth = rig.instrument as! OscillatorSynthUnit
+        let tables = [try TuningTable(scale: ScalaScale(text: Self.nineteen)), TuningTable.equal]
+        for step in 0..<20_000 / 16 {
+            rig.scheduler.schedule(
+                .noteOn(channel: 0, note: UInt8(48 + step % 24), velocity: 100), at: Int64(step * 1024))
+            rig.scheduler.schedule(
+                .noteOff(channel: 0, note: UInt8(48 + step % 24), velocity: 0), at: Int64(step * 1024 + 900))
+        }
+        for _ in 0..<200 { rig.harness.renderSlice(64) }
+        for block in 0..<20 {
+            try synth.setTuning(tables[block % 2])
+            rig.renderCounting(slices: 500)
+        }
+        try expectNoAllocations(rig.harness.allocations)
+    }
 }
