@@ -1,4 +1,5 @@
 import AulosMIDI
+import AulosTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -84,6 +85,23 @@ import Glibc
         } catch {
             #expect(error.message.hasPrefix(expected), "\(error.message)")
         }
+    }
+
+    /// The scales in presets/tunings all read; the 12-EDO one is equal temperament exactly, and the just
+    /// scale's fifth above middle C is a pure 3/2.
+    @Test func theBundledScalesRead() throws {
+        let folder = TestFiles.repositoryRoot + "/presets/tunings"
+        let names = [
+            "12-edo", "19-edo", "24-edo", "31-edo", "just-12", "meantone-12", "pythagorean-12",
+        ]
+        for name in names {
+            let table = try TuningTable.load(scale: "\(folder)/\(name).scl")
+            #expect(table.pitches.allSatisfy { $0 != nil }, "\(name)")
+        }
+        let twelve = try TuningTable.load(scale: folder + "/12-edo.scl")
+        #expect(zip(twelve.pitches, TuningTable.equal.pitches).allSatisfy { abs($0! - $1!) < 1e-9 })
+        let just = try TuningTable.load(scale: folder + "/just-12.scl")
+        #expect(abs(just.frequency(of: 67)! / just.frequency(of: 60)! - 1.5) < 1e-12)
     }
 
     @Test func anUnmappedReferenceKeyIsAnError() throws {
