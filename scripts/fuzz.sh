@@ -43,6 +43,9 @@ seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
 # Scales (12-EDO in cents, just intonation in ratios), one with a keyboard mapping after a "%%%" line.
 { printf '! 12-EDO\n12 tone\n12\n'; for i in 1 2 3 4 5 6 7 8 9 10 11; do printf '%d00.0\n' "$i"; done; printf '2/1\n'; } > "$work/corpus/tuning/12.scl"
+# MIDI Tuning Standard messages (the same target reads its bytes as one): a single-note change, a bulk dump.
+printf '\x7f\x7f\x08\x02\x00\x01\x3c\x3c\x40\x00' > "$work/corpus/tuning/mts-single.bin"
+python3 -c 'import sys; sys.stdout.buffer.write(bytes([0x7E,0x7F,8,1,0]) + b"Aulos bulk dump " + bytes(b for k in range(128) for b in (k, 0, 0)) + bytes([0]))' > "$work/corpus/tuning/mts-bulk.bin"
 # The largest scale there may be (4,096 degrees, 40 KB): mutations reach the reader's limits.
 { printf 'big\n4096\n'; seq 1 4095 | awk '{ printf "%.4f\n", $1 * 1200 / 4096 }'; printf '2/1\n'; } > "$work/corpus/tuning/4096.scl"
 printf 'just\n7\n9/8\n5/4\n4/3\n3/2\n5/3\n15/8\n2/1\n\n%%%%%%\n12\n0\n127\n62\n62\n293.66\n7\n0\nx\n1\nx\n2\n3\nx\n4\nx\n5\nx\n6\n' > "$work/corpus/tuning/just-white.txt"

@@ -338,6 +338,8 @@ struct LV2Kernel {
             offset += 8 + (size + 7) & ~7
         }
         while offset + 24 <= Self.atomCapacity, let event = events.popDue(at: end - 1) {
+            // Aulos's internal events (a tuning change, 0xF4/0xF5) are not MIDI a plugin should see.
+            if event.status >= 0xF0 { continue }
             if event.status & 0xF0 == 0xC0 && programsSelectPresets {
                 _ = programRequests.push(event.data1)
                 continue

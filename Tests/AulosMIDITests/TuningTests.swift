@@ -104,6 +104,26 @@ import Glibc
         #expect(abs(just.frequency(of: 67)! / just.frequency(of: 60)! - 1.5) < 1e-12)
     }
 
+    /// MIDI Tuning Standard messages: single-note changes (real-time; with a bank, real-time and not), the
+    /// bulk dump of 128 keys (7F 7F 7F: unchanged), and what is not one.
+    @Test func tuningStandardMessagesAreRead() {
+        let change = MIDITuningMessage.KeyChange(key: 61, semitone: 61, fraction: 0x2000)
+        #expect(MIDITuningMessage.keyChanges([0x7F, 0x00, 0x08, 0x02, 0x05, 0x01, 61, 61, 0x40, 0x00]) == [change])
+        #expect(
+            MIDITuningMessage.keyChanges([0x7F, 0x00, 0x08, 0x07, 0x00, 0x05, 0x01, 61, 61, 0x40, 0x00]) == [change])
+        #expect(
+            MIDITuningMessage.keyChanges([0x7E, 0x00, 0x08, 0x07, 0x00, 0x05, 0x01, 61, 61, 0x40, 0x00]) == [change])
+        #expect(change.pitch == 61.5)
+        var bulk: [UInt8] = [0x7E, 0x7F, 0x08, 0x01, 0x00] + Array("Aulos test      ".utf8)
+        for key in 0..<128 { bulk += key == 3 ? [0x7F, 0x7F, 0x7F] : [UInt8(key), 0, 0] }
+        bulk.append(0)  // checksum (not checked: devices disagree on it)
+        let dump = MIDITuningMessage.keyChanges(bulk)
+        #expect(dump?.count == 127 && dump?.contains { $0.key == 3 } == false)
+        #expect(MIDITuningMessage.keyChanges([0x7E, 0x7F, 0x09, 0x01]) == nil, "a GM reset")
+        #expect(MIDITuningMessage.keyChanges([0x7F, 0x00, 0x08, 0x02, 0x05, 0x02, 61, 61, 0]) == nil, "too short")
+        #expect(MIDITuningMessage.keyChanges(Array(bulk.dropLast())) == nil, "a dump one byte short")
+    }
+
     @Test func anUnmappedReferenceKeyIsAnError() throws {
         let mapping = try KeyboardMapping(text: "2\n0\n127\n60\n61\n440\n0\n0\nx\n")
         #expect(throws: TuningError.self) { try TuningTable(scale: ScalaScale(text: Self.twelve), mapping: mapping) }

@@ -54,6 +54,25 @@ import Glibc
         #expect(abs(cents(measuredFrequency(left[14_400...], sampleRate: 48_000), expected)) < 0.1)
     }
 
+    /// A MIDI Tuning Standard single-note change (real-time, key 69 to 69 and 8,192/16,384 semitones) as
+    /// the router delivers it, before a note at the same frame: the note sounds a quarter tone above A440,
+    /// within 0.1 cent; other keys keep their pitch.
+    @Test func aTuningStandardKeyChangeRetunesOneKey() throws {
+        let rig = try InstrumentRig(OscillatorSynthUnit.componentDescription) { try setSynth($0, pureSine) }
+        let changes = try #require(
+            MIDITuningMessage.keyChanges([0x7F, 0x7F, 0x08, 0x02, 0x00, 0x01, 69, 69, 0x40, 0x00]))
+        #expect(changes == [.init(key: 69, semitone: 69, fraction: 8192)])
+        for message in changes.flatMap(MIDITuningMessage.events) {
+            rig.scheduler.schedule(TimedMIDIEvent(sampleTime: 0, destination: 0, message: message))
+        }
+        rig.scheduler.schedule(.noteOn(channel: 0, note: 69, velocity: 100), at: 0)
+        rig.scheduler.schedule(.noteOn(channel: 1, note: 57, velocity: 100), at: 48_000)
+        rig.scheduler.schedule(.noteOff(channel: 0, note: 69, velocity: 0), at: 48_000)
+        let (left, _) = rig.render(96_000, slice: 512)
+        #expect(abs(cents(measuredFrequency(left[4800..<47_000], sampleRate: 48_000), 440 * pow(2, 0.5 / 12))) < 0.1)
+        #expect(abs(cents(measuredFrequency(left[60_000...], sampleRate: 48_000), 220)) < 0.1)
+    }
+
     /// Retuning while playing allocates nothing on the render thread: 10,000 slices with notes and a new
     /// tuning every 500.
     @Test func retuningWhilePlayingAllocatesNothing() throws {

@@ -72,6 +72,14 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
                     SystemReset.channelMessages.map { (destination: UInt16(part), message: $0) }
                 }
                 Self.queue(deliveries, into: attached, arrivalNanos: arrivalNanos)
+            case .systemExclusive(let data) where MIDITuningMessage.keyChanges(data) != nil:
+                // A MIDI Tuning Standard message: the synth parts' keys retuned at its frame (the other
+                // instruments ignore the internal events that carry it).
+                let messages = MIDITuningMessage.keyChanges(data)!.flatMap(MIDITuningMessage.events)
+                let deliveries = (0..<attached.router.partCount).flatMap { part in
+                    messages.map { (destination: UInt16(part), message: $0) }
+                }
+                Self.queue(deliveries, into: attached, arrivalNanos: arrivalNanos)
             case .systemExclusive:
                 attached.transport.handle(message)  // MIDI Machine Control; other SysEx is not played live yet
             default:

@@ -165,6 +165,8 @@ struct OscillatorSynthKernel {
     /// sends while it plays (a new scale, a tuning message), applied at a slice's start.
     let keyPitches: UnsafeMutablePointer<Double>
     let tuningChanges: SPSCRing<KeyTuning>?
+    /// A MIDI Tuning Standard key change half received (key << 8 | semitone; 0xFFFF: none).
+    let pendingKeyTuning: UnsafeMutablePointer<UInt16>
 
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
@@ -175,6 +177,8 @@ struct OscillatorSynthKernel {
         self.host = host
         keyPitches = .allocate(capacity: 128)
         keyPitches.initialize(from: tuning.pitches.map { $0 ?? .nan }, count: 128)
+        pendingKeyTuning = .allocate(capacity: 1)
+        pendingKeyTuning.initialize(to: 0xFFFF)
         self.tuningChanges = tuningChanges
         sends = effectSends ? ChannelEffectSends(maximumFrames: maximumFrames) : nil
         mixFrames = maximumFrames
@@ -230,6 +234,7 @@ struct OscillatorSynthKernel {
             pointer.deallocate()
         }
         keyPitches.deallocate()
+        pendingKeyTuning.deallocate()
         sends?.deallocate()
     }
 
@@ -682,6 +687,20 @@ struct OscillatorSynthKernel {
 
     @_noAllocation @_noLocks
     func handle(_ event: MIDIEvent) {
+        // A MIDI Tuning Standard key change: the key and semitone, then the fraction completes it.
+        if event.status == MIDITuningMessage.keyStatus {
+            pendingKeyTuning.pointee = UInt16(event.data1) << 8 | UInt16(event.data2)
+            return
+        }
+        if event.status == MIDITuningMessage.fractionStatus {
+            let pending = pendingKeyTuning.pointee
+            if pending != 0xFFFF {
+                let fraction = Double(UInt16(event.data1) << 7 | UInt16(event.data2)) / 16_384
+                keyPitches[Int(pending >> 8) & 0x7F] = Double(pending & 0xFF) + fraction
+                pendingKeyTuning.pointee = 0xFFFF
+            }
+            return
+        }
         let channel = Int(event.status & 0x0F)
         let arpeggiating = controls.pointee.arpMode != 0 && hostSlice.pointee.valid
         switch event.status & 0xF0 {
