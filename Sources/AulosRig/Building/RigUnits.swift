@@ -138,7 +138,8 @@ struct RigUnits {
                     "no synth presets found, so preset '\(choice)' cannot be selected "
                         + "(searched \(SearchPaths.presetFolders.joined(separator: ", ")); set AULOS_PRESETS)")
             }
-            try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(64))
+            try synth.setProperty(
+                OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(part.polyphony ?? 64))
             if let scale = part.tuning { try synth.setTuning(try tuningTable(scale, part.keymap)) }
             if let arpeggio {
                 try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))
@@ -149,6 +150,10 @@ struct RigUnits {
                 throw RigError(
                     "no SoundFont found for part '\(part.name)'; give one with soundfont: (searched "
                         + "\(SearchPaths.soundFonts.joined(separator: ", ")))")
+            }
+            if let polyphony = part.polyphony {
+                try sampler.setProperty(
+                    FluidSynthSamplerUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(polyphony))
             }
             try sampler.loadSoundFont(font)
             if let scale = part.tuning { try sampler.setTuning(try tuningTable(scale, part.keymap)) }

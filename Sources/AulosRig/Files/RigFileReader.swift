@@ -81,7 +81,7 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "properties", "state", "effects", "tuning", "keymap",
+                    "properties", "state", "effects", "tuning", "keymap", "polyphony",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -143,6 +143,15 @@ extension Rig {
                 }
             }
             if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
+            if let n = partKeys["polyphony"] {
+                switch part.instrument {
+                case .synth: part.polyphony = try reader.integer(n, at + ".polyphony", in: 1...4096)
+                case .sampler: part.polyphony = try reader.integer(n, at + ".polyphony", in: 16...4096)
+                case .lv2:
+                    throw reader.error(
+                        n, at + ".polyphony", "goes with the synth or the sampler (an LV2 plugin sets its own)")
+                }
+            }
             if let n = partKeys["tuning"] { part.tuning = try reader.string(n, at + ".tuning") }
             if let n = partKeys["keymap"] { part.keymap = try reader.string(n, at + ".keymap") }
             if part.instrument == .lv2, let key = ["tuning", "keymap"].first(where: { partKeys[$0] != nil }) {

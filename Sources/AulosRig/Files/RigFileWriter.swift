@@ -70,6 +70,7 @@ extension Rig {
                 let sends = part.sends.sorted { $0.key < $1.key }.map { "\(quote($0.key)): \($0.value.clean)" }
                 lines.append("    sends: {\(sends.joined(separator: ", "))}")
             }
+            if let polyphony = part.polyphony { lines.append("    polyphony: \(polyphony)") }
             if let tuning = part.tuning { lines.append("    tuning: \(quote(tuning))") }
             if let keymap = part.keymap { lines.append("    keymap: \(quote(keymap))") }
             if !part.effects.isEmpty {

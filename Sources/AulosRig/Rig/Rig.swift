@@ -52,6 +52,9 @@ public struct Rig: Equatable, Sendable {
         public var sends: [String: Float] = [:]
         /// The part's insert effects, in order, between its instrument and its EQ (built-in or LV2).
         public var effects: [EffectSpec] = []
+        /// The most voices the part's instrument sounds at once (synth 1…4,096, default 64; sampler
+        /// 16…4,096, default FluidSynth's 256).
+        public var polyphony: Int?
         /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for this part, over the rig's.
         public var tuning: String?
         public var keymap: String?
