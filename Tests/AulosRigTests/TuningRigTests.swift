@@ -50,6 +50,24 @@ import Testing
         }
     }
 
+    /// A bundled tuning by name (presets/tunings), wherever aulos runs; an unknown name lists them.
+    @Test func bundledTuningsGoByName() throws {
+        let playback = try PlaybackRig(
+            try Rig(yaml: "tuning: 19-edo\nparts:\n  - instrument: synth\n"), fileSample: .float32)
+        defer { playback.close() }
+        let synth = playback.instruments[0] as! OscillatorSynthUnit
+        #expect(abs(synth.tuning.pitches[70]! - (69 + 12.0 / 19)) < 1e-6)
+        do {
+            let other = try PlaybackRig(try Rig(yaml: "tuning: 17-edo\nparts:\n  - instrument: synth\n"))
+            other.close()
+            Issue.record("expected an error")
+        } catch let error as RigError {
+            #expect(
+                error.message.contains("no tuning '17-edo': give a .scl file or one of 12-edo, 19-edo"),
+                "\(error.message)")
+        }
+    }
+
     @Test func aMissingScaleFileNamesThePart() throws {
         let rig = try Rig(
             yaml: "parts:\n  - name: lead\n    instrument: synth\n    tuning: /no/such.scl\n", file: "r.yaml")

@@ -4,6 +4,7 @@ import AulosGraph
 import AulosLV2
 import AulosMIDI
 import AulosUnits
+import Foundation
 
 /// Adds units to a playback rig's graph, each set up like the rest of the rig (slice, host callbacks,
 /// processing format): the parts' instruments with their sounds and EQs on their mixer buses, and EQs.
@@ -210,8 +211,22 @@ struct RigUnits {
         }
     }
 
-    /// A part's Scala scale and mapping as a tuning table (errors name the file and line).
+    /// A part's Scala scale and mapping as a tuning table: files, or bundled tunings by name (errors name
+    /// the file and line).
     func tuningTable(_ scale: String, _ keymap: String?) throws(RigError) -> TuningTable {
-        do { return try TuningTable.load(scale: scale, keymap: keymap) } catch { throw RigError(error.message) }
+        let scalePath = SearchPaths.tuningFile(scale, suffix: ".scl")
+        if !scale.contains("/") && !FileManager.default.fileExists(atPath: scalePath) {
+            let bundled = SearchPaths.tunings
+            throw RigError(
+                "no tuning '\(scale)': give a .scl file"
+                    + (bundled.isEmpty ? "" : " or one of \(bundled.joined(separator: ", ")) (aulos presets)"))
+        }
+        do {
+            return try TuningTable.load(
+                scale: scalePath,
+                keymap: keymap.map { SearchPaths.tuningFile($0, suffix: ".kbm") })
+        } catch {
+            throw RigError(error.message)
+        }
     }
 }

@@ -29,6 +29,28 @@ public enum SearchPaths {
         return environment + dataRoots.map { $0 + "/presets" }
     }
 
+    /// A tuning file as a rig or `--tuning` names it: the path itself when it is a file, else a bundled
+    /// one by name in a preset folder's `tunings/` (`19-edo` or `19-edo.scl`), else the path as given (so
+    /// the error names what was asked for).
+    public static func tuningFile(_ name: String, suffix: String) -> String {
+        if FileManager.default.fileExists(atPath: name) || name.contains("/") { return name }
+        let file = name.hasSuffix(suffix) ? name : name + suffix
+        for folder in presetFolders where FileManager.default.isReadableFile(atPath: folder + "/tunings/" + file) {
+            return folder + "/tunings/" + file
+        }
+        return name
+    }
+
+    /// The bundled tunings (`.scl` names without the suffix), from the first preset folder that has any.
+    public static var tunings: [String] {
+        for folder in presetFolders {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/tunings")) ?? [])
+                .filter { $0.hasSuffix(".scl") }.map { String($0.dropLast(4)) }.sorted()
+            if !names.isEmpty { return names }
+        }
+        return []
+    }
+
     /// The first preset folder that has synth presets; nil when none has.
     public static var presetFolder: String? {
         presetFolders.first { folder in

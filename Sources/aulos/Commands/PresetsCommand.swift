@@ -49,6 +49,9 @@ struct PresetsCommand: ParsableCommand {
                         + "\(info.minValue.clean)…\(info.maxValue.clean), \(info.defaultValue.clean)\(values)")
             }
         }
+        let tunings = SearchPaths.tunings
+        print("Tunings (Scala scales in presets/tunings; --tuning NAME or tuning: NAME in a rig):")
+        print("  " + (tunings.isEmpty ? "none found" : tunings.joined(separator: ", ")))
         print("Rigs (presets/rigs):")
         for rig in RigLibrary.factory {
             print(
