@@ -1,5 +1,5 @@
+import AulosCore
 import CLilv
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +22,7 @@ public final class LV2URIDMap: @unchecked Sendable {
         var ids: [String: UInt32] = [:]
         var uris: [String] = []
     }
-    private let table = Mutex(Table())
+    private let table = Locked(Table())
 
     /// `LV2_URID_Map` and `LV2_URID_Unmap`, and the `LV2_Feature`s that carry them, at stable addresses.
     let mapData: UnsafeMutablePointer<LV2_URID_Map>
@@ -78,7 +78,7 @@ public final class LV2URIDMap: @unchecked Sendable {
 
     /// C strings handed to plugins by unmap live as long as the process (the specification asks that they
     /// stay valid): one per id, made on first use.
-    private let unmapped = Mutex([UInt32: UnsafeMutablePointer<CChar>]())
+    private let unmapped = Locked([UInt32: UnsafeMutablePointer<CChar>]())
 
     private func unmapCString(_ id: UInt32) -> UnsafePointer<CChar>? {
         guard let uri = unmap(id) else { return nil }

@@ -1,6 +1,5 @@
 import AulosCore
 import CLilv
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +14,8 @@ public final class LV2World: @unchecked Sendable {
     public static let shared = LV2World()
 
     let world: OpaquePointer?
-    let lock = Mutex(())
+    /// lilv's world is not thread-safe. (`Locked`, not `Mutex`: ThreadSanitizer sees pthread mutexes.)
+    let lock = Locked(())
     public let plugins: [LV2PluginInfo]
     /// Where plugins' own files go (state:makePath): `$XDG_DATA_HOME/aulos/lv2` (or ~/.local/share/…),
     /// one directory per plugin under it.
@@ -82,12 +82,10 @@ public final class LV2World: @unchecked Sendable {
     /// (lilv and serd report problems by printing; Aulos reports them as one-line errors). Control thread;
     /// nothing else in Aulos prints meanwhile. One capture at a time: file descriptor 2 is the process's.
     static func capturingStandardError<T>(_ body: () -> T) -> (T, String) {
-        captureLock.lock()
-        defer { captureLock.unlock() }
-        return capturing(body)
+        captureLock.withLock { _ in capturing(body) }
     }
 
-    private static let captureLock = PlainLock()
+    private static let captureLock = Locked(())
 
     private static func capturing<T>(_ body: () -> T) -> (T, String) {
         fflush(nil)
@@ -105,6 +103,9 @@ public final class LV2World: @unchecked Sendable {
         return (result, String(decoding: bytes.prefix(count), as: UTF8.self))
     }
 
+    /// The installed plugin with `uri`, as the catalog describes it; nil when none is.
+    public func info(_ uri: String) -> LV2PluginInfo? { plugins.first { $0.uri == uri } }
+
     /// lilv's plugin for `uri` (call under the lock).
     func plugin(_ uri: String) -> OpaquePointer? {
         guard let world else { return nil }
@@ -117,16 +118,4 @@ public final class LV2World: @unchecked Sendable {
 /// The process's environment variables (read once, control thread).
 struct ProcessEnvironment {
     subscript(name: String) -> String? { getenv(name).map { String(cString: $0) } }
-}
-
-/// A pthread mutex, for a critical section whose body returns a value `Mutex` would have to send.
-final class PlainLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(mutex, nil) }
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
 }
