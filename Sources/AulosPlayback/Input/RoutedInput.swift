@@ -36,29 +36,20 @@ struct RoutedInput {
         /// When each (part, channel, note) was last struck.
         var struckAt: [Int: Int64] = [:]
         // System messages (SysEx, clock) are counted, not copied aside: a big file's messages are walked once.
-        // GM/GS/XG resets are played: Reset All Controllers (and All Sound Off) on every channel of every part;
+        // GM/GS/XG resets are played: Reset All Controllers (and All Sound Off) on every channel of every part.
+        // MIDI Tuning Standard messages retune the synth parts at their frame. (FluidSynth copies its whole
+        // tuning on every change, allocating on the render thread, so the sampler does not yet; an LV2
+        // plugin keeps its own tuning.)
         var systemMessages = 0
-        // MIDI Tuning Standard messages retune the synth parts, at their frame.
         for scheduled in input.messages where ChannelMessage(scheduled.message) == nil {
-            guard case .systemExclusive(let data) = scheduled.message else {
+            guard case .systemExclusive(let data) = scheduled.message, let played = PlayedSystemExclusive(data) else {
                 systemMessages += 1
                 continue
             }
-            let messages: [ChannelMessage]
             var parts = Array(rig.parts.indices)
-            if SystemReset.isReset(data) {
-                messages = SystemReset.channelMessages
-            } else if let changes = MIDITuningMessage.keyChanges(data) {
-                messages = changes.flatMap(MIDITuningMessage.events)
-                // The synth plays them. (FluidSynth copies its whole tuning on every change, allocating on
-                // the render thread, so the sampler does not yet; an LV2 plugin keeps its own tuning.)
-                parts.removeAll { rig.parts[$0].part.instrument != .synth }
-            } else {
-                systemMessages += 1
-                continue
-            }
+            if case .tuning = played { parts.removeAll { rig.parts[$0].part.instrument != .synth } }
             for part in parts {
-                for message in messages {
+                for message in played.messages {
                     events.append(
                         TimedMIDIEvent(sampleTime: scheduled.sampleTime, destination: UInt16(part), message: message))
                 }

@@ -66,22 +66,18 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
                 }
                 if case .timingClock = message { return }
                 attached.transport.handle(message)
-            case .systemExclusive(let data) where SystemReset.isReset(data):
-                // A GM/GS/XG reset: every instrument's channels back to their defaults (CC 91/93 included).
+            case .systemExclusive(let data):
+                // A GM/GS/XG reset (every instrument's channels back to their defaults, CC 91/93 included) or
+                // a MIDI Tuning Standard message (the synth parts' keys retuned; other instruments ignore
+                // the internal events that carry it), to every part at its frame.
+                guard let played = PlayedSystemExclusive(data) else {
+                    attached.transport.handle(message)  // MIDI Machine Control; other SysEx is not played live yet
+                    return
+                }
                 let deliveries = (0..<attached.router.partCount).flatMap { part in
-                    SystemReset.channelMessages.map { (destination: UInt16(part), message: $0) }
+                    played.messages.map { (destination: UInt16(part), message: $0) }
                 }
                 Self.queue(deliveries, into: attached, arrivalNanos: arrivalNanos)
-            case .systemExclusive(let data) where MIDITuningMessage.keyChanges(data) != nil:
-                // A MIDI Tuning Standard message: the synth parts' keys retuned at its frame (the other
-                // instruments ignore the internal events that carry it).
-                let messages = MIDITuningMessage.keyChanges(data)!.flatMap(MIDITuningMessage.events)
-                let deliveries = (0..<attached.router.partCount).flatMap { part in
-                    messages.map { (destination: UInt16(part), message: $0) }
-                }
-                Self.queue(deliveries, into: attached, arrivalNanos: arrivalNanos)
-            case .systemExclusive:
-                attached.transport.handle(message)  // MIDI Machine Control; other SysEx is not played live yet
             default:
                 return
             }
