@@ -46,7 +46,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a required feature
     /// or port type Aulos does not provide). Control thread.
     public init(uri: String, world: LV2World = .shared) throws(AudioUnitError) {
-        guard let info = world.plugins.first(where: { $0.uri == uri }) else {
+        guard let info = world.info(uri) else {
             throw AudioUnitError(.invalidPropertyValue, "no LV2 plugin <\(uri)> installed (see aulos units --lv2)")
         }
         let missing = info.missingFeatures.sorted()
@@ -210,21 +210,34 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         instances.publish(record)
     }
 
+    /// One of the plugin's writable properties, by URI or label (any case), or an error listing them.
+    public func property(named name: String) throws(AudioUnitError) -> LV2PluginInfo.PropertyInfo {
+        let lowercased = name.lowercased()
+        if let property = plugin.properties.first(where: { $0.uri == name || $0.label.lowercased() == lowercased }) {
+            return property
+        }
+        let known = plugin.properties.map(\.label)
+        throw AudioUnitError(
+            .invalidProperty,
+            "\(self.name) has no property '\(name)'"
+                + (known.isEmpty ? " (it takes none)" : " (it has \(known.joined(separator: ", ")))"))
+    }
+
+    /// `setProperty` with the value as text (a rig file's), read as the property's type.
+    public func setProperty(_ name: String, text: String) throws(AudioUnitError) {
+        let property = try self.property(named: name)
+        guard let value = LV2PropertyValue(text, range: property.range) else {
+            let type = property.range.split(separator: "#").last ?? "a value"
+            throw AudioUnitError(.invalidPropertyValue, "\(self.name) \(property.label) takes \(type), not '\(text)'")
+        }
+        try setProperty(property.uri, to: value)
+    }
+
     /// Sets one of the plugin's writable properties (`plugin.properties`, by URI or label) with a patch:Set
     /// message at the start of its next run — as a plugin's own UI would; a plugin may hand the work to its
     /// worker (eg-sampler loads the sample there). Control thread.
     public func setProperty(_ name: String, to value: LV2PropertyValue) throws(AudioUnitError) {
-        guard
-            let property = plugin.properties.first(where: {
-                $0.uri == name || $0.label.lowercased() == name.lowercased()
-            })
-        else {
-            let known = plugin.properties.map(\.label)
-            throw AudioUnitError(
-                .invalidProperty,
-                "\(self.name) has no property '\(name)'"
-                    + (known.isEmpty ? " (it takes none)" : " (it has \(known.joined(separator: ", ")))"))
-        }
+        let property = try self.property(named: name)
         let message = LV2PropertyMessage.patchSet(
             property: LV2URIDMap.shared.map(property.uri), value: value, map: LV2URIDMap.shared)
         guard message.count + 8 <= LV2Kernel.atomCapacity - LV2Kernel.midiRoom - 16 else {

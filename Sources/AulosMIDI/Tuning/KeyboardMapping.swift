@@ -25,7 +25,7 @@ public struct KeyboardMapping: Equatable, Sendable {
 
     /// Reads `text`; errors name the line (of `file`) and what is wrong.
     public init(text: String, file: String = "keymap") throws(TuningError) {
-        var lines = TuningLines(text: text, file: file)
+        var lines = TuningLines(text: text)
         func number(_ what: String, in range: ClosedRange<Int>) throws(TuningError) -> Int {
             guard let line = lines.next() else { throw TuningError("\(file): ends before the \(what)") }
             guard let value = Int(line.firstWord), range.contains(value) else {

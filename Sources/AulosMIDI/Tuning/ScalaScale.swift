@@ -22,7 +22,7 @@ public struct ScalaScale: Equatable, Sendable {
 
     /// Reads `text`; errors name the line (of `file`) and what is wrong.
     public init(text: String, file: String = "scale") throws(TuningError) {
-        var lines = TuningLines(text: text, file: file)
+        var lines = TuningLines(text: text)
         guard !text.allSatisfy(\.isWhitespace), let descriptionLine = lines.next(keepingEmpty: true) else {
             throw TuningError("\(file): empty; a .scl file starts with a description line, then the number of notes")
         }
@@ -82,11 +82,9 @@ struct TuningLines {
 
     private var lines: [Substring]
     private var index = 0
-    private let file: String
 
-    init(text: String, file: String) {
+    init(text: String) {
         lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-        self.file = file
     }
 
     /// The next line that is not a comment (and, unless `keepingEmpty`, not blank), trimmed.

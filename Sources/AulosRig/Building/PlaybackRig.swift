@@ -51,6 +51,8 @@ public final class PlaybackRig {
     public let returns: [(bus: ReturnBus, units: [AudioUnit])]
     /// The master insert chain's units, after the master EQ.
     public let masterEffects: [AudioUnit]
+    /// Every LV2 plugin the rig plays: instruments, then part, return and master effects.
+    let lv2Plugins: [LV2Unit]
     /// The master EQ, once the set (or `setMasterEQ`) asked for one; `masterEQInFlow` says whether it is
     /// in the signal path now.
     public private(set) var masterEQ: IPodEQUnit?
@@ -284,6 +286,8 @@ public final class PlaybackRig {
         (masterEQNode, masterEQ, masterEQInFlow) = (master?.0, master?.1, master != nil)
         let masterChain = try units.addChain(first.masterEffects, after: master?.0 ?? mixNode)
         masterEffects = masterChain.units
+        let effects: [AudioUnit] = parts.flatMap(\.effects) + builtReturns.flatMap(\.units) + masterEffects
+        lv2Plugins = instruments.compactMap { $0 as? LV2Unit } + effects.compactMap { $0 as? LV2Unit }
         afterEQNode = masterChain.first ?? outputNode
         try graph.connectNodeInput(masterChain.last, sourceOutput: 0, outputNode, destinationInput: 0)
         if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
@@ -301,12 +305,7 @@ public final class PlaybackRig {
         // Offline, an LV2 plugin's worker jobs are done inside its run: the file does not depend on how
         // fast a worker thread was.
         if session == nil {
-            let plugins =
-                instruments.compactMap { $0 as? LV2Unit }
-                + (parts.flatMap(\.effects) + builtReturns.flatMap(\.units) + masterEffects).compactMap {
-                    $0 as? LV2Unit
-                }
-            for plugin in plugins { plugin.worksInRender = true }
+            for plugin in lv2Plugins { plugin.worksInRender = true }
         }
         transport.play()
         for (index, entry) in set.entries.enumerated() {
@@ -397,11 +396,7 @@ public final class PlaybackRig {
         for case let sampler as FluidSynthSamplerUnit in parts.map(\.instrument) {
             for warning in sampler.soundFontWarnings where !seen.contains(warning) { seen.append(warning) }
         }
-        let plugins =
-            instruments.compactMap { $0 as? LV2Unit }
-            + (parts.flatMap(\.effects) + returns.flatMap(\.units) + masterEffects).compactMap {
-                $0 as? LV2Unit
-            }
+        let plugins = lv2Plugins
         for plugin in plugins where !plugin.plugin.isHardRealTimeCapable {
             let warning = "\(plugin.name) is not hard-real-time capable: its run() may block or allocate (xruns)"
             if !seen.contains(warning) { seen.append(warning) }

@@ -33,6 +33,7 @@ extension PlaybackRig {
     /// Program changes LV2 plugins received since the last call select their presets (from the next slice).
     /// Called by the live session's status tick and by the offline render after each slice.
     public func applyPluginProgramChanges() {
-        for instrument in instruments { (instrument as? LV2Unit)?.applyProgramRequests() }
+        // Every plugin, effects too: the call also frees an instance the render thread let go of.
+        for plugin in lv2Plugins { plugin.applyProgramRequests() }
     }
 }

@@ -84,7 +84,7 @@ struct RigUnits {
         case .sampler: description = FluidSynthSamplerUnit.componentDescription
         case .lv2:
             // Registered (and checked) by PlaybackRig before the graph was made.
-            description = LV2World.shared.plugins.first { $0.uri == part.plugin }?.componentDescription ?? .any
+            description = LV2World.shared.info(part.plugin ?? "")?.componentDescription ?? .any
         }
         let node = try graph.addNode(description)
         let instrument = try graph.unit(for: node) as! any MusicDevice
@@ -184,30 +184,12 @@ struct RigUnits {
         if let preset = part.preset { try plugin.applyPreset(try plugin.preset(named: preset)) }
         if let state = part.state { try plugin.restoreLV2State(state) }
         for (name, value) in part.parameters.sorted(by: { $0.key < $1.key }) {
-            let info: ParameterInfo
-            if let port = plugin.plugin.ports.first(where: { $0.symbol == name && $0.kind == .control && $0.isInput }) {
-                info = try plugin.parameterInfo(ParameterID(UInt32(port.index)))
-            } else {
-                info = try EffectSpec.parameter(named: name, in: plugin)
-            }
-            guard (info.minValue...info.maxValue).contains(value) else {
-                let range = "\(info.minValue.clean)…\(info.maxValue.clean)"
-                throw RigError("\(plugin.name) \(EffectSpec.dashed(info.name)) must be \(range), not \(value.clean)")
-            }
-            try plugin.setParameter(info.id, value: value)
+            try EffectSpec.set(name, to: value, on: plugin, called: plugin.name)
         }
         try plugin.initialize()
         // Properties go by message, at the plugin's first run.
         for (name, text) in part.properties.sorted(by: { $0.key < $1.key }) {
-            guard let property = plugin.plugin.properties.first(where: { $0.uri == name || $0.label == name }) else {
-                try plugin.setProperty(name, to: .string(text))  // the error lists the properties there are
-                continue
-            }
-            guard let value = LV2PropertyValue(text, range: property.range) else {
-                let type = property.range.split(separator: "#").last ?? "a value"
-                throw RigError("\(plugin.name) \(property.label) takes \(type), not '\(text)'")
-            }
-            try plugin.setProperty(property.uri, to: value)
+            try plugin.setProperty(name, text: text)
         }
     }
 

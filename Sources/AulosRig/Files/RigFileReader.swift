@@ -130,10 +130,20 @@ extension Rig {
                     part.sends[name] = Float(try reader.number(value, at + ".sends.\(name)", in: 0...1))
                 }
             }
+            // What only an LV2 part takes, and what it does not.
+            if part.instrument != .lv2,
+                let key = ["parameters", "properties", "state"].first(where: { partKeys[$0] != nil })
+            {
+                throw reader.error(partKeys[key]!, at + ".\(key)", "goes with an LV2 part (lv2:URI)")
+            }
+            if part.instrument == .lv2,
+                let key = ["polyphony", "tuning", "keymap"].first(where: { partKeys[$0] != nil })
+            {
+                let what = key == "polyphony" ? "sets its own voices" : "keeps its own tuning"
+                throw reader.error(
+                    partKeys[key]!, at + ".\(key)", "goes with the synth or the sampler (an LV2 plugin \(what))")
+            }
             if let n = partKeys["parameters"] {
-                guard part.instrument == .lv2 else {
-                    throw reader.error(n, at + ".parameters", "goes with an LV2 part (lv2:URI)")
-                }
                 guard let mapping = n.mapping else {
                     throw reader.error(n, at + ".parameters", "must be a mapping of parameter names to numbers")
                 }
@@ -144,28 +154,16 @@ extension Rig {
             }
             if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
             if let n = partKeys["polyphony"] {
-                switch part.instrument {
-                case .synth: part.polyphony = try reader.integer(n, at + ".polyphony", in: 1...4096)
-                case .sampler: part.polyphony = try reader.integer(n, at + ".polyphony", in: 16...4096)
-                case .lv2:
-                    throw reader.error(
-                        n, at + ".polyphony", "goes with the synth or the sampler (an LV2 plugin sets its own)")
-                }
+                // The synth's voice table takes 1…4096; FluidSynth wants at least 16.
+                let range = part.instrument == .synth ? 1...4096 : 16...4096
+                part.polyphony = try reader.integer(n, at + ".polyphony", in: range)
             }
             if let n = partKeys["tuning"] { part.tuning = try reader.string(n, at + ".tuning") }
             if let n = partKeys["keymap"] { part.keymap = try reader.string(n, at + ".keymap") }
-            if part.instrument == .lv2, let key = ["tuning", "keymap"].first(where: { partKeys[$0] != nil }) {
-                throw reader.error(
-                    partKeys[key]!, at + ".\(key)",
-                    "goes with the synth or the sampler (an LV2 plugin keeps its own tuning)")
-            }
             if part.keymap != nil && part.tuning == nil {
                 throw reader.error(partKeys["keymap"]!, at + ".keymap", "goes with a tuning: (a .scl file)")
             }
             if let n = partKeys["properties"] {
-                guard part.instrument == .lv2 else {
-                    throw reader.error(n, at + ".properties", "goes with an LV2 part (lv2:URI)")
-                }
                 guard let mapping = n.mapping else {
                     throw reader.error(n, at + ".properties", "must be a mapping of property names to values")
                 }
@@ -177,12 +175,7 @@ extension Rig {
                     part.properties[name] = text
                 }
             }
-            if let n = partKeys["state"] {
-                guard part.instrument == .lv2 else {
-                    throw reader.error(n, at + ".state", "goes with an LV2 part (lv2:URI)")
-                }
-                part.state = try reader.string(n, at + ".state")
-            }
+            if let n = partKeys["state"] { part.state = try reader.string(n, at + ".state") }
             if part.instrument == .synth, part.soundFont != nil {
                 throw reader.error(partKeys["soundfont"]!, at + ".soundfont", "goes with the sampler, not the synth")
             }

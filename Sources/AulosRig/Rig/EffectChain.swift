@@ -40,7 +40,7 @@ public enum EffectKind: Hashable, Sendable {
         case .reverb: ReverbUnit.componentDescription
         case .chorus: ChorusUnit.componentDescription
         case .delay: DelayUnit.componentDescription
-        case .lv2(let uri): LV2World.shared.plugins.first { $0.uri == uri }?.componentDescription ?? .any
+        case .lv2(let uri): LV2World.shared.info(uri)?.componentDescription ?? .any
         }
     }
 
@@ -90,6 +90,13 @@ public struct EffectSpec: Equatable, Sendable {
 
     /// The unit's parameter called `name`, or an error listing the names it has.
     public static func parameter(named name: String, in unit: AudioUnit) throws(RigError) -> ParameterInfo {
+        // An LV2 plugin's parameters also go by their port symbols (`vcf_freq`).
+        if let plugin = unit as? LV2Unit,
+            let port = plugin.plugin.ports.first(where: { $0.symbol == name && $0.kind == .control && $0.isInput }),
+            let info = try? plugin.parameterInfo(ParameterID(UInt32(port.index)))
+        {
+            return info
+        }
         let list = (try? unit.get(.parameterList, scope: .global)) ?? []
         let infos = list.compactMap { try? unit.parameterInfo($0) }
         if let info = infos.first(where: { normalized($0.name) == normalized(name) }) { return info }
@@ -124,14 +131,18 @@ public struct EffectSpec: Equatable, Sendable {
             }
             do { try unit.applyPreset(match) } catch { throw RigError(error.detail) }
         }
-        for (name, value) in parameters {
-            let info = try Self.parameter(named: name, in: unit)
-            guard (info.minValue...info.maxValue).contains(value) else {
-                let range = "\(info.minValue.clean)…\(info.maxValue.clean)"
-                throw RigError("\(called) \(Self.dashed(info.name)) must be \(range), not \(value.clean)")
-            }
-            do { try unit.setParameter(info.id, value: value) } catch { throw RigError(error.detail) }
+        for (name, value) in parameters { try Self.set(name, to: value, on: unit, called: called) }
+    }
+
+    /// Sets `unit`'s parameter called `name` (a name, or an LV2 port symbol) to `value`, checked against
+    /// its range; errors name the unit as `called`.
+    static func set(_ name: String, to value: Float, on unit: AudioUnit, called: String) throws(RigError) {
+        let info = try parameter(named: name, in: unit)
+        guard (info.minValue...info.maxValue).contains(value) else {
+            let range = "\(info.minValue.clean)…\(info.maxValue.clean)"
+            throw RigError("\(called) \(dashed(info.name)) must be \(range), not \(value.clean)")
         }
+        do { try unit.setParameter(info.id, value: value) } catch { throw RigError(error.detail) }
     }
 }
 

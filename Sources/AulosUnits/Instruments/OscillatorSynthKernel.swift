@@ -164,7 +164,7 @@ struct OscillatorSynthKernel {
     /// What each key plays, in MIDI note units (NaN: a silent key), and the changes the control thread
     /// sends while it plays (a new scale, a tuning message), applied at a slice's start.
     let keyPitches: UnsafeMutablePointer<Double>
-    let tuningChanges: SPSCRing<KeyTuning>?
+    let tuningChanges: SPSCRing<KeyTuning>
     /// A MIDI Tuning Standard key change half received (key << 8 | semitone; 0xFFFF: none).
     let pendingKeyTuning: UnsafeMutablePointer<UInt16>
 
@@ -172,7 +172,7 @@ struct OscillatorSynthKernel {
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
         host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0,
-        tuning: TuningTable = .equal, tuningChanges: SPSCRing<KeyTuning>? = nil
+        tuning: TuningTable, tuningChanges: SPSCRing<KeyTuning>
     ) {
         self.host = host
         keyPitches = .allocate(capacity: 128)
@@ -283,9 +283,7 @@ struct OscillatorSynthKernel {
         sends?.beginSlice()
         time.pointee = sampleTime
         events.beginSlice()
-        if let tuningChanges {
-            while let change = tuningChanges.pop() { keyPitches[Int(change.key & 0x7F)] = change.pitch }
-        }
+        while let change = tuningChanges.pop() { keyPitches[Int(change.key & 0x7F)] = change.pitch }
         parameters.beginSlice()
         queryHost()
         shedToLimit()
