@@ -57,10 +57,9 @@ public struct PlaybackOptions: Sendable {
     public init() {}
 
     /// The rig set to play: the given set (with `eq` as every rig's master EQ), the given rig, or one part
-    /// playing every channel with General MIDI's reverb and chorus returns — except that a lone synth playing
-    /// a file leaves out General MIDI's drum channel rather than play drums as notes (it has no drum kit; a
-    /// keyboard on channel 10 is still heard).
-    public func rigSet(playingFile: Bool) -> RigSet {
+    /// playing every channel with General MIDI's reverb and chorus returns (the synth plays its drum kit on
+    /// channel 10, the sampler its SoundFont's).
+    public func playedRigSet() -> RigSet {
         if var set = rigSet ?? rig.map(RigSet.init) {
             for index in set.entries.indices {
                 if let eq { set.entries[index].rig.eq = eq }
@@ -85,7 +84,6 @@ public struct PlaybackOptions: Sendable {
         part.soundFont = soundFont
         part.plugin = plugin
         if instrument != .lv2 { (part.tuning, part.keymap) = (tuning, keymap) }
-        if instrument == .synth && playingFile { part.channels.removeAll { $0 == 10 } }
         var rig = Rig(name: "default", parts: [part])
         rig.sampleRate = sampleRate ?? rig.sampleRate
         rig.slice = slice ?? rig.slice

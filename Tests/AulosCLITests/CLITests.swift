@@ -79,7 +79,7 @@ func runAulos(
     @Test func presetsListsSynthPresetsAndParameters() throws {
         let result = try runAulos(["presets"])
         #expect(result.status == 0)
-        #expect(result.stdout.contains("0: Warm Pad"))
+        #expect(result.stdout.contains("89: Warm Pad"))
         #expect(result.stdout.contains("osc1Waveform"))
         #expect(result.stdout.contains("saw|pulse|triangle|sine|noise"))
         #expect(result.stdout.contains("AulosGM.sf2"))

@@ -120,7 +120,9 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         #expect(audio.samples[..<28_800].contains { $0 != 0 })
     }
 
-    @Test func theSynthSkipsDrumsAndProgramChangesAndSaysSo() throws {
+    /// The synth plays a General MIDI file whole: channel 10 on its drum kit, program changes per channel;
+    /// nothing is reported skipped.
+    @Test func theSynthPlaysDrumsAndProgramChanges() throws {
         let input = scratchPath("song.score")
         writeFile(input, Array(score.utf8))
         let output = scratchPath("song.wav")
@@ -131,10 +133,22 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         var options = PlaybackOptions()
         options.input = input
         options.preset = "Pluck"
+        options.dry = true
         let summary = try FileRender.run(options, to: RenderOutput(path: output))
         #expect(summary.instrumentDescription == "synth (Pluck)")
-        #expect(summary.notes.contains { $0.contains("channel 10") })
-        #expect(summary.notes.contains { $0.contains("program changes") })
+        #expect(!summary.notes.contains { $0.contains("channel") || $0.contains("program") }, "\(summary.notes)")
+        // The kick (C2 on channel 10 at beat 2.5, 1.25 s in) is there: the file without it differs there.
+        let withoutKick = scratchPath("no-kick.score")
+        writeFile(withoutKick, Array(score.replacingOccurrences(of: "2.5b note C2 0.25b ch=10\n", with: "").utf8))
+        defer { unlink(withoutKick) }
+        let withKick = try AudioFileContents(path: output)
+        options.input = withoutKick
+        _ = try FileRender.run(options, to: RenderOutput(path: output))
+        let plain = try AudioFileContents(path: output)
+        let window = (2 * 60_000)..<(2 * 64_800)
+        let kick = window.map { abs(withKick.samples[$0] - plain.samples[$0]) }.max()!
+        #expect(kick > 0.05, "kick peak \(kick)")
+        #expect(withKick.samples[..<window.lowerBound] == plain.samples[..<window.lowerBound])
     }
 
     @Test func badInputIsOneLineNamingFileAndLine() throws {

@@ -161,7 +161,7 @@ import Glibc
         #expect(lines.count == 3)
         for path in [
             "/usr/local/bin/aulos", "/usr/local/share/aulos/presets/rigs/stage.yaml",
-            "/usr/local/share/aulos/presets/synth/00-warm-pad.json",
+            "/usr/local/share/aulos/presets/synth/089-warm-pad.json",
             "/etc/systemd/system/aulos.service",
         ] {
             #expect(access(folder + path, F_OK) == 0, "\(path)")

@@ -43,10 +43,10 @@ import Glibc
             12000f cc 64 127
             12000f note A4 100ms
             20000f cc 64 0
-            20000f program 2
+            20000f program 38
             20001f note C3 2000f
             20500f note D3 2000f
-            24000f program 1
+            24000f program 81
             24000f note E5 0.2s vel=127
             30000f cc 123 0
             """
@@ -249,7 +249,7 @@ import Glibc
         try synth.selectPreset("round bass")
         #expect(try synth.getParameter(P.voiceMode.id) == 1)
         #expect(try synth.get(.presentPreset).name == "Round Bass")
-        try synth.selectPreset("7")
+        try synth.selectPreset("14")
         #expect(try synth.get(.presentPreset).name == "Glass Bell")
         expectError(.invalidPropertyValue) { try synth.selectPreset("Kazoo") }
         #expect(OscillatorSynthUnit.Parameter.allCases.count == 33)  // the kernel's literal parameter count
@@ -296,7 +296,9 @@ import Glibc
                 rig.scheduler.schedule(.controlChange(channel: 0, controller: 1, value: UInt8(cycle % 128)), at: at)
                 rig.scheduler.schedule(.pitchBend(channel: 0, value: UInt16(cycle % 16_384)), at: at + 5)
                 if cycle % 800 == 0 {
-                    rig.scheduler.schedule(.programChange(channel: 0, program: UInt8(cycle / 800 % 9)), at: at)
+                    rig.scheduler.schedule(
+                        .programChange(
+                            channel: 0, program: UInt8([0, 14, 16, 24, 38, 48, 61, 81, 89][cycle / 800 % 9])), at: at)
                 }
             }
             rig.harness.renderSlice(64, counting: true)

@@ -32,7 +32,6 @@ struct RoutedInput {
         var notes: [String] = []
         /// Events no part played, by channel (1…16).
         var unrouted: [Int: Int] = [:]
-        var programsSkipped = false
         /// When each (part, channel, note) was last struck.
         var struckAt: [Int: Int64] = [:]
         // System messages (SysEx, clock) are counted, not copied aside: a big file's messages are walked once.
@@ -56,7 +55,6 @@ struct RoutedInput {
             }
         }
         if systemMessages > 0 { notes.append("\(systemMessages) system messages (sysex, clock) not played") }
-        let synthPlays = rig.rig.parts.contains { $0.instrument == .synth }
         for scheduled in input.messages {
             guard let message = ChannelMessage(scheduled.message) else { continue }
             let time = scheduled.sampleTime
@@ -84,13 +82,10 @@ struct RoutedInput {
                     TimedMIDIEvent(sampleTime: at, destination: delivery.destination, message: delivery.message))
             }
             let isControlChannel = message.channel == router.controlChannel
-            guard routed.deliveries.isEmpty && routed.actions.isEmpty else {
-                if message.isProgramChange && !isControlChannel && synthPlays { programsSkipped = true }
-                continue
-            }
+            guard routed.deliveries.isEmpty && routed.actions.isEmpty else { continue }
             let normalized = message.normalized
             if normalized.isProgramChange {
-                if !isControlChannel { programsSkipped = true }
+                // For a channel no part plays: its notes say so.
             } else if normalized.isNoteOff || normalized.command == 0xA0 {
                 // Follows a note-on that was skipped, or off a key range.
             } else if normalized.isNoteOn
@@ -115,7 +110,6 @@ struct RoutedInput {
                     + (channels.count == 1 ? "it" : "them")
                     + (channels == ["10 (drums)"] ? "" : " (\(events) event\(events == 1 ? "" : "s"))"))
         }
-        if programsSkipped { notes.append("program changes ignored by the synth") }
         if router.switchCount > 0 {
             notes.append("\(router.switchCount) rig switch\(router.switchCount == 1 ? "" : "es") by program change")
         }

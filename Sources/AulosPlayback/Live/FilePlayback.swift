@@ -18,7 +18,7 @@ public enum FilePlayback {
         _ options: PlaybackOptions, session: AudioSession, duration: Double?,
         observer: PlaybackObserver = PlaybackObserver()
     ) throws -> LiveStatus {
-        let set = options.rigSet(playingFile: true)
+        let set = options.playedRigSet()
         try session.setPreferredSampleRate(set.entries[0].rig.sampleRate)
         try session.setPreferredIOBufferFrames(set.entries[0].rig.slice)
         let preview = try InputFile.load(

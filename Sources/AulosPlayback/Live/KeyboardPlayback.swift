@@ -127,7 +127,7 @@ public final class KeyboardPlayback {
                 for notice in sequencer.takeNotices() { observer.sequencerNotice(notice) }
             }
         }
-        var set = playback.rigSet(playingFile: false)
+        var set = playback.playedRigSet()
         var activeRig = 0
         var report: Report?
         while StopSignals.stopRequested == 0 {

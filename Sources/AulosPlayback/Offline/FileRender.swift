@@ -52,7 +52,7 @@ public enum FileRender {
         _ options: PlaybackOptions, to output: RenderOutput, progress: (Double) -> Void = { _ in },
         stopRequested: () -> Bool = { false }
     ) throws -> RenderSummary {
-        let set = options.rigSet(playingFile: true)
+        let set = options.playedRigSet()
         let rate = set.entries[0].rig.sampleRate
         try refuseOverwritingAnInput(output.path, options: options, set: set)
         let input = try InputFile.load(orDemo: options.input, sampleRate: rate, reading: options.midiReading)

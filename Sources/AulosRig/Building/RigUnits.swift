@@ -141,6 +141,14 @@ struct RigUnits {
             }
             try synth.setProperty(
                 OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(part.polyphony ?? 64))
+            // The part's first channel is the one whose program changes the unit's parameters show.
+            try synth.setProperty(
+                OscillatorSynthUnit.baseChannelProperty, scope: .global, element: 0,
+                value: UInt32((part.channels.min() ?? 1) - 1))
+            let drums = part.drumChannels ?? [10]
+            try synth.setProperty(
+                OscillatorSynthUnit.drumChannelsProperty, scope: .global, element: 0,
+                value: drums.reduce(UInt32(0)) { $0 | 1 << UInt32($1 - 1) })
             if let scale = part.tuning { try synth.setTuning(try tuningTable(scale, part.keymap)) }
             if let arpeggio {
                 try synth.setParameter(OscillatorSynthUnit.Parameter.arpMode.id, value: Float(arpeggio.mode.rawValue))

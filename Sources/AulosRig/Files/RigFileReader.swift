@@ -81,7 +81,7 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "properties", "state", "effects", "tuning", "keymap", "polyphony",
+                    "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -157,6 +157,16 @@ extension Rig {
                 // The synth's voice table takes 1…4096; FluidSynth wants at least 16.
                 let range = part.instrument == .synth ? 1...4096 : 16...4096
                 part.polyphony = try reader.integer(n, at + ".polyphony", in: range)
+            }
+            if let n = partKeys["drum-channels"] {
+                guard part.instrument == .synth else {
+                    throw reader.error(
+                        n, at + ".drum-channels", "goes with a synth part (the sampler's SoundFont has its own drums)")
+                }
+                let list = n.sequence.map(Array.init) ?? [n]
+                var drums: [Int] = []
+                for item in list { drums.append(try reader.integer(item, at + ".drum-channels", in: 1...16)) }
+                part.drumChannels = drums
             }
             if let n = partKeys["tuning"] { part.tuning = try reader.string(n, at + ".tuning") }
             if let n = partKeys["keymap"] { part.keymap = try reader.string(n, at + ".keymap") }

@@ -71,6 +71,9 @@ extension Rig {
                 lines.append("    sends: {\(sends.joined(separator: ", "))}")
             }
             if let polyphony = part.polyphony { lines.append("    polyphony: \(polyphony)") }
+            if let drums = part.drumChannels {
+                lines.append("    drum-channels: [\(drums.map(String.init).joined(separator: ", "))]")
+            }
             if let tuning = part.tuning { lines.append("    tuning: \(quote(tuning))") }
             if let keymap = part.keymap { lines.append("    keymap: \(quote(keymap))") }
             if !part.effects.isEmpty {

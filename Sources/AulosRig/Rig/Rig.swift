@@ -55,6 +55,8 @@ public struct Rig: Equatable, Sendable {
         /// The most voices the part's instrument sounds at once (synth 1…4,096, default 64; sampler
         /// 16…4,096, default FluidSynth's 256).
         public var polyphony: Int?
+        /// The channels (1…16) a synth part plays its drum kit on; nil: channel 10, as General MIDI has it.
+        public var drumChannels: [Int]?
         /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for this part, over the rig's.
         public var tuning: String?
         public var keymap: String?

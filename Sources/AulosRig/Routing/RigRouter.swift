@@ -37,7 +37,6 @@ public struct RigRouter: @unchecked Sendable {
         var keys: ClosedRange<Int>
         var transpose: Int
         var velocities: [UInt8]
-        var takesProgramChanges: Bool
     }
 
     typealias Mapping = PlaybackRig.ResolvedControl
@@ -84,8 +83,7 @@ public struct RigRouter: @unchecked Sendable {
         parts = rig.parts.map { loaded in
             PartRoute(
                 rig: loaded.rigIndex, channels: loaded.part.channels.reduce(0) { $0 | UInt16(1) << UInt16($1 - 1) },
-                keys: loaded.part.keys, transpose: loaded.part.transpose, velocities: loaded.part.velocity.table,
-                takesProgramChanges: loaded.part.instrument != .synth)
+                keys: loaded.part.keys, transpose: loaded.part.transpose, velocities: loaded.part.velocity.table)
         }
         controls = rig.controls
     }
@@ -213,10 +211,6 @@ public struct RigRouter: @unchecked Sendable {
             if controller == 121 { pedal[Int(channel)] = 0 }
             let everyRig = controller == 120 || controller == 121 || controller == 123
             routed.deliveries = listeners(channel, everyRig: everyRig).map { (UInt16($0), message) }
-        case 0xC0:
-            routed.deliveries = listeners(channel, everyRig: false).filter { parts[$0].takesProgramChanges }.map {
-                (UInt16($0), message)
-            }
         default:
             routed.deliveries = listeners(channel, everyRig: false).map { (UInt16($0), message) }
         }

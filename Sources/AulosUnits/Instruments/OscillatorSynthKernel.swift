@@ -29,16 +29,15 @@ struct SynthVoice: BitwiseCopyable {
     var amp = Envelope()
     var filterEnvelope = Envelope()
     var velocityGain: Float = 1
+    /// One noise source per oscillator: shared, how the two took turns would depend on where blocks end.
     var noise = NoiseGenerator(seed: 1)
-    var gainLeft: Float = 0
-    var gainRight: Float = 0
-    var gainLeftStep: Float = 0
-    var gainRightStep: Float = 0
+    var noise2 = NoiseGenerator(seed: 2)
+    var gain = GlidingGain()
     var fadeGain: Float = 1
     var fadeStep: Float = 0
 }
 
-/// Controller state of one MIDI channel.
+/// Controller state of one MIDI channel, and which patch it plays.
 struct SynthChannel: BitwiseCopyable {
     var bend: Int = 0  // −8192…8191
     var bendRange: Double = 2  // semitones (RPN 0)
@@ -48,6 +47,27 @@ struct SynthChannel: BitwiseCopyable {
     var expression: UInt8 = 127
     var pan: UInt8 = 64
     var numbers = ParameterNumberTracker()
+    /// Bank select MSB (CC 0), for the next program change.
+    var bank: UInt8 = 0
+    /// The preset this channel chose by program change and plays from its own patch; −1 while it plays the
+    /// unit's parameters (every channel until its first program change, and always the base channel).
+    var program: Int16 = -1
+    /// This channel's LFO (its patch sets the rate), kept across slices.
+    var lfoPhase = 0.0
+    var lfoValue = 0.0
+
+    /// Reset All Controllers (CC 121): the controllers return to their defaults; the patch, the bank, the
+    /// bend range and the LFO stay (RP-015).
+    @_noAllocation @_noLocks
+    mutating func resetControllers() {
+        var fresh = SynthChannel()
+        fresh.bendRange = bendRange
+        fresh.bank = bank
+        fresh.program = program
+        fresh.lfoPhase = lfoPhase
+        fresh.lfoValue = lfoValue
+        self = fresh
+    }
 }
 
 /// Values of the synth's parameters at the current control tick.
@@ -111,6 +131,9 @@ struct OscillatorSynthKernel {
     static var fadeFrames: Float { 128 }
     /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
     static var parameterCount: Int { 33 }
+    /// `SynthDrum.allCases.count` and the drum hits that can sound at once.
+    static var drumCount: Int { 13 }
+    static var drumVoiceCount: Int { 32 }
 
     /// `OscillatorSynthUnit.NoteRate.beats`, as a switch the render-side checker can see.
     @inline(__always) @_noAllocation @_noLocks
@@ -133,18 +156,34 @@ struct OscillatorSynthKernel {
     let triangle: Wavetable
     let sampleRate: Double
     let polyphony: Int
+    /// The factory presets' values, a row of `parameterCount` per preset, and which row answers each bank
+    /// MSB · 128 + program (−1: none).
     let presetValues: UnsafeMutablePointer<Float>
+    let presetRows: UnsafeMutablePointer<Int16>
+    /// The channel (0…15) whose program changes load the unit's own parameters, as a single-patch synth
+    /// does; every other channel that receives one plays a patch of its own.
+    let baseChannel: Int
+    /// The drum kit: channels that play it (a bit per channel), its sounding hits, its models, and for each
+    /// key the drum (−1: none) and the semitones it is tuned by.
+    let drumChannels: UInt16
+    let drumVoices: UnsafeMutablePointer<DrumVoice>
+    let drumModels: UnsafeMutablePointer<DrumModel>
+    let drumOfKey: UnsafeMutablePointer<Int8>
+    let drumOffsetOfKey: UnsafeMutablePointer<Float>
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     let voices: UnsafeMutablePointer<SynthVoice>
     let channels: UnsafeMutablePointer<SynthChannel>
+    /// The unit's parameters at the current control tick, and the patches of the 16 channels that chose
+    /// their own (valid where `channels[c].program >= 0`).
     let controls: UnsafeMutablePointer<SynthControls>
-    /// [sample time, LFO phase, next age, LFO value] kept across slices.
+    let channelControls: UnsafeMutablePointer<SynthControls>
+    /// The unit's parameter values gathered for `readControls` (`parameterCount` floats).
+    let unitValues: UnsafeMutablePointer<Float>
+    /// Sample time of the slice, and the age the next voice gets, kept across slices.
     let time: UnsafeMutablePointer<Int64>
-    let lfoPhase: UnsafeMutablePointer<Double>
-    let lfoValue: UnsafeMutablePointer<Double>
     let ageCounter: UnsafeMutablePointer<UInt64>
-    /// Held notes in mono/legato modes, most recent last.
+    /// Held notes in mono/legato modes, per channel (128 each), most recent last.
     let noteStack: UnsafeMutablePointer<UInt8>
     let noteStackCount: UnsafeMutablePointer<Int>
     /// Two oscillator blocks of one control tick each.
@@ -170,10 +209,29 @@ struct OscillatorSynthKernel {
 
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
-        polyphony: Int, presetValues: UnsafeMutablePointer<Float>, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
+        polyphony: Int, presetValues: UnsafeMutablePointer<Float>, presetRows: UnsafeMutablePointer<Int16>,
+        baseChannel: Int = 0, drumChannels: UInt16 = 1 << 9, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
         host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0,
         tuning: TuningTable, tuningChanges: SPSCRing<KeyTuning>
     ) {
+        self.presetRows = presetRows
+        self.baseChannel = baseChannel
+        self.drumChannels = drumChannels
+        drumVoices = .allocate(capacity: Self.drumVoiceCount)
+        drumVoices.initialize(repeating: DrumVoice(), count: Self.drumVoiceCount)
+        drumModels = .allocate(capacity: Self.drumCount)
+        drumModels.initialize(from: SynthDrum.allCases.map(\.model), count: Self.drumCount)
+        drumOfKey = .allocate(capacity: 128)
+        drumOffsetOfKey = .allocate(capacity: 128)
+        for key in 0..<128 {
+            let played = SynthDrum.playedBy(key: key)
+            (drumOfKey + key).initialize(to: Int8(played?.drum.rawValue ?? -1))
+            (drumOffsetOfKey + key).initialize(to: played?.semitones ?? 0)
+        }
+        channelControls = .allocate(capacity: 16)
+        channelControls.initialize(repeating: SynthControls(), count: 16)
+        unitValues = .allocate(capacity: Self.parameterCount)
+        unitValues.initialize(repeating: 0, count: Self.parameterCount)
         self.host = host
         keyPitches = .allocate(capacity: 128)
         keyPitches.initialize(from: tuning.pitches.map { $0 ?? .nan }, count: 128)
@@ -208,31 +266,39 @@ struct OscillatorSynthKernel {
         controls.initialize(to: SynthControls())
         time = .allocate(capacity: 1)
         time.initialize(to: 0)
-        lfoPhase = .allocate(capacity: 1)
-        lfoPhase.initialize(to: 0)
-        lfoValue = .allocate(capacity: 1)
-        lfoValue.initialize(to: 0)
         ageCounter = .allocate(capacity: 1)
         ageCounter.initialize(to: 0)
-        noteStack = .allocate(capacity: 128)
-        noteStackCount = .allocate(capacity: 1)
-        noteStackCount.initialize(to: 0)
+        noteStack = .allocate(capacity: 16 * 128)
+        noteStack.initialize(repeating: 0, count: 16 * 128)
+        noteStackCount = .allocate(capacity: 16)
+        noteStackCount.initialize(repeating: 0, count: 16)
         scratch = .allocate(capacity: 2 * Self.controlInterval)
         scratch.initialize(repeating: 0, count: 2 * Self.controlInterval)
         readControls()
     }
 
     func release() {
-        for pointer in [
-            UnsafeMutableRawPointer(voices), UnsafeMutableRawPointer(channels), UnsafeMutableRawPointer(controls),
-            UnsafeMutableRawPointer(time), UnsafeMutableRawPointer(lfoPhase), UnsafeMutableRawPointer(lfoValue),
-            UnsafeMutableRawPointer(ageCounter), UnsafeMutableRawPointer(noteStack),
-            UnsafeMutableRawPointer(noteStackCount), UnsafeMutableRawPointer(presetValues),
-            UnsafeMutableRawPointer(scratch), UnsafeMutableRawPointer(hostSlice), UnsafeMutableRawPointer(arp),
-            UnsafeMutableRawPointer(arpNotes), UnsafeMutableRawPointer(mixed), UnsafeMutableRawPointer(computedCycle),
-        ] {
-            pointer.deallocate()
-        }
+        voices.deallocate()
+        channels.deallocate()
+        controls.deallocate()
+        channelControls.deallocate()
+        unitValues.deallocate()
+        time.deallocate()
+        ageCounter.deallocate()
+        noteStack.deallocate()
+        noteStackCount.deallocate()
+        presetValues.deallocate()
+        presetRows.deallocate()
+        drumVoices.deallocate()
+        drumModels.deallocate()
+        drumOfKey.deallocate()
+        drumOffsetOfKey.deallocate()
+        scratch.deallocate()
+        hostSlice.deallocate()
+        arp.deallocate()
+        arpNotes.deallocate()
+        mixed.deallocate()
+        computedCycle.deallocate()
         keyPitches.deallocate()
         pendingKeyTuning.deallocate()
         sends?.deallocate()
@@ -309,6 +375,7 @@ struct OscillatorSynthKernel {
         }
         var sounding = 0
         for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active { sounding += 1 }
+        for index in 0..<Self.drumVoiceCount where drumVoices[index].active { sounding += 1 }
         budget.pointee.active.store(sounding, ordering: .relaxed)
         if sounding == 0 { flags.pointee.insert(.outputIsSilence) }
         return 0
@@ -334,6 +401,15 @@ struct OscillatorSynthKernel {
                     renderVoice(voices + index, from: frame, to: end, left: left, right: right)
                 }
             }
+            for index in 0..<Self.drumVoiceCount where drumVoices[index].active {
+                var (outLeft, outRight) = (left, right)
+                if let sends {
+                    outLeft = sends.channel(Int(drumVoices[index].channel), frameCount: frameCount)
+                    outRight = outLeft + sends.maximumFrames
+                }
+                drumVoices[index].active = drumVoices[index].render(
+                    left: outLeft + frame, right: outRight + frame, count: end - frame)
+            }
             parameters.advanceAll(by: end - frame)
             frame = end
         }
@@ -345,68 +421,89 @@ struct OscillatorSynthKernel {
     func controlTick(frame: Int) {
         readControls()
         let host = hostSlice.pointee
-        if controls.pointee.lfoSync && host.valid {
-            // Locked to the host's beats: the phase is where the beat says, not an accumulation.
-            let beat = host.beat + Double(frame) * host.beatsPerFrame
-            let cycles = beat / controls.pointee.lfoSyncBeats
-            lfoPhase.pointee = cycles - Double(Int64(cycles))
-        } else {
-            lfoPhase.pointee += controls.pointee.lfoRate * Double(Self.controlInterval) / sampleRate
-            if lfoPhase.pointee >= 1 { lfoPhase.pointee -= Double(Int(lfoPhase.pointee)) }
+        for channel in 0..<16 {
+            let c = patch(channel)
+            var phase = channels[channel].lfoPhase
+            if c.pointee.lfoSync && host.valid {
+                // Locked to the host's beats: the phase is where the beat says, not an accumulation.
+                let beat = host.beat + Double(frame) * host.beatsPerFrame
+                let cycles = beat / c.pointee.lfoSyncBeats
+                phase = cycles - Double(Int64(cycles))
+            } else {
+                phase += c.pointee.lfoRate * Double(Self.controlInterval) / sampleRate
+                if phase >= 1 { phase -= Double(Int(phase)) }
+            }
+            channels[channel].lfoPhase = phase
+            channels[channel].lfoValue = FastMath.sine(phase)
         }
-        lfoValue.pointee = FastMath.sine(lfoPhase.pointee)
         for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
             updateVoice(voices + index, interpolate: true)
         }
+        for index in 0..<Self.drumVoiceCount where drumVoices[index].active {
+            updateDrumGains(drumVoices + index, interpolate: true)
+        }
     }
 
+    /// The patch channel `channel` plays: its own, or the unit's parameters.
+    @inline(__always) @_noAllocation @_noLocks
+    func patch(_ channel: Int) -> UnsafeMutablePointer<SynthControls> {
+        channels[channel].program >= 0 ? channelControls + channel : controls
+    }
+
+    /// The unit's parameters as controls, for every channel that plays them.
     @_noAllocation @_noLocks
     func readControls() {
-        let p = parameters
-        var c = controls.pointee
-        c.wave1 = Int(p.value(0))
-        c.wave2 = Int(p.value(1))
-        c.osc2Offset = Double(p.value(2)) + Double(p.value(3)) / 100
-        c.mix = p.value(4)
-        c.pulseWidth = Double(p.value(5))
-        c.filterMode = Int(p.value(6))
-        c.cutoff = Double(p.value(7))
-        c.resonance = p.value(8)
-        c.filterEnvAmount = Double(p.value(9))
-        c.keyTracking = Double(p.value(10))
+        for slot in 0..<Self.parameterCount { unitValues[slot] = parameters.value(slot) }
+        readControls(from: unitValues, into: controls)
+    }
+
+    /// A patch's `parameterCount` values (in `OscillatorSynthUnit.Parameter` order) as controls.
+    @_noAllocation @_noLocks
+    func readControls(from p: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<SynthControls>) {
+        var c = target.pointee
+        c.wave1 = Int(p[0])
+        c.wave2 = Int(p[1])
+        c.osc2Offset = Double(p[2]) + Double(p[3]) / 100
+        c.mix = p[4]
+        c.pulseWidth = Double(p[5])
+        c.filterMode = Int(p[6])
+        c.cutoff = Double(p[7])
+        c.resonance = p[8]
+        c.filterEnvAmount = Double(p[9])
+        c.keyTracking = Double(p[10])
         let amp = EnvelopeShape(
-            attack: Double(p.value(11)), decay: Double(p.value(12)), sustain: p.value(13),
-            release: Double(p.value(14)), sampleRate: sampleRate)
+            attack: Double(p[11]), decay: Double(p[12]), sustain: p[13],
+            release: Double(p[14]), sampleRate: sampleRate)
         c.ampShape = amp
         let filter = EnvelopeShape(
-            attack: Double(p.value(15)), decay: Double(p.value(16)), sustain: p.value(17),
-            release: Double(p.value(18)), sampleRate: sampleRate)
+            attack: Double(p[15]), decay: Double(p[16]), sustain: p[17],
+            release: Double(p[18]), sampleRate: sampleRate)
         c.filterShape = filter
-        c.velocitySensitivity = p.value(19)
-        c.lfoRate = Double(p.value(20))
-        c.lfoToPitch = Double(p.value(21))
-        c.lfoToFilter = Double(p.value(22))
-        c.lfoToAmp = p.value(23)
-        c.voiceMode = Int(p.value(24))
-        c.volume = Float(FastMath.exp2(Double(p.value(25)) / 6.020_599_913_279_624))
-        c.lfoSync = p.value(26) >= 0.5
-        c.lfoSyncBeats = Self.rateBeats(Int(p.value(27)))
-        c.arpMode = Int(p.value(28))
-        c.arpBeats = Self.rateBeats(Int(p.value(29)))
-        c.arpGate = Double(p.value(30))
-        c.arpOctaves = max(1, Int(p.value(31)))
-        c.arpLatch = p.value(32) >= 0.5
-        controls.pointee = c
+        c.velocitySensitivity = p[19]
+        c.lfoRate = Double(p[20])
+        c.lfoToPitch = Double(p[21])
+        c.lfoToFilter = Double(p[22])
+        c.lfoToAmp = p[23]
+        c.voiceMode = Int(p[24])
+        c.volume = Float(FastMath.exp2(Double(p[25]) / 6.020_599_913_279_624))
+        c.lfoSync = p[26] >= 0.5
+        c.lfoSyncBeats = Self.rateBeats(Int(p[27]))
+        c.arpMode = Int(p[28])
+        c.arpBeats = Self.rateBeats(Int(p[29]))
+        c.arpGate = Double(p[30])
+        c.arpOctaves = max(1, Int(p[31]))
+        c.arpLatch = p[32] >= 0.5
+        target.pointee = c
     }
 
     /// Pitch, filter and output gains of one voice from the current controls. With `interpolate`, gains glide
     /// to their new values over the next tick (no zipper noise from CC 7/10/11); a new note jumps.
     @_noAllocation @_noLocks
     func updateVoice(_ voice: UnsafeMutablePointer<SynthVoice>, interpolate: Bool) {
-        let c = controls.pointee
         let channel = channels[Int(voice.pointee.channel)]
+        let c = patch(Int(voice.pointee.channel)).pointee
         let depth = Double(channel.modulation) / 127
-        let lfo = lfoValue.pointee
+        let lfo = channel.lfoValue
         let pitch =
             voice.pointee.pitch + Double(channel.bend) / 8192 * channel.bendRange + lfo * c.lfoToPitch / 100 * depth
         voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
@@ -422,20 +519,9 @@ struct OscillatorSynthKernel {
         let volume = Float(channel.volume) / 127
         let expression = Float(channel.expression) / 127
         let tremolo = 1 - c.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
-        let gain = c.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo
-        // Constant-power pan: θ from 0 (left) to π/2 (right).
-        let angle = Double(max(0, Int(channel.pan) - 1)) / 126 / 4
-        let left = gain * Float(FastMath.sine(angle + 0.25))
-        let right = gain * Float(FastMath.sine(angle))
-        if interpolate {
-            voice.pointee.gainLeftStep = (left - voice.pointee.gainLeft) / Float(Self.controlInterval)
-            voice.pointee.gainRightStep = (right - voice.pointee.gainRight) / Float(Self.controlInterval)
-        } else {
-            voice.pointee.gainLeft = left
-            voice.pointee.gainRight = right
-            voice.pointee.gainLeftStep = 0
-            voice.pointee.gainRightStep = 0
-        }
+        voice.pointee.gain.aim(
+            gain: c.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo,
+            position: GlidingGain.position(pan: channel.pan), frames: Self.controlInterval, interpolate: interpolate)
     }
 
     /// Fills `count` samples of one oscillator into `out`. The waveform is chosen once per block, not per
@@ -482,7 +568,7 @@ struct OscillatorSynthKernel {
         _ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
     ) {
-        let c = controls.pointee
+        let c = patch(Int(voice.pointee.channel)).pointee
         let count = to - from
         let a = scratch
         let b = scratch + Self.controlInterval
@@ -492,14 +578,14 @@ struct OscillatorSynthKernel {
             band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
         fillOscillator(
             b, count: count, wave: c.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
-            band: voice.pointee.band2, width: width, noise: &voice.pointee.noise)
+            band: voice.pointee.band2, width: width, noise: &voice.pointee.noise2)
         var filter = voice.pointee.filter
         var amp = voice.pointee.amp
         var filterEnvelope = voice.pointee.filterEnvelope
-        var gainLeft = voice.pointee.gainLeft
-        var gainRight = voice.pointee.gainRight
-        let stepLeft = voice.pointee.gainLeftStep
-        let stepRight = voice.pointee.gainRightStep
+        var gainLeft = voice.pointee.gain.left
+        var gainRight = voice.pointee.gain.right
+        let stepLeft = voice.pointee.gain.leftStep
+        let stepRight = voice.pointee.gain.rightStep
         let fading = voice.pointee.fading
         var fadeGain = voice.pointee.fadeGain
         let fadeStep = voice.pointee.fadeStep
@@ -532,8 +618,8 @@ struct OscillatorSynthKernel {
         voice.pointee.filter = filter
         voice.pointee.amp = amp
         voice.pointee.filterEnvelope = filterEnvelope
-        voice.pointee.gainLeft = gainLeft
-        voice.pointee.gainRight = gainRight
+        voice.pointee.gain.left = gainLeft
+        voice.pointee.gain.right = gainRight
         voice.pointee.fadeGain = fadeGain
         voice.pointee.active = active
     }
@@ -700,7 +786,18 @@ struct OscillatorSynthKernel {
             return
         }
         let channel = Int(event.status & 0x0F)
-        let arpeggiating = controls.pointee.arpMode != 0 && hostSlice.pointee.valid
+        if drumChannels & (1 << UInt16(channel)) != 0 {
+            switch event.status & 0xF0 {
+            case 0x90 where event.data2 > 0:
+                drumNoteOn(event.data1, velocity: event.data2, channel: channel)
+                return
+            case 0x80, 0x90, 0xC0: return  // drums are one-shots; the kit is the only program
+            default: break
+            }
+        }
+        // The arpeggiator plays the unit's patch: it takes the keys of channels that play it.
+        let arpeggiating =
+            controls.pointee.arpMode != 0 && hostSlice.pointee.valid && channels[channel].program < 0
         switch event.status & 0xF0 {
         case 0x90 where event.data2 > 0 && arpeggiating:
             arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
@@ -708,7 +805,7 @@ struct OscillatorSynthKernel {
         case 0x90 where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
         case 0x80, 0x90: noteOff(event.data1, channel: channel)
         case 0xB0: controlChange(event.data1, event.data2, channel: channel)
-        case 0xC0: programChange(Int(event.data1))
+        case 0xC0: programChange(Int(event.data1), channel: channel)
         case 0xE0:
             channels[channel].bend = Int(event.data1) | Int(event.data2) << 7 - 8192
         default: break  // poly and channel pressure: not mapped
@@ -719,7 +816,7 @@ struct OscillatorSynthKernel {
     func noteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
         // A key the tuning leaves silent plays nothing.
         if keyPitches[Int(note & 0x7F)].isNaN { return }
-        let mode = controls.pointee.voiceMode
+        let mode = patch(channel).pointee.voiceMode
         if mode != 0 {
             monoNoteOn(note, velocity: velocity, channel: channel, legato: mode == 2)
             return
@@ -742,6 +839,16 @@ struct OscillatorSynthKernel {
         if chosen < 0 { chosen = victim() }
         if voices[chosen].active { fadeOut(chosen) }
         start(voices + chosen, note: note, velocity: velocity, channel: channel)
+    }
+
+    /// The voice a mono or legato channel plays (at most one sounds per channel), or −1.
+    @_noAllocation @_noLocks
+    func monoVoice(_ channel: Int) -> Int {
+        for index in 0..<polyphony
+        where voices[index].active && !voices[index].fading && Int(voices[index].channel) == channel {
+            return index
+        }
+        return -1
     }
 
     /// Under the host's overload limit, fades out voices beyond it (the stealing order: released first,
@@ -817,10 +924,11 @@ struct OscillatorSynthKernel {
         // phase 0): the note is audible from its first frame.
         v.phase1 = 1 << 30
         v.phase2 = 1 << 30
-        let sensitivity = controls.pointee.velocitySensitivity
+        let sensitivity = patch(channel).pointee.velocitySensitivity
         let normalized = Float(velocity) / 127
         v.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
         v.noise = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_654_435_761) | 1)
+        v.noise2 = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_246_822_519) | 1)
         v.amp.start()
         v.filterEnvelope.start()
         voice.pointee = v
@@ -829,50 +937,63 @@ struct OscillatorSynthKernel {
 
     @_noAllocation @_noLocks
     func monoNoteOn(_ note: UInt8, velocity: UInt8, channel: Int, legato: Bool) {
-        removeFromStack(note)
-        if noteStackCount.pointee < 128 {
-            noteStack[noteStackCount.pointee] = note
-            noteStackCount.pointee += 1
+        removeFromStack(note, channel: channel)
+        let stack = noteStack + 128 * channel
+        if noteStackCount[channel] < 128 {
+            stack[noteStackCount[channel]] = note
+            noteStackCount[channel] += 1
         }
-        let voice = voices
-        if voice.pointee.active && !voice.pointee.fading && !voice.pointee.released {
+        var index = monoVoice(channel)
+        if index < 0 {
+            // The channel's first note: a free voice, or the one the pool can best spare.
+            for candidate in 0..<polyphony where !voices[candidate].active {
+                index = candidate
+                break
+            }
+            if index < 0 { index = victim() }
+        }
+        let voice = voices + index
+        if voice.pointee.active && !voice.pointee.fading && !voice.pointee.released
+            && Int(voice.pointee.channel) == channel
+        {
             voice.pointee.note = note
             voice.pointee.pitch = keyPitches[Int(note & 0x7F)]
-            voice.pointee.channel = UInt8(channel)
             if !legato {
                 // Mono: restart the envelopes from where they are (no click), keep the oscillators running.
                 voice.pointee.amp.start()
                 voice.pointee.filterEnvelope.start()
-                let sensitivity = controls.pointee.velocitySensitivity
+                let sensitivity = patch(channel).pointee.velocitySensitivity
                 let normalized = Float(velocity) / 127
                 voice.pointee.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
             }
             updateVoice(voice, interpolate: true)
             return
         }
-        if voice.pointee.active { fadeOut(0) }
+        if voice.pointee.active { fadeOut(index) }
         start(voice, note: note, velocity: velocity, channel: channel)
     }
 
     @_noAllocation @_noLocks
-    func removeFromStack(_ note: UInt8) {
+    func removeFromStack(_ note: UInt8, channel: Int) {
+        let stack = noteStack + 128 * channel
         var write = 0
-        for read in 0..<noteStackCount.pointee where noteStack[read] != note {
-            noteStack[write] = noteStack[read]
+        for read in 0..<noteStackCount[channel] where stack[read] != note {
+            stack[write] = stack[read]
             write += 1
         }
-        noteStackCount.pointee = write
+        noteStackCount[channel] = write
     }
 
     @_noAllocation @_noLocks
     func noteOff(_ note: UInt8, channel: Int) {
-        if controls.pointee.voiceMode != 0 {
-            removeFromStack(note)
-            let voice = voices
-            guard voice.pointee.active, !voice.pointee.fading, voice.pointee.note == note else { return }
-            if noteStackCount.pointee > 0 {
+        if patch(channel).pointee.voiceMode != 0 {
+            removeFromStack(note, channel: channel)
+            let index = monoVoice(channel)
+            guard index >= 0, voices[index].note == note else { return }
+            let voice = voices + index
+            if noteStackCount[channel] > 0 {
                 // Fall back to the most recent key still held, legato.
-                let previous = noteStack[noteStackCount.pointee - 1]
+                let previous = noteStack[128 * channel + noteStackCount[channel] - 1]
                 voice.pointee.note = previous
                 voice.pointee.pitch =
                     keyPitches[Int(previous & 0x7F)].isNaN ? voice.pointee.pitch : keyPitches[Int(previous & 0x7F)]
@@ -933,6 +1054,10 @@ struct OscillatorSynthKernel {
                 }
             }
         case 120:  // all sound off: fade everything on the channel now
+            for index in 0..<Self.drumVoiceCount
+            where drumVoices[index].active && Int(drumVoices[index].channel) == channel {
+                drumVoices[index].fadeStep = 1 / Self.fadeFrames
+            }
             for index in 0..<(polyphony + Self.fadeSlots)
             where voices[index].active && Int(voices[index].channel) == channel {
                 if !voices[index].fading {
@@ -941,11 +1066,9 @@ struct OscillatorSynthKernel {
                     voices[index].fadeStep = 1 / Self.fadeFrames
                 }
             }
-            noteStackCount.pointee = 0
+            noteStackCount[channel] = 0
         case 121:  // reset all controllers
-            let range = channels[channel].bendRange
-            channels[channel] = SynthChannel()
-            channels[channel].bendRange = range
+            channels[channel].resetControllers()
             for index in 0..<polyphony
             where voices[index].active && voices[index].sustained && Int(voices[index].channel) == channel {
                 releaseVoice(index)
@@ -955,19 +1078,84 @@ struct OscillatorSynthKernel {
             where voices[index].active && !voices[index].fading && Int(voices[index].channel) == channel {
                 releaseVoice(index)
             }
-            noteStackCount.pointee = 0
+            noteStackCount[channel] = 0
+        case 0:
+            channels[channel].bank = value
         default:
             break
         }
     }
 
-    /// Program change: loads factory preset `program` into the parameters, here on the render thread.
+    // MARK: Drums
+
+    /// A hit on a drum channel: the key's drum, tuned and decayed by its parameters, in a free hit slot or
+    /// the oldest one's. A hit in a choke group cuts the others of its group on the channel short.
     @_noAllocation @_noLocks
-    func programChange(_ program: Int) {
-        let base = presetValues + program * Self.parameterCount
-        guard !base[0].isNaN else { return }  // no preset with that number
-        for slot in 0..<Self.parameterCount { parameters.setFromRender(slot, base[slot]) }
-        readControls()
+    func drumNoteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
+        let drum = Int(drumOfKey[Int(note & 0x7F)])
+        guard drum >= 0 else { return }
+        let model = drumModels[drum]
+        let slot = Self.parameterCount + 3 * drum
+        let normalized = Float(velocity) / 127
+        let decibels = Double(parameters.value(slot + 2))
+        let level = 0.2 + 0.8 * normalized * normalized
+        var chosen = 0
+        for index in 0..<Self.drumVoiceCount {
+            let voice = drumVoices[index]
+            if model.chokeGroup != 0 && voice.active && voice.chokeGroup == model.chokeGroup
+                && Int(voice.channel) == channel
+            {
+                drumVoices[index].fadeStep = 1 / Self.fadeFrames
+            }
+            if !voice.active {
+                if drumVoices[chosen].active { chosen = index }
+            } else if drumVoices[chosen].active && voice.age < drumVoices[chosen].age {
+                chosen = index
+            }
+        }
+        ageCounter.pointee += 1
+        var hit = DrumVoice(
+            model: model, semitones: drumOffsetOfKey[Int(note & 0x7F)] + parameters.value(slot),
+            decayScale: parameters.value(slot + 1),
+            level: level * Float(FastMath.exp2(decibels / 6.020_599_913_279_624)), sampleRate: sampleRate,
+            seed: UInt32(truncatingIfNeeded: ageCounter.pointee &* 2_654_435_761) | 1)
+        hit.note = note
+        hit.channel = UInt8(channel)
+        hit.age = ageCounter.pointee
+        drumVoices[chosen] = hit
+        updateDrumGains(drumVoices + chosen, interpolate: false)
+    }
+
+    /// A drum hit's output gains from its channel's volume, expression and pan and the drum's own place in
+    /// the stereo picture; like a synth voice's, they glide over a control tick.
+    @_noAllocation @_noLocks
+    func updateDrumGains(_ voice: UnsafeMutablePointer<DrumVoice>, interpolate: Bool) {
+        let channel = channels[Int(voice.pointee.channel)]
+        let volume = Float(channel.volume) / 127
+        let expression = Float(channel.expression) / 127
+        voice.pointee.gain.aim(
+            gain: 0.5 * volume * volume * expression * expression,
+            position: GlidingGain.position(pan: channel.pan) + Double(voice.pointee.pan) / 2,
+            frames: Self.controlInterval, interpolate: interpolate)
+    }
+
+    /// Program change, here on the render thread: the preset at the channel's bank and `program` (bank 0's
+    /// when that bank has none). On the base channel it loads the unit's parameters; on any other channel it
+    /// becomes that channel's own patch. A program no preset answers leaves the channel as it was.
+    @_noAllocation @_noLocks
+    func programChange(_ program: Int, channel: Int) {
+        var row = presetRows[Int(channels[channel].bank) * 128 + program]
+        if row < 0 { row = presetRows[program] }
+        guard row >= 0 else { return }
+        let values = presetValues + Int(row) * Self.parameterCount
+        if channel == baseChannel {
+            for slot in 0..<Self.parameterCount { parameters.setFromRender(slot, values[slot]) }
+            readControls()
+            channels[channel].program = -1
+        } else {
+            readControls(from: values, into: channelControls + channel)
+            channels[channel].program = Int16(program)
+        }
     }
 }
 

@@ -23,6 +23,13 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     public static let polyphonyProperty = PropertyID(rawValue: 64001)
     /// Voices sounding now (read-only, readable while rendering).
     public static let activeVoicesProperty = PropertyID(rawValue: 64002)
+    /// The MIDI channel (0…15, a UInt32; default 0) whose program changes load the unit's own parameters:
+    /// settable while uninitialized. A program change on any other channel gives that channel a patch of
+    /// its own, so sixteen channels can play sixteen presets.
+    public static let baseChannelProperty = PropertyID(rawValue: 64003)
+    /// The channels that play the drum kit, a bit per channel (a UInt32; default 1 << 9, channel 10):
+    /// settable while uninitialized; 0 for none.
+    public static let drumChannelsProperty = PropertyID(rawValue: 64004)
 
     public enum Parameter: UInt32, CaseIterable, Sendable {
         case osc1Waveform, osc2Waveform, osc2Coarse, osc2Fine, oscMix, pulseWidth
@@ -123,6 +130,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
     public let midiInput = MIDIEventQueue(capacity: 2048)
     public private(set) var polyphony: UInt32 = 32
+    public private(set) var baseChannel: UInt32 = 0
+    public private(set) var drumChannels: UInt32 = 1 << 9
     public let presets: [SynthPreset]
     private var selectedPreset: Preset?
     public let voiceBudget = VoiceBudget()
@@ -135,7 +144,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         self.presets = presets
         super.init(
             description: Self.componentDescription, name: "Aulos: Oscillator Synth", inputs: 0, outputs: 1,
-            parameters: Parameter.allCases.map(\.info))
+            parameters: Parameter.allCases.map(\.info) + SynthDrum.parameterInfos)
     }
 
     public var activeVoiceCount: Int { voiceBudget.active }
@@ -159,29 +168,30 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
     // MARK: Presets
 
-    public override var factoryPresets: [Preset] { presets.map { Preset(number: Int32($0.program), name: $0.name) } }
+    /// A preset's number is its bank · 128 + program (its program, in bank 0).
+    public override var factoryPresets: [Preset] { presets.map { Preset(number: Int32($0.number), name: $0.name) } }
     public override var currentPreset: Preset? { selectedPreset }
 
     public override func applyPreset(_ preset: Preset) throws(AudioUnitError) {
-        guard let match = presets.first(where: { $0.program == Int(preset.number) }) else {
+        guard let match = presets.first(where: { $0.number == Int(preset.number) }) else {
             throw AudioUnitError(.invalidPropertyValue, "\(name) has no preset \(preset.number)")
         }
         for (parameter, value) in zip(Parameter.allCases, match.orderedValues) {
             try setParameter(parameter.id, value: value)
         }
-        selectedPreset = Preset(number: Int32(match.program), name: match.name)
+        selectedPreset = Preset(number: Int32(match.number), name: match.name)
     }
 
     /// Selects a factory preset by name (case-insensitive) or program number.
     public func selectPreset(_ nameOrNumber: String) throws(AudioUnitError) {
         let match =
             presets.first { $0.name.lowercased() == nameOrNumber.lowercased() }
-            ?? Int(nameOrNumber).flatMap { number in presets.first { $0.program == number } }
+            ?? Int(nameOrNumber).flatMap { number in presets.first { $0.number == number } }
         guard let match else {
             let names = presets.map(\.name).joined(separator: ", ")
             throw AudioUnitError(.invalidPropertyValue, "no synth preset '\(nameOrNumber)' (presets: \(names))")
         }
-        try set(.presentPreset, Preset(number: Int32(match.program), name: match.name))
+        try set(.presentPreset, Preset(number: Int32(match.number), name: match.name))
     }
 
     // MARK: State
@@ -209,6 +219,9 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case Self.activeVoicesProperty:
             try requireScope(id, scope, element, [.global])
             return PropertyInfo(dataSize: 4, isWritable: false)
+        case Self.baseChannelProperty, Self.drumChannelsProperty:
+            try requireScope(id, scope, element, [.global])
+            return PropertyInfo(dataSize: 4, isWritable: true)
         default:
             return nil
         }
@@ -220,6 +233,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         switch id {
         case Self.polyphonyProperty: polyphony
         case Self.activeVoicesProperty: UInt32(activeVoiceCount)
+        case Self.baseChannelProperty: baseChannel
+        case Self.drumChannelsProperty: drumChannels
         default: nil
         }
     }
@@ -227,11 +242,25 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
         throws(AudioUnitError) -> Bool
     {
-        guard id == Self.polyphonyProperty else { return false }
-        guard let voices = value as? UInt32, (1...4096).contains(voices) else {
-            throw AudioUnitError(.invalidPropertyValue, "polyphony must be a UInt32 in 1…4096")
+        switch id {
+        case Self.polyphonyProperty:
+            guard let voices = value as? UInt32, (1...4096).contains(voices) else {
+                throw AudioUnitError(.invalidPropertyValue, "polyphony must be a UInt32 in 1…4096")
+            }
+            polyphony = voices
+        case Self.baseChannelProperty:
+            guard let channel = value as? UInt32, channel < 16 else {
+                throw AudioUnitError(.invalidPropertyValue, "the base channel must be a UInt32 in 0…15")
+            }
+            baseChannel = channel
+        case Self.drumChannelsProperty:
+            guard let channels = value as? UInt32, channels <= 0xFFFF else {
+                throw AudioUnitError(.invalidPropertyValue, "the drum channels must be a UInt32 mask of 16 bits")
+            }
+            drumChannels = channels
+        default:
+            return false
         }
-        polyphony = voices
         return true
     }
 
@@ -257,16 +286,18 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
         let tables = WavetableSet(sampleRate: format.sampleRate)
         retainForKernel(tables)
-        let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, 128 * Parameter.allCases.count))
-        presetValues.initialize(repeating: .nan, count: 128 * Parameter.allCases.count)
-        for preset in presets {
-            for (index, value) in preset.orderedValues.enumerated() {
-                presetValues[preset.program * Parameter.allCases.count + index] = value
-            }
+        let count = Parameter.allCases.count
+        let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, presets.count * count))
+        for (row, preset) in presets.enumerated() {
+            (presetValues + row * count).initialize(from: preset.orderedValues, count: count)
         }
+        let rows = SynthPreset.programTable(presets)
+        let presetRows = UnsafeMutablePointer<Int16>.allocate(capacity: rows.count)
+        presetRows.initialize(from: rows, count: rows.count)
         let kernel = OscillatorSynthKernel(
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
             sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
+            presetRows: presetRows, baseChannel: Int(baseChannel), drumChannels: UInt16(drumChannels),
             budget: voiceBudget.counters, host: hostCallbackInfo, effectSends: hasEffectSendOutput,
             maximumFrames: Int(maximumFramesPerSlice), tuning: tuning, tuningChanges: tuningChanges)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }

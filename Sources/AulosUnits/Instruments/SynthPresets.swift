@@ -3,16 +3,41 @@ import Foundation
 
 /// A named set of oscillator-synth parameter values, selectable by program number or name. Factory presets
 /// are JSON files in `presets/synth/` (see presets/README.md):
-/// `{"name": "Warm Pad", "program": 0, "parameters": {"cutoff": 1200, "osc1Waveform": "saw", …}}`.
+/// `{"name": "Warm Pad", "program": 89, "parameters": {"cutoff": 1200, "osc1Waveform": "saw", …}}`, with an
+/// optional `"bank"` (bank select MSB, 0…127; default 0). Program numbers follow General MIDI's instrument
+/// families, so a General MIDI file finds a fitting sound.
 public struct SynthPreset: Sendable, Equatable {
     public var name: String
     public var program: Int
+    public var bank: Int
     public var values: [ParameterID: Float]
 
-    public init(name: String, program: Int, values: [ParameterID: Float]) {
+    public init(name: String, program: Int, bank: Int = 0, values: [ParameterID: Float]) {
         self.name = name
         self.program = program
+        self.bank = bank
         self.values = values
+    }
+
+    /// The preset's number among the unit's factory presets: bank · 128 + program.
+    public var number: Int { bank * 128 + program }
+
+    /// Which preset (index into `presets`) answers each bank · 128 + program, −1 for none. In bank 0 a
+    /// program without a preset of its own takes the first preset of its General MIDI family (programs in
+    /// eights: pianos 0–7, chromatic percussion 8–15, …), so a file asking for "Electric Piano 2" gets the
+    /// electric piano rather than nothing.
+    public static func programTable(_ presets: [SynthPreset]) -> [Int16] {
+        var table = [Int16](repeating: -1, count: 128 * 128)
+        for (row, preset) in presets.enumerated() where table[preset.bank * 128 + preset.program] < 0 {
+            table[preset.bank * 128 + preset.program] = Int16(row)
+        }
+        for program in 0..<128 where table[program] < 0 {
+            let family = program / 8 * 8
+            if let row = (family..<family + 8).lazy.map({ table[$0] }).first(where: { $0 >= 0 }) {
+                table[program] = row
+            }
+        }
+        return table
     }
 
     /// The file as JSON: a value is a number or, for indexed parameters, one of its value names.
@@ -31,6 +56,7 @@ public struct SynthPreset: Sendable, Equatable {
         }
         var name: String
         var program: Int
+        var bank: Int?
         var parameters: [String: Value]
     }
 
@@ -58,6 +84,9 @@ public struct SynthPreset: Sendable, Equatable {
         guard (0...127).contains(file.program) else {
             throw AudioUnitError(.invalidFile, "\(path): \"program\" must be 0…127")
         }
+        guard (0...127).contains(file.bank ?? 0) else {
+            throw AudioUnitError(.invalidFile, "\(path): \"bank\" must be 0…127")
+        }
         var values: [ParameterID: Float] = [:]
         for (key, raw) in file.parameters {
             guard let parameter = OscillatorSynthUnit.Parameter(key: key) else {
@@ -82,7 +111,7 @@ public struct SynthPreset: Sendable, Equatable {
             }
             values[info.id] = value
         }
-        self.init(name: file.name, program: file.program, values: values)
+        self.init(name: file.name, program: file.program, bank: file.bank ?? 0, values: values)
     }
 
     /// The full value list, in parameter order, with defaults for what the preset leaves out.
@@ -105,7 +134,7 @@ public enum SynthPresetLibrary {
         for name in names.sorted() where name.hasSuffix(".json") {
             presets.append(try SynthPreset(file: folder + "/" + name))
         }
-        return presets.sorted { $0.program < $1.program }
+        return presets.sorted { $0.number < $1.number }
     }
 
     /// Loads every preset in a folder; a broken file is reported on stderr and skipped, so one bad file
@@ -120,6 +149,6 @@ public enum SynthPresetLibrary {
                 FileHandle.standardError.write(Data("aulos: warning: skipping preset: \(error.detail)\n".utf8))
             }
         }
-        return presets.sorted { $0.program < $1.program }
+        return presets.sorted { $0.number < $1.number }
     }
 }

@@ -33,7 +33,7 @@ struct GraphCommand: ParsableCommand {
         options.rigSet = try rig.map { path throws(RigError) in try RigSet.load(path) }
         options.eq = try eq.map(checkedEQ)
         options.dry = dry
-        let playback = try PlaybackRig(set: options.rigSet(playingFile: false))
+        let playback = try PlaybackRig(set: options.playedRigSet())
         defer { playback.close() }
         print(playback.graph.dump())
         print(playback.routingDescription)
