@@ -43,6 +43,8 @@ public struct PlaybackOptions: Sendable {
     public var eq: String?
     /// A Scala scale and keyboard mapping for every synth and sampler part (over a rig's own).
     public var tuning: String?
+    /// MPE zones for the synth (without a rig).
+    public var mpe: MPELayout?
     public var keymap: String?
     /// The transport's tempo (replaces the input's tempo map for tempo-synced units; the input's own
     /// event times are not changed).
@@ -84,6 +86,7 @@ public struct PlaybackOptions: Sendable {
         part.soundFont = soundFont
         part.plugin = plugin
         if instrument != .lv2 { (part.tuning, part.keymap) = (tuning, keymap) }
+        if instrument == .synth { part.mpe = mpe }
         var rig = Rig(name: "default", parts: [part])
         rig.sampleRate = sampleRate ?? rig.sampleRate
         rig.slice = slice ?? rig.slice

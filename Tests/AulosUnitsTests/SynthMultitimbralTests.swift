@@ -152,7 +152,7 @@ import Glibc
         #expect(name(4) == "Electric Piano")
         #expect(name(39) == "Round Bass")  // Synth Bass 2
         #expect(name(50) == "String Ensemble")  // Synth Strings 1
-        #expect(name(90) == "Warm Pad")  // Polysynth
+        #expect(name(91) == "Warm Pad")  // Pad 4 (choir)
         #expect(table[128 + 38] == -1)  // bank 1 has nothing: the kernel falls back to bank 0
         // Every General MIDI family but ethnic (104–111), percussive (112–119) and synth effects (96–103)
         // has a preset of its own.

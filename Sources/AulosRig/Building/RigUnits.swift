@@ -145,6 +145,11 @@ struct RigUnits {
             try synth.setProperty(
                 OscillatorSynthUnit.baseChannelProperty, scope: .global, element: 0,
                 value: UInt32((part.channels.min() ?? 1) - 1))
+            if let mpe = part.mpe {
+                try synth.setProperty(
+                    OscillatorSynthUnit.mpeZonesProperty, scope: .global, element: 0,
+                    value: UInt32(mpe.lower | mpe.upper << 8))
+            }
             let drums = part.drumChannels ?? [10]
             try synth.setProperty(
                 OscillatorSynthUnit.drumChannelsProperty, scope: .global, element: 0,

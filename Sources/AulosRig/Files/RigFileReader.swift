@@ -81,7 +81,7 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels",
+                    "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels", "mpe",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -167,6 +167,15 @@ extension Rig {
                 var drums: [Int] = []
                 for item in list { drums.append(try reader.integer(item, at + ".drum-channels", in: 1...16)) }
                 part.drumChannels = drums
+            }
+            if let n = partKeys["mpe"] {
+                guard part.instrument == .synth else {
+                    throw reader.error(n, at + ".mpe", "goes with a synth part")
+                }
+                switch MPELayout.parse(try reader.string(n, at + ".mpe")) {
+                case .success(let layout): part.mpe = layout
+                case .failure(let problem): throw reader.error(n, at + ".mpe", problem.message)
+                }
             }
             if let n = partKeys["tuning"] { part.tuning = try reader.string(n, at + ".tuning") }
             if let n = partKeys["keymap"] { part.keymap = try reader.string(n, at + ".keymap") }

@@ -71,6 +71,7 @@ extension Rig {
                 lines.append("    sends: {\(sends.joined(separator: ", "))}")
             }
             if let polyphony = part.polyphony { lines.append("    polyphony: \(polyphony)") }
+            if let mpe = part.mpe { lines.append("    mpe: \(quote(mpe.text))") }
             if let drums = part.drumChannels {
                 lines.append("    drum-channels: [\(drums.map(String.init).joined(separator: ", "))]")
             }

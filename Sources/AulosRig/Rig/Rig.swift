@@ -57,6 +57,8 @@ public struct Rig: Equatable, Sendable {
         public var polyphony: Int?
         /// The channels (1…16) a synth part plays its drum kit on; nil: channel 10, as General MIDI has it.
         public var drumChannels: [Int]?
+        /// A synth part's MPE zones (nil: none, until an MPE Configuration Message sets them).
+        public var mpe: MPELayout?
         /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for this part, over the rig's.
         public var tuning: String?
         public var keymap: String?

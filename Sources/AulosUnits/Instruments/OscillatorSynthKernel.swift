@@ -15,6 +15,14 @@ struct SynthVoice: BitwiseCopyable {
     var note: UInt8 = 0
     var channel: UInt8 = 0
     var velocity: UInt8 = 0
+    /// Note-off velocity, once released; poly pressure on its key; a random value fixed at its start
+    /// (modulation sources).
+    var releaseVelocity: UInt8 = 0
+    var pressure: UInt8 = 0
+    var random: Float = 0
+    /// Where the modulation matrix moves the oscillator mix and the pulse width from the patch's values.
+    var mixOffset: Float = 0
+    var widthOffset = 0.0
     var age: UInt64 = 0
     /// The pitch the voice plays (changes on legato), as a note number.
     var pitch: Double = 0
@@ -47,6 +55,8 @@ struct SynthChannel: BitwiseCopyable {
     var expression: UInt8 = 127
     var pan: UInt8 = 64
     var numbers = ParameterNumberTracker()
+    /// Channel pressure (aftertouch).
+    var pressure: UInt8 = 0
     /// Bank select MSB (CC 0), for the next program change.
     var bank: UInt8 = 0
     /// The preset this channel chose by program change and plays from its own patch; −1 while it plays the
@@ -98,6 +108,7 @@ struct SynthControls: BitwiseCopyable {
     var arpGate = 0.5
     var arpOctaves = 1
     var arpLatch = false
+    var modulation = ModulationMatrix()
 }
 
 /// The arpeggiator's render-side state.
@@ -130,7 +141,9 @@ struct OscillatorSynthKernel {
     static var fadeSlots: Int { 16 }
     static var fadeFrames: Float { 128 }
     /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
-    static var parameterCount: Int { 33 }
+    static var parameterCount: Int { 65 }
+    /// The first modulation-matrix parameter.
+    static var modulationSlot: Int { 33 }
     /// `SynthDrum.allCases.count` and the drum hits that can sound at once.
     static var drumCount: Int { 13 }
     static var drumVoiceCount: Int { 32 }
@@ -170,6 +183,12 @@ struct OscillatorSynthKernel {
     let drumModels: UnsafeMutablePointer<DrumModel>
     let drumOfKey: UnsafeMutablePointer<Int8>
     let drumOffsetOfKey: UnsafeMutablePointer<Float>
+    /// Each channel's 128 controller values (modulation sources).
+    let controllerValues: UnsafeMutablePointer<UInt8>
+    /// MPE: the member channels of the lower zone (manager channel 1) and the upper zone (manager channel
+    /// 16), 0 when a zone is off; and for each channel the manager of its zone, −1 outside every zone.
+    let mpeMembers: UnsafeMutablePointer<Int>
+    let zoneOf: UnsafeMutablePointer<Int8>
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     let voices: UnsafeMutablePointer<SynthVoice>
@@ -210,13 +229,25 @@ struct OscillatorSynthKernel {
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, presetRows: UnsafeMutablePointer<Int16>,
-        baseChannel: Int = 0, drumChannels: UInt16 = 1 << 9, budget: UnsafeMutablePointer<VoiceBudget.Counters>,
+        baseChannel: Int = 0, drumChannels: UInt16 = 1 << 9, mpeZones: (lower: Int, upper: Int) = (0, 0),
+        budget: UnsafeMutablePointer<VoiceBudget.Counters>,
         host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0,
         tuning: TuningTable, tuningChanges: SPSCRing<KeyTuning>
     ) {
         self.presetRows = presetRows
         self.baseChannel = baseChannel
         self.drumChannels = drumChannels
+        controllerValues = .allocate(capacity: 16 * 128)
+        controllerValues.initialize(repeating: 0, count: 16 * 128)
+        for channel in 0..<16 {
+            controllerValues[channel * 128 + 7] = 100
+            controllerValues[channel * 128 + 10] = 64
+            controllerValues[channel * 128 + 11] = 127
+        }
+        mpeMembers = .allocate(capacity: 2)
+        mpeMembers.initialize(repeating: 0, count: 2)
+        zoneOf = .allocate(capacity: 16)
+        zoneOf.initialize(repeating: -1, count: 16)
         drumVoices = .allocate(capacity: Self.drumVoiceCount)
         drumVoices.initialize(repeating: DrumVoice(), count: Self.drumVoiceCount)
         drumModels = .allocate(capacity: Self.drumCount)
@@ -274,6 +305,8 @@ struct OscillatorSynthKernel {
         noteStackCount.initialize(repeating: 0, count: 16)
         scratch = .allocate(capacity: 2 * Self.controlInterval)
         scratch.initialize(repeating: 0, count: 2 * Self.controlInterval)
+        if mpeZones.lower > 0 { configureZone(lower: true, members: mpeZones.lower) }
+        if mpeZones.upper > 0 { configureZone(lower: false, members: mpeZones.upper) }
         readControls()
     }
 
@@ -293,6 +326,9 @@ struct OscillatorSynthKernel {
         drumModels.deallocate()
         drumOfKey.deallocate()
         drumOffsetOfKey.deallocate()
+        controllerValues.deallocate()
+        mpeMembers.deallocate()
+        zoneOf.deallocate()
         scratch.deallocate()
         hostSlice.deallocate()
         arp.deallocate()
@@ -447,7 +483,23 @@ struct OscillatorSynthKernel {
     /// The patch channel `channel` plays: its own, or the unit's parameters.
     @inline(__always) @_noAllocation @_noLocks
     func patch(_ channel: Int) -> UnsafeMutablePointer<SynthControls> {
-        channels[channel].program >= 0 ? channelControls + channel : controls
+        let owner = owner(channel)
+        return channels[owner].program >= 0 ? channelControls + owner : controls
+    }
+
+    /// The channel whose patch and controllers a note on `channel` follows: its MPE zone's manager channel,
+    /// or itself.
+    @inline(__always) @_noAllocation @_noLocks
+    func owner(_ channel: Int) -> Int {
+        let manager = Int(zoneOf[channel])
+        return manager >= 0 ? manager : channel
+    }
+
+    /// Whether `channel` is an MPE member channel (not a manager, not outside a zone).
+    @inline(__always) @_noAllocation @_noLocks
+    func isMember(_ channel: Int) -> Bool {
+        let manager = Int(zoneOf[channel])
+        return manager >= 0 && manager != channel
     }
 
     /// The unit's parameters as controls, for every channel that plays them.
@@ -493,6 +545,7 @@ struct OscillatorSynthKernel {
         c.arpGate = Double(p[30])
         c.arpOctaves = max(1, Int(p[31]))
         c.arpLatch = p[32] >= 0.5
+        c.modulation = ModulationMatrix(p + Self.modulationSlot)
         target.pointee = c
     }
 
@@ -500,28 +553,64 @@ struct OscillatorSynthKernel {
     /// to their new values over the next tick (no zipper noise from CC 7/10/11); a new note jumps.
     @_noAllocation @_noLocks
     func updateVoice(_ voice: UnsafeMutablePointer<SynthVoice>, interpolate: Bool) {
-        let channel = channels[Int(voice.pointee.channel)]
-        let c = patch(Int(voice.pointee.channel)).pointee
+        let own = Int(voice.pointee.channel)
+        // In an MPE zone the manager channel's controllers and patch apply to every note; a member channel
+        // adds its own bend, pressure and slide to its note.
+        let channel = channels[owner(own)]
+        let c = patch(own).pointee
         let depth = Double(channel.modulation) / 127
         let lfo = channel.lfoValue
+        let modulation = c.modulation.isActive ? c.modulation.offsets(inputs(of: voice)) : ModulationOffsets()
+        var bend = Double(channels[own].bend) / 8192 * channels[own].bendRange
+        if isMember(own) { bend += Double(channel.bend) / 8192 * channel.bendRange }
         let pitch =
-            voice.pointee.pitch + Double(channel.bend) / 8192 * channel.bendRange + lfo * c.lfoToPitch / 100 * depth
+            voice.pointee.pitch + bend + lfo * c.lfoToPitch / 100 * depth
+            + Double(modulation.pitch) * 24
         voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
         voice.pointee.band1 = Wavetable.band(forNote: pitch)
-        let pitch2 = pitch + c.osc2Offset
+        let pitch2 = pitch + c.osc2Offset + Double(modulation.osc2Pitch) * 24
         voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
         voice.pointee.band2 = Wavetable.band(forNote: pitch2)
+        voice.pointee.mixOffset = modulation.oscMix
+        voice.pointee.widthOffset = Double(modulation.pulseWidth) * 0.45
+        let envelopeOctaves = c.filterEnvAmount + Double(modulation.filterEnvAmount) * 8
         let octaves =
-            Double(voice.pointee.filterEnvelope.level) * c.filterEnvAmount + c.keyTracking * (pitch - 60) / 12
-            + lfo * c.lfoToFilter * depth
+            Double(voice.pointee.filterEnvelope.level) * envelopeOctaves + c.keyTracking * (pitch - 60) / 12
+            + lfo * c.lfoToFilter * depth + Double(modulation.cutoff) * 8
         voice.pointee.filter.setCoefficients(
-            cutoff: c.cutoff * FastMath.exp2(octaves), resonance: c.resonance, sampleRate: sampleRate)
+            cutoff: c.cutoff * FastMath.exp2(octaves),
+            resonance: c.resonance + modulation.resonance, sampleRate: sampleRate)
         let volume = Float(channel.volume) / 127
         let expression = Float(channel.expression) / 127
         let tremolo = 1 - c.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
+        let swell = max(0, 1 + modulation.amp)
         voice.pointee.gain.aim(
-            gain: c.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo,
-            position: GlidingGain.position(pan: channel.pan), frames: Self.controlInterval, interpolate: interpolate)
+            gain: c.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo * swell,
+            position: GlidingGain.position(pan: channel.pan) + Double(modulation.pan) / 2,
+            frames: Self.controlInterval, interpolate: interpolate)
+    }
+
+    /// Where a voice's modulation sources stand now.
+    @_noAllocation @_noLocks
+    func inputs(of voice: UnsafeMutablePointer<SynthVoice>) -> ModulationInputs {
+        let own = Int(voice.pointee.channel)
+        let manager = channels[owner(own)]
+        var inputs = ModulationInputs(controllers: controllerValues + 128 * own)
+        inputs.velocity = Float(voice.pointee.velocity) / 127
+        inputs.key = Float(Int(voice.pointee.note) - 60) / 60
+        inputs.releaseVelocity = Float(voice.pointee.releaseVelocity) / 127
+        inputs.modWheel = Float(manager.modulation) / 127
+        inputs.channelPressure = Float(channels[own].pressure) / 127
+        inputs.polyPressure = Float(voice.pointee.pressure) / 127
+        inputs.pitchBend = Float(channels[own].bend) / 8192
+        inputs.lfo = Float(manager.lfoValue)
+        inputs.ampEnvelope = voice.pointee.amp.level
+        inputs.filterEnvelope = voice.pointee.filterEnvelope.level
+        // A member channel carries one note: its pressure is the note's. Elsewhere poly pressure is.
+        inputs.notePressure = isMember(own) ? inputs.channelPressure : inputs.polyPressure
+        inputs.slide = Float(controllerValues[128 * own + 74]) / 127
+        inputs.random = voice.pointee.random
+        return inputs
     }
 
     /// Fills `count` samples of one oscillator into `out`. The waveform is chosen once per block, not per
@@ -572,7 +661,8 @@ struct OscillatorSynthKernel {
         let count = to - from
         let a = scratch
         let b = scratch + Self.controlInterval
-        let width = UInt32(truncatingIfNeeded: Int64(c.pulseWidth * 4_294_967_296))
+        let pulseWidth = max(0.05, min(0.95, c.pulseWidth + voice.pointee.widthOffset))
+        let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
         fillOscillator(
             a, count: count, wave: c.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
             band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
@@ -592,7 +682,7 @@ struct OscillatorSynthKernel {
         var active = true
         let outLeft = left + from
         let outRight = right + from
-        let mix = c.mix
+        let mix = max(0, min(1, c.mix + voice.pointee.mixOffset))
         let mode = c.filterMode
         for i in 0..<count {
             let filtered = filter.process(a[i] + (b[i] - a[i]) * mix, mode: mode)
@@ -803,12 +893,20 @@ struct OscillatorSynthKernel {
             arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
         case 0x80 where arpeggiating, 0x90 where arpeggiating: arpeggiatorKeyUp(event.data1)
         case 0x90 where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
-        case 0x80, 0x90: noteOff(event.data1, channel: channel)
+        case 0x80: noteOff(event.data1, velocity: event.data2, channel: channel)
+        case 0x90: noteOff(event.data1, velocity: 64, channel: channel)
         case 0xB0: controlChange(event.data1, event.data2, channel: channel)
-        case 0xC0: programChange(Int(event.data1), channel: channel)
+        case 0xC0: programChange(Int(event.data1), channel: owner(channel))
         case 0xE0:
             channels[channel].bend = Int(event.data1) | Int(event.data2) << 7 - 8192
-        default: break  // poly and channel pressure: not mapped
+        case 0xA0:
+            for index in 0..<polyphony
+            where voices[index].active && voices[index].note == event.data1 && Int(voices[index].channel) == channel {
+                voices[index].pressure = event.data2
+            }
+        case 0xD0:
+            channels[channel].pressure = event.data1
+        default: break
         }
     }
 
@@ -929,6 +1027,8 @@ struct OscillatorSynthKernel {
         v.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
         v.noise = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_654_435_761) | 1)
         v.noise2 = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_246_822_519) | 1)
+        var draw = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 3_266_489_917) | 1)
+        v.random = (draw.next() + 1) / 2
         v.amp.start()
         v.filterEnvelope.start()
         voice.pointee = v
@@ -985,7 +1085,9 @@ struct OscillatorSynthKernel {
     }
 
     @_noAllocation @_noLocks
-    func noteOff(_ note: UInt8, channel: Int) {
+    func noteOff(_ note: UInt8, velocity: UInt8 = 64, channel: Int) {
+        // In an MPE zone the manager's pedal holds every note of the zone.
+        let pedal = channels[channel].sustain || channels[owner(channel)].sustain
         if patch(channel).pointee.voiceMode != 0 {
             removeFromStack(note, channel: channel)
             let index = monoVoice(channel)
@@ -998,9 +1100,10 @@ struct OscillatorSynthKernel {
                 voice.pointee.pitch =
                     keyPitches[Int(previous & 0x7F)].isNaN ? voice.pointee.pitch : keyPitches[Int(previous & 0x7F)]
                 updateVoice(voice, interpolate: true)
-            } else if channels[channel].sustain {
+            } else if pedal {
                 voice.pointee.sustained = true
             } else {
+                voice.pointee.releaseVelocity = velocity
                 voice.pointee.released = true
                 voice.pointee.amp.release()
                 voice.pointee.filterEnvelope.release()
@@ -1011,7 +1114,8 @@ struct OscillatorSynthKernel {
         where voices[index].active && !voices[index].fading && !voices[index].released
             && voices[index].note == note && Int(voices[index].channel) == channel
         {
-            if channels[channel].sustain {
+            voices[index].releaseVelocity = velocity
+            if pedal {
                 voices[index].sustained = true
             } else {
                 releaseVoice(index)
@@ -1027,13 +1131,33 @@ struct OscillatorSynthKernel {
         voices[index].filterEnvelope.release()
     }
 
+    /// Whether a channel message on `channel` reaches a voice on `voiceChannel`: its own channel's, or its
+    /// MPE zone manager's (which speaks for the whole zone).
+    @inline(__always) @_noAllocation @_noLocks
+    func reaches(_ voiceChannel: UInt8, from channel: Int) -> Bool {
+        Int(voiceChannel) == channel || Int(zoneOf[Int(voiceChannel)]) == channel
+    }
+
     @_noAllocation @_noLocks
     func controlChange(_ controller: UInt8, _ value: UInt8, channel: Int) {
         sends?.controlChange(controller, value, channel: channel)
+        controllerValues[128 * channel + Int(controller & 0x7F)] = value
         if let change = channels[channel].numbers.handle(controller: controller, value: value) {
             if change.isRegistered && change.parameter == 0 {
-                // RPN 0, pitch-bend sensitivity: MSB semitones, LSB cents.
-                channels[channel].bendRange = Double(change.value >> 7) + Double(change.value & 0x7F) / 100
+                // RPN 0, pitch-bend sensitivity: MSB semitones, LSB cents. On an MPE member channel it sets
+                // every member of the zone, as the MPE specification has it.
+                let range = Double(change.value >> 7) + Double(change.value & 0x7F) / 100
+                if isMember(channel) {
+                    let manager = Int(zoneOf[channel])
+                    for member in 0..<16 where isMember(member) && Int(zoneOf[member]) == manager {
+                        channels[member].bendRange = range
+                    }
+                } else {
+                    channels[channel].bendRange = range
+                }
+            } else if change.isRegistered && change.parameter == 6 && (channel == 0 || channel == 15) {
+                // RPN 6 on channel 1 or 16: the MPE Configuration Message, MSB the zone's member channels.
+                configureZone(lower: channel == 0, members: Int(change.value >> 7))
             }
             return
         }
@@ -1047,8 +1171,8 @@ struct OscillatorSynthKernel {
             channels[channel].sustain = down
             if !down {
                 for index in 0..<(polyphony)
-                where voices[index].active && voices[index].sustained
-                    && Int(voices[index].channel) == channel
+                where voices[index].active && voices[index].sustained && reaches(voices[index].channel, from: channel)
+                    && !channels[Int(voices[index].channel)].sustain && !channels[owner(channel)].sustain
                 {
                     releaseVoice(index)
                 }
@@ -1059,7 +1183,7 @@ struct OscillatorSynthKernel {
                 drumVoices[index].fadeStep = 1 / Self.fadeFrames
             }
             for index in 0..<(polyphony + Self.fadeSlots)
-            where voices[index].active && Int(voices[index].channel) == channel {
+            where voices[index].active && reaches(voices[index].channel, from: channel) {
                 if !voices[index].fading {
                     voices[index].fading = true
                     voices[index].fadeGain = 1
@@ -1070,12 +1194,12 @@ struct OscillatorSynthKernel {
         case 121:  // reset all controllers
             channels[channel].resetControllers()
             for index in 0..<polyphony
-            where voices[index].active && voices[index].sustained && Int(voices[index].channel) == channel {
+            where voices[index].active && voices[index].sustained && reaches(voices[index].channel, from: channel) {
                 releaseVoice(index)
             }
         case 123, 124, 125, 126, 127:  // all notes off (and the mode messages that imply it)
             for index in 0..<polyphony
-            where voices[index].active && !voices[index].fading && Int(voices[index].channel) == channel {
+            where voices[index].active && !voices[index].fading && reaches(voices[index].channel, from: channel) {
                 releaseVoice(index)
             }
             noteStackCount[channel] = 0
@@ -1083,6 +1207,31 @@ struct OscillatorSynthKernel {
             channels[channel].bank = value
         default:
             break
+        }
+    }
+
+    // MARK: MPE
+
+    /// Sets the lower (manager channel 1) or upper (manager channel 16) MPE zone to `members` member
+    /// channels (0: off). The other zone shrinks if they would overlap; the zone's members bend ±48
+    /// semitones and its manager ±2 from now on (the specification's defaults).
+    @_noAllocation @_noLocks
+    func configureZone(lower: Bool, members: Int) {
+        let count = max(0, min(15, members))
+        let (this, other) = lower ? (0, 1) : (1, 0)
+        mpeMembers[this] = count
+        if mpeMembers[other] > 14 - count { mpeMembers[other] = max(0, 14 - count) }
+        for channel in 0..<16 { zoneOf[channel] = -1 }
+        if mpeMembers[0] > 0 {
+            for channel in 0...mpeMembers[0] { zoneOf[channel] = 0 }
+        }
+        if mpeMembers[1] > 0 {
+            for channel in (15 - mpeMembers[1])...15 { zoneOf[channel] = 15 }
+        }
+        guard count > 0 else { return }
+        let manager = lower ? 0 : 15
+        for channel in 0..<16 where Int(zoneOf[channel]) == manager {
+            channels[channel].bendRange = channel == manager ? 2 : 48
         }
     }
 

@@ -30,6 +30,10 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     /// The channels that play the drum kit, a bit per channel (a UInt32; default 1 << 9, channel 10):
     /// settable while uninitialized; 0 for none.
     public static let drumChannelsProperty = PropertyID(rawValue: 64004)
+    /// MPE zones at the start (a UInt32: lower-zone member channels | upper-zone member channels << 8; 0
+    /// for none): settable while uninitialized. An MPE Configuration Message (RPN 6) changes them while
+    /// the synth plays.
+    public static let mpeZonesProperty = PropertyID(rawValue: 64005)
 
     public enum Parameter: UInt32, CaseIterable, Sendable {
         case osc1Waveform, osc2Waveform, osc2Coarse, osc2Fine, oscMix, pulseWidth
@@ -38,6 +42,16 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case filterAttack, filterDecay, filterSustain, filterRelease
         case velocitySensitivity, lfoRate, lfoToPitch, lfoToFilter, lfoToAmp, voiceMode, volume
         case lfoSync, lfoSyncRate, arpMode, arpRate, arpGate, arpOctaves, arpLatch
+        /// The modulation matrix: eight slots of source, destination, amount (−1…1) and via (a second source
+        /// scaling the amount).
+        case mod1Source, mod1Destination, mod1Amount, mod1Via
+        case mod2Source, mod2Destination, mod2Amount, mod2Via
+        case mod3Source, mod3Destination, mod3Amount, mod3Via
+        case mod4Source, mod4Destination, mod4Amount, mod4Via
+        case mod5Source, mod5Destination, mod5Amount, mod5Via
+        case mod6Source, mod6Destination, mod6Amount, mod6Via
+        case mod7Source, mod7Destination, mod7Amount, mod7Via
+        case mod8Source, mod8Destination, mod8Amount, mod8Via
 
         public var id: ParameterID { ParameterID(rawValue) }
 
@@ -51,8 +65,32 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
 
         public static let waveforms = ["saw", "pulse", "triangle", "sine", "noise"]
 
+        /// The modulation slot (0…7) and field (0 source, 1 destination, 2 amount, 3 via) of a matrix
+        /// parameter.
+        public var modulationField: (slot: Int, field: Int)? {
+            guard rawValue >= Self.mod1Source.rawValue else { return nil }
+            let index = Int(rawValue - Self.mod1Source.rawValue)
+            return (index / 4, index % 4)
+        }
+
         public var info: ParameterInfo {
-            switch self {
+            if let (slot, field) = modulationField {
+                let name = "Mod \(slot + 1) " + ["Source", "Destination", "Amount", "Via"][field]
+                switch field {
+                case 1:
+                    return .init(
+                        id: id, name: name, unit: .indexed,
+                        range: 0...Float(ModulationDestination.allCases.count - 1), defaultValue: 0,
+                        valueNames: ModulationDestination.names)
+                case 2:
+                    return .init(id: id, name: name, unit: .generic, range: -1...1, defaultValue: 0)
+                default:
+                    return .init(
+                        id: id, name: name, unit: .indexed, range: 0...Float(ModulationSource.names.count - 1),
+                        defaultValue: 0, valueNames: ModulationSource.names)
+                }
+            }
+            return switch self {
             case .osc1Waveform:
                 .init(
                     id: id, name: "Osc 1 Waveform", unit: .indexed, range: 0...4, defaultValue: 0,
@@ -110,6 +148,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             case .arpGate: .init(id: id, name: "Arpeggiator Gate", unit: .generic, range: 0.05...1, defaultValue: 0.5)
             case .arpOctaves: .init(id: id, name: "Arpeggiator Octaves", unit: .indexed, range: 1...4, defaultValue: 1)
             case .arpLatch: .init(id: id, name: "Arpeggiator Latch", unit: .boolean, range: 0...1, defaultValue: 0)
+            default: fatalError("the modulation matrix's parameters are described above")
             }
         }
     }
@@ -132,6 +171,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     public private(set) var polyphony: UInt32 = 32
     public private(set) var baseChannel: UInt32 = 0
     public private(set) var drumChannels: UInt32 = 1 << 9
+    public private(set) var mpeZones: (lower: Int, upper: Int) = (0, 0)
     public let presets: [SynthPreset]
     private var selectedPreset: Preset?
     public let voiceBudget = VoiceBudget()
@@ -219,7 +259,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case Self.activeVoicesProperty:
             try requireScope(id, scope, element, [.global])
             return PropertyInfo(dataSize: 4, isWritable: false)
-        case Self.baseChannelProperty, Self.drumChannelsProperty:
+        case Self.baseChannelProperty, Self.drumChannelsProperty, Self.mpeZonesProperty:
             try requireScope(id, scope, element, [.global])
             return PropertyInfo(dataSize: 4, isWritable: true)
         default:
@@ -235,6 +275,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case Self.activeVoicesProperty: UInt32(activeVoiceCount)
         case Self.baseChannelProperty: baseChannel
         case Self.drumChannelsProperty: drumChannels
+        case Self.mpeZonesProperty: UInt32(mpeZones.lower | mpeZones.upper << 8)
         default: nil
         }
     }
@@ -258,6 +299,17 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
                 throw AudioUnitError(.invalidPropertyValue, "the drum channels must be a UInt32 mask of 16 bits")
             }
             drumChannels = channels
+        case Self.mpeZonesProperty:
+            guard let zones = value as? UInt32, zones <= 0xFFFF else {
+                throw AudioUnitError(.invalidPropertyValue, "MPE zones must be a UInt32: lower | upper << 8")
+            }
+            let (lower, upper) = (Int(zones & 0xFF), Int(zones >> 8))
+            guard lower <= 15, upper <= 15, lower == 0 || upper == 0 || lower + upper <= 14 else {
+                throw AudioUnitError(
+                    .invalidPropertyValue,
+                    "MPE zones of \(lower) and \(upper) member channels do not fit (together at most 14, or one of 15)")
+            }
+            mpeZones = (lower, upper)
         default:
             return false
         }
@@ -298,6 +350,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
             sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
             presetRows: presetRows, baseChannel: Int(baseChannel), drumChannels: UInt16(drumChannels),
+            mpeZones: mpeZones,
             budget: voiceBudget.counters, host: hostCallbackInfo, effectSends: hasEffectSendOutput,
             maximumFrames: Int(maximumFramesPerSlice), tuning: tuning, tuningChanges: tuningChanges)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }

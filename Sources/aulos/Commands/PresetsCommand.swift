@@ -22,14 +22,22 @@ struct PresetsCommand: ParsableCommand {
         let presets = SearchPaths.synthPresets
         print("Synth presets (program: name), from presets/synth:")
         if presets.isEmpty { print("  none found (searched \(SearchPaths.presetFolders.joined(separator: ", ")))") }
-        for preset in presets { print("  \(preset.program): \(preset.name)") }
+        for preset in presets {
+            print("  \(preset.bank == 0 ? "" : "bank \(preset.bank) ")\(preset.program): \(preset.name)")
+        }
         print("Synth parameters (preset-file key, range, default):")
         for parameter in OscillatorSynthUnit.Parameter.allCases {
+            // The eight modulation slots are alike: the first stands for them all.
+            if parameter == .mod2Source { print("  mod2Source … mod8Via   (slots 2…8, as slot 1)") }
+            if let (slot, _) = parameter.modulationField, slot > 0 { continue }
             let info = parameter.info
             let range =
                 info.valueNames.isEmpty
                 ? "\(info.minValue.clean)…\(info.maxValue.clean) \(info.unit.rawValue)"
-                : info.valueNames.joined(separator: "|")
+                : info.valueNames.count > 20
+                    // A modulation source: the named ones, then the 128 controllers.
+                    ? info.valueNames.prefix(14).joined(separator: "|") + "|cc 0…cc 127"
+                    : info.valueNames.joined(separator: "|")
             let value = info.valueNames.isEmpty ? info.defaultValue.clean : info.valueNames[Int(info.defaultValue)]
             print("  \(parameter.key.padding(to: 20)) \(range.padding(to: 36)) \(value)")
         }

@@ -34,6 +34,12 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "A Scala scale (.scl) the synth or sampler plays in (with a rig: every synth and sampler part).")
     var tuning: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "MPE zones for the synth: lower (channel 1 the manager, 2–16 the notes), upper, or 'lower 7, upper 7'.",
+            valueName: "zones"))
+    var mpe: String?
+
     @Option(help: "A Scala keyboard mapping (.kbm) for --tuning: which keys play, the reference key and pitch.")
     var keymap: String?
 
@@ -96,6 +102,12 @@ struct InstrumentOptions: ParsableArguments {
             throw ValidationError(
                 "--arpeggio takes MODE:RATE like up:1/16 (modes up, down, updown, random, played), not '\(arpeggio)'")
         }
+        if let mpe {
+            if case .failure(let problem) = MPELayout.parse(mpe) { throw ValidationError("--mpe: \(problem.message)") }
+            if rigFile != nil || choice.0 != .synth {
+                throw ValidationError("--mpe goes with the synth without a rig (a rig part takes mpe:)")
+            }
+        }
         if keymap != nil && tuning == nil {
             throw ValidationError("--keymap goes with --tuning (a .scl file)")
         }
@@ -129,6 +141,7 @@ struct InstrumentOptions: ParsableArguments {
         }
         options.eq = try eq.map(checkedEQ)
         (options.tuning, options.keymap) = (tuning, keymap)
+        if let mpe, case .success(let layout) = MPELayout.parse(mpe) { options.mpe = layout }
         options.dry = dry
         options.tempo = tempo
         options.arpeggio = arpeggio.flatMap(Arpeggio.init(parsing:))
