@@ -30,6 +30,12 @@ public struct StateVariableFilter: BitwiseCopyable, Sendable {
         a3 = g * a2
     }
 
+    /// Takes another filter's coefficients (the right channel of a stereo voice follows the left).
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func copyCoefficients(from other: StateVariableFilter) {
+        (g, k, a1, a2, a3) = (other.g, other.k, other.a1, other.a2, other.a3)
+    }
+
     @inline(__always) @_noAllocation @_noLocks
     public mutating func process(_ input: Float, mode: Int) -> Float {
         let v3 = input - ic2
@@ -136,4 +142,64 @@ public struct Envelope: BitwiseCopyable, Sendable {
         }
         return level
     }
+}
+
+/// A four-pole (24 dB/octave) low-pass ladder in zero-delay-feedback form (Zavalishin, "The Art of VA
+/// Filter Design", ch. 5): four one-pole stages with the fourth's output fed back to the input. The
+/// feedback is solved exactly for the linear filter, then the stage input is saturated, which bounds
+/// self-oscillation (resonance 1 and up) without a per-sample iteration. Bilinear prewarping puts the
+/// resonant peak, and the self-oscillation, at the cutoff.
+///
+/// Threads: render thread (a plain value inside a voice). Coefficients are set at control rate.
+public struct LadderFilter: BitwiseCopyable, Sendable {
+    var g: Float = 0
+    /// G = g / (1 + g), the one-pole gain; the feedback amount k (0…4.85); 1 / (1 + k G⁴).
+    var big: Float = 0
+    var k: Float = 0
+    var normalize: Float = 1
+    var s1: Float = 0
+    var s2: Float = 0
+    var s3: Float = 0
+    var s4: Float = 0
+
+    @_noAllocation @_noLocks
+    public init() {}
+
+    /// `cutoff` in Hz (10 Hz…0.45·rate), `resonance` 0…1 (1: just past self-oscillation).
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func setCoefficients(cutoff: Double, resonance: Float, sampleRate: Double) {
+        let clamped = max(10, min(0.45 * sampleRate, cutoff))
+        g = Float(FastMath.tan(Double.pi * clamped / sampleRate))
+        big = g / (1 + g)
+        // 4 is the edge of self-oscillation; a little past it the saturator holds the tone at a level where
+        // it barely bends its pitch.
+        k = 4.04 * max(0, min(1.2, resonance))
+        let g4 = big * big * big * big
+        normalize = 1 / (1 + k * g4)
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func process(_ input: Float) -> Float {
+        // Each stage: v = (x − s)·G, y = v + s, s = y + v. The cascade's output is G⁴u + S, with S
+        // collecting the stages' states; u = x − k·y4 solves to (x − k·S)/(1 + k·G⁴).
+        let gOver = 1 / (1 + g)
+        let sum = big * big * big * s1 * gOver + big * big * s2 * gOver + big * s3 * gOver + s4 * gOver
+        let u = FastMath.saturate((input - k * sum) * normalize)
+        var v = (u - s1) * big
+        let y1 = v + s1
+        s1 = y1 + v
+        v = (y1 - s2) * big
+        let y2 = v + s2
+        s2 = y2 + v
+        v = (y2 - s3) * big
+        let y3 = v + s3
+        s3 = y3 + v
+        v = (y3 - s4) * big
+        let y4 = v + s4
+        s4 = y4 + v
+        return y4
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func reset() { (s1, s2, s3, s4) = (0, 0, 0, 0) }
 }

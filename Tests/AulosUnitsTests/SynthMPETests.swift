@@ -169,7 +169,8 @@ import Glibc
     }
 
     /// Every voice feature at once for 10,000 slices of 64 frames — MPE bends, pressure and slide on the
-    /// members, the matrix reading them, tuning changes, sixteen channels and drums — allocates nothing.
+    /// members, the matrix reading them (and LFO 2, envelope 3), a 7-voice unison stack with sync, FM, ring,
+    /// sub, the ladder, drive and glide, tuning changes, sixteen channels and drums — allocates nothing.
     @Test func expressionAndModulationAllocateNothing() throws {
         let rig = try InstrumentRig(synth, maximumFrames: 64) { unit in
             try unit.setProperty(
@@ -182,6 +183,11 @@ import Glibc
                     .mod3Source: Float(ModulationSource.random.rawValue), .mod3Destination: 8, .mod3Amount: 0.2,
                     .mod4Source: Float(ModulationSource.lfo.rawValue), .mod4Destination: 4, .mod4Amount: 0.2,
                     .mod4Via: Float(ModulationSource.controller(2)),
+                    .mod5Source: Float(ModulationSource.lfo2.rawValue), .mod5Destination: 14, .mod5Amount: 0.1,
+                    .mod6Source: Float(ModulationSource.modEnvelope.rawValue), .mod6Destination: 12, .mod6Amount: 0.1,
+                    // The rich voice: a 7-voice stack, sync, FM, ring, sub, both filters, drive, glide.
+                    .osc1Unison: 7, .osc2Unison: 2, .oscSync: 1, .fmAmount: 0.2, .ringMod: 0.1, .subLevel: 0.3,
+                    .filter2Routing: 1, .drive: 6, .glideTime: 0.05, .glideMode: 2, .lfo2Shape: 4,
                 ])
         }
         let synth = rig.instrument as! OscillatorSynthUnit

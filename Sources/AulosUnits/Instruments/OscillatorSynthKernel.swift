@@ -41,6 +41,15 @@ struct SynthVoice: BitwiseCopyable {
     var noise = NoiseGenerator(seed: 1)
     var noise2 = NoiseGenerator(seed: 2)
     var gain = GlidingGain()
+    /// Glide: how far (in semitones) the pitch still is from the note's, shrinking every control tick.
+    var glideOffset = 0.0
+    /// The second LFO (per voice): phase, completed cycles (for sample and hold) and value.
+    var lfo2Phase = 0.0
+    var lfo2Cycle: Int64 = 0
+    var lfo2Value: Float = 0
+    /// The third envelope, a modulation source.
+    var modEnvelope = Envelope()
+    var rich = RichVoice()
     var fadeGain: Float = 1
     var fadeStep: Float = 0
 }
@@ -62,9 +71,13 @@ struct SynthChannel: BitwiseCopyable {
     /// The preset this channel chose by program change and plays from its own patch; −1 while it plays the
     /// unit's parameters (every channel until its first program change, and always the base channel).
     var program: Int16 = -1
-    /// This channel's LFO (its patch sets the rate), kept across slices.
+    /// This channel's LFO (its patch sets the rate), kept across slices, and its completed cycles (for
+    /// sample and hold).
     var lfoPhase = 0.0
     var lfoValue = 0.0
+    var lfoCycle: Int64 = 0
+    /// The pitch of the last note started here (a glide's starting point), NaN before the first.
+    var lastPitch = Double.nan
 
     /// Reset All Controllers (CC 121): the controllers return to their defaults; the patch, the bank, the
     /// bend range and the LFO stay (RP-015).
@@ -76,6 +89,8 @@ struct SynthChannel: BitwiseCopyable {
         fresh.program = program
         fresh.lfoPhase = lfoPhase
         fresh.lfoValue = lfoValue
+        fresh.lfoCycle = lfoCycle
+        fresh.lastPitch = lastPitch
         self = fresh
     }
 }
@@ -109,6 +124,34 @@ struct SynthControls: BitwiseCopyable {
     var arpOctaves = 1
     var arpLatch = false
     var modulation = ModulationMatrix()
+    var unison1 = 1
+    var detune1 = 20.0
+    var width1: Float = 0.5
+    var unison2 = 1
+    var detune2 = 20.0
+    var width2: Float = 0.5
+    var subLevel: Float = 0
+    var ringMod: Float = 0
+    var fmAmount: Float = 0
+    var sync = false
+    var filter2Routing = 0
+    var cutoff2 = 2000.0
+    var resonance2: Float = 0
+    var drive: Float = 0
+    var glideTime = 0.0
+    var glideMode = 0
+    var lfoShape = 0
+    var lfo2Rate = 2.0
+    var lfo2Shape = 0
+    var lfo2Sync = false
+    var lfo2SyncBeats = 1.0
+    var lfo2Retrigger = true
+    var modEnvelopeShape = EnvelopeShape(attack: 0, decay: 0.5, sustain: 0, release: 0.5, sampleRate: 48_000)
+    /// Whether voices need the rich path (stacks, sub, ring, FM, sync, second filter, drive, or a matrix
+    /// slot that reaches one of them), and whether the matrix reads LFO 2 or envelope 3.
+    var isRich = false
+    var usesLFO2 = false
+    var usesModEnvelope = false
 }
 
 /// The arpeggiator's render-side state.
@@ -141,7 +184,7 @@ struct OscillatorSynthKernel {
     static var fadeSlots: Int { 16 }
     static var fadeFrames: Float { 128 }
     /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
-    static var parameterCount: Int { 65 }
+    static var parameterCount: Int { 91 }
     /// The first modulation-matrix parameter.
     static var modulationSlot: Int { 33 }
     /// `SynthDrum.allCases.count` and the drum hits that can sound at once.
@@ -429,12 +472,19 @@ struct OscillatorSynthKernel {
             if intoTick == 0 { controlTick(frame: frame) }
             let end = min(to, frame + Self.controlInterval - intoTick)
             for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+                var (outLeft, outRight) = (left, right)
                 if let sends {
-                    let channel = sends.channel(Int(voices[index].channel), frameCount: frameCount)
-                    renderVoice(
-                        voices + index, from: frame, to: end, left: channel, right: channel + sends.maximumFrames)
+                    outLeft = sends.channel(Int(voices[index].channel), frameCount: frameCount)
+                    outRight = outLeft + sends.maximumFrames
+                }
+                let c = patch(Int(voices[index].channel))
+                if c.pointee.usesModEnvelope {
+                    for _ in frame..<end { _ = voices[index].modEnvelope.next(c.pointee.modEnvelopeShape) }
+                }
+                if c.pointee.isRich {
+                    renderRichVoice(voices + index, from: frame, to: end, left: outLeft, right: outRight)
                 } else {
-                    renderVoice(voices + index, from: frame, to: end, left: left, right: right)
+                    renderVoice(voices + index, from: frame, to: end, left: outLeft, right: outRight)
                 }
             }
             for index in 0..<Self.drumVoiceCount where drumVoices[index].active {
@@ -460,23 +510,82 @@ struct OscillatorSynthKernel {
         for channel in 0..<16 {
             let c = patch(channel)
             var phase = channels[channel].lfoPhase
+            var cycle = channels[channel].lfoCycle
             if c.pointee.lfoSync && host.valid {
                 // Locked to the host's beats: the phase is where the beat says, not an accumulation.
                 let beat = host.beat + Double(frame) * host.beatsPerFrame
                 let cycles = beat / c.pointee.lfoSyncBeats
-                phase = cycles - Double(Int64(cycles))
+                cycle = Int64(cycles)
+                phase = cycles - Double(cycle)
             } else {
                 phase += c.pointee.lfoRate * Double(Self.controlInterval) / sampleRate
-                if phase >= 1 { phase -= Double(Int(phase)) }
+                if phase >= 1 {
+                    cycle += Int64(phase)
+                    phase -= Double(Int(phase))
+                }
             }
             channels[channel].lfoPhase = phase
-            channels[channel].lfoValue = FastMath.sine(phase)
+            channels[channel].lfoCycle = cycle
+            channels[channel].lfoValue = Self.lfoValue(shape: c.pointee.lfoShape, phase: phase, cycle: cycle, seed: 0)
         }
         for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+            advanceVoiceModulators(voices + index, frame: frame)
             updateVoice(voices + index, interpolate: true)
         }
         for index in 0..<Self.drumVoiceCount where drumVoices[index].active {
             updateDrumGains(drumVoices + index, interpolate: true)
+        }
+    }
+
+    /// An LFO's value (−1…1) at `phase` (0…1) for a shape: sine, triangle, rising saw, square, or sample and
+    /// hold (a value drawn from the cycle number and `seed`, so it is the same however slices fall).
+    @inline(__always) @_noAllocation @_noLocks
+    static func lfoValue(shape: Int, phase: Double, cycle: Int64, seed: UInt32) -> Double {
+        switch shape {
+        case 1: phase < 0.25 ? 4 * phase : phase < 0.75 ? 2 - 4 * phase : 4 * phase - 4
+        case 2: 2 * phase - 1
+        case 3: phase < 0.5 ? 1 : -1
+        case 4: heldValue(cycle: cycle, seed: seed)
+        default: FastMath.sine(phase)
+        }
+    }
+
+    /// Sample and hold: a value in −1…1 for each cycle, from the cycle number and a seed.
+    @inline(__always) @_noAllocation @_noLocks
+    static func heldValue(cycle: Int64, seed: UInt32) -> Double {
+        var draw = NoiseGenerator(seed: (UInt32(truncatingIfNeeded: cycle &* 2_654_435_761) ^ seed) | 1)
+        _ = draw.next()
+        return Double(draw.next())
+    }
+
+    /// At a control tick: a voice's second LFO moves on (free, retriggered from the note's start, or on the
+    /// host's beat), its glide closes in on the note's pitch.
+    @_noAllocation @_noLocks
+    func advanceVoiceModulators(_ voice: UnsafeMutablePointer<SynthVoice>, frame: Int) {
+        let c = patch(Int(voice.pointee.channel)).pointee
+        if c.usesLFO2 {
+            let host = hostSlice.pointee
+            if c.lfo2Sync && host.valid {
+                let cycles = (host.beat + Double(frame) * host.beatsPerFrame) / c.lfo2SyncBeats
+                voice.pointee.lfo2Cycle = Int64(cycles)
+                voice.pointee.lfo2Phase = cycles - Double(Int64(cycles))
+            } else {
+                voice.pointee.lfo2Phase += c.lfo2Rate * Double(Self.controlInterval) / sampleRate
+                if voice.pointee.lfo2Phase >= 1 {
+                    voice.pointee.lfo2Cycle += Int64(voice.pointee.lfo2Phase)
+                    voice.pointee.lfo2Phase -= Double(Int(voice.pointee.lfo2Phase))
+                }
+            }
+            voice.pointee.lfo2Value = Float(
+                Self.lfoValue(
+                    shape: c.lfo2Shape, phase: voice.pointee.lfo2Phase, cycle: voice.pointee.lfo2Cycle,
+                    seed: UInt32(truncatingIfNeeded: voice.pointee.age)))
+        }
+        if voice.pointee.glideOffset != 0 {
+            // Within 1 % (−40 dB) of the distance after the glide time.
+            let ticks = max(1e-9, c.glideTime * sampleRate / Double(Self.controlInterval))
+            voice.pointee.glideOffset *= FastMath.exp(-4.605_170_185_988_091 / ticks)
+            if abs(voice.pointee.glideOffset) < 1e-4 { voice.pointee.glideOffset = 0 }
         }
     }
 
@@ -546,6 +655,46 @@ struct OscillatorSynthKernel {
         c.arpOctaves = max(1, Int(p[31]))
         c.arpLatch = p[32] >= 0.5
         c.modulation = ModulationMatrix(p + Self.modulationSlot)
+        c.unison1 = max(1, min(16, Int(p[65])))
+        c.detune1 = Double(p[66])
+        c.width1 = p[67]
+        c.unison2 = max(1, min(16, Int(p[68])))
+        c.detune2 = Double(p[69])
+        c.width2 = p[70]
+        c.subLevel = p[71]
+        c.ringMod = p[72]
+        c.fmAmount = p[73]
+        c.sync = p[74] >= 0.5
+        c.filter2Routing = Int(p[75])
+        c.cutoff2 = Double(p[76])
+        c.resonance2 = p[77]
+        c.drive = p[78]
+        c.glideTime = Double(p[79])
+        c.glideMode = Int(p[80])
+        c.lfoShape = Int(p[81])
+        c.lfo2Rate = Double(p[82])
+        c.lfo2Shape = Int(p[83])
+        c.lfo2Sync = p[84] >= 0.5
+        c.lfo2SyncBeats = Self.rateBeats(Int(p[85]))
+        c.lfo2Retrigger = p[86] >= 0.5
+        c.modEnvelopeShape = EnvelopeShape(
+            attack: Double(p[87]), decay: Double(p[88]), sustain: p[89], release: Double(p[90]),
+            sampleRate: sampleRate)
+        let matrix = c.modulation
+        var matrixReachesRich = false
+        var readsLFO2 = false
+        var readsModEnvelope = false
+        for slot in 0..<8 where matrix.isActive && matrix.sources[slot] != 0 && matrix.amounts[slot] != 0 {
+            if matrix.destinations[slot] >= 10 { matrixReachesRich = true }
+            let (source, via) = (matrix.sources[slot], matrix.vias[slot])
+            if source == 14 || via == 14 { readsLFO2 = true }
+            if source == 15 || via == 15 { readsModEnvelope = true }
+        }
+        c.usesLFO2 = readsLFO2
+        c.usesModEnvelope = readsModEnvelope
+        c.isRich =
+            c.unison1 > 1 || c.unison2 > 1 || c.subLevel > 0 || c.ringMod > 0 || c.fmAmount > 0 || c.sync
+            || c.filter2Routing != 0 || c.drive > 0 || matrixReachesRich
         target.pointee = c
     }
 
@@ -564,7 +713,7 @@ struct OscillatorSynthKernel {
         var bend = Double(channels[own].bend) / 8192 * channels[own].bendRange
         if isMember(own) { bend += Double(channel.bend) / 8192 * channel.bendRange }
         let pitch =
-            voice.pointee.pitch + bend + lfo * c.lfoToPitch / 100 * depth
+            voice.pointee.pitch + voice.pointee.glideOffset + bend + lfo * c.lfoToPitch / 100 * depth
             + Double(modulation.pitch) * 24
         voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
         voice.pointee.band1 = Wavetable.band(forNote: pitch)
@@ -580,6 +729,9 @@ struct OscillatorSynthKernel {
         voice.pointee.filter.setCoefficients(
             cutoff: c.cutoff * FastMath.exp2(octaves),
             resonance: c.resonance + modulation.resonance, sampleRate: sampleRate)
+        if c.isRich {
+            updateRichVoice(voice, c, pitch: pitch, pitch2: pitch2, octaves: octaves, modulation: modulation)
+        }
         let volume = Float(channel.volume) / 127
         let expression = Float(channel.expression) / 127
         let tremolo = 1 - c.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
@@ -610,6 +762,8 @@ struct OscillatorSynthKernel {
         inputs.notePressure = isMember(own) ? inputs.channelPressure : inputs.polyPressure
         inputs.slide = Float(controllerValues[128 * own + 74]) / 127
         inputs.random = voice.pointee.random
+        inputs.lfo2 = voice.pointee.lfo2Value
+        inputs.modEnvelope = voice.pointee.modEnvelope.level
         return inputs
     }
 
@@ -1031,8 +1185,34 @@ struct OscillatorSynthKernel {
         v.random = (draw.next() + 1) / 2
         v.amp.start()
         v.filterEnvelope.start()
+        v.modEnvelope.start()
+        let c = patch(channel).pointee
+        if c.isRich { v.rich.start(seed: UInt32(truncatingIfNeeded: v.age &* 2_166_136_261) | 1) }
+        // Glide from the channel's last note: always, or (legato) only while another key is held.
+        let last = channels[channel].lastPitch
+        if c.glideTime > 0 && !last.isNaN && (c.glideMode == 2 || (c.glideMode == 1 && keyHeld(on: channel))) {
+            v.glideOffset = last - v.pitch
+        }
+        channels[channel].lastPitch = v.pitch
+        // The second LFO: from the start of its cycle when retriggered, else where free time puts it.
+        if c.usesLFO2 && !c.lfo2Retrigger {
+            let cycles = Double(time.pointee) * c.lfo2Rate / sampleRate
+            v.lfo2Phase = cycles - Double(Int64(cycles))
+        }
         voice.pointee = v
         updateVoice(voice, interpolate: false)
+    }
+
+    /// Whether a key is held (a voice sounding, not released) on `channel`.
+    @_noAllocation @_noLocks
+    func keyHeld(on channel: Int) -> Bool {
+        for index in 0..<polyphony
+        where voices[index].active && !voices[index].fading && !voices[index].released
+            && Int(voices[index].channel) == channel
+        {
+            return true
+        }
+        return false
     }
 
     @_noAllocation @_noLocks
@@ -1056,8 +1236,15 @@ struct OscillatorSynthKernel {
         if voice.pointee.active && !voice.pointee.fading && !voice.pointee.released
             && Int(voice.pointee.channel) == channel
         {
+            let glide = patch(channel).pointee
+            let previous = voice.pointee.pitch
             voice.pointee.note = note
             voice.pointee.pitch = keyPitches[Int(note & 0x7F)]
+            // Keys overlap here: a glide in legato or always mode slides from where the voice was.
+            if glide.glideTime > 0 && glide.glideMode != 0 {
+                voice.pointee.glideOffset += previous - voice.pointee.pitch
+            }
+            channels[channel].lastPitch = voice.pointee.pitch
             if !legato {
                 // Mono: restart the envelopes from where they are (no click), keep the oscillators running.
                 voice.pointee.amp.start()
@@ -1107,6 +1294,7 @@ struct OscillatorSynthKernel {
                 voice.pointee.released = true
                 voice.pointee.amp.release()
                 voice.pointee.filterEnvelope.release()
+                voice.pointee.modEnvelope.release()
             }
             return
         }
@@ -1129,6 +1317,7 @@ struct OscillatorSynthKernel {
         voices[index].sustained = false
         voices[index].amp.release()
         voices[index].filterEnvelope.release()
+        voices[index].modEnvelope.release()
     }
 
     /// Whether a channel message on `channel` reaches a voice on `voiceChannel`: its own channel's, or its

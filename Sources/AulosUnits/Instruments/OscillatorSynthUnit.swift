@@ -52,6 +52,16 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case mod6Source, mod6Destination, mod6Amount, mod6Via
         case mod7Source, mod7Destination, mod7Amount, mod7Via
         case mod8Source, mod8Destination, mod8Amount, mod8Via
+        /// The deeper voice: unison stacks per oscillator (voices, detune spread in cents, stereo width), a
+        /// sub-oscillator an octave below osc 1, ring modulation, osc 2 → osc 1 FM and osc 2 hard-synced to
+        /// osc 1; a ladder filter after (serial) or beside (parallel) the state-variable one, with drive;
+        /// glide; LFO shapes, a second LFO per voice, a third envelope.
+        case osc1Unison, osc1Detune, osc1Width, osc2Unison, osc2Detune, osc2Width
+        case subLevel, ringMod, fmAmount, oscSync
+        case filter2Routing, filter2Cutoff, filter2Resonance, drive
+        case glideTime, glideMode
+        case lfoShape, lfo2Rate, lfo2Shape, lfo2Sync, lfo2SyncRate, lfo2Retrigger
+        case env3Attack, env3Decay, env3Sustain, env3Release
 
         public var id: ParameterID { ParameterID(rawValue) }
 
@@ -64,11 +74,12 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
 
         public static let waveforms = ["saw", "pulse", "triangle", "sine", "noise"]
+        public static let lfoShapes = ["sine", "triangle", "saw", "square", "sample and hold"]
 
         /// The modulation slot (0…7) and field (0 source, 1 destination, 2 amount, 3 via) of a matrix
         /// parameter.
         public var modulationField: (slot: Int, field: Int)? {
-            guard rawValue >= Self.mod1Source.rawValue else { return nil }
+            guard rawValue >= Self.mod1Source.rawValue, rawValue <= Self.mod8Via.rawValue else { return nil }
             let index = Int(rawValue - Self.mod1Source.rawValue)
             return (index / 4, index % 4)
         }
@@ -148,6 +159,58 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             case .arpGate: .init(id: id, name: "Arpeggiator Gate", unit: .generic, range: 0.05...1, defaultValue: 0.5)
             case .arpOctaves: .init(id: id, name: "Arpeggiator Octaves", unit: .indexed, range: 1...4, defaultValue: 1)
             case .arpLatch: .init(id: id, name: "Arpeggiator Latch", unit: .boolean, range: 0...1, defaultValue: 0)
+            case .osc1Unison, .osc2Unison:
+                .init(
+                    id: id, name: self == .osc1Unison ? "Osc 1 Unison" : "Osc 2 Unison", unit: .indexed, range: 1...16,
+                    defaultValue: 1)
+            case .osc1Detune, .osc2Detune:
+                .init(
+                    id: id, name: self == .osc1Detune ? "Osc 1 Detune" : "Osc 2 Detune", unit: .cents, range: 0...100,
+                    defaultValue: 20)
+            case .osc1Width, .osc2Width:
+                .init(
+                    id: id, name: self == .osc1Width ? "Osc 1 Width" : "Osc 2 Width", unit: .generic, range: 0...1,
+                    defaultValue: 0.5)
+            case .subLevel: .init(id: id, name: "Sub Level", unit: .generic, range: 0...1, defaultValue: 0)
+            case .ringMod: .init(id: id, name: "Ring Mod", unit: .generic, range: 0...1, defaultValue: 0)
+            case .fmAmount: .init(id: id, name: "FM Amount", unit: .generic, range: 0...4, defaultValue: 0)
+            case .oscSync: .init(id: id, name: "Osc 2 Sync", unit: .boolean, range: 0...1, defaultValue: 0)
+            case .filter2Routing:
+                .init(
+                    id: id, name: "Filter 2 Routing", unit: .indexed, range: 0...2, defaultValue: 0,
+                    valueNames: ["off", "serial", "parallel"])
+            case .filter2Cutoff:
+                .init(id: id, name: "Filter 2 Cutoff", unit: .hertz, range: 20...20_000, defaultValue: 2000)
+            case .filter2Resonance:
+                .init(id: id, name: "Filter 2 Resonance", unit: .generic, range: 0...1, defaultValue: 0)
+            case .drive: .init(id: id, name: "Drive", unit: .decibels, range: 0...36, defaultValue: 0)
+            case .glideTime: .init(id: id, name: "Glide Time", unit: .seconds, range: 0...5, defaultValue: 0)
+            case .glideMode:
+                .init(
+                    id: id, name: "Glide Mode", unit: .indexed, range: 0...2, defaultValue: 0,
+                    valueNames: ["off", "legato", "always"])
+            case .lfoShape:
+                .init(
+                    id: id, name: "LFO Shape", unit: .indexed, range: 0...4, defaultValue: 0,
+                    valueNames: Self.lfoShapes)
+            case .lfo2Rate: .init(id: id, name: "LFO 2 Rate", unit: .hertz, range: 0.01...20, defaultValue: 2)
+            case .lfo2Shape:
+                .init(
+                    id: id, name: "LFO 2 Shape", unit: .indexed, range: 0...4, defaultValue: 0,
+                    valueNames: Self.lfoShapes)
+            case .lfo2Sync: .init(id: id, name: "LFO 2 Tempo Sync", unit: .boolean, range: 0...1, defaultValue: 0)
+            case .lfo2SyncRate:
+                .init(
+                    id: id, name: "LFO 2 Synced Rate", unit: .indexed,
+                    range: 0...Float(NoteRate.allCases.count - 1), defaultValue: Float(NoteRate.quarter.rawValue),
+                    valueNames: NoteRate.allCases.map(\.name))
+            case .lfo2Retrigger:
+                .init(id: id, name: "LFO 2 Retrigger", unit: .boolean, range: 0...1, defaultValue: 1)
+            case .env3Attack: .init(id: id, name: "Env 3 Attack", unit: .seconds, range: 0...10, defaultValue: 0.01)
+            case .env3Decay: .init(id: id, name: "Env 3 Decay", unit: .seconds, range: 0.001...10, defaultValue: 0.5)
+            case .env3Sustain: .init(id: id, name: "Env 3 Sustain", unit: .generic, range: 0...1, defaultValue: 0)
+            case .env3Release:
+                .init(id: id, name: "Env 3 Release", unit: .seconds, range: 0.001...10, defaultValue: 0.5)
             default: fatalError("the modulation matrix's parameters are described above")
             }
         }

@@ -2,16 +2,17 @@ import AulosCore
 
 /// What can modulate a synth voice: per-note values (velocity, key, release velocity, pressure, slide, a
 /// random value drawn at the note's start), its channel's controllers, and the voice's LFO and envelopes.
-/// Indices from 14 on are controllers: `controller(n)` is CC n.
+/// Indices from 16 on are controllers: `controller(n)` is CC n.
 public enum ModulationSource: Int, CaseIterable, Sendable {
     case none, velocity, key, releaseVelocity, modWheel, channelPressure, polyPressure, pitchBend, lfo
-    case ampEnvelope, filterEnvelope, notePressure, slide, random
+    case ampEnvelope, filterEnvelope, notePressure, slide, random, lfo2, modEnvelope
 
     /// Names as presets and rigs spell them, then "cc 0" … "cc 127".
     public static var names: [String] {
         [
             "none", "velocity", "key", "release velocity", "mod wheel", "channel pressure", "poly pressure",
-            "pitch bend", "lfo", "amp envelope", "filter envelope", "mpe pressure", "mpe slide", "random",
+            "pitch bend", "lfo", "amp envelope", "filter envelope", "mpe pressure", "mpe slide", "random", "lfo 2",
+            "env 3",
         ] + (0..<128).map { "cc \($0)" }
     }
 
@@ -24,12 +25,15 @@ public enum ModulationDestination: Int, CaseIterable, Sendable {
     /// pitch and osc 2 pitch: 24 semitones; osc mix: all the way; pulse width: 0.45; cutoff: 8 octaves;
     /// resonance: all the way; amp: +100 % (−1 silences); pan: half the stereo width; filter envelope
     /// amount: 8 octaves.
+    /// sub level, ring mod: all the way; fm amount: 4; unison detune: 100 cents; filter 2 cutoff: 8
+    /// octaves; drive: 36 dB.
     case none, pitch, osc2Pitch, oscMix, pulseWidth, cutoff, resonance, amp, pan, filterEnvAmount
+    case subLevel, ringMod, fmAmount, unisonDetune, filter2Cutoff, drive
 
     public static var names: [String] {
         [
             "none", "pitch", "osc2 pitch", "osc mix", "pulse width", "cutoff", "resonance", "amp", "pan",
-            "filter env amount",
+            "filter env amount", "sub level", "ring mod", "fm amount", "unison detune", "filter 2 cutoff", "drive",
         ]
     }
 }
@@ -68,7 +72,7 @@ struct ModulationMatrix: BitwiseCopyable {
         guard isActive else { return offsets }
         for slot in 0..<8 {
             let destination = Int(destinations[slot])
-            guard sources[slot] != 0, destination > 0, destination < 10 else { continue }
+            guard sources[slot] != 0, destination > 0, destination < 16 else { continue }
             var amount = amounts[slot] * inputs.value(Int(sources[slot]))
             if vias[slot] != 0 { amount *= inputs.value(Int(vias[slot])) }
             offsets.values[destination] += amount
@@ -94,6 +98,12 @@ struct ModulationOffsets: BitwiseCopyable {
     var amp: Float { @inline(__always) @_noAllocation @_noLocks get { values[7] } }
     var pan: Float { @inline(__always) @_noAllocation @_noLocks get { values[8] } }
     var filterEnvAmount: Float { @inline(__always) @_noAllocation @_noLocks get { values[9] } }
+    var subLevel: Float { @inline(__always) @_noAllocation @_noLocks get { values[10] } }
+    var ringMod: Float { @inline(__always) @_noAllocation @_noLocks get { values[11] } }
+    var fmAmount: Float { @inline(__always) @_noAllocation @_noLocks get { values[12] } }
+    var unisonDetune: Float { @inline(__always) @_noAllocation @_noLocks get { values[13] } }
+    var filter2Cutoff: Float { @inline(__always) @_noAllocation @_noLocks get { values[14] } }
+    var drive: Float { @inline(__always) @_noAllocation @_noLocks get { values[15] } }
 }
 
 /// Where one voice's modulation sources stand at a control tick: each 0…1, or −1…1 for bend, key and LFO.
@@ -111,6 +121,8 @@ struct ModulationInputs {
     var notePressure: Float = 0
     var slide: Float = 0
     var random: Float = 0
+    var lfo2: Float = 0
+    var modEnvelope: Float = 0
     /// The voice's channel's 128 controller values.
     var controllers: UnsafeMutablePointer<UInt8>
 
@@ -133,7 +145,9 @@ struct ModulationInputs {
         case 11: notePressure
         case 12: slide
         case 13: random
-        case 14..<142: Float(controllers[source - 14]) / 127
+        case 14: lfo2
+        case 15: modEnvelope
+        case 16..<144: Float(controllers[source - 16]) / 127
         default: 0
         }
     }
