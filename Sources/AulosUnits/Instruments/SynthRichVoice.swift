@@ -119,10 +119,10 @@ extension OscillatorSynthKernel {
         band = Wavetable.band(forNote: pitch + spread / 200)
     }
 
-    /// The residuals of a band-limited unit step at the four samples around it — two before, this one, the
-    /// next — when it falls `x` (0…1) of a sample before this one. The step is the integral of the cubic
-    /// B-spline on [−2, 2]: S(t) = (2+t)⁴/24 on [−2, −1], 1/2 + (4t − 2t³ − 3t⁴/4)/6 on [−1, 0], 1 − S(−t)
-    /// after; the residual is S minus the naive step.
+    /// The residuals of a band-limited unit step at the four samples around it — two before, this one,
+    /// the next — when it falls `x` (0…1) of a sample before this one. The step is the integral of the
+    /// cubic B-spline on [−2, 2]: S(t) = (2+t)⁴/24 on [−2, −1], 1/2 + (4t − 2t³ − 3t⁴/4)/6 on [−1, 0],
+    /// 1 − S(−t) after; the residual is S minus the naive step.
     @inline(__always) @_noAllocation @_noLocks
     static func splineStepResiduals(_ x: Float) -> SIMD4<Float> {
         @inline(__always) func rising(_ t: Float) -> Float {
