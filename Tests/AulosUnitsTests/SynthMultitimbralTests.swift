@@ -225,3 +225,26 @@ import Glibc
         try expectNoAllocations(rig.harness.allocations)
     }
 }
+
+/// Every factory preset, played as a chord: audible, finite, not clipping, and unlike every other.
+@Suite struct SynthFactoryPresetTests {
+    @Test func everyFactoryPresetSoundsWithoutClipping() throws {
+        let presets = try SynthPresetLibrary.load(from: TestFiles.presets + "/synth")
+        #expect(presets.count >= 32)
+        let registry = BuiltInUnits.registry()
+        let synth = OscillatorSynthUnit.componentDescription
+        registry.register(Component(synth, name: "Aulos: Oscillator Synth") { OscillatorSynthUnit(presets: presets) })
+        for preset in presets {
+            let rig = try InstrumentRig(synth, maximumFrames: 1024, registry: registry)
+            rig.scheduler.schedule(.programChange(channel: 0, program: UInt8(preset.program)), at: 0)
+            for note: UInt8 in [48, 52, 55, 60] {
+                rig.scheduler.schedule(.noteOn(channel: 0, note: note, velocity: 100), at: 10)
+                rig.scheduler.schedule(.noteOff(channel: 0, note: note, velocity: 64), at: 48_000)
+            }
+            let (left, right) = rig.render(72_000, slice: 1024)
+            let peak = zip(left, right).map { max(abs($0), abs($1)) }.max()!
+            #expect(left.allSatisfy(\.isFinite) && right.allSatisfy(\.isFinite), "\(preset.name)")
+            #expect(peak > 0.02 && peak < 1, "\(preset.name) peaks at \(peak)")
+        }
+    }
+}
