@@ -114,6 +114,13 @@ public struct Envelope: BitwiseCopyable, Sendable {
         level = 0
     }
 
+    /// Sets the state directly (from `EnvelopeLanes`).
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func set(stage raw: UInt8, level: Float) {
+        stage = Stage(rawValue: raw) ?? .idle
+        self.level = level
+    }
+
     @inline(__always) @_noAllocation @_noLocks
     public mutating func next(_ shape: EnvelopeShape) -> Float {
         switch stage {
@@ -202,4 +209,105 @@ public struct LadderFilter: BitwiseCopyable, Sendable {
 
     @inline(__always) @_noAllocation @_noLocks
     public mutating func reset() { (s1, s2, s3, s4) = (0, 0, 0, 0) }
+}
+
+/// Four state-variable filters side by side in SIMD lanes (four voices of one patch): the same arithmetic
+/// as `StateVariableFilter`, lane by lane, so a voice sounds the same in a lane as alone.
+///
+/// Threads: render thread (a plain value, made from four voices' filters and stored back into them).
+public struct StateVariableFilterLanes: Sendable {
+    var g: SIMD4<Float>
+    var k: SIMD4<Float>
+    var a1: SIMD4<Float>
+    var a2: SIMD4<Float>
+    var a3: SIMD4<Float>
+    var ic1: SIMD4<Float>
+    var ic2: SIMD4<Float>
+
+    @inline(__always) @_noAllocation @_noLocks
+    public init(
+        _ f0: StateVariableFilter, _ f1: StateVariableFilter, _ f2: StateVariableFilter, _ f3: StateVariableFilter
+    ) {
+        g = SIMD4(f0.g, f1.g, f2.g, f3.g)
+        k = SIMD4(f0.k, f1.k, f2.k, f3.k)
+        a1 = SIMD4(f0.a1, f1.a1, f2.a1, f3.a1)
+        a2 = SIMD4(f0.a2, f1.a2, f2.a2, f3.a2)
+        a3 = SIMD4(f0.a3, f1.a3, f2.a3, f3.a3)
+        ic1 = SIMD4(f0.ic1, f1.ic1, f2.ic1, f3.ic1)
+        ic2 = SIMD4(f0.ic2, f1.ic2, f2.ic2, f3.ic2)
+    }
+
+    /// Lane `lane`'s state written back into its voice's filter.
+    @inline(__always) @_noAllocation @_noLocks
+    public func store(lane: Int, into filter: inout StateVariableFilter) {
+        filter.ic1 = ic1[lane]
+        filter.ic2 = ic2[lane]
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func process(_ input: SIMD4<Float>, mode: Int) -> SIMD4<Float> {
+        let v3 = input - ic2
+        let v1 = a1 * ic1 + a2 * v3
+        let v2 = ic2 + a2 * ic1 + a3 * v3
+        ic1 = 2 * v1 - ic1
+        ic2 = 2 * v2 - ic2
+        switch mode {
+        case 1: return input - k * v1 - v2
+        case 2: return v1
+        case 3: return input - k * v1
+        default: return v2
+        }
+    }
+}
+
+/// Four ADSR envelopes in SIMD lanes with one shape: each lane follows `Envelope.next` exactly, its
+/// stage chosen by masks instead of a branch.
+///
+/// Threads: render thread (made from four voices' envelopes and stored back into them).
+public struct EnvelopeLanes: Sendable {
+    /// `Envelope.Stage` raw values.
+    var stage: SIMD4<Int32>
+    public private(set) var level: SIMD4<Float>
+
+    @inline(__always) @_noAllocation @_noLocks
+    public init(_ e0: Envelope, _ e1: Envelope, _ e2: Envelope, _ e3: Envelope) {
+        stage = SIMD4(
+            Int32(e0.stage.rawValue), Int32(e1.stage.rawValue), Int32(e2.stage.rawValue), Int32(e3.stage.rawValue))
+        level = SIMD4(e0.level, e1.level, e2.level, e3.level)
+    }
+
+    /// Lane `lane` written back into its voice's envelope.
+    @inline(__always) @_noAllocation @_noLocks
+    public func store(lane: Int, into envelope: inout Envelope) {
+        envelope.set(stage: UInt8(truncatingIfNeeded: stage[lane]), level: level[lane])
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    public mutating func next(_ shape: EnvelopeShape) -> SIMD4<Float> {
+        let sustain = SIMD4<Float>(repeating: shape.sustainLevel)
+        // Attack (1): rise; at full level, on to decay.
+        let attacking = stage .== 1
+        let risen = level + shape.attackStep
+        let peaked = attacking .& (risen .>= 1)
+        // Decay (2): towards sustain; close enough, sustain.
+        let decaying = stage .== 2
+        let decayed = sustain + (level - sustain) * shape.decayCoefficient
+        let settled = decaying .& (decayed - sustain .< 1e-4)
+        // Release (4): down; quiet enough, idle.
+        let releasing = stage .== 4
+        let released = level * shape.releaseCoefficient
+        let ended = releasing .& (released .< 1e-5)
+        var next = level
+        next.replace(with: risen, where: attacking)
+        next.replace(with: 1, where: peaked)
+        next.replace(with: decayed, where: decaying)
+        next.replace(with: sustain, where: settled .| (stage .== 3))
+        next.replace(with: released, where: releasing)
+        next.replace(with: 0, where: ended .| (stage .== 0))
+        stage.replace(with: 2, where: peaked)
+        stage.replace(with: 3, where: settled)
+        stage.replace(with: 0, where: ended)
+        level = next
+        return next
+    }
 }

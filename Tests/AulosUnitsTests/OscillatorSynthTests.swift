@@ -307,3 +307,34 @@ import Glibc
         try expectNoAllocations(rig.harness.allocations)
     }
 }
+
+/// Voices of one patch render four at a time in SIMD lanes: a chord of eight sounds like its eight notes
+/// rendered alone and added (within float rounding: the lanes are summed in another order).
+@Suite struct SynthVoiceLaneTests {
+    @Test(arguments: [0, 1])
+    func aChordInLanesEqualsItsNotesAlone(filterMode: Float) throws {
+        let synth = OscillatorSynthUnit.componentDescription
+        let notes: [UInt8] = [36, 43, 48, 52, 55, 60, 64, 71]
+        func render(_ chord: [UInt8]) throws -> [Float] {
+            let rig = try InstrumentRig(synth) { unit in
+                try unit.setParameter(OscillatorSynthUnit.Parameter.filterMode.id, value: filterMode)
+                try unit.setParameter(OscillatorSynthUnit.Parameter.resonance.id, value: 0.6)
+            }
+            for note in chord {
+                let position = notes.firstIndex(of: note)!
+                let at = Int64(position * 37)
+                rig.scheduler.schedule(.noteOn(channel: 0, note: note, velocity: 60 + UInt8(position) * 8), at: at)
+                rig.scheduler.schedule(.noteOff(channel: 0, note: note, velocity: 0), at: at + 9000)
+            }
+            return rig.render(30_000, slice: 256).0
+        }
+        let together = try render(notes)
+        var apart = [Float](repeating: 0, count: together.count)
+        for note in notes {
+            for (index, sample) in try render([note]).enumerated() { apart[index] += sample }
+        }
+        let worst = zip(together, apart).map { abs($0 - $1) }.max()!
+        #expect(together.map(abs).max()! > 0.1)
+        #expect(worst < 1e-5, "largest difference \(worst)")
+    }
+}

@@ -171,8 +171,8 @@ import Glibc
         #expect(abs(cents(measuredFrequency(lfo[14_000..<22_000], sampleRate: 48_000), 220)) < 1)
     }
 
-    /// A rich patch (stacks, sync, FM, ring, sub, ladder, drive, glide, LFO 2) renders the same bits
-    /// whatever the slice size.
+    /// A rich patch (stacks, sync, FM, ring, sub, ladder, drive, glide, a free-running LFO 2, envelope 3)
+    /// renders the same bits whatever the slice size.
     @Test(arguments: [17, 64, 1000])
     func aRichPatchIsSliceIndependent(slice: Int) throws {
         func render(_ slice: Int) throws -> [Float] {
@@ -183,7 +183,9 @@ import Glibc
                         .osc1Unison: 5, .osc2Unison: 3, .oscSync: 1, .fmAmount: 0.3, .ringMod: 0.2, .subLevel: 0.4,
                         .filter2Routing: 2, .drive: 12, .glideTime: 0.05, .glideMode: 2,
                         .mod1Source: Float(ModulationSource.lfo2.rawValue), .mod1Destination: 14, .mod1Amount: 0.2,
-                        .lfo2Shape: 4,
+                        .lfo2Shape: 4, .lfo2Retrigger: 0,
+                        .mod2Source: Float(ModulationSource.modEnvelope.rawValue), .mod2Destination: 2,
+                        .mod2Amount: 0.1,
                     ])
             }
             for (index, note) in [48, 55, 60, 67, 72].enumerated() {

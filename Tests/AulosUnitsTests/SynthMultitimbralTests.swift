@@ -148,10 +148,10 @@ import Glibc
         let table = SynthPreset.programTable(presets)
         func name(_ program: Int) -> String? { table[program] < 0 ? nil : presets[Int(table[program])].name }
         #expect(name(0) == "Soft Keys")
-        #expect(name(5) == "Soft Keys")  // Electric Piano 2: the piano family's first
+        #expect(name(2) == "Soft Keys")  // Electric Grand: the piano family's first
         #expect(name(4) == "Electric Piano")
-        #expect(name(39) == "Round Bass")  // Synth Bass 2
-        #expect(name(50) == "String Ensemble")  // Synth Strings 1
+        #expect(name(35) == "Ladder Bass")  // Fretless: the bass family's first
+        #expect(name(51) == "String Ensemble")  // Synth Strings 2
         #expect(name(91) == "Warm Pad")  // Pad 4 (choir)
         #expect(table[128 + 38] == -1)  // bank 1 has nothing: the kernel falls back to bank 0
         // Every General MIDI family but ethnic (104–111), percussive (112–119) and synth effects (96–103)

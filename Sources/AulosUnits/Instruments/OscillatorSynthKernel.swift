@@ -232,6 +232,11 @@ struct OscillatorSynthKernel {
     /// 16), 0 when a zone is off; and for each channel the manager of its zone, −1 outside every zone.
     let mpeMembers: UnsafeMutablePointer<Int>
     let zoneOf: UnsafeMutablePointer<Int8>
+    /// SIMD grouping: bucket counts (then ends), voice indices by bucket, and two lane-interleaved oscillator
+    /// blocks of one control tick.
+    let groupCounts: UnsafeMutablePointer<Int>
+    let groupOrder: UnsafeMutablePointer<Int32>
+    let groupScratch: UnsafeMutablePointer<Float>
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     let voices: UnsafeMutablePointer<SynthVoice>
@@ -242,8 +247,9 @@ struct OscillatorSynthKernel {
     let channelControls: UnsafeMutablePointer<SynthControls>
     /// The unit's parameter values gathered for `readControls` (`parameterCount` floats).
     let unitValues: UnsafeMutablePointer<Float>
-    /// Sample time of the slice, and the age the next voice gets, kept across slices.
+    /// Sample time of the slice, and of the events being handled; the age the next voice gets.
     let time: UnsafeMutablePointer<Int64>
+    let now: UnsafeMutablePointer<Int64>
     let ageCounter: UnsafeMutablePointer<UInt64>
     /// Held notes in mono/legato modes, per channel (128 each), most recent last.
     let noteStack: UnsafeMutablePointer<UInt8>
@@ -287,6 +293,12 @@ struct OscillatorSynthKernel {
             controllerValues[channel * 128 + 10] = 64
             controllerValues[channel * 128 + 11] = 127
         }
+        groupCounts = .allocate(capacity: 18)
+        groupCounts.initialize(repeating: 0, count: 18)
+        groupOrder = .allocate(capacity: max(1, polyphony))
+        groupOrder.initialize(repeating: 0, count: max(1, polyphony))
+        groupScratch = .allocate(capacity: 8 * Self.controlInterval)
+        groupScratch.initialize(repeating: 0, count: 8 * Self.controlInterval)
         mpeMembers = .allocate(capacity: 2)
         mpeMembers.initialize(repeating: 0, count: 2)
         zoneOf = .allocate(capacity: 16)
@@ -340,6 +352,8 @@ struct OscillatorSynthKernel {
         controls.initialize(to: SynthControls())
         time = .allocate(capacity: 1)
         time.initialize(to: 0)
+        now = .allocate(capacity: 1)
+        now.initialize(to: 0)
         ageCounter = .allocate(capacity: 1)
         ageCounter.initialize(to: 0)
         noteStack = .allocate(capacity: 16 * 128)
@@ -360,6 +374,7 @@ struct OscillatorSynthKernel {
         channelControls.deallocate()
         unitValues.deallocate()
         time.deallocate()
+        now.deallocate()
         ageCounter.deallocate()
         noteStack.deallocate()
         noteStackCount.deallocate()
@@ -371,6 +386,9 @@ struct OscillatorSynthKernel {
         drumOffsetOfKey.deallocate()
         controllerValues.deallocate()
         mpeMembers.deallocate()
+        groupCounts.deallocate()
+        groupOrder.deallocate()
+        groupScratch.deallocate()
         zoneOf.deallocate()
         scratch.deallocate()
         hostSlice.deallocate()
@@ -435,6 +453,7 @@ struct OscillatorSynthKernel {
         var frame = 0
         while frame < frameCount {
             parameters.applyEvents(dueAt: frame)
+            now.pointee = time.pointee + Int64(frame)
             while let event = events.popDue(at: frame) { handle(event) }
             runArpeggiator(at: frame)
             // (Nested two-argument mins: the three-argument `min` is variadic and would build an array.)
@@ -469,24 +488,12 @@ struct OscillatorSynthKernel {
         while frame < to {
             let absolute = time.pointee + Int64(frame)
             let intoTick = Int(absolute % Int64(Self.controlInterval))
-            if intoTick == 0 { controlTick(frame: frame) }
-            let end = min(to, frame + Self.controlInterval - intoTick)
-            for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
-                var (outLeft, outRight) = (left, right)
-                if let sends {
-                    outLeft = sends.channel(Int(voices[index].channel), frameCount: frameCount)
-                    outRight = outLeft + sends.maximumFrames
-                }
-                let c = patch(Int(voices[index].channel))
-                if c.pointee.usesModEnvelope {
-                    for _ in frame..<end { _ = voices[index].modEnvelope.next(c.pointee.modEnvelopeShape) }
-                }
-                if c.pointee.isRich {
-                    renderRichVoice(voices + index, from: frame, to: end, left: outLeft, right: outRight)
-                } else {
-                    renderVoice(voices + index, from: frame, to: end, left: outLeft, right: outRight)
-                }
+            if intoTick == 0 {
+                retireFinishedVoices()
+                controlTick(frame: frame)
             }
+            let end = min(to, frame + Self.controlInterval - intoTick)
+            renderVoices(from: frame, to: end, frameCount: frameCount, left: left, right: right)
             for index in 0..<Self.drumVoiceCount where drumVoices[index].active {
                 var (outLeft, outRight) = (left, right)
                 if let sends {
@@ -498,6 +505,164 @@ struct OscillatorSynthKernel {
             }
             parameters.advanceAll(by: end - frame)
             frame = end
+        }
+    }
+
+    /// Voices whose envelope has ended since the last tick are freed now, at a tick, never between.
+    @_noAllocation @_noLocks
+    func retireFinishedVoices() {
+        for index in 0..<polyphony where voices[index].active && !voices[index].fading && !voices[index].amp.isActive {
+            voices[index].active = false
+        }
+    }
+
+    /// Where a voice's output goes: the mix, or with the effect-send output its channel's buffer.
+    @inline(__always) @_noAllocation @_noLocks
+    func outputs(
+        of channel: Int, frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+    )
+        -> (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+    {
+        guard let sends else { return (left, right) }
+        let buffer = sends.channel(channel, frameCount: frameCount)
+        return (buffer, buffer + sends.maximumFrames)
+    }
+
+    /// Renders frames [from, to) of every voice. Plain voices that share a patch and an output go four at a
+    /// time through SIMD lanes (`renderVoiceGroup`), the rest one by one. The groups are found by a counting
+    /// sort into buckets — the patch (the unit's, or a channel's own), or with sends the channel — that
+    /// keeps voice order, so the same voices make the same groups whatever the slice size.
+    @_noAllocation @_noLocks
+    func renderVoices(
+        from: Int, to: Int, frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
+    ) {
+        for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+            let c = patch(Int(voices[index].channel))
+            if c.pointee.usesModEnvelope {
+                for _ in from..<to { _ = voices[index].modEnvelope.next(c.pointee.modEnvelopeShape) }
+            }
+        }
+        for bucket in 0..<18 { groupCounts[bucket] = 0 }
+        for index in 0..<polyphony where voices[index].active && !voices[index].fading {
+            let bucket = groupBucket(Int(voices[index].channel))
+            if bucket >= 0 { groupCounts[bucket + 1] += 1 }
+        }
+        for bucket in 1..<18 { groupCounts[bucket] += groupCounts[bucket - 1] }
+        // groupCounts[b] is now where bucket b starts; fill, advancing each start.
+        for index in 0..<polyphony where voices[index].active && !voices[index].fading {
+            let bucket = groupBucket(Int(voices[index].channel))
+            guard bucket >= 0 else { continue }
+            groupOrder[groupCounts[bucket]] = Int32(index)
+            groupCounts[bucket] += 1
+        }
+        // Each bucket now ends at groupCounts[b] and starts at groupCounts[b − 1] (or 0).
+        var start = 0
+        for bucket in 0..<17 {
+            let end = groupCounts[bucket]
+            if start < end {
+                let (outLeft, outRight) = outputs(
+                    of: Int(voices[Int(groupOrder[start])].channel), frameCount: frameCount, left: left, right: right)
+                var next = start
+                while next + 4 <= end {
+                    renderVoiceGroup(groupOrder + next, from: from, to: to, left: outLeft, right: outRight)
+                    next += 4
+                }
+                while next < end {
+                    renderVoice(voices + Int(groupOrder[next]), from: from, to: to, left: outLeft, right: outRight)
+                    next += 1
+                }
+            }
+            start = end
+        }
+        // Rich and fading voices, one by one.
+        for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+            let channel = Int(voices[index].channel)
+            let rich = patch(channel).pointee.isRich
+            guard rich || voices[index].fading else { continue }
+            let (outLeft, outRight) = outputs(of: channel, frameCount: frameCount, left: left, right: right)
+            if rich {
+                renderRichVoice(voices + index, from: from, to: to, left: outLeft, right: outRight)
+            } else {
+                renderVoice(voices + index, from: from, to: to, left: outLeft, right: outRight)
+            }
+        }
+    }
+
+    /// The SIMD bucket of a plain voice on `channel` (0…16), or −1 for a rich patch: with sends the
+    /// channel (its own output buffer); else its patch, the unit's (0) or a channel's own (1 + channel).
+    @inline(__always) @_noAllocation @_noLocks
+    func groupBucket(_ channel: Int) -> Int {
+        if patch(channel).pointee.isRich { return -1 }
+        if sends != nil { return channel }
+        let owner = owner(channel)
+        return channels[owner].program >= 0 ? owner + 1 : 0
+    }
+
+    /// Renders frames [from, to) of four plain voices of one patch into one output, side by side in SIMD
+    /// lanes: oscillators into lane-interleaved scratch, then mix, filter, both envelopes and the gains
+    /// four at a time. Each lane computes exactly what `renderVoice` would; the four are summed into the
+    /// output per frame.
+    @_noAllocation @_noLocks
+    func renderVoiceGroup(
+        _ lanes: UnsafeMutablePointer<Int32>, from: Int, to: Int, left: UnsafeMutablePointer<Float>,
+        right: UnsafeMutablePointer<Float>
+    ) {
+        let v0 = voices + Int(lanes[0])
+        let v1 = voices + Int(lanes[1])
+        let v2 = voices + Int(lanes[2])
+        let v3 = voices + Int(lanes[3])
+        let c = patch(Int(v0.pointee.channel)).pointee
+        let count = to - from
+        let a = groupScratch
+        let b = groupScratch + 4 * Self.controlInterval
+        var mix = SIMD4<Float>(repeating: 0)
+        for lane in 0..<4 {
+            let voice = voices + Int(lanes[lane])
+            let pulseWidth = max(0.05, min(0.95, c.pulseWidth + voice.pointee.widthOffset))
+            let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
+            mix[lane] = max(0, min(1, c.mix + voice.pointee.mixOffset))
+            fillOscillator(
+                a + lane, stride: 4, count: count, wave: c.wave1, phase: &voice.pointee.phase1,
+                increment: voice.pointee.increment1, band: voice.pointee.band1, width: width,
+                noise: &voice.pointee.noise)
+            fillOscillator(
+                b + lane, stride: 4, count: count, wave: c.wave2, phase: &voice.pointee.phase2,
+                increment: voice.pointee.increment2, band: voice.pointee.band2, width: width,
+                noise: &voice.pointee.noise2)
+        }
+        var filter = StateVariableFilterLanes(
+            v0.pointee.filter, v1.pointee.filter, v2.pointee.filter, v3.pointee.filter)
+        var amp = EnvelopeLanes(v0.pointee.amp, v1.pointee.amp, v2.pointee.amp, v3.pointee.amp)
+        var filterEnvelope = EnvelopeLanes(
+            v0.pointee.filterEnvelope, v1.pointee.filterEnvelope, v2.pointee.filterEnvelope, v3.pointee.filterEnvelope)
+        var gainLeft = SIMD4(v0.pointee.gain.left, v1.pointee.gain.left, v2.pointee.gain.left, v3.pointee.gain.left)
+        var gainRight = SIMD4(
+            v0.pointee.gain.right, v1.pointee.gain.right, v2.pointee.gain.right, v3.pointee.gain.right)
+        let stepLeft = SIMD4(
+            v0.pointee.gain.leftStep, v1.pointee.gain.leftStep, v2.pointee.gain.leftStep, v3.pointee.gain.leftStep)
+        let stepRight = SIMD4(
+            v0.pointee.gain.rightStep, v1.pointee.gain.rightStep, v2.pointee.gain.rightStep, v3.pointee.gain.rightStep)
+        let outLeft = left + from
+        let outRight = right + from
+        let mode = c.filterMode
+        for i in 0..<count {
+            let oscillator1 = UnsafeRawPointer(a + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
+            let oscillator2 = UnsafeRawPointer(b + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
+            let filtered = filter.process(oscillator1 + (oscillator2 - oscillator1) * mix, mode: mode)
+            _ = filterEnvelope.next(c.filterShape)
+            let sample = filtered * amp.next(c.ampShape)
+            gainLeft += stepLeft
+            gainRight += stepRight
+            outLeft[i] += (sample * gainLeft).sum()
+            outRight[i] += (sample * gainRight).sum()
+        }
+        for lane in 0..<4 {
+            let voice = voices + Int(lanes[lane])
+            filter.store(lane: lane, into: &voice.pointee.filter)
+            amp.store(lane: lane, into: &voice.pointee.amp)
+            filterEnvelope.store(lane: lane, into: &voice.pointee.filterEnvelope)
+            voice.pointee.gain.left = gainLeft[lane]
+            voice.pointee.gain.right = gainRight[lane]
         }
     }
 
@@ -771,35 +936,35 @@ struct OscillatorSynthKernel {
     /// sample, so each case is a tight loop (what keeps the kernel within reach of plain C).
     @inline(__always) @_noAllocation @_noLocks
     func fillOscillator(
-        _ out: UnsafeMutablePointer<Float>, count: Int, wave: Int, phase: inout UInt32, increment: UInt32,
-        band: Int, width: UInt32, noise: inout NoiseGenerator
+        _ out: UnsafeMutablePointer<Float>, stride: Int = 1, count: Int, wave: Int, phase: inout UInt32,
+        increment: UInt32, band: Int, width: UInt32, noise: inout NoiseGenerator
     ) {
         var p = phase
         switch wave {
         case 0:
             for i in 0..<count {
-                out[i] = saw.sample(band: band, phase: p)
+                out[i &* stride] = saw.sample(band: band, phase: p)
                 p &+= increment
             }
         case 1:
             for i in 0..<count {
-                out[i] = saw.sample(band: band, phase: p) - saw.sample(band: band, phase: p &+ width)
+                out[i &* stride] = saw.sample(band: band, phase: p) - saw.sample(band: band, phase: p &+ width)
                 p &+= increment
             }
         case 2:
             for i in 0..<count {
-                out[i] = triangle.sample(band: band, phase: p)
+                out[i &* stride] = triangle.sample(band: band, phase: p)
                 p &+= increment
             }
         case 3:
             // The top triangle band holds only the fundamental: a sine, scaled back to full level.
             let top = WavetableLayout.bandCount - 1
             for i in 0..<count {
-                out[i] = triangle.sample(band: top, phase: p) * 1.233_700_550_136_17
+                out[i &* stride] = triangle.sample(band: top, phase: p) * 1.233_700_550_136_17
                 p &+= increment
             }
         default:
-            for i in 0..<count { out[i] = noise.next() }
+            for i in 0..<count { out[i &* stride] = noise.next() }
         }
         phase = p
     }
@@ -855,7 +1020,9 @@ struct OscillatorSynthKernel {
             outLeft[i] += sample * gainLeft
             outRight[i] += sample * gainRight
             if !amp.isActive {
-                active = false
+                // A fading voice is done; any other stays until the next control tick (`retireFinishedVoices`),
+                // so the voices grouped in SIMD lanes change only at ticks and events.
+                if fading { active = false }
                 break
             }
         }
@@ -1083,14 +1250,21 @@ struct OscillatorSynthKernel {
             break
         }
         if chosen < 0 {
-            for index in 0..<polyphony where !voices[index].active {
+            // A free voice: never started, or its envelope has ended (it is freed at the next tick).
+            for index in 0..<polyphony where !voices[index].active || isFinished(index) {
                 chosen = index
                 break
             }
         }
         if chosen < 0 { chosen = victim() }
-        if voices[chosen].active { fadeOut(chosen) }
+        if voices[chosen].active && !isFinished(chosen) { fadeOut(chosen) }
         start(voices + chosen, note: note, velocity: velocity, channel: channel)
+    }
+
+    /// Whether a voice's envelope has ended while it waits for the next tick to be freed.
+    @inline(__always) @_noAllocation @_noLocks
+    func isFinished(_ index: Int) -> Bool {
+        voices[index].active && !voices[index].fading && !voices[index].amp.isActive
     }
 
     /// The voice a mono or legato channel plays (at most one sounds per channel), or −1.
@@ -1196,7 +1370,8 @@ struct OscillatorSynthKernel {
         channels[channel].lastPitch = v.pitch
         // The second LFO: from the start of its cycle when retriggered, else where free time puts it.
         if c.usesLFO2 && !c.lfo2Retrigger {
-            let cycles = Double(time.pointee) * c.lfo2Rate / sampleRate
+            // From the note's own frame, not the slice's: where a slice starts must not show.
+            let cycles = Double(now.pointee) * c.lfo2Rate / sampleRate
             v.lfo2Phase = cycles - Double(Int64(cycles))
         }
         voice.pointee = v
@@ -1226,7 +1401,7 @@ struct OscillatorSynthKernel {
         var index = monoVoice(channel)
         if index < 0 {
             // The channel's first note: a free voice, or the one the pool can best spare.
-            for candidate in 0..<polyphony where !voices[candidate].active {
+            for candidate in 0..<polyphony where !voices[candidate].active || isFinished(candidate) {
                 index = candidate
                 break
             }
@@ -1256,7 +1431,7 @@ struct OscillatorSynthKernel {
             updateVoice(voice, interpolate: true)
             return
         }
-        if voice.pointee.active { fadeOut(index) }
+        if voice.pointee.active && !isFinished(index) { fadeOut(index) }
         start(voice, note: note, velocity: velocity, channel: channel)
     }
 
