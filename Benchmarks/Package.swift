@@ -23,10 +23,15 @@ let package = Package(
             path: "Benchmarks/GraphOverhead",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .target(name: "CReferenceVoice", path: "Sources/CReferenceVoice", cSettings: [.unsafeFlags(["-O2"])]),
+        // What the synth benchmarks and the synth-render driver (callgrind) share: the synth's graph setup.
+        .target(
+            name: "SynthWork", dependencies: [.product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/SynthWork"),
         .executableTarget(
             name: "Instruments",
             dependencies: [
                 "CReferenceVoice",
+                "SynthWork",
                 .product(name: "AulosEngine", package: "Aulos"),
                 .product(name: "AulosPlayback", package: "Aulos"),
                 .product(name: "Benchmark", package: "benchmark"),
@@ -56,6 +61,10 @@ let package = Package(
             path: "Benchmarks/LV2Host",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .executableTarget(name: "lv2host-render", dependencies: ["LV2HostWork"], path: "Sources/lv2host-render"),
+        .executableTarget(
+            name: "synth-render",
+            dependencies: ["SynthWork", "CReferenceVoice", .product(name: "AulosEngine", package: "Aulos")],
+            path: "Sources/synth-render"),
         .executableTarget(
             name: "Effects",
             dependencies: [

@@ -7,34 +7,44 @@ import AulosUnits
 import Benchmark
 import CFluidSynth
 import CReferenceVoice
+import SynthWork
 
-// Synth: 256 sustained voices (the synth's default patch: two saws, filter, envelopes) rendered in 64-frame
-// slices, against a plain-C voice doing the same work. Voices per core = 256 × slice time / render time.
+// Synth: 256 sustained voices (the synth's default patch: two saws, filter, envelopes; and the same with osc 1
+// as a 7-voice unison supersaw) rendered in 64-frame slices, against a plain-C voice doing the default patch's
+// work. Voices per core = 256 × slice time / render time.
 // Sampler: the demo piece through the FluidSynth sampler unit (graph, the file's timeline read by sample
 // time, 64-frame slices) against bare libfluidsynth rendering the same events from the same font in
 // 64-frame blocks — with the unit's settings on both sides: reverb and chorus off, polyphony 512, one
 // core, gain 0.6, samples loaded up front, the same output and effect buffers.
 
-let voices = 256
-let frames: UInt32 = 64
-let sampleRate = 48_000.0
+let voices = SynthWork.voices
+let frames = SynthWork.frames
+let sampleRate = SynthWork.sampleRate
 
-func synthGraph() throws -> (AudioGraph, AudioBufferListStorage) {
-    let graph = AudioGraph(registry: BuiltInUnits.registry())
-    let output = try graph.addNode(GenericOutputUnit.componentDescription)
-    let node = try graph.addNode(OscillatorSynthUnit.componentDescription)
-    graph.open()
-    let synth = try graph.unit(for: node) as! OscillatorSynthUnit
-    for id in [output, node] { try graph.unit(for: id).set(.maximumFramesPerSlice, frames) }
-    try synth.setProperty(OscillatorSynthUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(voices))
-    try graph.connectNodeInput(node, sourceOutput: 0, output, destinationInput: 0)
-    try graph.initialize()
-    try graph.start()
-    for index in 0..<voices {
-        try synth.midiEvent(status: 0x90 | UInt8(index / 60), data1: UInt8(36 + index % 60), data2: 100, offset: 0)
+/// The synth kernel benchmarks' body: the graph from `SynthWork.graph(settings:)`, every voice brought to its
+/// steady state (attack done) by `SynthWork.warmUpSlices` slices, then one 64-frame slice per iteration.
+func synthKernel(_ benchmark: Benchmark, settings: [SynthWork.Setting]) throws {
+    let (graph, buffers) = try SynthWork.graph(settings: settings)
+    let entry = graph.renderEntry!
+    var time: Int64 = 0
+    for _ in 0..<SynthWork.warmUpSlices {
+        var flags = RenderActionFlags(rawValue: 0)
+        var stamp = AudioTimeStamp(sampleTime: time)
+        buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
+        _ = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
+        time += Int64(frames)
     }
-    let buffers = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
-    return (graph, buffers)
+    benchmark.startMeasurement()
+    for _ in benchmark.scaledIterations {
+        var flags = RenderActionFlags(rawValue: 0)
+        var stamp = AudioTimeStamp(sampleTime: time)
+        buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
+        blackHole(entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list))
+        time += Int64(frames)
+    }
+    benchmark.stopMeasurement()
+    try graph.stop()
+    try graph.uninitialize()
 }
 
 /// The repository root (this file is Benchmarks/Benchmarks/Instruments/Instruments.swift).
@@ -57,28 +67,11 @@ let benchmarks: @Sendable () -> Void = {
         scalingFactor: .one, maxDuration: .seconds(5), maxIterations: 100_000)
 
     Benchmark("Synth kernel: 256 voices, 64-frame slice") { benchmark in
-        let (graph, buffers) = try synthGraph()
-        let entry = graph.renderEntry!
-        var time: Int64 = 0
-        // Let every voice reach its steady state (attack done) before measuring.
-        for _ in 0..<100 {
-            var flags = RenderActionFlags(rawValue: 0)
-            var stamp = AudioTimeStamp(sampleTime: time)
-            buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
-            _ = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
-            time += Int64(frames)
-        }
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            var flags = RenderActionFlags(rawValue: 0)
-            var stamp = AudioTimeStamp(sampleTime: time)
-            buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
-            blackHole(entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list))
-            time += Int64(frames)
-        }
-        benchmark.stopMeasurement()
-        try graph.stop()
-        try graph.uninitialize()
+        try synthKernel(benchmark, settings: SynthWork.defaultPatch)
+    }
+
+    Benchmark("Synth kernel: 256 voices, 7-voice unison supersaw, 64-frame slice") { benchmark in
+        try synthKernel(benchmark, settings: SynthWork.supersaw)
     }
 
     Benchmark("C reference voice: 256 voices, 64-frame slice") { benchmark in
