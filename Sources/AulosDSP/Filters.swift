@@ -8,19 +8,19 @@ public struct StateVariableFilter: BitwiseCopyable, Sendable {
         case highPass, bandPass, notch
     }
 
-    var g: Float = 0
-    var k: Float = 2
-    var a1: Float = 1
-    var a2: Float = 0
-    var a3: Float = 0
-    var ic1: Float = 0
-    var ic2: Float = 0
+    @usableFromInline var g: Float = 0
+    @usableFromInline var k: Float = 2
+    @usableFromInline var a1: Float = 1
+    @usableFromInline var a2: Float = 0
+    @usableFromInline var a3: Float = 0
+    @usableFromInline var ic1: Float = 0
+    @usableFromInline var ic2: Float = 0
 
-    @_noAllocation @_noLocks
+    @inlinable @_noAllocation @_noLocks
     public init() {}
 
     /// `cutoff` in Hz (clamped to 10 Hz…0.45·rate), `resonance` 0…1 (1 is close to self-oscillation).
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func setCoefficients(cutoff: Double, resonance: Float, sampleRate: Double) {
         let clamped = max(10, min(0.45 * sampleRate, cutoff))
         g = Float(FastMath.tan(Double.pi * clamped / sampleRate))
@@ -31,12 +31,12 @@ public struct StateVariableFilter: BitwiseCopyable, Sendable {
     }
 
     /// Takes another filter's coefficients (the right channel of a stereo voice follows the left).
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func copyCoefficients(from other: StateVariableFilter) {
         (g, k, a1, a2, a3) = (other.g, other.k, other.a1, other.a2, other.a3)
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func process(_ input: Float, mode: Int) -> Float {
         let v3 = input - ic2
         let v1 = a1 * ic1 + a2 * v3
@@ -51,7 +51,7 @@ public struct StateVariableFilter: BitwiseCopyable, Sendable {
         }
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func reset() {
         ic1 = 0
         ic2 = 0
@@ -68,7 +68,7 @@ public struct EnvelopeShape: BitwiseCopyable, Sendable, Equatable {
     public var sustainLevel: Float
 
     /// Times in seconds; a zero attack reaches full level on the first sample.
-    @_noAllocation @_noLocks
+    @inlinable @_noAllocation @_noLocks
     public init(attack: Double, decay: Double, sustain: Float, release: Double, sampleRate: Double) {
         attackStep = attack <= 0 ? 1 : Float(1 / (attack * sampleRate))
         decayCoefficient = Self.coefficient(decay, sampleRate)
@@ -77,7 +77,7 @@ public struct EnvelopeShape: BitwiseCopyable, Sendable, Equatable {
     }
 
     /// Per-sample multiplier that falls by 40 dB over `seconds`.
-    @inline(__always) @_noAllocation @_noLocks
+    @usableFromInline @inline(__always) @_noAllocation @_noLocks
     static func coefficient(_ seconds: Double, _ sampleRate: Double) -> Float {
         seconds <= 0 ? 0 : Float(FastMath.exp(-4.605_170_185_988_091 / (seconds * sampleRate)))
     }
@@ -90,10 +90,10 @@ public struct EnvelopeShape: BitwiseCopyable, Sendable, Equatable {
 public struct Envelope: BitwiseCopyable, Sendable {
     public enum Stage: UInt8, Sendable, BitwiseCopyable { case idle, attack, decay, sustain, release }
 
-    public private(set) var stage: Stage = .idle
-    public private(set) var level: Float = 0
+    public var stage: Stage = .idle
+    public var level: Float = 0
 
-    @_noAllocation @_noLocks
+    @inlinable @_noAllocation @_noLocks
     public init() {}
 
     @inlinable
@@ -102,26 +102,26 @@ public struct Envelope: BitwiseCopyable, Sendable {
         return true
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func start() { stage = .attack }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func release() { if stage != .idle { stage = .release } }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func reset() {
         stage = .idle
         level = 0
     }
 
     /// Sets the state directly (from `EnvelopeLanes`).
-    @inline(__always) @_noAllocation @_noLocks
+    @usableFromInline @inline(__always) @_noAllocation @_noLocks
     mutating func set(stage raw: UInt8, level: Float) {
         stage = Stage(rawValue: raw) ?? .idle
         self.level = level
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func next(_ shape: EnvelopeShape) -> Float {
         switch stage {
         case .idle:
@@ -159,21 +159,21 @@ public struct Envelope: BitwiseCopyable, Sendable {
 ///
 /// Threads: render thread (a plain value inside a voice). Coefficients are set at control rate.
 public struct LadderFilter: BitwiseCopyable, Sendable {
-    var g: Float = 0
+    @usableFromInline var g: Float = 0
     /// G = g / (1 + g), the one-pole gain; the feedback amount k (0…4.85); 1 / (1 + k G⁴).
-    var big: Float = 0
-    var k: Float = 0
-    var normalize: Float = 1
-    var s1: Float = 0
-    var s2: Float = 0
-    var s3: Float = 0
-    var s4: Float = 0
+    @usableFromInline var big: Float = 0
+    @usableFromInline var k: Float = 0
+    @usableFromInline var normalize: Float = 1
+    @usableFromInline var s1: Float = 0
+    @usableFromInline var s2: Float = 0
+    @usableFromInline var s3: Float = 0
+    @usableFromInline var s4: Float = 0
 
-    @_noAllocation @_noLocks
+    @inlinable @_noAllocation @_noLocks
     public init() {}
 
     /// `cutoff` in Hz (10 Hz…0.45·rate), `resonance` 0…1 (1: just past self-oscillation).
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func setCoefficients(cutoff: Double, resonance: Float, sampleRate: Double) {
         let clamped = max(10, min(0.45 * sampleRate, cutoff))
         g = Float(FastMath.tan(Double.pi * clamped / sampleRate))
@@ -185,7 +185,7 @@ public struct LadderFilter: BitwiseCopyable, Sendable {
         normalize = 1 / (1 + k * g4)
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func process(_ input: Float) -> Float {
         // Each stage: v = (x − s)·G, y = v + s, s = y + v. The cascade's output is G⁴u + S, with S
         // collecting the stages' states; u = x − k·y4 solves to (x − k·S)/(1 + k·G⁴).
@@ -207,7 +207,7 @@ public struct LadderFilter: BitwiseCopyable, Sendable {
         return y4
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func reset() { (s1, s2, s3, s4) = (0, 0, 0, 0) }
 }
 
@@ -216,15 +216,15 @@ public struct LadderFilter: BitwiseCopyable, Sendable {
 ///
 /// Threads: render thread (a plain value, made from four voices' filters and stored back into them).
 public struct StateVariableFilterLanes: Sendable {
-    var g: SIMD4<Float>
-    var k: SIMD4<Float>
-    var a1: SIMD4<Float>
-    var a2: SIMD4<Float>
-    var a3: SIMD4<Float>
-    var ic1: SIMD4<Float>
-    var ic2: SIMD4<Float>
+    @usableFromInline var g: SIMD4<Float>
+    @usableFromInline var k: SIMD4<Float>
+    @usableFromInline var a1: SIMD4<Float>
+    @usableFromInline var a2: SIMD4<Float>
+    @usableFromInline var a3: SIMD4<Float>
+    @usableFromInline var ic1: SIMD4<Float>
+    @usableFromInline var ic2: SIMD4<Float>
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public init(
         _ f0: StateVariableFilter, _ f1: StateVariableFilter, _ f2: StateVariableFilter, _ f3: StateVariableFilter
     ) {
@@ -238,13 +238,13 @@ public struct StateVariableFilterLanes: Sendable {
     }
 
     /// Lane `lane`'s state written back into its voice's filter.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func store(lane: Int, into filter: inout StateVariableFilter) {
         filter.ic1 = ic1[lane]
         filter.ic2 = ic2[lane]
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func process(_ input: SIMD4<Float>, mode: Int) -> SIMD4<Float> {
         let v3 = input - ic2
         let v1 = a1 * ic1 + a2 * v3
@@ -260,16 +260,15 @@ public struct StateVariableFilterLanes: Sendable {
     }
 }
 
-/// Four ADSR envelopes in SIMD lanes with one shape: each lane follows `Envelope.next` exactly, its
-/// stage chosen by masks instead of a branch.
+/// Four ADSR envelopes in SIMD lanes with one shape: each lane follows `Envelope.next` exactly.
 ///
 /// Threads: render thread (made from four voices' envelopes and stored back into them).
 public struct EnvelopeLanes: Sendable {
     /// `Envelope.Stage` raw values.
-    var stage: SIMD4<Int32>
-    public private(set) var level: SIMD4<Float>
+    @usableFromInline var stage: SIMD4<Int32>
+    public var level: SIMD4<Float>
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public init(_ e0: Envelope, _ e1: Envelope, _ e2: Envelope, _ e3: Envelope) {
         stage = SIMD4(
             Int32(e0.stage.rawValue), Int32(e1.stage.rawValue), Int32(e2.stage.rawValue), Int32(e3.stage.rawValue))
@@ -277,37 +276,60 @@ public struct EnvelopeLanes: Sendable {
     }
 
     /// Lane `lane` written back into its voice's envelope.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func store(lane: Int, into envelope: inout Envelope) {
         envelope.set(stage: UInt8(truncatingIfNeeded: stage[lane]), level: level[lane])
     }
 
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public mutating func next(_ shape: EnvelopeShape) -> SIMD4<Float> {
-        let sustain = SIMD4<Float>(repeating: shape.sustainLevel)
-        // Attack (1): rise; at full level, on to decay.
-        let attacking = stage .== 1
-        let risen = level + shape.attackStep
-        let peaked = attacking .& (risen .>= 1)
-        // Decay (2): towards sustain; close enough, sustain.
-        let decaying = stage .== 2
-        let decayed = sustain + (level - sustain) * shape.decayCoefficient
-        let settled = decaying .& (decayed - sustain .< 1e-4)
-        // Release (4): down; quiet enough, idle.
-        let releasing = stage .== 4
-        let released = level * shape.releaseCoefficient
-        let ended = releasing .& (released .< 1e-5)
-        var next = level
-        next.replace(with: risen, where: attacking)
-        next.replace(with: 1, where: peaked)
-        next.replace(with: decayed, where: decaying)
-        next.replace(with: sustain, where: settled .| (stage .== 3))
-        next.replace(with: released, where: releasing)
-        next.replace(with: 0, where: ended .| (stage .== 0))
-        stage.replace(with: 2, where: peaked)
-        stage.replace(with: 3, where: settled)
-        stage.replace(with: 0, where: ended)
-        level = next
-        return next
+        // Mostly all four lanes are in one stage: one vector step, and lane fixes only where one moves on.
+        let first = stage[0]
+        guard stage[1] == first && stage[2] == first && stage[3] == first else { return nextLaneByLane(shape) }
+        switch first {
+        case 1:  // attack
+            level += shape.attackStep
+            if Swift.max(Swift.max(level[0], level[1]), Swift.max(level[2], level[3])) >= 1 {
+                for lane in 0..<4 where level[lane] >= 1 {
+                    level[lane] = 1
+                    stage[lane] = 2
+                }
+            }
+        case 2:  // decay
+            let sustain = SIMD4<Float>(repeating: shape.sustainLevel)
+            level = sustain + (level - sustain) * shape.decayCoefficient
+            let above = level - sustain
+            if Swift.min(Swift.min(above[0], above[1]), Swift.min(above[2], above[3])) < 1e-4 {
+                for lane in 0..<4 where level[lane] - shape.sustainLevel < 1e-4 {
+                    level[lane] = shape.sustainLevel
+                    stage[lane] = 3
+                }
+            }
+        case 3:  // sustain
+            level = SIMD4(repeating: shape.sustainLevel)
+        case 4:  // release
+            level *= shape.releaseCoefficient
+            if Swift.min(Swift.min(level[0], level[1]), Swift.min(level[2], level[3])) < 1e-5 {
+                for lane in 0..<4 where level[lane] < 1e-5 {
+                    level[lane] = 0
+                    stage[lane] = 0
+                }
+            }
+        default:
+            level = SIMD4(repeating: 0)
+        }
+        return level
+    }
+
+    /// Lanes in different stages: each through `Envelope.next`.
+    @usableFromInline @_noAllocation @_noLocks
+    mutating func nextLaneByLane(_ shape: EnvelopeShape) -> SIMD4<Float> {
+        for lane in 0..<4 {
+            var envelope = Envelope()
+            envelope.set(stage: UInt8(truncatingIfNeeded: stage[lane]), level: level[lane])
+            level[lane] = envelope.next(shape)
+            stage[lane] = Int32(envelope.stage.rawValue)
+        }
+        return level
     }
 }

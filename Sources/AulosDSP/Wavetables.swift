@@ -70,7 +70,7 @@ public struct Wavetable: @unchecked Sendable {
     public let stride: Int
 
     /// The band for a fundamental given as a MIDI note number (fractional allowed).
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public static func band(forNote note: Double) -> Int {
         // log2(f/8) = (note − 69)/12 + log2(440/8); two bands per octave.
         let position = 2 * ((note - 69) / 12 + 5.781_359_713_524_660)
@@ -80,7 +80,7 @@ public struct Wavetable: @unchecked Sendable {
 
     /// The sample at a 32-bit fixed-point phase (2^32 = one period), linearly interpolated. No
     /// floating-point to integer conversion: the index is the top 11 bits, the fraction the rest.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func sample(band: Int, phase: UInt32) -> Float {
         let index = Int(phase >> 21)
         let fraction = Float(phase & 0x1F_FFFF) * (1 / 2_097_152)
@@ -90,13 +90,13 @@ public struct Wavetable: @unchecked Sendable {
     }
 
     /// The fixed-point phase increment for a frequency (cycles per sample × 2^32).
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public static func phaseIncrement(_ cyclesPerSample: Double) -> UInt32 {
         UInt32(truncatingIfNeeded: Int64(max(0, min(0.5, cyclesPerSample)) * 4_294_967_296))
     }
 
     /// The sample at `phase` in [0, 1), linearly interpolated.
-    @inline(__always) @_noAllocation @_noLocks
+    @inlinable @inline(__always) @_noAllocation @_noLocks
     public func sample(band: Int, phase: Double) -> Float {
         let position = phase * Double(WavetableLayout.length)
         let index = Int(position)

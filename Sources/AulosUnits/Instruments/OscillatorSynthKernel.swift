@@ -611,22 +611,22 @@ struct OscillatorSynthKernel {
         let v1 = voices + Int(lanes[1])
         let v2 = voices + Int(lanes[2])
         let v3 = voices + Int(lanes[3])
-        let c = patch(Int(v0.pointee.channel)).pointee
+        let c = patch(Int(v0.pointee.channel))
         let count = to - from
         let a = groupScratch
         let b = groupScratch + 4 * Self.controlInterval
         var mix = SIMD4<Float>(repeating: 0)
         for lane in 0..<4 {
             let voice = voices + Int(lanes[lane])
-            let pulseWidth = max(0.05, min(0.95, c.pulseWidth + voice.pointee.widthOffset))
+            let pulseWidth = max(0.05, min(0.95, c.pointee.pulseWidth + voice.pointee.widthOffset))
             let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
-            mix[lane] = max(0, min(1, c.mix + voice.pointee.mixOffset))
+            mix[lane] = max(0, min(1, c.pointee.mix + voice.pointee.mixOffset))
             fillOscillator(
-                a + lane, stride: 4, count: count, wave: c.wave1, phase: &voice.pointee.phase1,
+                a + lane, stride: 4, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1,
                 increment: voice.pointee.increment1, band: voice.pointee.band1, width: width,
                 noise: &voice.pointee.noise)
             fillOscillator(
-                b + lane, stride: 4, count: count, wave: c.wave2, phase: &voice.pointee.phase2,
+                b + lane, stride: 4, count: count, wave: c.pointee.wave2, phase: &voice.pointee.phase2,
                 increment: voice.pointee.increment2, band: voice.pointee.band2, width: width,
                 noise: &voice.pointee.noise2)
         }
@@ -644,13 +644,13 @@ struct OscillatorSynthKernel {
             v0.pointee.gain.rightStep, v1.pointee.gain.rightStep, v2.pointee.gain.rightStep, v3.pointee.gain.rightStep)
         let outLeft = left + from
         let outRight = right + from
-        let mode = c.filterMode
+        let mode = c.pointee.filterMode
         for i in 0..<count {
             let oscillator1 = UnsafeRawPointer(a + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
             let oscillator2 = UnsafeRawPointer(b + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
             let filtered = filter.process(oscillator1 + (oscillator2 - oscillator1) * mix, mode: mode)
-            _ = filterEnvelope.next(c.filterShape)
-            let sample = filtered * amp.next(c.ampShape)
+            _ = filterEnvelope.next(c.pointee.filterShape)
+            let sample = filtered * amp.next(c.pointee.ampShape)
             gainLeft += stepLeft
             gainRight += stepRight
             outLeft[i] += (sample * gainLeft).sum()
@@ -871,38 +871,40 @@ struct OscillatorSynthKernel {
         // In an MPE zone the manager channel's controllers and patch apply to every note; a member channel
         // adds its own bend, pressure and slide to its note.
         let channel = channels[owner(own)]
-        let c = patch(own).pointee
+        let c = patch(own)
         let depth = Double(channel.modulation) / 127
         let lfo = channel.lfoValue
-        let modulation = c.modulation.isActive ? c.modulation.offsets(inputs(of: voice)) : ModulationOffsets()
+        let modulation =
+            c.pointee.modulation.isActive ? c.pointee.modulation.offsets(inputs(of: voice)) : ModulationOffsets()
         var bend = Double(channels[own].bend) / 8192 * channels[own].bendRange
         if isMember(own) { bend += Double(channel.bend) / 8192 * channel.bendRange }
         let pitch =
-            voice.pointee.pitch + voice.pointee.glideOffset + bend + lfo * c.lfoToPitch / 100 * depth
+            voice.pointee.pitch + voice.pointee.glideOffset + bend + lfo * c.pointee.lfoToPitch / 100 * depth
             + Double(modulation.pitch) * 24
         voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
         voice.pointee.band1 = Wavetable.band(forNote: pitch)
-        let pitch2 = pitch + c.osc2Offset + Double(modulation.osc2Pitch) * 24
+        let pitch2 = pitch + c.pointee.osc2Offset + Double(modulation.osc2Pitch) * 24
         voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
         voice.pointee.band2 = Wavetable.band(forNote: pitch2)
         voice.pointee.mixOffset = modulation.oscMix
         voice.pointee.widthOffset = Double(modulation.pulseWidth) * 0.45
-        let envelopeOctaves = c.filterEnvAmount + Double(modulation.filterEnvAmount) * 8
+        let envelopeOctaves = c.pointee.filterEnvAmount + Double(modulation.filterEnvAmount) * 8
         let octaves =
-            Double(voice.pointee.filterEnvelope.level) * envelopeOctaves + c.keyTracking * (pitch - 60) / 12
-            + lfo * c.lfoToFilter * depth + Double(modulation.cutoff) * 8
+            Double(voice.pointee.filterEnvelope.level) * envelopeOctaves + c.pointee.keyTracking * (pitch - 60) / 12
+            + lfo * c.pointee.lfoToFilter * depth + Double(modulation.cutoff) * 8
         voice.pointee.filter.setCoefficients(
-            cutoff: c.cutoff * FastMath.exp2(octaves),
-            resonance: c.resonance + modulation.resonance, sampleRate: sampleRate)
-        if c.isRich {
-            updateRichVoice(voice, c, pitch: pitch, pitch2: pitch2, octaves: octaves, modulation: modulation)
+            cutoff: c.pointee.cutoff * FastMath.exp2(octaves),
+            resonance: c.pointee.resonance + modulation.resonance, sampleRate: sampleRate)
+        if c.pointee.isRich {
+            updateRichVoice(voice, c.pointee, pitch: pitch, pitch2: pitch2, octaves: octaves, modulation: modulation)
         }
         let volume = Float(channel.volume) / 127
         let expression = Float(channel.expression) / 127
-        let tremolo = 1 - c.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
+        let tremolo = 1 - c.pointee.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
         let swell = max(0, 1 + modulation.amp)
         voice.pointee.gain.aim(
-            gain: c.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo * swell,
+            gain: c.pointee.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo
+                * swell,
             position: GlidingGain.position(pan: channel.pan) + Double(modulation.pan) / 2,
             frames: Self.controlInterval, interpolate: interpolate)
     }
@@ -976,17 +978,17 @@ struct OscillatorSynthKernel {
         _ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
     ) {
-        let c = patch(Int(voice.pointee.channel)).pointee
+        let c = patch(Int(voice.pointee.channel))
         let count = to - from
         let a = scratch
         let b = scratch + Self.controlInterval
-        let pulseWidth = max(0.05, min(0.95, c.pulseWidth + voice.pointee.widthOffset))
+        let pulseWidth = max(0.05, min(0.95, c.pointee.pulseWidth + voice.pointee.widthOffset))
         let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
         fillOscillator(
-            a, count: count, wave: c.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
+            a, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
             band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
         fillOscillator(
-            b, count: count, wave: c.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
+            b, count: count, wave: c.pointee.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
             band: voice.pointee.band2, width: width, noise: &voice.pointee.noise2)
         var filter = voice.pointee.filter
         var amp = voice.pointee.amp
@@ -1001,12 +1003,12 @@ struct OscillatorSynthKernel {
         var active = true
         let outLeft = left + from
         let outRight = right + from
-        let mix = max(0, min(1, c.mix + voice.pointee.mixOffset))
-        let mode = c.filterMode
+        let mix = max(0, min(1, c.pointee.mix + voice.pointee.mixOffset))
+        let mode = c.pointee.filterMode
         for i in 0..<count {
             let filtered = filter.process(a[i] + (b[i] - a[i]) * mix, mode: mode)
-            _ = filterEnvelope.next(c.filterShape)
-            var sample = filtered * amp.next(c.ampShape)
+            _ = filterEnvelope.next(c.pointee.filterShape)
+            var sample = filtered * amp.next(c.pointee.ampShape)
             if fading {
                 sample *= fadeGain
                 fadeGain -= fadeStep
