@@ -237,6 +237,8 @@ struct OscillatorSynthKernel {
     let groupCounts: UnsafeMutablePointer<Int>
     let groupOrder: UnsafeMutablePointer<Int32>
     let groupScratch: UnsafeMutablePointer<Float>
+    /// A rich voice's two stacks for one control tick: osc 1 left, right, osc 2 left, right.
+    let richScratch: UnsafeMutablePointer<Float>
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     let voices: UnsafeMutablePointer<SynthVoice>
@@ -299,6 +301,8 @@ struct OscillatorSynthKernel {
         groupOrder.initialize(repeating: 0, count: max(1, polyphony))
         groupScratch = .allocate(capacity: 8 * Self.controlInterval)
         groupScratch.initialize(repeating: 0, count: 8 * Self.controlInterval)
+        richScratch = .allocate(capacity: 4 * Self.controlInterval)
+        richScratch.initialize(repeating: 0, count: 4 * Self.controlInterval)
         mpeMembers = .allocate(capacity: 2)
         mpeMembers.initialize(repeating: 0, count: 2)
         zoneOf = .allocate(capacity: 16)
@@ -389,6 +393,7 @@ struct OscillatorSynthKernel {
         groupCounts.deallocate()
         groupOrder.deallocate()
         groupScratch.deallocate()
+        richScratch.deallocate()
         zoneOf.deallocate()
         scratch.deallocate()
         hostSlice.deallocate()

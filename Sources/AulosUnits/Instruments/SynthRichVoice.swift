@@ -17,6 +17,9 @@ struct RichVoice: BitwiseCopyable {
     var right2 = SIMD16<Float>(repeating: 0)
     var count1 = 1
     var count2 = 1
+    /// The count and width the gains were laid out for (0: not yet).
+    var layout1 = SIMD2<Float>(repeating: 0)
+    var layout2 = SIMD2<Float>(repeating: 0)
     var band1 = 0
     var band2 = 0
     var subPhase: UInt32 = 0
@@ -71,11 +74,11 @@ extension OscillatorSynthKernel {
         Self.stack(
             pitch: pitch, count: c.unison1, spread: max(0, c.detune1 + extraDetune), width: c.width1,
             sampleRate: sampleRate, increments: &rich.increments1, left: &rich.left1, right: &rich.right1,
-            band: &rich.band1)
+            band: &rich.band1, laidOut: &rich.layout1)
         Self.stack(
             pitch: pitch2, count: c.unison2, spread: max(0, c.detune2 + extraDetune), width: c.width2,
             sampleRate: sampleRate, increments: &rich.increments2, left: &rich.left2, right: &rich.right2,
-            band: &rich.band2)
+            band: &rich.band2, laidOut: &rich.layout2)
         rich.subIncrement = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch - 12) / sampleRate)
         rich.subBand = Wavetable.band(forNote: pitch - 12)
         rich.subLevel = max(0, min(1, c.subLevel + modulation.subLevel))
@@ -86,37 +89,50 @@ extension OscillatorSynthKernel {
         let drive = max(0, min(36, Double(c.drive) + Double(modulation.drive) * 36))
         rich.driveGain = Float(FastMath.exp2(drive / 6.020_599_913_279_624))
         rich.filterRight.copyCoefficients(from: voice.pointee.filter)
-        let cutoff2 = c.cutoff2 * FastMath.exp2(octaves + Double(modulation.filter2Cutoff) * 8)
-        let resonance2 = c.resonance2 + modulation.resonance
-        rich.ladderLeft.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
-        rich.ladderRight.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
+        if rich.routing != 0 {
+            let cutoff2 = c.cutoff2 * FastMath.exp2(octaves + Double(modulation.filter2Cutoff) * 8)
+            let resonance2 = c.resonance2 + modulation.resonance
+            rich.ladderLeft.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
+            rich.ladderRight.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
+        }
         voice.pointee.rich = rich
     }
 
     /// One unison stack: `count` copies spread evenly over `spread` cents around `pitch` and over `width` of
     /// the stereo field, each at 1/√count so the stack is as loud as one oscillator; the wavetable band
-    /// for the highest copy, so none aliases.
+    /// for the highest copy, so none aliases. The copies' frequencies are one exp2 apart, multiplied up
+    /// from the lowest; their gains depend only on count and width, so they are kept until those change.
     @inline(__always) @_noAllocation @_noLocks
     static func stack(
         pitch: Double, count: Int, spread: Double, width: Float, sampleRate: Double,
-        increments: inout SIMD16<UInt32>, left: inout SIMD16<Float>, right: inout SIMD16<Float>, band: inout Int
+        increments: inout SIMD16<UInt32>, left: inout SIMD16<Float>, right: inout SIMD16<Float>, band: inout Int,
+        laidOut: inout SIMD2<Float>
     ) {
+        if count == 1 {
+            increments[0] = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
+        } else {
+            var cycles = FastMath.frequency(ofNote: pitch - spread / 200) / sampleRate
+            let step = FastMath.exp2(spread / 1200 / Double(count - 1))
+            for copy in 0..<count {
+                increments[copy] = Wavetable.phaseIncrement(cycles)
+                cycles *= step
+            }
+        }
+        band = Wavetable.band(forNote: pitch + spread / 200)
+        let layout = SIMD2(Float(count), width)
+        guard layout != laidOut else { return }
+        laidOut = layout
         let scale = Float(1 / FastMath.squareRoot(Double(count)))
         for copy in 0..<count {
-            let position = count == 1 ? 0.5 : Double(copy) / Double(count - 1)
-            let cents = (position - 0.5) * spread
-            increments[copy] = Wavetable.phaseIncrement(
-                FastMath.frequency(ofNote: pitch + cents / 100) / sampleRate)
             if count == 1 {
                 // A single copy stays in the middle, at the voice's full level on both sides.
                 (left[copy], right[copy]) = (1, 1)
             } else {
-                let place = 0.5 + (position - 0.5) * Double(width)
+                let place = 0.5 + (Double(copy) / Double(count - 1) - 0.5) * Double(width)
                 left[copy] = scale * Float(FastMath.sine(place / 4 + 0.25)) * 1.414_213_56
                 right[copy] = scale * Float(FastMath.sine(place / 4)) * 1.414_213_56
             }
         }
-        band = Wavetable.band(forNote: pitch + spread / 200)
     }
 
     /// The residuals of a band-limited unit step at the four samples around it — two before, this one,
@@ -175,6 +191,34 @@ extension OscillatorSynthKernel {
         return (phase &+ increment, Float(2 * p - 1))
     }
 
+    /// Adds `count` samples of one stack copy into `left`/`right` at its gains, advancing its phase first
+    /// (as the synced path does): the waveform is chosen once for the block.
+    @inline(__always) @_noAllocation @_noLocks
+    func fillStack(
+        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, wave: Int, band: Int,
+        phase: inout UInt32, increment: UInt32, gains: (Float, Float), width: UInt32, noise: inout NoiseGenerator
+    ) {
+        var p = phase
+        let (gainLeft, gainRight) = gains
+        switch wave {
+        case 0:
+            for i in 0..<count {
+                p &+= increment
+                let sample = saw.sample(band: band, phase: p)
+                left[i] += sample * gainLeft
+                right[i] += sample * gainRight
+            }
+        default:
+            for i in 0..<count {
+                p &+= increment
+                let sample = self.wave(wave, band: band, phase: p, width: width, noise: &noise)
+                left[i] += sample * gainLeft
+                right[i] += sample * gainRight
+            }
+        }
+        phase = p
+    }
+
     /// One sample of a waveform (saw, pulse, triangle, sine, noise) at `phase`.
     @inline(__always) @_noAllocation @_noLocks
     func wave(_ shape: Int, band: Int, phase: UInt32, width: UInt32, noise: inout NoiseGenerator) -> Float {
@@ -203,105 +247,142 @@ extension OscillatorSynthKernel {
         let mix = max(0, min(1, c.mix + v.mixOffset))
         let subWidth: UInt32 = 1 << 31
         var active = true
-        for i in 0..<(to - from) {
-            // Osc 1's first copy is the sync master and FM carrier: where does it wrap this sample?
-            let fmShift = rich.fm * rich.modulator
-            var master = rich.increments1[0]
-            if fmShift != 0 {
-                // Through-zero linear FM: the increment swings by ±fm times itself and may run backwards.
-                let delta = Int64(Float(Int64(master)) * fmShift)
-                master = UInt32(truncatingIfNeeded: Int64(master) + delta)
+        let count = to - from
+        // Four blocks of a control tick (16 frames: `controlInterval`, spelled out because a computed static
+        // in another file is opaque to the render-side checker in a debug build).
+        let osc1Left = richScratch
+        let osc1Right = richScratch + 16
+        let osc2Left = richScratch + 32
+        let osc2Right = richScratch + 48
+        if !rich.sync && rich.fm == 0 {
+            // No sync, no FM: each copy of each stack is a tight loop over the block, its waveform chosen once.
+            osc1Left.update(repeating: 0, count: count)
+            osc1Right.update(repeating: 0, count: count)
+            osc2Left.update(repeating: 0, count: count)
+            osc2Right.update(repeating: 0, count: count)
+            for copy in 0..<rich.count1 {
+                fillStack(
+                    left: osc1Left, right: osc1Right, count: count, wave: c.wave1, band: rich.band1,
+                    phase: &rich.phases1[copy], increment: rich.increments1[copy],
+                    gains: (rich.left1[copy], rich.right1[copy]),
+                    width: width, noise: &v.noise)
             }
-            let before = rich.phases1[0]
-            let after = before &+ master
-            let forward = Int32(bitPattern: master) >= 0 || fmShift == 0
-            let wrapped = rich.sync && forward && after < before && master != 0
-            // The fraction of this sample since the wrap (0…1).
-            let sinceWrap: Float = wrapped ? Float(after) / Float(master) : 0
-            // Osc 2 (held back two samples when synced, so a reset's correction can reach them).
-            var osc2 = SIMD2<Float>(repeating: 0)
-            // Corrections for the two held samples, this one and the next, left and right: a reset's jump
-            // J is smoothed by the residual of a step integrated from a cubic B-spline (four samples wide,
-            // its spectrum sinc⁴), so the jump lands band-limited wherever it falls between samples.
-            var correction = SIMD8<Float>(repeating: 0)
-            // A synced saw or pulse is computed from its naive shape, every jump in it (its own wraps and
-            // the resets) made band-limited by those residuals: the wavetable's own smoothed jump, cut in
-            // half by a reset, would leave a kink that aliases.
-            let naive = rich.sync && c.wave2 <= 1
-            for copy in 0..<rich.count2 where naive {
-                let increment = rich.increments2[copy]
-                let gains = SIMD2(rich.left2[copy], rich.right2[copy])
-                var residuals = SIMD4<Float>(repeating: 0)
-                let (phase, rising) = Self.naiveSaw(
-                    phase: rich.phases2[copy], increment: increment, offset: 0, reset: wrapped, since: sinceWrap,
-                    residuals: &residuals)
-                var sample = rising
-                if c.wave2 == 1 {
-                    var falling = SIMD4<Float>(repeating: 0)
-                    sample -=
-                        Self.naiveSaw(
-                            phase: rich.phases2[copy], increment: increment, offset: width, reset: wrapped,
-                            since: sinceWrap, residuals: &falling
-                        ).value
-                    residuals -= falling
+            for copy in 0..<rich.count2 {
+                fillStack(
+                    left: osc2Left, right: osc2Right, count: count, wave: c.wave2, band: rich.band2,
+                    phase: &rich.phases2[copy], increment: rich.increments2[copy],
+                    gains: (rich.left2[copy], rich.right2[copy]),
+                    width: width, noise: &v.noise2)
+            }
+        } else {
+            for i in 0..<count {
+                // Osc 1's first copy is the sync master and FM carrier: where does it wrap this sample?
+                let fmShift = rich.fm * rich.modulator
+                var master = rich.increments1[0]
+                if fmShift != 0 {
+                    // Through-zero linear FM: the increment swings by ±fm times itself and may run backwards.
+                    let delta = Int64(Float(Int64(master)) * fmShift)
+                    master = UInt32(truncatingIfNeeded: Int64(master) + delta)
                 }
-                correction += SIMD8(
-                    residuals[0] * gains[0], residuals[0] * gains[1], residuals[1] * gains[0],
-                    residuals[1] * gains[1], residuals[2] * gains[0], residuals[2] * gains[1],
-                    residuals[3] * gains[0], residuals[3] * gains[1])
-                osc2 += sample * gains
-                if copy == 0 { rich.modulator = sample }
-                rich.phases2[copy] = phase
-            }
-            for copy in 0..<rich.count2 where !naive {
-                let increment = rich.increments2[copy]
-                var phase = rich.phases2[copy] &+ increment
-                let gains = SIMD2(rich.left2[copy], rich.right2[copy])
-                if wrapped {
-                    let atWrap = rich.phases2[copy] &+ UInt32(Float(increment) * (1 - sinceWrap))
-                    let jump =
-                        wave(c.wave2, band: rich.band2, phase: 0, width: width, noise: &v.noise2)
-                        - wave(c.wave2, band: rich.band2, phase: atWrap, width: width, noise: &v.noise2)
-                    phase = UInt32(Float(increment) * sinceWrap)
-                    let residuals = Self.splineStepResiduals(sinceWrap) * jump
+                let before = rich.phases1[0]
+                let after = before &+ master
+                let forward = Int32(bitPattern: master) >= 0 || fmShift == 0
+                let wrapped = rich.sync && forward && after < before && master != 0
+                // The fraction of this sample since the wrap (0…1).
+                let sinceWrap: Float = wrapped ? Float(after) / Float(master) : 0
+                // Osc 2 (held back two samples when synced, so a reset's correction can reach them).
+                var osc2 = SIMD2<Float>(repeating: 0)
+                // Corrections for the two held samples, this one and the next, left and right: a reset's jump
+                // J is smoothed by the residual of a step integrated from a cubic B-spline (four samples wide,
+                // its spectrum sinc⁴), so the jump lands band-limited wherever it falls between samples.
+                var correction = SIMD8<Float>(repeating: 0)
+                // A synced saw or pulse is computed from its naive shape, every jump in it (its own wraps and
+                // the resets) made band-limited by those residuals: the wavetable's own smoothed jump, cut in
+                // half by a reset, would leave a kink that aliases.
+                let naive = rich.sync && c.wave2 <= 1
+                for copy in 0..<rich.count2 where naive {
+                    let increment = rich.increments2[copy]
+                    let gains = SIMD2(rich.left2[copy], rich.right2[copy])
+                    var residuals = SIMD4<Float>(repeating: 0)
+                    let (phase, rising) = Self.naiveSaw(
+                        phase: rich.phases2[copy], increment: increment, offset: 0, reset: wrapped, since: sinceWrap,
+                        residuals: &residuals)
+                    var sample = rising
+                    if c.wave2 == 1 {
+                        var falling = SIMD4<Float>(repeating: 0)
+                        sample -=
+                            Self.naiveSaw(
+                                phase: rich.phases2[copy], increment: increment, offset: width, reset: wrapped,
+                                since: sinceWrap, residuals: &falling
+                            ).value
+                        residuals -= falling
+                    }
                     correction += SIMD8(
                         residuals[0] * gains[0], residuals[0] * gains[1], residuals[1] * gains[0],
                         residuals[1] * gains[1], residuals[2] * gains[0], residuals[2] * gains[1],
                         residuals[3] * gains[0], residuals[3] * gains[1])
+                    osc2 += sample * gains
+                    if copy == 0 { rich.modulator = sample }
+                    rich.phases2[copy] = phase
                 }
-                let sample = wave(c.wave2, band: rich.band2, phase: phase, width: width, noise: &v.noise2)
-                osc2 += sample * gains
-                if copy == 0 { rich.modulator = sample }
-                rich.phases2[copy] = phase
-            }
-            var o2Left = osc2[0]
-            var o2Right = osc2[1]
-            if rich.sync {
-                // Out goes the sample from two ago; the held ones and this one take their corrections.
-                let now = osc2 + rich.pending2 + SIMD2(correction[4], correction[5])
-                let older = SIMD2(rich.held2[0], rich.held2[1]) + SIMD2(correction[0], correction[1])
-                let newer = SIMD2(rich.held2[2], rich.held2[3]) + SIMD2(correction[2], correction[3])
-                (o2Left, o2Right) = (older[0], older[1])
-                rich.held2 = SIMD4(newer[0], newer[1], now[0], now[1])
-                rich.pending2 = SIMD2(correction[6], correction[7])
-            }
-            // Osc 1's stack, with the same FM swing on every copy.
-            var o1Left: Float = 0
-            var o1Right: Float = 0
-            rich.phases1[0] = after
-            for copy in 0..<rich.count1 {
-                var increment = rich.increments1[copy]
-                if copy > 0 {
-                    if fmShift != 0 {
-                        increment = UInt32(
-                            truncatingIfNeeded: Int64(increment) + Int64(Float(Int64(increment)) * fmShift))
+                for copy in 0..<rich.count2 where !naive {
+                    let increment = rich.increments2[copy]
+                    var phase = rich.phases2[copy] &+ increment
+                    let gains = SIMD2(rich.left2[copy], rich.right2[copy])
+                    if wrapped {
+                        let atWrap = rich.phases2[copy] &+ UInt32(Float(increment) * (1 - sinceWrap))
+                        let jump =
+                            wave(c.wave2, band: rich.band2, phase: 0, width: width, noise: &v.noise2)
+                            - wave(c.wave2, band: rich.band2, phase: atWrap, width: width, noise: &v.noise2)
+                        phase = UInt32(Float(increment) * sinceWrap)
+                        let residuals = Self.splineStepResiduals(sinceWrap) * jump
+                        correction += SIMD8(
+                            residuals[0] * gains[0], residuals[0] * gains[1], residuals[1] * gains[0],
+                            residuals[1] * gains[1], residuals[2] * gains[0], residuals[2] * gains[1],
+                            residuals[3] * gains[0], residuals[3] * gains[1])
                     }
-                    rich.phases1[copy] = rich.phases1[copy] &+ increment
+                    let sample = wave(c.wave2, band: rich.band2, phase: phase, width: width, noise: &v.noise2)
+                    osc2 += sample * gains
+                    if copy == 0 { rich.modulator = sample }
+                    rich.phases2[copy] = phase
                 }
-                let sample = wave(c.wave1, band: rich.band1, phase: rich.phases1[copy], width: width, noise: &v.noise)
-                o1Left += sample * rich.left1[copy]
-                o1Right += sample * rich.right1[copy]
+                var o2Left = osc2[0]
+                var o2Right = osc2[1]
+                if rich.sync {
+                    // Out goes the sample from two ago; the held ones and this one take their corrections.
+                    let now = osc2 + rich.pending2 + SIMD2(correction[4], correction[5])
+                    let older = SIMD2(rich.held2[0], rich.held2[1]) + SIMD2(correction[0], correction[1])
+                    let newer = SIMD2(rich.held2[2], rich.held2[3]) + SIMD2(correction[2], correction[3])
+                    (o2Left, o2Right) = (older[0], older[1])
+                    rich.held2 = SIMD4(newer[0], newer[1], now[0], now[1])
+                    rich.pending2 = SIMD2(correction[6], correction[7])
+                }
+                // Osc 1's stack, with the same FM swing on every copy.
+                var o1Left: Float = 0
+                var o1Right: Float = 0
+                rich.phases1[0] = after
+                for copy in 0..<rich.count1 {
+                    var increment = rich.increments1[copy]
+                    if copy > 0 {
+                        if fmShift != 0 {
+                            increment = UInt32(
+                                truncatingIfNeeded: Int64(increment) + Int64(Float(Int64(increment)) * fmShift))
+                        }
+                        rich.phases1[copy] = rich.phases1[copy] &+ increment
+                    }
+                    let sample = wave(
+                        c.wave1, band: rich.band1, phase: rich.phases1[copy], width: width, noise: &v.noise)
+                    o1Left += sample * rich.left1[copy]
+                    o1Right += sample * rich.right1[copy]
+                }
+                osc1Left[i] = o1Left
+                osc1Right[i] = o1Right
+                osc2Left[i] = o2Left
+                osc2Right[i] = o2Right
             }
+        }
+        for i in 0..<count {
+            let (o1Left, o1Right, o2Left, o2Right) = (osc1Left[i], osc1Right[i], osc2Left[i], osc2Right[i])
             // Mix, ring, sub.
             var sampleLeft = o1Left + (o2Left - o1Left) * mix
             var sampleRight = o1Right + (o2Right - o1Right) * mix
