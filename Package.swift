@@ -62,7 +62,7 @@ let package = Package(
             name: "AulosRig",
             dependencies: [
                 "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosLV2",
-                .product(name: "Yams", package: "Yams"),
+                "AulosAudioFile", "AulosDSP", .product(name: "Yams", package: "Yams"),
             ],
             path: "Sources/AulosRig"),
         // The playback layer: offline file render, live play (files and keyboards), the service.

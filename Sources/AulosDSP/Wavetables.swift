@@ -69,6 +69,12 @@ public struct Wavetable: @unchecked Sendable {
     public let samples: UnsafeMutablePointer<Float>
     public let stride: Int
 
+    @inlinable @_noAllocation @_noLocks
+    public init(samples: UnsafeMutablePointer<Float>, stride: Int) {
+        self.samples = samples
+        self.stride = stride
+    }
+
     /// The band for a fundamental given as a MIDI note number (fractional allowed).
     @inlinable @inline(__always) @_noAllocation @_noLocks
     public static func band(forNote note: Double) -> Int {

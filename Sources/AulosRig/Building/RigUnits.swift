@@ -145,6 +145,10 @@ struct RigUnits {
             try synth.setProperty(
                 OscillatorSynthUnit.baseChannelProperty, scope: .global, element: 0,
                 value: UInt32((part.channels.min() ?? 1) - 1))
+            if let wavetable = part.wavetable {
+                try synth.setWavetable(
+                    try WavetableFile.load(wavetable, cycle: part.wavetableCycle ?? 2048, sampleRate: sampleRate))
+            }
             if let mpe = part.mpe {
                 try synth.setProperty(
                     OscillatorSynthUnit.mpeZonesProperty, scope: .global, element: 0,

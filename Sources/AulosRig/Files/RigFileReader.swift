@@ -82,6 +82,7 @@ extension Rig {
                     "name", "instrument", "channels", "preset", "program", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
                     "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels", "mpe",
+                    "wavetable", "wavetable-cycle",
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
@@ -167,6 +168,17 @@ extension Rig {
                 var drums: [Int] = []
                 for item in list { drums.append(try reader.integer(item, at + ".drum-channels", in: 1...16)) }
                 part.drumChannels = drums
+            }
+            for key in ["wavetable", "wavetable-cycle"] where partKeys[key] != nil && part.instrument != .synth {
+                throw reader.error(partKeys[key]!, at + "." + key, "goes with a synth part")
+            }
+            if let n = partKeys["wavetable"] { part.wavetable = try reader.string(n, at + ".wavetable") }
+            if let n = partKeys["wavetable-cycle"] {
+                let cycle = try reader.integer(n, at + ".wavetable-cycle", in: 16...4096)
+                guard cycle & (cycle - 1) == 0 else {
+                    throw reader.error(n, at + ".wavetable-cycle", "\(cycle) is not a power of two")
+                }
+                part.wavetableCycle = cycle
             }
             if let n = partKeys["mpe"] {
                 guard part.instrument == .synth else {

@@ -72,6 +72,8 @@ extension Rig {
             }
             if let polyphony = part.polyphony { lines.append("    polyphony: \(polyphony)") }
             if let mpe = part.mpe { lines.append("    mpe: \(quote(mpe.text))") }
+            if let wavetable = part.wavetable { lines.append("    wavetable: \(quote(wavetable))") }
+            if let cycle = part.wavetableCycle { lines.append("    wavetable-cycle: \(cycle)") }
             if let drums = part.drumChannels {
                 lines.append("    drum-channels: [\(drums.map(String.init).joined(separator: ", "))]")
             }

@@ -33,19 +33,37 @@ public enum SearchPaths {
     /// one by name in a preset folder's `tunings/` (`19-edo` or `19-edo.scl`), else the path as given (so
     /// the error names what was asked for).
     public static func tuningFile(_ name: String, suffix: String) -> String {
+        presetFile(name, folder: "tunings", suffix: suffix)
+    }
+
+    /// The bundled tunings (`.scl` names without the suffix), from the first preset folder that has any.
+    public static var tunings: [String] { bundledNames(folder: "tunings", suffix: ".scl") }
+
+    /// A wavetable as a rig names it: a file, or a bundled one by name in a preset folder's `wavetables/`
+    /// (`analog-morph`), else the name as given.
+    public static func wavetableFile(_ name: String) -> String {
+        presetFile(name, folder: "wavetables", suffix: ".wav")
+    }
+
+    /// The bundled wavetables (names without `.wav`), from the first preset folder that has any.
+    public static var wavetables: [String] { bundledNames(folder: "wavetables", suffix: ".wav") }
+
+    /// `name` itself when it is a file or a path, else `folder/name[suffix]` in the first preset folder
+    /// that has it, else `name`.
+    static func presetFile(_ name: String, folder: String, suffix: String) -> String {
         if FileManager.default.fileExists(atPath: name) || name.contains("/") { return name }
         let file = name.hasSuffix(suffix) ? name : name + suffix
-        for folder in presetFolders where FileManager.default.isReadableFile(atPath: folder + "/tunings/" + file) {
-            return folder + "/tunings/" + file
+        for root in presetFolders where FileManager.default.isReadableFile(atPath: root + "/" + folder + "/" + file) {
+            return root + "/" + folder + "/" + file
         }
         return name
     }
 
-    /// The bundled tunings (`.scl` names without the suffix), from the first preset folder that has any.
-    public static var tunings: [String] {
-        for folder in presetFolders {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/tunings")) ?? [])
-                .filter { $0.hasSuffix(".scl") }.map { String($0.dropLast(4)) }.sorted()
+    /// The files ending in `suffix` in the first preset folder's `folder` that has any, without it, sorted.
+    static func bundledNames(folder: String, suffix: String) -> [String] {
+        for root in presetFolders {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? [])
+                .filter { $0.hasSuffix(suffix) }.map { String($0.dropLast(suffix.count)) }.sorted()
             if !names.isEmpty { return names }
         }
         return []

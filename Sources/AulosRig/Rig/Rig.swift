@@ -59,6 +59,9 @@ public struct Rig: Equatable, Sendable {
         public var drumChannels: [Int]?
         /// A synth part's MPE zones (nil: none, until an MPE Configuration Message sets them).
         public var mpe: MPELayout?
+        /// A synth part's wavetable (a WAV of single cycles, or a bundled name) and its cycle length.
+        public var wavetable: String?
+        public var wavetableCycle: Int?
         /// A Scala scale (`.scl`) and keyboard mapping (`.kbm`) for this part, over the rig's.
         public var tuning: String?
         public var keymap: String?

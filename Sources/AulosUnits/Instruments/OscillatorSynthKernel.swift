@@ -23,6 +23,9 @@ struct SynthVoice: BitwiseCopyable {
     /// Where the modulation matrix moves the oscillator mix and the pulse width from the patch's values.
     var mixOffset: Float = 0
     var widthOffset = 0.0
+    /// Where in the wavetable the voice plays: a frame and the fraction towards the next.
+    var morphFrame = 0
+    var morphFraction: Float = 0
     var age: UInt64 = 0
     /// The pitch the voice plays (changes on legato), as a note number.
     var pitch: Double = 0
@@ -146,6 +149,7 @@ struct SynthControls: BitwiseCopyable {
     var lfo2Sync = false
     var lfo2SyncBeats = 1.0
     var lfo2Retrigger = true
+    var wavetablePosition: Float = 0
     var modEnvelopeShape = EnvelopeShape(attack: 0, decay: 0.5, sustain: 0, release: 0.5, sampleRate: 48_000)
     /// Whether voices need the rich path (stacks, sub, ring, FM, sync, second filter, drive, or a matrix
     /// slot that reaches one of them), and whether the matrix reads LFO 2 or envelope 3.
@@ -184,7 +188,7 @@ struct OscillatorSynthKernel {
     static var fadeSlots: Int { 16 }
     static var fadeFrames: Float { 128 }
     /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
-    static var parameterCount: Int { 91 }
+    static var parameterCount: Int { 92 }
     /// The first modulation-matrix parameter.
     static var modulationSlot: Int { 33 }
     /// `SynthDrum.allCases.count` and the drum hits that can sound at once.
@@ -239,6 +243,11 @@ struct OscillatorSynthKernel {
     let groupScratch: UnsafeMutablePointer<Float>
     /// A rich voice's two stacks for one control tick: osc 1 left, right, osc 2 left, right.
     let richScratch: UnsafeMutablePointer<Float>
+    /// The wavetable oscillator's frames (a `MorphingWavetable`'s memory, the unit keeps it alive), their
+    /// number, and the samples from one frame to the next; nil without a table.
+    let morph: UnsafeMutablePointer<Float>?
+    let morphFrames: Int
+    let morphFrameStride: Int
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
 
     let voices: UnsafeMutablePointer<SynthVoice>
@@ -280,7 +289,8 @@ struct OscillatorSynthKernel {
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
         polyphony: Int, presetValues: UnsafeMutablePointer<Float>, presetRows: UnsafeMutablePointer<Int16>,
-        baseChannel: Int = 0, drumChannels: UInt16 = 1 << 9, mpeZones: (lower: Int, upper: Int) = (0, 0),
+        baseChannel: Int = 0, drumChannels: UInt16 = 1 << 9, wavetable: MorphingWavetable? = nil,
+        mpeZones: (lower: Int, upper: Int) = (0, 0),
         budget: UnsafeMutablePointer<VoiceBudget.Counters>,
         host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0,
         tuning: TuningTable, tuningChanges: SPSCRing<KeyTuning>
@@ -288,6 +298,9 @@ struct OscillatorSynthKernel {
         self.presetRows = presetRows
         self.baseChannel = baseChannel
         self.drumChannels = drumChannels
+        morph = wavetable?.samples
+        morphFrames = wavetable?.frameCount ?? 0
+        morphFrameStride = wavetable?.frameStride ?? 0
         controllerValues = .allocate(capacity: 16 * 128)
         controllerValues.initialize(repeating: 0, count: 16 * 128)
         for channel in 0..<16 {
@@ -629,11 +642,13 @@ struct OscillatorSynthKernel {
             fillOscillator(
                 a + lane, stride: 4, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1,
                 increment: voice.pointee.increment1, band: voice.pointee.band1, width: width,
-                noise: &voice.pointee.noise)
+                noise: &voice.pointee.noise, morphFrame: voice.pointee.morphFrame,
+                morphFraction: voice.pointee.morphFraction)
             fillOscillator(
                 b + lane, stride: 4, count: count, wave: c.pointee.wave2, phase: &voice.pointee.phase2,
                 increment: voice.pointee.increment2, band: voice.pointee.band2, width: width,
-                noise: &voice.pointee.noise2)
+                noise: &voice.pointee.noise2, morphFrame: voice.pointee.morphFrame,
+                morphFraction: voice.pointee.morphFraction)
         }
         var filter = StateVariableFilterLanes(
             v0.pointee.filter, v1.pointee.filter, v2.pointee.filter, v3.pointee.filter)
@@ -850,12 +865,13 @@ struct OscillatorSynthKernel {
         c.modEnvelopeShape = EnvelopeShape(
             attack: Double(p[87]), decay: Double(p[88]), sustain: p[89], release: Double(p[90]),
             sampleRate: sampleRate)
+        c.wavetablePosition = p[91]
         let matrix = c.modulation
         var matrixReachesRich = false
         var readsLFO2 = false
         var readsModEnvelope = false
         for slot in 0..<8 where matrix.isActive && matrix.sources[slot] != 0 && matrix.amounts[slot] != 0 {
-            if matrix.destinations[slot] >= 10 { matrixReachesRich = true }
+            if matrix.destinations[slot] >= 10 && matrix.destinations[slot] <= 15 { matrixReachesRich = true }
             let (source, via) = (matrix.sources[slot], matrix.vias[slot])
             if source == 14 || via == 14 { readsLFO2 = true }
             if source == 15 || via == 15 { readsModEnvelope = true }
@@ -891,6 +907,13 @@ struct OscillatorSynthKernel {
         let pitch2 = pitch + c.pointee.osc2Offset + Double(modulation.osc2Pitch) * 24
         voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
         voice.pointee.band2 = Wavetable.band(forNote: pitch2)
+        if morph != nil {
+            let position =
+                max(0, min(1, c.pointee.wavetablePosition + modulation.wavetablePosition))
+                * Float(morphFrames - 1)
+            voice.pointee.morphFrame = min(Int(position), max(0, morphFrames - 1))
+            voice.pointee.morphFraction = position - Float(voice.pointee.morphFrame)
+        }
         voice.pointee.mixOffset = modulation.oscMix
         voice.pointee.widthOffset = Double(modulation.pulseWidth) * 0.45
         let envelopeOctaves = c.pointee.filterEnvAmount + Double(modulation.filterEnvAmount) * 8
@@ -944,11 +967,23 @@ struct OscillatorSynthKernel {
     @inline(__always) @_noAllocation @_noLocks
     func fillOscillator(
         _ out: UnsafeMutablePointer<Float>, stride: Int = 1, count: Int, wave: Int, phase: inout UInt32,
-        increment: UInt32, band: Int, width: UInt32, noise: inout NoiseGenerator
+        increment: UInt32, band: Int, width: UInt32, noise: inout NoiseGenerator, morphFrame: Int = 0,
+        morphFraction: Float = 0
     ) {
         var p = phase
         switch wave {
-        case 0:
+        case 5 where morph != nil:
+            // The wavetable: this frame and the next, crossfaded.
+            let first = Wavetable(samples: morph.unsafelyUnwrapped + morphFrame &* morphFrameStride, stride: 2049)
+            let next = Wavetable(
+                samples: morph.unsafelyUnwrapped + min(morphFrame + 1, morphFrames - 1) &* morphFrameStride,
+                stride: 2049)
+            for i in 0..<count {
+                let a = first.sample(band: band, phase: p)
+                out[i &* stride] = a + (next.sample(band: band, phase: p) - a) * morphFraction
+                p &+= increment
+            }
+        case 0, 5:  // (a wavetable with no table loaded plays a saw)
             for i in 0..<count {
                 out[i &* stride] = saw.sample(band: band, phase: p)
                 p &+= increment
@@ -991,10 +1026,12 @@ struct OscillatorSynthKernel {
         let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
         fillOscillator(
             a, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
-            band: voice.pointee.band1, width: width, noise: &voice.pointee.noise)
+            band: voice.pointee.band1, width: width, noise: &voice.pointee.noise,
+            morphFrame: voice.pointee.morphFrame, morphFraction: voice.pointee.morphFraction)
         fillOscillator(
             b, count: count, wave: c.pointee.wave2, phase: &voice.pointee.phase2, increment: voice.pointee.increment2,
-            band: voice.pointee.band2, width: width, noise: &voice.pointee.noise2)
+            band: voice.pointee.band2, width: width, noise: &voice.pointee.noise2,
+            morphFrame: voice.pointee.morphFrame, morphFraction: voice.pointee.morphFraction)
         var filter = voice.pointee.filter
         var amp = voice.pointee.amp
         var filterEnvelope = voice.pointee.filterEnvelope

@@ -62,6 +62,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         case glideTime, glideMode
         case lfoShape, lfo2Rate, lfo2Shape, lfo2Sync, lfo2SyncRate, lfo2Retrigger
         case env3Attack, env3Decay, env3Sustain, env3Release
+        /// Where in a loaded wavetable the `wavetable` waveform plays (0 its first cycle, 1 its last).
+        case wavetablePosition
 
         public var id: ParameterID { ParameterID(rawValue) }
 
@@ -73,7 +75,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             self = match
         }
 
-        public static let waveforms = ["saw", "pulse", "triangle", "sine", "noise"]
+        public static let waveforms = ["saw", "pulse", "triangle", "sine", "noise", "wavetable"]
         public static let lfoShapes = ["sine", "triangle", "saw", "square", "sample and hold"]
 
         /// The modulation slot (0…7) and field (0 source, 1 destination, 2 amount, 3 via) of a matrix
@@ -104,11 +106,11 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             return switch self {
             case .osc1Waveform:
                 .init(
-                    id: id, name: "Osc 1 Waveform", unit: .indexed, range: 0...4, defaultValue: 0,
+                    id: id, name: "Osc 1 Waveform", unit: .indexed, range: 0...5, defaultValue: 0,
                     valueNames: Self.waveforms)
             case .osc2Waveform:
                 .init(
-                    id: id, name: "Osc 2 Waveform", unit: .indexed, range: 0...4, defaultValue: 0,
+                    id: id, name: "Osc 2 Waveform", unit: .indexed, range: 0...5, defaultValue: 0,
                     valueNames: Self.waveforms)
             case .osc2Coarse: .init(id: id, name: "Osc 2 Coarse", unit: .generic, range: -24...24, defaultValue: 0)
             case .osc2Fine: .init(id: id, name: "Osc 2 Fine", unit: .cents, range: -100...100, defaultValue: 7)
@@ -211,6 +213,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             case .env3Sustain: .init(id: id, name: "Env 3 Sustain", unit: .generic, range: 0...1, defaultValue: 0)
             case .env3Release:
                 .init(id: id, name: "Env 3 Release", unit: .seconds, range: 0.001...10, defaultValue: 0.5)
+            case .wavetablePosition:
+                .init(id: id, name: "Wavetable Position", unit: .generic, range: 0...1, defaultValue: 0)
             default: fatalError("the modulation matrix's parameters are described above")
             }
         }
@@ -241,6 +245,8 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
     /// What each key plays (twelve-tone equal temperament unless a scale is given), and the ring that takes
     /// a change to the render side while the synth plays.
     public private(set) var tuning = TuningTable.equal
+    /// The cycles the `wavetable` waveform morphs through (nil: it plays a saw).
+    public private(set) var wavetable: MorphingWavetable?
     private let tuningChanges = SPSCRing<KeyTuning>(minimumCapacity: 512)
 
     public init(presets: [SynthPreset] = []) {
@@ -267,6 +273,15 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             }
         }
         tuning = table
+    }
+
+    /// Loads the table the `wavetable` waveform plays. Control thread, while the synth is uninitialized (the
+    /// kernel reads the table's memory directly).
+    public func setWavetable(_ table: MorphingWavetable?) throws(AudioUnitError) {
+        guard !isInitialized else {
+            throw AudioUnitError(.cannotDoInCurrentContext, "\(name): a wavetable is loaded before the synth starts")
+        }
+        wavetable = table
     }
 
     // MARK: Presets
@@ -401,6 +416,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         }
         let tables = WavetableSet(sampleRate: format.sampleRate)
         retainForKernel(tables)
+        if let wavetable { retainForKernel(wavetable) }
         let count = Parameter.allCases.count
         let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, presets.count * count))
         for (row, preset) in presets.enumerated() {
@@ -413,7 +429,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
             sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
             presetRows: presetRows, baseChannel: Int(baseChannel), drumChannels: UInt16(drumChannels),
-            mpeZones: mpeZones,
+            wavetable: wavetable, mpeZones: mpeZones,
             budget: voiceBudget.counters, host: hostCallbackInfo, effectSends: hasEffectSendOutput,
             maximumFrames: Int(maximumFramesPerSlice), tuning: tuning, tuningChanges: tuningChanges)
         return UnitKernel.make(kernel, render: OscillatorSynthKernel.render) { $0.release() }

@@ -26,14 +26,15 @@ public enum ModulationDestination: Int, CaseIterable, Sendable {
     /// resonance: all the way; amp: +100 % (−1 silences); pan: half the stereo width; filter envelope
     /// amount: 8 octaves.
     /// sub level, ring mod: all the way; fm amount: 4; unison detune: 100 cents; filter 2 cutoff: 8
-    /// octaves; drive: 36 dB.
+    /// octaves; drive: 36 dB; wavetable position: the whole table.
     case none, pitch, osc2Pitch, oscMix, pulseWidth, cutoff, resonance, amp, pan, filterEnvAmount
-    case subLevel, ringMod, fmAmount, unisonDetune, filter2Cutoff, drive
+    case subLevel, ringMod, fmAmount, unisonDetune, filter2Cutoff, drive, wavetablePosition
 
     public static var names: [String] {
         [
             "none", "pitch", "osc2 pitch", "osc mix", "pulse width", "cutoff", "resonance", "amp", "pan",
             "filter env amount", "sub level", "ring mod", "fm amount", "unison detune", "filter 2 cutoff", "drive",
+            "wavetable position",
         ]
     }
 }
@@ -72,7 +73,7 @@ struct ModulationMatrix: BitwiseCopyable {
         guard isActive else { return offsets }
         for slot in 0..<8 {
             let destination = Int(destinations[slot])
-            guard sources[slot] != 0, destination > 0, destination < 16 else { continue }
+            guard sources[slot] != 0, destination > 0, destination < 17 else { continue }
             var amount = amounts[slot] * inputs.value(Int(sources[slot]))
             if vias[slot] != 0 { amount *= inputs.value(Int(vias[slot])) }
             offsets.values[destination] += amount
@@ -83,7 +84,7 @@ struct ModulationMatrix: BitwiseCopyable {
 
 /// The matrix's result for one voice: the offset of each destination, in units of its full reach.
 struct ModulationOffsets: BitwiseCopyable {
-    var values = SIMD16<Float>(repeating: 0)
+    var values = SIMD32<Float>(repeating: 0)
 
     @_noAllocation @_noLocks
     init() {}
@@ -104,6 +105,7 @@ struct ModulationOffsets: BitwiseCopyable {
     var unisonDetune: Float { @inline(__always) @_noAllocation @_noLocks get { values[13] } }
     var filter2Cutoff: Float { @inline(__always) @_noAllocation @_noLocks get { values[14] } }
     var drive: Float { @inline(__always) @_noAllocation @_noLocks get { values[15] } }
+    var wavetablePosition: Float { @inline(__always) @_noAllocation @_noLocks get { values[16] } }
 }
 
 /// Where one voice's modulation sources stand at a control tick: each 0…1, or −1…1 for bend, key and LFO.

@@ -196,7 +196,8 @@ extension OscillatorSynthKernel {
     @inline(__always) @_noAllocation @_noLocks
     func fillStack(
         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, wave: Int, band: Int,
-        phase: inout UInt32, increment: UInt32, gains: (Float, Float), width: UInt32, noise: inout NoiseGenerator
+        phase: inout UInt32, increment: UInt32, gains: (Float, Float), width: UInt32, noise: inout NoiseGenerator,
+        morph position: (frame: Int, fraction: Float)
     ) {
         var p = phase
         let (gainLeft, gainRight) = gains
@@ -211,7 +212,7 @@ extension OscillatorSynthKernel {
         default:
             for i in 0..<count {
                 p &+= increment
-                let sample = self.wave(wave, band: band, phase: p, width: width, noise: &noise)
+                let sample = self.wave(wave, band: band, phase: p, width: width, noise: &noise, morph: position)
                 left[i] += sample * gainLeft
                 right[i] += sample * gainRight
             }
@@ -221,13 +222,23 @@ extension OscillatorSynthKernel {
 
     /// One sample of a waveform (saw, pulse, triangle, sine, noise) at `phase`.
     @inline(__always) @_noAllocation @_noLocks
-    func wave(_ shape: Int, band: Int, phase: UInt32, width: UInt32, noise: inout NoiseGenerator) -> Float {
+    func wave(
+        _ shape: Int, band: Int, phase: UInt32, width: UInt32, noise: inout NoiseGenerator,
+        morph position: (frame: Int, fraction: Float) = (0, 0)
+    ) -> Float {
         switch shape {
-        case 0: saw.sample(band: band, phase: phase)
-        case 1: saw.sample(band: band, phase: phase) - saw.sample(band: band, phase: phase &+ width)
-        case 2: triangle.sample(band: band, phase: phase)
-        case 3: triangle.sample(band: WavetableLayout.bandCount - 1, phase: phase) * 1.233_700_550_136_17
-        default: noise.next()
+        case 5 where morph != nil:
+            let first = Wavetable(samples: morph.unsafelyUnwrapped + position.frame &* morphFrameStride, stride: 2049)
+            let next = Wavetable(
+                samples: morph.unsafelyUnwrapped + min(position.frame + 1, morphFrames - 1) &* morphFrameStride,
+                stride: 2049)
+            let a = first.sample(band: band, phase: phase)
+            return a + (next.sample(band: band, phase: phase) - a) * position.fraction
+        case 0, 5: return saw.sample(band: band, phase: phase)
+        case 1: return saw.sample(band: band, phase: phase) - saw.sample(band: band, phase: phase &+ width)
+        case 2: return triangle.sample(band: band, phase: phase)
+        case 3: return triangle.sample(band: WavetableLayout.bandCount - 1, phase: phase) * 1.233_700_550_136_17
+        default: return noise.next()
         }
     }
 
@@ -265,14 +276,14 @@ extension OscillatorSynthKernel {
                     left: osc1Left, right: osc1Right, count: count, wave: c.wave1, band: rich.band1,
                     phase: &rich.phases1[copy], increment: rich.increments1[copy],
                     gains: (rich.left1[copy], rich.right1[copy]),
-                    width: width, noise: &v.noise)
+                    width: width, noise: &v.noise, morph: (v.morphFrame, v.morphFraction))
             }
             for copy in 0..<rich.count2 {
                 fillStack(
                     left: osc2Left, right: osc2Right, count: count, wave: c.wave2, band: rich.band2,
                     phase: &rich.phases2[copy], increment: rich.increments2[copy],
                     gains: (rich.left2[copy], rich.right2[copy]),
-                    width: width, noise: &v.noise2)
+                    width: width, noise: &v.noise2, morph: (v.morphFrame, v.morphFraction))
             }
         } else {
             for i in 0..<count {
@@ -332,8 +343,12 @@ extension OscillatorSynthKernel {
                     if wrapped {
                         let atWrap = rich.phases2[copy] &+ UInt32(Float(increment) * (1 - sinceWrap))
                         let jump =
-                            wave(c.wave2, band: rich.band2, phase: 0, width: width, noise: &v.noise2)
-                            - wave(c.wave2, band: rich.band2, phase: atWrap, width: width, noise: &v.noise2)
+                            wave(
+                                c.wave2, band: rich.band2, phase: 0, width: width, noise: &v.noise2,
+                                morph: (v.morphFrame, v.morphFraction))
+                            - wave(
+                                c.wave2, band: rich.band2, phase: atWrap, width: width, noise: &v.noise2,
+                                morph: (v.morphFrame, v.morphFraction))
                         phase = UInt32(Float(increment) * sinceWrap)
                         let residuals = Self.splineStepResiduals(sinceWrap) * jump
                         correction += SIMD8(
@@ -341,7 +356,9 @@ extension OscillatorSynthKernel {
                             residuals[1] * gains[1], residuals[2] * gains[0], residuals[2] * gains[1],
                             residuals[3] * gains[0], residuals[3] * gains[1])
                     }
-                    let sample = wave(c.wave2, band: rich.band2, phase: phase, width: width, noise: &v.noise2)
+                    let sample = wave(
+                        c.wave2, band: rich.band2, phase: phase, width: width, noise: &v.noise2,
+                        morph: (v.morphFrame, v.morphFraction))
                     osc2 += sample * gains
                     if copy == 0 { rich.modulator = sample }
                     rich.phases2[copy] = phase
@@ -371,7 +388,8 @@ extension OscillatorSynthKernel {
                         rich.phases1[copy] = rich.phases1[copy] &+ increment
                     }
                     let sample = wave(
-                        c.wave1, band: rich.band1, phase: rich.phases1[copy], width: width, noise: &v.noise)
+                        c.wave1, band: rich.band1, phase: rich.phases1[copy], width: width, noise: &v.noise,
+                        morph: (v.morphFrame, v.morphFraction))
                     o1Left += sample * rich.left1[copy]
                     o1Right += sample * rich.right1[copy]
                 }

@@ -60,6 +60,9 @@ struct PresetsCommand: ParsableCommand {
         let tunings = SearchPaths.tunings
         print("Tunings (Scala scales in presets/tunings; --tuning NAME or tuning: NAME in a rig):")
         print("  " + (tunings.isEmpty ? "none found" : tunings.joined(separator: ", ")))
+        let wavetables = SearchPaths.wavetables
+        print("Wavetables (single cycles in presets/wavetables; wavetable: NAME on a synth part):")
+        print("  " + (wavetables.isEmpty ? "none found" : wavetables.joined(separator: ", ")))
         print("Rigs (presets/rigs):")
         for rig in RigLibrary.factory {
             print(
