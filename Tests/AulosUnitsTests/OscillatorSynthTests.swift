@@ -252,7 +252,7 @@ import Glibc
         try synth.selectPreset("14")
         #expect(try synth.get(.presentPreset).name == "Glass Bell")
         expectError(.invalidPropertyValue) { try synth.selectPreset("Kazoo") }
-        #expect(OscillatorSynthUnit.Parameter.allCases.count == 91)  // the kernel's literal parameter count
+        #expect(OscillatorSynthUnit.Parameter.allCases.count == 92)  // the kernel's literal parameter count
     }
 
     @Test func brokenPresetFilesNameTheFileAndKey() throws {
