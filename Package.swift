@@ -147,8 +147,8 @@ let package = Package(
         .testTarget(
             name: "AulosPlaybackTests",
             dependencies: [
-                "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI",
-                "AulosUnits",
+                "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosDSP", "AulosGraph",
+                "AulosMIDI", "AulosUnits",
                 "AulosTestSupport",
             ],
             path: "Tests/AulosPlaybackTests"),

@@ -1,7 +1,10 @@
 import AulosCore
+import AulosDSP
 import AulosMIDI
 import AulosPlayback
+import AulosRig
 import AulosTestSupport
+import Foundation
 import Testing
 
 /// MIDI Tuning Standard messages in a file reach the synth at their frame: a key change alters what the
@@ -20,8 +23,9 @@ import Testing
         return StandardMIDIFile.encode(tracks: [events], ticksPerQuarterNote: 480)
     }
 
-    static func render(_ bytes: [UInt8]) throws -> [Float] {
+    static func render(_ bytes: [UInt8], instrument: InstrumentChoice = .synth) throws -> [Float] {
         var options = PlaybackOptions()
+        options.instrument = instrument
         options.dry = true
         options.tail = 0.5
         return try renderedSamples(bytes, named: "mts.mid", options)
@@ -33,5 +37,32 @@ import Testing
         #expect(try Self.render(Self.file(change: (60, 0x20, 0))) != plain, "a quarter tone up")
         #expect(try Self.render(Self.file(change: (60, 0, 0))) == plain, "to where it is already")
         #expect(try Self.render(Self.file(change: (0x7F, 0x7F, 0x7F))) == plain, "no change")
+    }
+
+    /// The strongest partial of the left channel of interleaved stereo `samples` (65,536 frames from
+    /// 0.1 s, Blackman–Harris window, parabolic interpolation on log magnitudes), in Hz.
+    static func strongestPartial(_ samples: [Float]) -> Double {
+        let n = 65_536
+        var real = (0..<n).map { i -> Double in
+            let x = 2 * Double.pi * Double(i) / Double(n)
+            let w = 0.35875 - 0.48829 * cos(x) + 0.14128 * cos(2 * x) - 0.01168 * cos(3 * x)
+            return Double(samples[2 * (4800 + i)]) * w
+        }
+        var imaginary = [Double](repeating: 0, count: n)
+        FFT.forward(real: &real, imaginary: &imaginary)
+        let magnitude = (0..<(n / 2)).map { (real[$0] * real[$0] + imaginary[$0] * imaginary[$0]).squareRoot() }
+        let peak = (2..<(n / 2 - 1)).max { magnitude[$0] < magnitude[$1] }!
+        let (a, b, c) = (log(magnitude[peak - 1]), log(magnitude[peak]), log(magnitude[peak + 1]))
+        return (Double(peak) + 0.5 * (a - c) / (a - 2 * b + c)) * 48_000 / Double(n)
+    }
+
+    /// The sampler takes the same message (its instance retuned at the slice where the message falls, before
+    /// the note): key 60 a quarter tone up sounds 25 cents higher.
+    @Test func aFilesTuningMessageRetunesTheSampler() throws {
+        let plain = try Self.render(Self.file(change: nil), instrument: .sampler)
+        let tuned = try Self.render(Self.file(change: (60, 0x20, 0)), instrument: .sampler)
+        let cents = 1200 * log2(Self.strongestPartial(tuned) / Self.strongestPartial(plain))
+        print("measured: sampler, key 60 retuned +25 cents by MTS: \(cents) cents")
+        #expect(abs(cents - 25) < 0.1, "\(cents) cents")
     }
 }

@@ -36,9 +36,9 @@ struct RoutedInput {
         var struckAt: [Int: Int64] = [:]
         // System messages (SysEx, clock) are counted, not copied aside: a big file's messages are walked once.
         // GM/GS/XG resets are played: Reset All Controllers (and All Sound Off) on every channel of every part.
-        // MIDI Tuning Standard messages retune the synth parts at their frame. (FluidSynth copies its whole
-        // tuning on every change, allocating on the render thread, so the sampler does not yet; an LV2
-        // plugin keeps its own tuning.)
+        // MIDI Tuning Standard messages retune the synth parts at their frame, and the sampler parts at a
+        // slice boundary there (FluidSynth copies its tuning on every change, an allocation, so a new
+        // instance with the new tuning takes over from the control thread); an LV2 plugin keeps its own.
         var systemMessages = 0
         for scheduled in input.messages where ChannelMessage(scheduled.message) == nil {
             guard case .systemExclusive(let data) = scheduled.message, let played = PlayedSystemExclusive(data) else {
@@ -46,7 +46,16 @@ struct RoutedInput {
                 continue
             }
             var parts = Array(rig.parts.indices)
-            if case .tuning = played { parts.removeAll { rig.parts[$0].part.instrument != .synth } }
+            if case .tuning = played {
+                if let changes = MIDITuningMessage.keyChanges(data) {
+                    for part in parts where rig.parts[part].part.instrument == .sampler {
+                        boundaryActions.append(
+                            TimedAction(sampleTime: scheduled.sampleTime, action: .retune(part: part, changes: changes))
+                        )
+                    }
+                }
+                parts.removeAll { rig.parts[$0].part.instrument != .synth }
+            }
             for part in parts {
                 for message in played.messages {
                     events.append(

@@ -58,26 +58,32 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
 
     func receive(system message: MIDIMessage, from source: MIDISource, arrivalNanos: Int64) {
         state.withLock { attached in
-            guard let attached else { return }
+            guard attached != nil else { return }
             switch message {
             case .timingClock, .start, .stop, .continue, .songPosition:
-                if let frame = attached.input.sampleTime(atNanos: arrivalNanos) {
-                    attached.transport.receiveClock(message, at: frame / attached.sampleRate)
+                if let frame = attached!.input.sampleTime(atNanos: arrivalNanos) {
+                    attached!.transport.receiveClock(message, at: frame / attached!.sampleRate)
                 }
                 if case .timingClock = message { return }
-                attached.transport.handle(message)
+                attached!.transport.handle(message)
             case .systemExclusive(let data):
                 // A GM/GS/XG reset (every instrument's channels back to their defaults, CC 91/93 included) or
                 // a MIDI Tuning Standard message (the synth parts' keys retuned; other instruments ignore
-                // the internal events that carry it), to every part at its frame.
+                // the internal events that carry it), to every part at its frame. A tuning message also
+                // waits for the control thread, which retunes the sampler parts (`PlaybackRig.apply`).
                 guard let played = PlayedSystemExclusive(data) else {
-                    attached.transport.handle(message)  // MIDI Machine Control; other SysEx is not played live yet
+                    attached!.transport.handle(message)  // MIDI Machine Control; other SysEx is not played live yet
                     return
                 }
-                let deliveries = (0..<attached.router.partCount).flatMap { part in
+                if case .tuning = played, let changes = MIDITuningMessage.keyChanges(data) {
+                    for part in 0..<attached!.router.partCount {
+                        attached!.pendingActions.append(.retune(part: part, changes: changes))
+                    }
+                }
+                let deliveries = (0..<attached!.router.partCount).flatMap { part in
                     played.messages.map { (destination: UInt16(part), message: $0) }
                 }
-                Self.queue(deliveries, into: attached, arrivalNanos: arrivalNanos)
+                Self.queue(deliveries, into: attached!, arrivalNanos: arrivalNanos)
             default:
                 return
             }

@@ -345,6 +345,11 @@ public final class PlaybackRig {
             }
         case .rigSwitched(let index):
             try? applyOutputSettings(ofRig: index)
+        case .retune(let part, let changes):
+            guard let sampler = instruments[part] as? FluidSynthSamplerUnit else { return }
+            var table = sampler.tuning ?? .equal
+            for change in changes { table.pitches[Int(change.key & 0x7F)] = change.pitch }
+            try? sampler.setTuning(table)
         }
     }
 

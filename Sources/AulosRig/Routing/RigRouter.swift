@@ -20,6 +20,10 @@ public struct RigRouter: @unchecked Sendable {
         case control(ControlTarget, Float)
         /// Program change on the control channel: rig `index` is now the one played.
         case rigSwitched(Int)
+        /// A MIDI Tuning Standard message for a sampler part (index into the rig's parts): FluidSynth copies
+        /// its tuning on every change (an allocation), so the sampler is retuned on the control thread at a
+        /// slice boundary — its instance swapped — rather than in its render.
+        case retune(part: Int, changes: [MIDITuningMessage.KeyChange])
     }
 
     /// A routed message: the part (its instrument's destination index) and the message it hears.
