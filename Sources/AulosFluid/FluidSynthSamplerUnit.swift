@@ -237,11 +237,14 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         cycle.initialize(to: .max)
         let silent = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
         silent.initialize(to: true)
+        let memory = UnsafeMutablePointer<SamplerChannelMemory>.allocate(capacity: 16)
+        memory.initialize(repeating: SamplerChannelMemory(), count: 16)
         let kernel = FluidSamplerKernel(
             exchange: exchange, events: midiInput.list, parameters: renderParameters,
             budget: voiceBudget.counters, activity: activity, sends: sends, mixed: mixed, mixFrames: frames,
-            computedCycle: cycle, computedSilent: silent)
+            computedCycle: cycle, computedSilent: silent, channels: memory)
         return UnitKernel.make(kernel, render: FluidSamplerKernel.render) { kernel in
+            kernel.channels.deallocate()
             kernel.sends?.deallocate()
             kernel.mixed.deallocate()
             kernel.computedCycle.deallocate()
@@ -292,6 +295,9 @@ struct FluidRenderState {
     /// The last slice had no voice and came out exactly silent: with no events due, the next whole blocks
     /// can be skipped (FluidSynth would compute exact zeros), which is what makes an idle rig nearly free.
     var resting = false
+    /// A new instance (a SoundFont or tuning change while playing): the channels' state is played into it
+    /// before its first block.
+    var fresh = true
 }
 
 /// One `fluid_settings_t` + `fluid_synth_t` with a SoundFont loaded. Control side creates and deletes it.
@@ -398,6 +404,8 @@ struct FluidSamplerKernel {
     let computedCycle: UnsafeMutablePointer<UInt64>
     /// Whether the cycle computed was silent.
     let computedSilent: UnsafeMutablePointer<Bool>
+    /// What each channel was told (bank, program, controllers, bend and its range), for a new instance.
+    let channels: UnsafeMutablePointer<SamplerChannelMemory>
 
     static let render: KernelRenderFunction = { state, inputs, flags, _, bus, frameCount, io in
         let kernel = state.assumingMemoryBound(to: FluidSamplerKernel.self)
@@ -449,6 +457,10 @@ struct FluidSamplerKernel {
             return 0
         }
         let state = raw.assumingMemoryBound(to: FluidRenderState.self)
+        if state.pointee.fresh {
+            state.pointee.fresh = false
+            for channel in 0..<16 { channels[channel].replay(into: state.pointee.synth, channel: Int32(channel)) }
+        }
         applyParameters(state)
         applyVoiceLimit(state)
         // Idle: skip FluidSynth while it would only compute silence. Whole 64-frame blocks only, so its
@@ -627,12 +639,99 @@ struct FluidSamplerKernel {
             case 0xA0: return fluid_synth_key_pressure(synth, channel, data1, data2)
             case 0xB0:
                 sends?.controlChange(event.data1, event.data2, channel: Int(channel))
+                channels[Int(channel)].controlChange(event.data1, event.data2)
                 return fluid_synth_cc(synth, channel, data1, data2)
-            case 0xC0: return fluid_synth_program_change(synth, channel, data1)
+            case 0xC0:
+                channels[Int(channel)].program = Int16(data1)
+                return fluid_synth_program_change(synth, channel, data1)
             case 0xD0: return fluid_synth_channel_pressure(synth, channel, data1)
-            case 0xE0: return fluid_synth_pitch_bend(synth, channel, data1 | data2 << 7)
+            case 0xE0:
+                channels[Int(channel)].bend = Int32(data1 | data2 << 7)
+                return fluid_synth_pitch_bend(synth, channel, data1 | data2 << 7)
             default: return 0
             }
         }
+    }
+}
+
+/// What one MIDI channel of the sampler was last told that outlives a note: bank, program, the lasting
+/// controllers, pitch bend and its range. A new FluidSynth instance (a SoundFont or tuning change while
+/// playing) starts from its defaults; this is played into it first, so the channel keeps its sound.
+/// Plain value in the kernel's memory; render thread.
+struct SamplerChannelMemory: BitwiseCopyable {
+    /// Controller values by number, −1 where never set (only the lasting ones are kept: bank, mod wheel,
+    /// volume, pan, expression, sustain and the others of 64–69, and the effect sends 91 and 93).
+    var controllers: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8) =
+        (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
+    var program: Int16 = -1
+    var bend: Int32 = -1
+    /// RPN 0 (bend range) as data entry MSB << 7 | LSB, −1 while never set.
+    var bendRange: Int32 = -1
+    var numbers = ParameterNumberTracker()
+
+    @_noAllocation @_noLocks
+    init() {}
+
+    /// The controllers kept, in the order they are played back (bank select first, before the program).
+    static var kept: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) {
+        (0, 32, 1, 7, 10, 11, 64, 65, 66, 67, 68, 91, 93)
+    }
+
+    @_noAllocation @_noLocks
+    mutating func controlChange(_ controller: UInt8, _ value: UInt8) {
+        if let change = numbers.handle(controller: controller, value: value) {
+            if change.isRegistered && change.parameter == 0 { bendRange = Int32(change.value) }
+            return
+        }
+        if controller == 121 {
+            // Reset All Controllers: what it resets, FluidSynth resets too; bank and program stay.
+            let (bankMSB, bankLSB) = (controllers.0, controllers.1)
+            controllers = (bankMSB, bankLSB, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
+            bend = -1
+            return
+        }
+        withUnsafeMutableBytes(of: &controllers) { bytes in
+            let kept = Self.kept
+            withUnsafeBytes(of: kept) { numbers in
+                for index in 0..<13 where numbers[index] == controller { bytes[index] = value }
+            }
+        }
+    }
+
+    /// Plays the remembered state into `synth`'s `channel`: bank, program, controllers, bend range, bend.
+    @_noAllocation @_noLocks
+    func replay(into synth: OpaquePointer, channel: Int32) {
+        var values = controllers
+        var numbers = Self.kept
+        withUnsafeBytes(of: &values) { stored in
+            withUnsafeBytes(of: &numbers) { controller in
+                for index in 0..<2 where Int8(bitPattern: stored[index]) >= 0 {
+                    _ = _unsafePerformance {
+                        fluid_synth_cc(synth, channel, Int32(controller[index]), Int32(stored[index]))
+                    }
+                }
+                if program >= 0 {
+                    _ = _unsafePerformance { fluid_synth_program_change(synth, channel, Int32(program)) }
+                }
+                for index in 2..<13 where Int8(bitPattern: stored[index]) >= 0 {
+                    _ = _unsafePerformance {
+                        fluid_synth_cc(synth, channel, Int32(controller[index]), Int32(stored[index]))
+                    }
+                }
+            }
+        }
+        if bendRange >= 0 {
+            // RPN 0 selected, its value entered, then the null RPN (so a stray data entry changes nothing).
+            let range = bendRange
+            _ = _unsafePerformance { () -> Int32 in
+                fluid_synth_cc(synth, channel, 101, 0)
+                fluid_synth_cc(synth, channel, 100, 0)
+                fluid_synth_cc(synth, channel, 6, range >> 7)
+                fluid_synth_cc(synth, channel, 38, range & 0x7F)
+                fluid_synth_cc(synth, channel, 101, 127)
+                return fluid_synth_cc(synth, channel, 100, 127)
+            }
+        }
+        if bend >= 0 { _ = _unsafePerformance { fluid_synth_pitch_bend(synth, channel, bend) } }
     }
 }
