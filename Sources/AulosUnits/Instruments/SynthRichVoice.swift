@@ -50,7 +50,9 @@ struct RichVoice: BitwiseCopyable {
     mutating func start(seed: UInt32) {
         var noise = NoiseGenerator(seed: seed)
         for copy in 0..<16 {
-            let spread = copy == 0 ? UInt32(1 << 30) : UInt32(bitPattern: Int32(noise.next() * 2_147_483_647))
+            // (Through Int64: noise can reach exactly ±1, and 2³¹ does not fit an Int32.)
+            let spread =
+                copy == 0 ? UInt32(1 << 30) : UInt32(truncatingIfNeeded: Int64(Double(noise.next()) * 2_147_483_648))
             phases1[copy] = spread
             phases2[copy] = spread &+ 0x1234_5678
         }
