@@ -70,7 +70,7 @@ let package = Package(
             name: "AulosPlayback",
             dependencies: [
                 "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosAudioFile",
-                "AulosRig",
+                "AulosRig", "AulosRealtime",
             ],
             path: "Sources/AulosPlayback"),
         // LV2 plugins: discovery through lilv, and plugins hosted as audio units.

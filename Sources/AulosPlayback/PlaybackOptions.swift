@@ -43,6 +43,8 @@ public struct PlaybackOptions: Sendable {
     public var eq: String?
     /// A Scala scale and keyboard mapping for every synth and sampler part (over a rig's own).
     public var tuning: String?
+    /// A WAV or FLAC file `aulos play` records its output into.
+    public var record: String?
     /// MPE zones for the synth (without a rig).
     public var mpe: MPELayout?
     public var keymap: String?

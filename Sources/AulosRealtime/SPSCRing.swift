@@ -34,7 +34,7 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         mask = capacity - 1
     }
 
-    public var capacity: Int { mask + 1 }
+    @inlinable public var capacity: Int { mask + 1 }
 
     /// Frees the storage. Call once, from the owning thread, after both sides have stopped using the ring.
     public func deallocate() {
@@ -75,7 +75,7 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     /// Approximate when read by a third thread; exact from either side.
-    public var count: Int {
+    @inlinable public var count: Int {
         indices.pointee.tail.load(ordering: .acquiring) &- indices.pointee.head.load(ordering: .acquiring)
     }
 }

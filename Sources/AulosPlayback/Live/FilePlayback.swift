@@ -31,7 +31,8 @@ public enum FilePlayback {
         let rig = try PlaybackRig(
             set: set, tempoMap: options.tempoMap(of: preview), arpeggio: options.arpeggio, session: session)
         defer { rig.close() }
-        let live = LiveSession(rig: rig, observer: observer, shedsVoices: options.shedsVoicesUnderOverload)
+        let live = LiveSession(
+            rig: rig, observer: observer, shedsVoices: options.shedsVoicesUnderOverload, recordingTo: options.record)
         // The device may have granted another rate: event times are frames at the granted rate.
         let input =
             live.grant.sampleRate == session.preferredSampleRate

@@ -206,7 +206,9 @@ public final class KeyboardPlayback {
         -> (report: Report, reload: (set: RigSet, activeRig: Int)?)
     {
         defer { rig.close() }
-        let live = LiveSession(rig: rig, observer: observer, shedsVoices: playback.shedsVoicesUnderOverload)
+        let live = LiveSession(
+            rig: rig, observer: observer, shedsVoices: playback.shedsVoicesUnderOverload,
+            recordingTo: playback.record)
         let grant = live.grant
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,

@@ -29,10 +29,14 @@ final class LiveSession {
     let observer: PlaybackObserver
     private(set) var status: LiveStatus
     private var governor: OverloadGovernor
+    /// Where the master output is recorded (`--record`), and the recorder once started.
+    private let recordPath: String?
+    private var recorder: Recorder?
 
     /// `rig` must have been built on a session (its head is the ALSA I/O unit).
-    init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool) {
+    init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool, recordingTo recordPath: String? = nil) {
         self.rig = rig
+        self.recordPath = recordPath
         self.observer = observer
         governor = OverloadGovernor(enabled: shedsVoices)
         io = rig.graph.outputUnit as! ALSAOutputUnit
@@ -45,6 +49,14 @@ final class LiveSession {
     func start(stoppingAfter frames: Int64?) throws {
         io.addListener(observer.deviceEvent)  // the session relays the same events as interruptions and route changes
         if let frames { io.stopRendering(after: frames) }
+        if let recordPath {
+            let recorder: Recorder
+            do { recorder = try Recorder(path: recordPath, sampleRate: grant.sampleRate) } catch {
+                throw RigError("cannot record: \(error.message)")
+            }
+            try rig.graph.addRenderNotify(recorder.renderNotify)
+            self.recorder = recorder
+        }
         try rig.graph.start()
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
     }
@@ -77,6 +89,18 @@ final class LiveSession {
         try rig.graph.stop()
         rig.session?.dispatchEvents()
         refreshStatus()
+        if let recorder {
+            self.recorder = nil
+            let frames: Int64
+            do { frames = try recorder.finish() } catch { throw RigError("recording failed: \(error.message)") }
+            status.recording = (recorder.path, frames, recorder.droppedFrames)
+            let seconds = Double(frames) / grant.sampleRate
+            observer.info("recorded \(recorder.path): \(frames) frames (\(String(format: "%.1f", seconds)) s)")
+            if recorder.droppedFrames > 0 {
+                observer.warning(
+                    "the disk fell behind: \(recorder.droppedFrames) frames were dropped from \(recorder.path)")
+            }
+        }
         for silent in rig.silentSamplers { observer.warning(silent) }
     }
 

@@ -12,6 +12,9 @@ public struct LiveStatus: Sendable {
     public var midiLate = 0
     /// Voices ended early under overload.
     public var voicesShed = 0
+    /// The recording (`--record`), once finished: its file, the frames in it, the frames dropped while the
+    /// disk fell behind.
+    public var recording: (path: String, frames: Int64, dropped: Int)?
 }
 
 /// What the caller of a live run wants to hear about as it goes — status, warnings, information, the

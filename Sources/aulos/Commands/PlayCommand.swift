@@ -1,5 +1,6 @@
 import ArgumentParser
 import AulosALSA
+import AulosAudioFile
 import AulosCore
 import AulosPlayback
 
@@ -108,6 +109,12 @@ struct PlayCommand: ParsableCommand {
         parsing: .unconditional, help: "Stop after this many seconds (default: the end of the input plus its tail).")
     var duration: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "Record what plays (the master output) into a WAV (32-bit float) or FLAC (24-bit) file, whole when "
+                + "the run ends or is stopped.", valueName: "file"))
+    var record: String?
+
     func validate() throws {
         if let slice = slicing.slice, slice < 16 {
             throw ValidationError("--slice must be between 16 and 4096 frames to play (a device period), not \(slice)")
@@ -119,6 +126,9 @@ struct PlayCommand: ParsableCommand {
             throw ValidationError("--duration must be more than 0 and at most 86400 seconds, not \(duration.clean)")
         }
         if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
+        if let record, AudioFileType(path: record) == nil {
+            throw ValidationError("--record writes .wav or .flac, not '\(record)'")
+        }
         if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
         if !isLive
             && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
@@ -140,7 +150,8 @@ struct PlayCommand: ParsableCommand {
     var isLive: Bool { file == nil && !demo }
 
     func run() throws {
-        let options = try instrument.playbackOptions(input: file, slicing: slicing)
+        var options = try instrument.playbackOptions(input: file, slicing: slicing)
+        options.record = record
         let session = AudioSession(device: device)
         try session.setPreferredPeriods(UInt32(periods))
         session.inputDevice = input

@@ -1,0 +1,117 @@
+import AulosALSA
+import AulosAudioFile
+import AulosCore
+import AulosTestSupport
+import Foundation
+import Testing
+
+@testable import AulosPlayback
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `aulos play --record`: the master output through a lock-free ring to a disk thread into a file that is
+/// whole when the run ends; a stalled disk costs no xrun, and past the ring's capacity whole cycles are
+/// dropped and counted.
+@Suite(.serialized) struct RecorderTests {
+    static let score = """
+        0b tempo 120
+        0b note C4 1b vel=100
+        0.5b note E4 1b vel=90
+        1b note G4 2b vel=80 ch=2
+        1.5b note C2 0.25b ch=10
+        3b end
+        """
+
+    /// Plays `score` on alsa-lib's null PCM (paced by the clock unless `unpaced`) recording to `record`.
+    static func play(record: String, unpaced: Bool, tail: Double = 0.5) throws -> LiveStatus {
+        let scorePath = TestFiles.scratch("record.score")
+        TestFiles.write(score, to: scorePath)
+        defer { unlink(scorePath) }
+        var options = PlaybackOptions()
+        options.input = scorePath
+        options.slice = 64
+        options.tail = tail
+        options.record = record
+        options.shedsVoicesUnderOverload = false
+        let session = AudioSession(device: "null")
+        session.pacesUnpacedDevices = !unpaced
+        return try FilePlayback.run(options, session: session, duration: nil)
+    }
+
+    /// What is recorded is the offline render of the same file, sample for sample (the live run ends on a
+    /// whole period, so the recording may run a few frames longer, all of them the tail's silence).
+    @Test func aRecordingIsTheOfflineRender() throws {
+        let recorded = TestFiles.scratch("recorded.wav")
+        let offline = TestFiles.scratch("offline.wav")
+        let scorePath = TestFiles.scratch("offline.score")
+        TestFiles.write(Self.score, to: scorePath)
+        defer { for path in [recorded, offline, scorePath] { unlink(path) } }
+        let status = try Self.play(record: recorded, unpaced: true)
+        var options = PlaybackOptions()
+        options.input = scorePath
+        options.slice = 64
+        options.tail = 0.5
+        _ = try FileRender.run(options, to: RenderOutput(path: offline, sample: .float32))
+        let live = try AudioFileContents(path: recorded)
+        let reference = try AudioFileContents(path: offline)
+        #expect(status.recording?.dropped == 0)
+        #expect(Int64(live.frameCount) == status.recording?.frames)
+        #expect(live.frameCount >= reference.frameCount && live.frameCount < reference.frameCount + 64)
+        #expect(Array(live.samples[..<reference.samples.count]) == reference.samples)
+        #expect(reference.samples.contains { $0 != 0 })
+    }
+
+    /// A disk that stalls for three seconds (from 1 s in) of a 4.5-second real-time run: no xrun, no frame
+    /// lost, the file whole.
+    @Test func aStalledDiskCostsNoXrun() throws {
+        let recorded = TestFiles.scratch("stalled.wav")
+        defer { unlink(recorded) }
+        setenv("AULOS_RECORD_STALL_SECONDS", "3", 1)
+        defer { unsetenv("AULOS_RECORD_STALL_SECONDS") }
+        let status = try Self.play(record: recorded, unpaced: false, tail: 3)
+        #expect(status.statistics.xruns == 0)
+        #expect(status.recording?.dropped == 0)
+        let file = try AudioFileContents(path: recorded)
+        #expect(Int64(file.frameCount) == status.recording?.frames)
+        #expect(Double(file.frameCount) / 48_000 >= 4.5)
+    }
+
+    /// Past the ring's capacity the render side drops whole cycles and counts them; what fitted is written.
+    @Test func pastTheRingWholeCyclesAreDroppedAndCounted() throws {
+        let path = TestFiles.scratch("dropped.flac")
+        defer { unlink(path) }
+        let recorder = try Recorder(path: path, sampleRate: 48_000, ringSeconds: 0.1, stall: (after: 0, seconds: 0.5))
+        let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+        list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+        list.list.pointee.floatChannel(0).update(repeating: 0.25, count: 64)
+        list.list.pointee.floatChannel(1).update(repeating: -0.25, count: 64)
+        // 0.4 s of cycles while the disk thread sleeps: 0.1 s fits.
+        for _ in 0..<300 { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
+        let frames = try recorder.finish()
+        #expect(recorder.droppedFrames > 0 && recorder.droppedFrames % 64 == 0)
+        #expect(frames + Int64(recorder.droppedFrames) == 300 * 64)
+        let file = try AudioFileContents(path: path)
+        #expect(Int64(file.frameCount) == frames)
+        #expect(abs(file.samples[0] - 0.25) < 1e-6 && abs(file.samples[1] + 0.25) < 1e-6)
+    }
+
+    /// The render side of a recording — 10,000 cycles of 64 frames into the ring while the disk thread
+    /// drains it, some of them dropped — allocates nothing.
+    @Test func feedingTheRingAllocatesNothing() throws {
+        let path = TestFiles.scratch("counted.wav")
+        defer { unlink(path) }
+        let recorder = try Recorder(path: path, sampleRate: 48_000, ringSeconds: 1, stall: nil)
+        let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+        list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+        var tally = AllocationTally()
+        for cycle in 0..<10_000 {
+            list.list.pointee.floatChannel(0)[cycle % 64] = Float(cycle % 100) / 100
+            _ = tally.count { recorder.tap.pointee.take(frameCount: 64, list.list) }
+        }
+        let frames = try recorder.finish()
+        #expect(frames + Int64(recorder.droppedFrames) == 10_000 * 64)
+        try expectNoAllocations(tally, "feeding the recorder")
+    }
+}
