@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test lv2-sweep fuzz soak clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test lv2-sweep fuzz soak clean
 
 all: build
 
@@ -86,6 +86,11 @@ lv2-sweep: setup-tests build
 
 realtime-test: setup
 	scripts/realtime-test.sh 64 30
+
+## A 10-minute file played live with --record equals its offline render, sample for sample (~20 s after
+## a release build).
+record-test: setup
+	scripts/record-test.sh
 
 ## The headless service under load for 10 minutes (SOAK_SECONDS to change): random MIDI at full polyphony,
 ## a graph change and a rig switch by program change every second, paced by JACK's dummy backend; no
