@@ -50,6 +50,8 @@ python3 -c 'import sys; sys.stdout.buffer.write(bytes([0x7E,0x7F,8,1,0]) + b"Aul
 { printf 'big\n4096\n'; seq 1 4095 | awk '{ printf "%.4f\n", $1 * 1200 / 4096 }'; printf '2/1\n'; } > "$work/corpus/tuning/4096.scl"
 printf 'just\n7\n9/8\n5/4\n4/3\n3/2\n5/3\n15/8\n2/1\n\n%%%%%%\n12\n0\n127\n62\n62\n293.66\n7\n0\nx\n1\nx\n2\n3\nx\n4\nx\n5\nx\n6\n' > "$work/corpus/tuning/just-white.txt"
 cp presets/rigs/*.yaml "$work/corpus/rig/"
+# The synth part's keys from issue 17: drums, MPE zones, a wavetable.
+printf 'parts:\n  - instrument: synth\n    channels: [1, 2, 10]\n    drum-channels: [10]\n    mpe: "lower 7, upper 7"\n    wavetable: analog-morph\n    wavetable-cycle: 2048\n    polyphony: 32\n' > "$work/corpus/rig/synth-issue17.yaml"
 # Rig sets: files separated by "\n%%%\n" become f0.yaml, f1.yaml, …; f0.yaml is loaded.
 rig='name: R\nparts:\n  - instrument: synth\n    channels: [1]\n'
 set_of() { printf 'name: S\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: %s\n  - program: 1\n    rig: %s\n' "$1" "$2"; }
