@@ -24,6 +24,9 @@ let package = Package(
             name: "FuzzRig", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
             path: "Sources/FuzzRig"),
         .executableTarget(
+            name: "FuzzOSC", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
+            path: "Sources/FuzzOSC"),
+        .executableTarget(
             name: "FuzzRigSet", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
             path: "Sources/FuzzRigSet"),
         // The C API of libfluidsynth for the SoundFont target, which drives the library directly.

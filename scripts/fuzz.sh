@@ -10,12 +10,12 @@
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
-#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont tuning (midi-file-large runs RUNS/100)
+#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc (midi-file-large runs RUNS/100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont tuning}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -41,6 +41,17 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
+seed osc
+# OSC: a note, a part parameter, and a bundle of the two (the packets aulos play --osc reads).
+python3 - "$work/corpus/osc" <<'PY'
+import struct, sys
+def pad(b): return b + b"\0" * (4 - len(b) % 4)
+note = pad(b"/aulos/note") + pad(b",iii") + struct.pack(">iii", 1, 60, 100)
+cutoff = pad(b"/aulos/part/Lead/cutoff") + pad(b",f") + struct.pack(">f", 1200.0)
+bundle = pad(b"#bundle") + bytes(7) + b"\1" + b"".join(struct.pack(">i", len(m)) + m for m in (note, cutoff))
+for name, packet in (("note", note), ("cutoff", cutoff), ("bundle", bundle)):
+    open(f"{sys.argv[1]}/{name}.bin", "wb").write(packet)
+PY
 # Scales (12-EDO in cents, just intonation in ratios), one with a keyboard mapping after a "%%%" line.
 { printf '! 12-EDO\n12 tone\n12\n'; for i in 1 2 3 4 5 6 7 8 9 10 11; do printf '%d00.0\n' "$i"; done; printf '2/1\n'; } > "$work/corpus/tuning/12.scl"
 # MIDI Tuning Standard messages (the same target reads its bytes as one): a single-note change, a bulk dump.
@@ -106,7 +117,7 @@ for target in "${targets[@]}"; do
     midi-file-large) exe=FuzzMIDIFile; max=1200000; count=$(( runs / 100 > 1000 ? runs / 100 : 1000 ))
       cp "$work"/corpus/midi-file/*.mid "$work/corpus/midi-file-large/" 2>/dev/null || true ;;
     score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
-    soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;;
+    soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "$work/artifacts/$target"

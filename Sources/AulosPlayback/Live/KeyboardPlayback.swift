@@ -31,6 +31,8 @@ public final class KeyboardPlayback {
         public var waitForDevices = false
         /// Where to serve `aulos status`/`set`/`learn` (a Unix socket path), if anywhere.
         public var controlSocket: String?
+        /// Where to listen for Open Sound Control (`PORT` or `127.0.0.1:PORT`), if anywhere.
+        public var osc: String?
         /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
         public var rigPath: String?
 
@@ -78,6 +80,7 @@ public final class KeyboardPlayback {
     private let midi = LiveMIDIPath()
     private let server = ControlServer()
     private let control: ControlSocket?
+    private let osc: OSCServer?
     private var sequencer: SequencerInput?
     private var lastSequencerAttempt: Int64 = 0
     /// READY=1 sent for the rig playing now.
@@ -105,6 +108,21 @@ public final class KeyboardPlayback {
         self.duration = duration
         self.observer = observer
         control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
+        osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
+        if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
+    }
+
+    /// Carries out the OSC messages received since the last tick through the control server, answering
+    /// each sender: `/aulos/status` with the status, the others with the server's reply or an error.
+    private func answer(_ osc: OSCServer, through server: ControlServer) {
+        for (message, sender) in osc.take() {
+            switch OSCServer.request(for: message) {
+            case .success(let request):
+                osc.reply(OSCMessage(request.reply, [.string(server.handle(request.line))]), to: sender)
+            case .failure(let problem):
+                osc.reply(OSCMessage("/aulos/error", [.string(problem.message)]), to: sender)
+            }
+        }
     }
 
     func run() throws -> Report {
@@ -170,6 +188,11 @@ public final class KeyboardPlayback {
             for _ in 0..<100 where StopSignals.stopRequested == 0 {
                 usleep(LiveSession.tick)
                 control?.serve { _ in ControlServer.error("waiting for the audio device: \(error.message)") }
+                for (_, sender) in osc?.take() ?? [] {
+                    osc?.reply(
+                        OSCMessage("/aulos/error", [.string("waiting for the audio device: \(error.message)")]),
+                        to: sender)
+                }
             }
             return nil
         }
@@ -304,6 +327,7 @@ public final class KeyboardPlayback {
         live.note(midiLate: input.lateCount)
         server.update(live.status, sequencerUp: sequencer != nil)
         control?.serve { line in server.handle(line) }
+        if let osc { answer(osc, through: server) }
         if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil) {
             ready = true
             ServiceNotifier.notify(

@@ -77,6 +77,12 @@ struct PlayCommand: ParsableCommand {
             valueName: "path"))
     var controlSocket: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Listen for Open Sound Control on this UDP port of 127.0.0.1 (docs/osc.md): notes, controllers, rig "
+                + "switches, part parameters, status.", valueName: "[127.0.0.1:]port"))
+    var osc: String?
+
     @Flag(
         help: ArgumentHelp(
             "Run unattended (the systemd unit uses this): wait for a missing sound device or MIDI sequencer instead "
@@ -132,11 +138,11 @@ struct PlayCommand: ParsableCommand {
         if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
         if !isLive
             && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
-                || controlSocket != nil || service)
+                || controlSocket != nil || osc != nil || service)
         {
             throw ValidationError(
-                "--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket and "
-                    + "--service are for live play (no file)"
+                "--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket, "
+                    + "--osc and --service are for live play (no file)"
             )
         }
         guard (0...1000).contains(midiHeadroom) else {
@@ -176,6 +182,7 @@ struct PlayCommand: ParsableCommand {
                 sendClock: sendClock)
             live.waitForDevices = service
             live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
+            live.osc = osc
             live.rigPath = instrument.rigFile
             let result = try KeyboardPlayback.run(
                 options, options: live, session: session, duration: duration, observer: report.observer(live: true))

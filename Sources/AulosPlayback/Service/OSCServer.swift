@@ -1,0 +1,180 @@
+import Foundation
+import Glibc
+
+/// Open Sound Control over UDP for the live instrument (`aulos play --osc [ADDR:]PORT`, docs/osc.md).
+///
+/// A thread of its own receives datagrams, parses them (`OSCMessage`) and queues them with their sender;
+/// the control loop takes them each tick and answers through the control server, the same requests the
+/// control socket serves, so every check and every effect is the same. Replies go back to the sender.
+/// It binds to loopback: listening beyond this machine waits for the panel's tokens (issue 18).
+///
+/// Threads: created and served on the control thread; its receive thread only parses and queues.
+final class OSCServer: @unchecked Sendable {
+    typealias Sender = sockaddr_in
+
+    let port: UInt16
+    private let descriptor: Int32
+    private let lock = NSLock()
+    private var pending: [(OSCMessage, Sender)] = []
+    /// Datagrams that were not OSC, or that arrived while 1,024 were waiting.
+    private(set) var rejected = 0
+    private var running = true
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Binds `spec` — `PORT` or `127.0.0.1:PORT` (`localhost:PORT`); port 0 picks a free one.
+    init(_ spec: String) throws(OSCError) {
+        let parts = spec.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let port = UInt16(parts.last ?? "") else {
+            throw OSCError("--osc takes PORT or 127.0.0.1:PORT, not '\(spec)'")
+        }
+        if parts.count == 2 && !["127.0.0.1", "localhost"].contains(String(parts[0])) {
+            throw OSCError(
+                "OSC listens on this machine only (127.0.0.1); other addresses wait for the web panel's tokens")
+        }
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard descriptor >= 0 else {
+            throw OSCError("OSC: cannot open a UDP socket (\(String(cString: strerror(errno))))")
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw OSCError("OSC: cannot listen on 127.0.0.1:\(port) (\(reason))")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        self.descriptor = descriptor
+        self.port = UInt16(bigEndian: actual.sin_port)
+        let thread = Thread { [unowned self] in self.receive() }
+        thread.name = "aulos-osc"
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit {
+        lock.withLock { running = false }
+        finished.wait()
+        close(descriptor)
+    }
+
+    /// The messages received since the last call, with their senders. Control thread.
+    func take() -> [(OSCMessage, Sender)] {
+        lock.withLock {
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+    }
+
+    /// Sends `message` to `sender`. Control thread.
+    func reply(_ message: OSCMessage, to sender: Sender) {
+        var target = sender
+        let bytes = message.encoded()
+        _ = withUnsafePointer(to: &target) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bytes.withUnsafeBytes {
+                    sendto(descriptor, $0.baseAddress, $0.count, 0, raw, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// The receive thread: wait up to 100 ms for a datagram, parse it, queue its messages.
+    private func receive() {
+        var buffer = [UInt8](repeating: 0, count: OSCMessage.packetLimit + 1)
+        while lock.withLock({ running }) {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            var sender = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &sender) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &length)
+                    }
+                }
+            }
+            guard count > 0 else { continue }
+            let parsed: [OSCMessage]
+            do { parsed = try OSCMessage.parse(Array(buffer[..<count])) } catch {
+                lock.withLock { rejected += 1 }
+                reply(OSCMessage("/aulos/error", [.string(error.message)]), to: sender)
+                continue
+            }
+            lock.withLock {
+                for message in parsed {
+                    if pending.count < 1024 { pending.append((message, sender)) } else { rejected += 1 }
+                }
+            }
+        }
+        finished.signal()
+    }
+
+    /// The control-server request an OSC message stands for, and the address its answer goes back on; or
+    /// the one-line reason it stands for none.
+    static func request(for message: OSCMessage) -> Result<(line: String, reply: String), OSCError> {
+        let path = message.address.split(separator: "/").map(String.init)
+        func integers(_ count: Int, in range: ClosedRange<Int32>) -> [Int32]? {
+            guard message.arguments.count == count else { return nil }
+            let values = message.arguments.compactMap { argument -> Int32? in
+                switch argument {
+                case .int(let value): value
+                case .float(let value) where value.rounded() == value && abs(value) < 1e6: Int32(value)
+                default: nil
+                }
+            }
+            return values.count == count && values.allSatisfy(range.contains) ? values : nil
+        }
+        func hex(_ values: [Int32]) -> String { values.map { String(format: "%02X", $0) }.joined(separator: " ") }
+        switch path {
+        case ["aulos", "status"]:
+            return .success(("status", "/aulos/status"))
+        case ["aulos", "note"]:
+            guard let values = integers(3, in: 0...127), (1...16).contains(values[0]) else {
+                return .failure(OSCError("/aulos/note takes channel 1…16, note 0…127, velocity 0…127 (0: off)"))
+            }
+            let status = (values[2] == 0 ? 0x80 : 0x90) | (values[0] - 1)
+            return .success(("midi " + hex([status, values[1], values[2]]), "/aulos/reply"))
+        case ["aulos", "cc"]:
+            guard let values = integers(3, in: 0...127), (1...16).contains(values[0]) else {
+                return .failure(OSCError("/aulos/cc takes channel 1…16, controller 0…127, value 0…127"))
+            }
+            return .success(("midi " + hex([0xB0 | (values[0] - 1), values[1], values[2]]), "/aulos/reply"))
+        case ["aulos", "rig"]:
+            switch message.arguments.first {
+            case .int(let number) where message.arguments.count == 1: return .success(("rig \(number)", "/aulos/reply"))
+            case .string(let name) where message.arguments.count == 1 && !name.contains(" ") && !name.isEmpty:
+                return .success(("rig \(name)", "/aulos/reply"))
+            default: return .failure(OSCError("/aulos/rig takes a rig number (1…) or a name"))
+            }
+        default:
+            guard path.count == 4, path[0] == "aulos", path[1] == "part", message.arguments.count == 1 else {
+                return .failure(
+                    OSCError(
+                        "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
+                            + "/aulos/rig, /aulos/part/PART/PARAMETER)"))
+            }
+            let value: Float
+            switch message.arguments[0] {
+            case .float(let number): value = number
+            case .int(let number): value = Float(number)
+            default: return .failure(OSCError("\(message.address) takes one number"))
+            }
+            guard value.isFinite, !path[2].contains(" "), !path[3].contains(" ") else {
+                return .failure(OSCError("\(message.address) takes one finite number"))
+            }
+            return .success(("set \(path[2]).\(path[3]) \(value)", "/aulos/reply"))
+        }
+    }
+}
