@@ -114,4 +114,24 @@ import Glibc
         #expect(frames + Int64(recorder.droppedFrames) == 10_000 * 64)
         try expectNoAllocations(tally, "feeding the recorder")
     }
+
+    /// A recording never finished (a run that failed to start) stops its disk thread and leaves nothing:
+    /// no file, no temporary beside it, and a file already there as it was.
+    @Test func aRecordingNeverFinishedLeavesTheTargetAlone() throws {
+        let path = TestFiles.scratch("unfinished.wav")
+        TestFiles.write("an older take", to: path)
+        defer { unlink(path) }
+        do {
+            let recorder = try Recorder(path: path, sampleRate: 48_000, stall: nil)
+            let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+            list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+            for _ in 0..<100 { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "an older take")
+        let folder = (path as NSString).deletingLastPathComponent
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+            $0.hasPrefix((path as NSString).lastPathComponent + ".partial")
+        }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
 }

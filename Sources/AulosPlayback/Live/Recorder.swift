@@ -20,46 +20,43 @@ public final class Recorder: @unchecked Sendable {
     public static let ringSeconds = 10.0
 
     public let path: String
-    let writer: AudioFileWriter
-    let channels = 2
-    /// Interleaved stereo samples, from the render thread to the disk thread.
-    let ring: SPSCRing<Float>
     /// Render-side state: the ring and the dropped-frame counter, reached from the notification's refCon.
     let tap: UnsafeMutablePointer<RecorderTap>
-    private let stopping = Atomic<Bool>(false)
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
-    private var failure: AudioFileError?
-    /// Fault injection: the disk thread sleeps `stall.seconds` once, `stall.after` seconds in, as a stalled
-    /// disk would hold it. From AULOS_RECORD_STALL_SECONDS (one second in) for `make`'s live tests.
-    private let stall: (after: Double, seconds: Double)?
+    /// The disk thread's side (the thread holds it too, so it outlives whichever lets go last).
+    private let disk: RecorderDisk
+    private var finished = false
 
     /// Opens the file (beside `path` until it is finished) and starts the disk thread. `ringSeconds` and
-    /// `stall` are for tests.
+    /// `stall` are for tests; `stall` defaults to AULOS_RECORD_STALL_SECONDS (one second in), the fault
+    /// injection `make`'s live tests use.
     public init(
         path: String, sampleRate: Double, ringSeconds: Double = Recorder.ringSeconds,
         stall: (after: Double, seconds: Double)? = ProcessInfo.processInfo.environment["AULOS_RECORD_STALL_SECONDS"]
             .flatMap(Double.init).map { (after: 1, seconds: $0) }
     ) throws(AudioFileError) {
-        self.stall = stall
-        let type = AudioFileType(path: path)
-        let sample: SampleFormat = type == .flac ? .int24 : .float32
-        writer = try AudioFileWriter(
+        let sample: SampleFormat = AudioFileType(path: path) == .flac ? .int24 : .float32
+        let writer = try AudioFileWriter(
             path: path, format: StreamFormat(sample: sample, channels: 2, sampleRate: sampleRate, interleaved: true))
         self.path = path
-        ring = SPSCRing(minimumCapacity: max(256, Int(ringSeconds * sampleRate) * 2))
+        let ring = SPSCRing<Float>(minimumCapacity: max(256, Int(ringSeconds * sampleRate) * 2))
+        disk = RecorderDisk(ring: ring, writer: writer, stall: stall)
         tap = .allocate(capacity: 1)
         tap.initialize(to: RecorderTap(ring: ring))
-        let thread = Thread { [unowned self] in self.drain() }
+        let disk = disk
+        let thread = Thread { disk.drain() }
         thread.name = "aulos-recorder"
-        self.thread = thread
         thread.start()
     }
 
     deinit {
+        // Not finished (a run that failed to start): stop the disk thread; the temporary file goes with the
+        // writer, the user's file stays as it was.
+        if !finished {
+            _ = disk.stop()
+            disk.writer.discard()
+        }
         tap.deinitialize(count: 1)
         tap.deallocate()
-        ring.deallocate()
     }
 
     /// The post-render notification that feeds the ring.
@@ -73,21 +70,46 @@ public final class Recorder: @unchecked Sendable {
     /// Stops the disk thread once the ring is drained, finishes the file and renames it into place. Call
     /// after the render thread has stopped feeding it. Returns the frames written.
     public func finish() throws(AudioFileError) -> Int64 {
+        finished = true
+        if let failure = disk.stop() { throw failure }
+        try disk.writer.close()
+        return disk.writer.framesWritten
+    }
+}
+
+/// The recorder's disk side: drains the ring into the file on a thread of its own.
+///
+/// Threads: `drain` on the recorder's disk thread; `stop` on the control thread.
+final class RecorderDisk: @unchecked Sendable {
+    let ring: SPSCRing<Float>
+    let writer: AudioFileWriter
+    let channels = 2
+    let stall: (after: Double, seconds: Double)?
+    private let stopping = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private var failure: AudioFileError?
+
+    init(ring: SPSCRing<Float>, writer: AudioFileWriter, stall: (after: Double, seconds: Double)?) {
+        (self.ring, self.writer, self.stall) = (ring, writer, stall)
+    }
+
+    deinit { ring.deallocate() }
+
+    /// Asks the thread to finish once the ring is empty and waits for it; what went wrong, if anything.
+    func stop() -> AudioFileError? {
         stopping.store(true, ordering: .releasing)
-        finished.wait()
-        if let failure { throw failure }
-        try writer.close()
-        return writer.framesWritten
+        done.wait()
+        return failure
     }
 
     /// The disk thread: write what the ring holds, in chunks; nap briefly when it is empty.
-    private func drain() {
+    func drain() {
         let chunkFrames = 4096
         var interleaved = [Float](repeating: 0, count: chunkFrames * channels)
         var stalled = false
         let started = Date()
         while true {
-            let done = stopping.load(ordering: .acquiring)
+            let finishing = stopping.load(ordering: .acquiring)
             var count = 0
             while count < interleaved.count, let sample = ring.pop() {
                 interleaved[count] = sample
@@ -95,22 +117,18 @@ public final class Recorder: @unchecked Sendable {
             }
             let frames = count / channels
             if frames > 0 && failure == nil {
-                do {
-                    try write(interleaved, frames: frames)
-                } catch {
-                    failure = error
-                }
+                do { try write(interleaved, frames: frames) } catch { failure = error }
             }
             if let stall, !stalled, Date().timeIntervalSince(started) >= stall.after {
                 stalled = true
                 Thread.sleep(forTimeInterval: stall.seconds)
             }
             if count < interleaved.count {
-                if done && ring.count == 0 { break }
+                if finishing && ring.count == 0 { break }
                 Thread.sleep(forTimeInterval: 0.01)
             }
         }
-        finished.signal()
+        done.signal()
     }
 
     /// Writes interleaved float frames in the file's format (24-bit integers for FLAC, clipped).
