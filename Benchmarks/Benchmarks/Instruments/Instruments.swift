@@ -27,21 +27,9 @@ func synthKernel(_ benchmark: Benchmark, settings: [SynthWork.Setting]) throws {
     let (graph, buffers) = try SynthWork.graph(settings: settings)
     let entry = graph.renderEntry!
     var time: Int64 = 0
-    for _ in 0..<SynthWork.warmUpSlices {
-        var flags = RenderActionFlags(rawValue: 0)
-        var stamp = AudioTimeStamp(sampleTime: time)
-        buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
-        _ = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
-        time += Int64(frames)
-    }
+    for _ in 0..<SynthWork.warmUpSlices { _ = SynthWork.renderSlice(entry, buffers, &time) }
     benchmark.startMeasurement()
-    for _ in benchmark.scaledIterations {
-        var flags = RenderActionFlags(rawValue: 0)
-        var stamp = AudioTimeStamp(sampleTime: time)
-        buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
-        blackHole(entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list))
-        time += Int64(frames)
-    }
+    for _ in benchmark.scaledIterations { blackHole(SynthWork.renderSlice(entry, buffers, &time)) }
     benchmark.stopMeasurement()
     try graph.stop()
     try graph.uninitialize()

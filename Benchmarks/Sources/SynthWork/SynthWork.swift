@@ -11,7 +11,7 @@ import AulosUnits
 /// the driver's main thread), which is both the graph's control thread and its render thread.
 public enum SynthWork {
     public static let voices = 256
-    public static let frames: UInt32 = 64
+    @inlinable public static var frames: UInt32 { 64 }
     public static let sampleRate = 48_000.0
     /// Slices rendered before measuring, so every voice has finished its attack.
     public static let warmUpSlices = 100
@@ -47,5 +47,19 @@ public enum SynthWork {
         let buffers = AudioBufferListStorage(
             format: .canonical(channels: 2, sampleRate: sampleRate), maximumFrames: frames)
         return (graph, buffers)
+    }
+
+    /// One `frames`-frame slice pulled through `entry` at `time`, which moves on by the slice: the loop
+    /// body of every synth measurement.
+    @inlinable @inline(__always)
+    public static func renderSlice(_ entry: RenderEntry, _ buffers: AudioBufferListStorage, _ time: inout Int64)
+        -> AulosStatus
+    {
+        var flags = RenderActionFlags(rawValue: 0)
+        var stamp = AudioTimeStamp(sampleTime: time)
+        buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
+        let status = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
+        time += Int64(frames)
+        return status
     }
 }

@@ -33,27 +33,16 @@ let mode = arguments.first ?? ""
 let slices = arguments.dropFirst().first.flatMap { Int($0) } ?? 2000
 let frames = SynthWork.frames
 
-/// One slice through the graph's render entry: the benchmark's loop body.
-@inline(__always)
-func aulosSlice(_ entry: RenderEntry, _ buffers: AudioBufferListStorage, _ time: inout Int64) -> AulosStatus {
-    var flags = RenderActionFlags(rawValue: 0)
-    var stamp = AudioTimeStamp(sampleTime: time)
-    buffers.list.pointee.setFrameCount(frames, bytesPerFrame: 4)
-    let status = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: buffers.list)
-    time += Int64(frames)
-    return status
-}
-
 @inline(never)
 func warmUpAulos(_ entry: RenderEntry, _ buffers: AudioBufferListStorage, _ time: inout Int64) {
-    for _ in 0..<SynthWork.warmUpSlices { _ = aulosSlice(entry, buffers, &time) }
+    for _ in 0..<SynthWork.warmUpSlices { _ = SynthWork.renderSlice(entry, buffers, &time) }
 }
 
 /// The measured loop; returns the number of slices that did not render (status ≠ 0).
 @inline(never)
 func measureAulos(_ entry: RenderEntry, _ buffers: AudioBufferListStorage, _ time: inout Int64, _ count: Int) -> Int {
     var failed = 0
-    for _ in 0..<count where aulosSlice(entry, buffers, &time) != 0 { failed += 1 }
+    for _ in 0..<count where SynthWork.renderSlice(entry, buffers, &time) != 0 { failed += 1 }
     return failed
 }
 
