@@ -159,18 +159,18 @@ extension Rig {
                 let range = part.instrument == .synth ? 1...4096 : 16...4096
                 part.polyphony = try reader.integer(n, at + ".polyphony", in: range)
             }
+            // What only a synth part takes.
+            if part.instrument != .synth,
+                let key = ["drum-channels", "mpe", "wavetable", "wavetable-cycle"].first(where: { partKeys[$0] != nil })
+            {
+                let hint = key == "drum-channels" ? " (the sampler's SoundFont has its own drums)" : ""
+                throw reader.error(partKeys[key]!, at + ".\(key)", "goes with a synth part" + hint)
+            }
             if let n = partKeys["drum-channels"] {
-                guard part.instrument == .synth else {
-                    throw reader.error(
-                        n, at + ".drum-channels", "goes with a synth part (the sampler's SoundFont has its own drums)")
-                }
                 let list = n.sequence.map(Array.init) ?? [n]
                 var drums: [Int] = []
                 for item in list { drums.append(try reader.integer(item, at + ".drum-channels", in: 1...16)) }
                 part.drumChannels = drums
-            }
-            for key in ["wavetable", "wavetable-cycle"] where partKeys[key] != nil && part.instrument != .synth {
-                throw reader.error(partKeys[key]!, at + "." + key, "goes with a synth part")
             }
             if let n = partKeys["wavetable"] { part.wavetable = try reader.string(n, at + ".wavetable") }
             if let n = partKeys["wavetable-cycle"] {
@@ -181,9 +181,6 @@ extension Rig {
                 part.wavetableCycle = cycle
             }
             if let n = partKeys["mpe"] {
-                guard part.instrument == .synth else {
-                    throw reader.error(n, at + ".mpe", "goes with a synth part")
-                }
                 switch MPELayout.parse(try reader.string(n, at + ".mpe")) {
                 case .success(let layout): part.mpe = layout
                 case .failure(let problem): throw reader.error(n, at + ".mpe", problem.message)
