@@ -40,8 +40,8 @@ public final class MorphingWavetable: @unchecked Sendable {
             var imaginary = [Double](repeating: 0, count: length)
             FFT.forward(real: &real, imaginary: &imaginary)
             for band in 0..<WavetableLayout.bandCount {
-                let top = 8 * FastMath.exp2(Double(band + 1) / 2)
-                let harmonics = max(1, min(length / 2 - 1, tableLength / 2 - 1, Int((sampleRate / 2) / top)))
+                // (A short cycle has fewer harmonics than the band may hold.)
+                let harmonics = min(length / 2 - 1, WavetableLayout.harmonics(band: band, sampleRate: sampleRate))
                 var bandReal = [Double](repeating: 0, count: tableLength)
                 var bandImaginary = [Double](repeating: 0, count: tableLength)
                 // Scale from the cycle's transform size to the table's.

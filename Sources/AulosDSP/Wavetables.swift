@@ -22,8 +22,7 @@ public final class WavetableSet: @unchecked Sendable {
         saw = Wavetable(samples: memory, stride: stride)
         triangle = Wavetable(samples: memory + Self.bandCount * stride, stride: stride)
         for band in 0..<Self.bandCount {
-            let top = 8 * FastMath.exp2(Double(band + 1) / 2)
-            let harmonics = max(1, min(Self.length / 2 - 1, Int((sampleRate / 2) / top)))
+            let harmonics = WavetableLayout.harmonics(band: band, sampleRate: sampleRate)
             Self.fill(memory + band * stride, shape: .saw, harmonics: harmonics)
             Self.fill(memory + (Self.bandCount + band) * stride, shape: .triangle, harmonics: harmonics)
         }
@@ -62,6 +61,13 @@ public enum WavetableLayout {
     @inlinable public static var length: Int { 2048 }
     /// Half-octave bands from 8 Hz up: band b serves fundamentals up to 8·2^((b+1)/2) Hz.
     @inlinable public static var bandCount: Int { 24 }
+
+    /// The harmonics band `band` holds: those that stay below Nyquist for the highest fundamental it serves
+    /// (at least one, at most what a table of `length` samples can hold). Control side.
+    public static func harmonics(band: Int, sampleRate: Double) -> Int {
+        let top = 8 * FastMath.exp2(Double(band + 1) / 2)
+        return max(1, min(length / 2 - 1, Int((sampleRate / 2) / top)))
+    }
 }
 
 /// A render-side view of one mip-mapped waveform.
