@@ -974,10 +974,7 @@ struct OscillatorSynthKernel {
         switch wave {
         case 5 where morph != nil:
             // The wavetable: this frame and the next, crossfaded.
-            let first = Wavetable(samples: morph.unsafelyUnwrapped + morphFrame &* morphFrameStride, stride: 2049)
-            let next = Wavetable(
-                samples: morph.unsafelyUnwrapped + min(morphFrame + 1, morphFrames - 1) &* morphFrameStride,
-                stride: 2049)
+            let (first, next) = morphPair(morphFrame)
             for i in 0..<count {
                 let a = first.sample(band: band, phase: p)
                 out[i &* stride] = a + (next.sample(band: band, phase: p) - a) * morphFraction
@@ -1009,6 +1006,17 @@ struct OscillatorSynthKernel {
             for i in 0..<count { out[i &* stride] = noise.next() }
         }
         phase = p
+    }
+
+    /// Frame `frame` of the loaded wavetable and the one after it (the last frame pairs with itself), to
+    /// crossfade. Only with a table loaded.
+    @inline(__always) @_noAllocation @_noLocks
+    func morphPair(_ frame: Int) -> (Wavetable, Wavetable) {
+        let base = morph.unsafelyUnwrapped
+        return (
+            Wavetable(samples: base + frame &* morphFrameStride, stride: 2049),
+            Wavetable(samples: base + min(frame + 1, morphFrames - 1) &* morphFrameStride, stride: 2049)
+        )
     }
 
     /// Renders frames [from, to) of one voice (at most one control tick, 16 frames): oscillators into

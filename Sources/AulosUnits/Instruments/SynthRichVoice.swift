@@ -137,6 +137,14 @@ extension OscillatorSynthKernel {
         }
     }
 
+    /// Four samples' residuals at a copy's left and right gains, interleaved as the corrections are kept
+    /// (two held samples, this one, the next; left then right).
+    @inline(__always) @_noAllocation @_noLocks
+    static func stereo(_ residuals: SIMD4<Float>, _ gains: SIMD2<Float>) -> SIMD8<Float> {
+        let (left, right) = (residuals * gains[0], residuals * gains[1])
+        return SIMD8(left[0], right[0], left[1], right[1], left[2], right[2], left[3], right[3])
+    }
+
     /// The residuals of a band-limited unit step at the four samples around it — two before, this one,
     /// the next — when it falls `x` (0…1) of a sample before this one. The step is the integral of the
     /// cubic B-spline on [−2, 2]: S(t) = (2+t)⁴/24 on [−2, −1], 1/2 + (4t − 2t³ − 3t⁴/4)/6 on [−1, 0],
@@ -230,10 +238,7 @@ extension OscillatorSynthKernel {
     ) -> Float {
         switch shape {
         case 5 where morph != nil:
-            let first = Wavetable(samples: morph.unsafelyUnwrapped + position.frame &* morphFrameStride, stride: 2049)
-            let next = Wavetable(
-                samples: morph.unsafelyUnwrapped + min(position.frame + 1, morphFrames - 1) &* morphFrameStride,
-                stride: 2049)
+            let (first, next) = morphPair(position.frame)
             let a = first.sample(band: band, phase: phase)
             return a + (next.sample(band: band, phase: phase) - a) * position.fraction
         case 0, 5: return saw.sample(band: band, phase: phase)
@@ -330,10 +335,7 @@ extension OscillatorSynthKernel {
                             ).value
                         residuals -= falling
                     }
-                    correction += SIMD8(
-                        residuals[0] * gains[0], residuals[0] * gains[1], residuals[1] * gains[0],
-                        residuals[1] * gains[1], residuals[2] * gains[0], residuals[2] * gains[1],
-                        residuals[3] * gains[0], residuals[3] * gains[1])
+                    correction += Self.stereo(residuals, gains)
                     osc2 += sample * gains
                     if copy == 0 { rich.modulator = sample }
                     rich.phases2[copy] = phase
@@ -353,10 +355,7 @@ extension OscillatorSynthKernel {
                                 morph: (v.morphFrame, v.morphFraction))
                         phase = UInt32(Float(increment) * sinceWrap)
                         let residuals = Self.splineStepResiduals(sinceWrap) * jump
-                        correction += SIMD8(
-                            residuals[0] * gains[0], residuals[0] * gains[1], residuals[1] * gains[0],
-                            residuals[1] * gains[1], residuals[2] * gains[0], residuals[2] * gains[1],
-                            residuals[3] * gains[0], residuals[3] * gains[1])
+                        correction += Self.stereo(residuals, gains)
                     }
                     let sample = wave(
                         c.wave2, band: rich.band2, phase: phase, width: width, noise: &v.noise2,
