@@ -134,4 +134,21 @@ import Glibc
         }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
+
+    /// A FLAC take is converted by the project's own conversion: a NaN from a misbehaving unit becomes
+    /// silence (the recorder's first packer made it a full-scale sample), and over full scale clips.
+    @Test func aFLACTakeSurvivesNaNAndClips() throws {
+        let path = TestFiles.scratch("odd.flac")
+        defer { unlink(path) }
+        let recorder = try Recorder(path: path, sampleRate: 48_000, stall: nil)
+        let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+        list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+        list.list.pointee.floatChannel(0).update(repeating: .nan, count: 64)
+        list.list.pointee.floatChannel(1).update(repeating: 4, count: 64)
+        _ = recorder.tap.pointee.take(frameCount: 64, list.list)
+        #expect(try recorder.finish() == 64)
+        let file = try AudioFileContents(path: path)
+        #expect(file.samples[0] == 0)
+        #expect(file.samples[1] > 0.999)
+    }
 }

@@ -39,7 +39,7 @@ public final class Recorder: @unchecked Sendable {
             path: path, format: StreamFormat(sample: sample, channels: 2, sampleRate: sampleRate, interleaved: true))
         self.path = path
         let ring = SPSCRing<Float>(minimumCapacity: max(256, Int(ringSeconds * sampleRate) * 2))
-        disk = RecorderDisk(ring: ring, writer: writer, stall: stall)
+        disk = try RecorderDisk(ring: ring, writer: writer, stall: stall)
         tap = .allocate(capacity: 1)
         tap.initialize(to: RecorderTap(ring: ring))
         let disk = disk
@@ -89,11 +89,31 @@ final class RecorderDisk: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var failure: AudioFileError?
 
-    init(ring: SPSCRing<Float>, writer: AudioFileWriter, stall: (after: Double, seconds: Double)?) {
+    /// Frames written at a time; the ring's interleaved floats, and the file's samples made from them by the
+    /// project's conversion (rounding and clipping as every other writer's; 24-bit for FLAC).
+    static let chunkFrames = 4096
+    private let floats: AudioBufferListStorage
+    private let encoded: AudioBufferListStorage
+    private let conversion: FormatConversion
+    private let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * RecorderDisk.chunkFrames)
+
+    init(ring: SPSCRing<Float>, writer: AudioFileWriter, stall: (after: Double, seconds: Double)?)
+        throws(AudioFileError)
+    {
         (self.ring, self.writer, self.stall) = (ring, writer, stall)
+        let source = StreamFormat(
+            sample: .float32, channels: 2, sampleRate: writer.format.sampleRate, interleaved: true)
+        do { conversion = try FormatConversion(from: source, to: writer.format) } catch {
+            throw AudioFileError("cannot record \(writer.path): \(error.detail)")
+        }
+        floats = AudioBufferListStorage(format: source, maximumFrames: UInt32(Self.chunkFrames))
+        encoded = AudioBufferListStorage(format: writer.format, maximumFrames: UInt32(Self.chunkFrames))
     }
 
-    deinit { ring.deallocate() }
+    deinit {
+        ring.deallocate()
+        scratch.deallocate()
+    }
 
     /// Asks the thread to finish once the ring is empty and waits for it; what went wrong, if anything.
     func stop() -> AudioFileError? {
@@ -104,26 +124,26 @@ final class RecorderDisk: @unchecked Sendable {
 
     /// The disk thread: write what the ring holds, in chunks; nap briefly when it is empty.
     func drain() {
-        let chunkFrames = 4096
-        var interleaved = [Float](repeating: 0, count: chunkFrames * channels)
+        let chunk = floats.list.pointee.floatChannel(0)
+        let capacity = Self.chunkFrames * channels
         var stalled = false
         let started = Date()
         while true {
             let finishing = stopping.load(ordering: .acquiring)
             var count = 0
-            while count < interleaved.count, let sample = ring.pop() {
-                interleaved[count] = sample
+            while count < capacity, let sample = ring.pop() {
+                chunk[count] = sample
                 count += 1
             }
             let frames = count / channels
             if frames > 0 && failure == nil {
-                do { try write(interleaved, frames: frames) } catch { failure = error }
+                do { try write(frames: frames) } catch { failure = error }
             }
             if let stall, !stalled, Date().timeIntervalSince(started) >= stall.after {
                 stalled = true
                 Thread.sleep(forTimeInterval: stall.seconds)
             }
-            if count < interleaved.count {
+            if count < capacity {
                 if finishing && ring.count == 0 { break }
                 Thread.sleep(forTimeInterval: 0.01)
             }
@@ -131,31 +151,14 @@ final class RecorderDisk: @unchecked Sendable {
         done.signal()
     }
 
-    /// Writes interleaved float frames in the file's format (24-bit integers for FLAC, clipped).
-    private func write(_ samples: [Float], frames: Int) throws(AudioFileError) {
-        var failure: AudioFileError?
-        if writer.format.sampleFormat == .float32 {
-            samples.withUnsafeBytes { bytes in
-                do throws(AudioFileError) {
-                    try writer.write(bytes.baseAddress!, frameCount: frames)
-                } catch { failure = error }
-            }
-        } else {
-            // Packed 24-bit little-endian, three bytes a sample.
-            var packed = [UInt8](repeating: 0, count: frames * channels * 3)
-            for index in 0..<(frames * channels) {
-                let value = Int32(max(-8_388_608, min(8_388_607, (Double(samples[index]) * 8_388_608).rounded())))
-                packed[3 * index] = UInt8(truncatingIfNeeded: value)
-                packed[3 * index + 1] = UInt8(truncatingIfNeeded: value >> 8)
-                packed[3 * index + 2] = UInt8(truncatingIfNeeded: value >> 16)
-            }
-            packed.withUnsafeBytes { bytes in
-                do throws(AudioFileError) {
-                    try writer.write(bytes.baseAddress!, frameCount: frames)
-                } catch { failure = error }
-            }
+    /// Writes the chunk's first `frames` frames in the file's format.
+    private func write(frames: Int) throws(AudioFileError) {
+        var list = floats.list
+        if !conversion.isIdentity {
+            conversion.convert(floats.list, into: encoded.list, frameCount: frames, scratch: scratch)
+            list = encoded.list
         }
-        if let failure { throw failure }
+        try writer.write(UnsafeRawPointer(list.pointee.buffers[0].data!), frameCount: frames)
     }
 }
 
