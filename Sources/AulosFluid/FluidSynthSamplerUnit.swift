@@ -659,10 +659,12 @@ struct FluidSamplerKernel {
 /// playing) starts from its defaults; this is played into it first, so the channel keeps its sound.
 /// Plain value in the kernel's memory; render thread.
 struct SamplerChannelMemory: BitwiseCopyable {
-    /// Controller values by number, −1 where never set (only the lasting ones are kept: bank, mod wheel,
-    /// volume, pan, expression, sustain and the others of 64–69, and the effect sends 91 and 93).
-    var controllers: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8) =
-        (-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
+    /// The controllers kept, in the order they are played back (bank select first, before the program):
+    /// bank, mod wheel, volume, pan, expression, sustain and the others of 64–68, the effect sends 91 and
+    /// 93. (Lanes 13–15 are unused.)
+    static var kept: SIMD16<Int16> { SIMD16(0, 32, 1, 7, 10, 11, 64, 65, 66, 67, 68, 91, 93, -1, -1, -1) }
+    /// Their values, lane for lane with `kept`; −1 where never set.
+    var controllers = SIMD16<Int16>(repeating: -1)
     var program: Int16 = -1
     var bend: Int32 = -1
     /// RPN 0 (bend range) as data entry MSB << 7 | LSB, −1 while never set.
@@ -672,11 +674,6 @@ struct SamplerChannelMemory: BitwiseCopyable {
     @_noAllocation @_noLocks
     init() {}
 
-    /// The controllers kept, in the order they are played back (bank select first, before the program).
-    static var kept: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) {
-        (0, 32, 1, 7, 10, 11, 64, 65, 66, 67, 68, 91, 93)
-    }
-
     @_noAllocation @_noLocks
     mutating func controlChange(_ controller: UInt8, _ value: UInt8) {
         if let change = numbers.handle(controller: controller, value: value) {
@@ -684,41 +681,26 @@ struct SamplerChannelMemory: BitwiseCopyable {
             return
         }
         if controller == 121 {
-            // Reset All Controllers: what it resets, FluidSynth resets too; bank and program stay.
-            let (bankMSB, bankLSB) = (controllers.0, controllers.1)
-            controllers = (bankMSB, bankLSB, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)
+            // Reset All Controllers: what it resets, FluidSynth resets too; bank (lanes 0 and 1) and program stay.
+            let bank = (controllers[0], controllers[1])
+            controllers = SIMD16(repeating: -1)
+            (controllers[0], controllers[1]) = bank
             bend = -1
             return
         }
-        withUnsafeMutableBytes(of: &controllers) { bytes in
-            let kept = Self.kept
-            withUnsafeBytes(of: kept) { numbers in
-                for index in 0..<13 where numbers[index] == controller { bytes[index] = value }
-            }
-        }
+        controllers.replace(with: Int16(value), where: Self.kept .== Int16(controller))
     }
 
     /// Plays the remembered state into `synth`'s `channel`: bank, program, controllers, bend range, bend.
     @_noAllocation @_noLocks
     func replay(into synth: OpaquePointer, channel: Int32) {
-        var values = controllers
-        var numbers = Self.kept
-        withUnsafeBytes(of: &values) { stored in
-            withUnsafeBytes(of: &numbers) { controller in
-                for index in 0..<2 where Int8(bitPattern: stored[index]) >= 0 {
-                    _ = _unsafePerformance {
-                        fluid_synth_cc(synth, channel, Int32(controller[index]), Int32(stored[index]))
-                    }
-                }
-                if program >= 0 {
-                    _ = _unsafePerformance { fluid_synth_program_change(synth, channel, Int32(program)) }
-                }
-                for index in 2..<13 where Int8(bitPattern: stored[index]) >= 0 {
-                    _ = _unsafePerformance {
-                        fluid_synth_cc(synth, channel, Int32(controller[index]), Int32(stored[index]))
-                    }
-                }
-            }
+        let kept = Self.kept
+        for lane in 0..<2 where controllers[lane] >= 0 {
+            _ = _unsafePerformance { fluid_synth_cc(synth, channel, Int32(kept[lane]), Int32(controllers[lane])) }
+        }
+        if program >= 0 { _ = _unsafePerformance { fluid_synth_program_change(synth, channel, Int32(program)) } }
+        for lane in 2..<13 where controllers[lane] >= 0 {
+            _ = _unsafePerformance { fluid_synth_cc(synth, channel, Int32(kept[lane]), Int32(controllers[lane])) }
         }
         if bendRange >= 0 {
             // RPN 0 selected, its value entered, then the null RPN (so a stray data entry changes nothing).
