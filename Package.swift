@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The web panel's HTTP and WebSocket server: pure Swift, about 20 s to build (Hummingbird: minutes).
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // The render ABI as C declarations (Core Audio's CoreAudioTypes.h analogue): C-convention
@@ -79,11 +81,18 @@ let package = Package(
         .target(
             name: "AulosLV2", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "CLilv", "CLV2Log"],
             path: "Sources/AulosLV2"),
+        // libcrypt (libxcrypt): the web panel's password hash.
+        .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
+        // The web panel: the page (plain HTML/CSS/JS resources), its API and status WebSocket, over FlyingFox.
+        .target(
+            name: "AulosWeb",
+            dependencies: ["AulosCore", "AulosPlayback", "CCrypt", .product(name: "FlyingFox", package: "FlyingFox")],
+            path: "Sources/AulosWeb", resources: [.copy("Panel")]),
         .executableTarget(
             name: "aulos",
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits",
-                "AulosLV2",
+                "AulosLV2", "AulosWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/aulos"),

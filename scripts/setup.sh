@@ -15,6 +15,7 @@ packages=(
   libsndfile1-dev      # WAV/FLAC reading and writing
   libsamplerate0-dev   # sample-rate conversion in the format converter
   liblilv-dev          # LV2 plugin discovery (and lv2-dev's headers, which it brings)
+  libcrypt-dev         # crypt(3) (libxcrypt): the web panel's password hash
   util-linux           # prlimit: the tests' stand-in for a full disk (essential on Debian; named to be sure)
 )
 
@@ -27,6 +28,11 @@ if [ "${1:-}" = "--tests" ]; then
     dragonfly-reverb-lv2 # Dragonfly's reverbs: options and the worker; the LV2 hosting benchmark's plate
     x42-plugins          # 116 more plugins (sidechains, multi-channel meters) for the hosting sweep
   )
+fi
+
+# `scripts/setup.sh --web` (what `make test-web` runs) also installs the browser that drives the panel.
+if [ "${1:-}" = "--web" ]; then
+  packages+=(chromium)
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -35,6 +35,8 @@ public final class KeyboardPlayback {
         public var osc: String?
         /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
         public var rigPath: String?
+        /// Where a network server (the web panel) hands requests in and reads the status, if one runs.
+        public var bridge: ControlBridge?
 
         public init(
             autoconnect: Bool = true, requests: [ConnectionRequest] = [],
@@ -123,6 +125,28 @@ public final class KeyboardPlayback {
                 osc.reply(OSCMessage("/aulos/error", [.string(problem.message)]), to: sender)
             }
         }
+    }
+
+    /// Carries out the bridge's requests, then publishes this tick's status for it. A new rig file, once
+    /// written, is reloaded as SIGHUP reloads it (the rig plays on until the new one is built).
+    private func answer(_ bridge: ControlBridge) {
+        for (request, reply) in bridge.take() {
+            switch request {
+            case .line(let line): reply(server.handle(line))
+            case .rigFile:
+                do throws(RigError) {
+                    let text = try RigFileReplacement.text(of: options.rigPath)
+                    reply((try? ControlServer.json(["rigFile": text])) ?? ControlServer.error("cannot encode"))
+                } catch { reply(ControlServer.error(error.message)) }
+            case .replaceRigFile(let text):
+                do throws(RigError) {
+                    try RigFileReplacement.replace(options.rigPath, with: text)
+                    StopSignals.reloadRequested = 1
+                    reply(#"{"ok":true,"reloading":true}"#)
+                } catch { reply(ControlServer.error(error.message)) }
+            }
+        }
+        bridge.publish(server.handle("status"))
     }
 
     func run() throws -> Report {
@@ -328,6 +352,7 @@ public final class KeyboardPlayback {
         server.update(live.status, sequencerUp: sequencer != nil)
         control?.serve { line in server.handle(line) }
         if let osc { answer(osc, through: server) }
+        if let bridge = options.bridge { answer(bridge) }
         if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil) {
             ready = true
             ServiceNotifier.notify(

@@ -28,6 +28,8 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     }
 
     private let state = Locked<Attached?>(nil)
+    /// What came in lately, for the panel.
+    let activity = MIDIActivityLog()
 
     /// Plays what arrives on `rig` from now on, through `input`. Control thread.
     func attach(_ rig: PlaybackRig, router: RigRouter, input: LiveMIDIInput) {
@@ -41,6 +43,7 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     // MARK: MIDIReceiver
 
     func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64) {
+        activity.record(message, from: source)
         state.withLock { attached in
             guard attached != nil else { return }
             let routed = attached!.router.route(message, from: source)
@@ -109,6 +112,17 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
             guard attached != nil else { return }
             let deliveries = attached!.router.select(rig: index)
             Self.queue(deliveries, into: attached!, arrivalNanos: monotonicNanoseconds())
+        }
+    }
+
+    /// Plays `messages` on part `part` (its place in the set) alone, past the router: a preset chosen on
+    /// the panel reaches that part even when its channel is the control channel or shared with another.
+    func send(_ messages: [ChannelMessage], toPart part: Int) {
+        state.withLock { attached in
+            guard attached != nil, part < attached!.router.partCount else { return }
+            Self.queue(
+                messages.map { (destination: UInt16(part), message: $0) }, into: attached!,
+                arrivalNanos: monotonicNanoseconds())
         }
     }
 

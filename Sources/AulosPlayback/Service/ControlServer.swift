@@ -21,6 +21,8 @@ final class ControlServer {
     /// When an unanswered MIDI-learn gives up (CLOCK_MONOTONIC ns): a client that timed out or went away
     /// must not leave the instrument learning, or "learning" in the status, for ever.
     private var learningUntil: Int64 = 0
+    /// The tempo the last `tempo` request set.
+    private var tempo: Double?
     /// Why the last SIGHUP could not reload the rig file (nil once one succeeds).
     var reloadFailure: String?
 
@@ -81,7 +83,10 @@ final class ControlServer {
             learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads,
             reloadFailure: reloadFailure,
             meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
-            warnings: rig.warnings)
+            warnings: rig.warnings, tempo: tempo, transportPlaying: rig.transport.isPlaying,
+            recentMIDI: midi?.activity.entries().map {
+                ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
+            })
     }
 
     /// One request line → one reply line (JSON).
@@ -94,9 +99,7 @@ final class ControlServer {
             switch command {
             case "status":
                 guard let status else { return Self.error("not playing yet") }
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                return String(decoding: try encoder.encode(status), as: UTF8.self)
+                return try Self.json(status)
             case "set"
             where words.count >= 3 && ["output.eq", "master.eq"].contains(words[1].lowercased())
                 && (!rig.masterEQInFlow || ["off", "none"].contains(words[2].lowercased())):
@@ -162,6 +165,49 @@ final class ControlServer {
                 midi.select(rig: index)
                 try rig.applyOutputSettings(ofRig: index)
                 return #"{"ok":true,"rig":"\#(Self.escape(rig.set.entries[index].rig.name))"}"#
+            case "parts" where words.count == 1:
+                return try Self.json(PanelParts(rig, active: activeRig))
+            case "tempo" where words.count == 2:
+                guard let bpm = Double(words[1]), (20...400).contains(bpm) else {
+                    return Self.error("'\(words[1])' is not a tempo (20…400 beats per minute)")
+                }
+                rig.transport.setTempo(bpm)
+                tempo = bpm
+                return #"{"ok":true,"tempo":\#(bpm)}"#
+            case "transport" where words.count == 2 || (words.count == 3 && words[1] == "locate"):
+                switch words[1] {
+                case "play": rig.transport.play()
+                case "stop": rig.transport.stop()
+                case "rewind": rig.transport.rewind()
+                case "locate" where Double(words[2]).map { $0.isFinite && $0 >= 0 } == true:
+                    rig.transport.locate(beat: Double(words[2])!)
+                default:
+                    return Self.error("transport takes play, stop, rewind or locate BEAT (a beat ≥ 0)")
+                }
+                return #"{"ok":true,"transport":"\#(Self.escape(words[1]))"}"#
+            case "preset" where words.count == 4:
+                // `preset PART BANK PROGRAM`: bank select and program change to that part alone.
+                guard let bank = Int(words[2]), (0...16383).contains(bank), let program = Int(words[3]),
+                    (0...127).contains(program)
+                else { return Self.error("preset takes PART BANK (0…16383) PROGRAM (0…127)") }
+                guard
+                    let part = rig.parts.indices.first(where: {
+                        rig.parts[$0].rigIndex == activeRig
+                            && rig.parts[$0].part.name.lowercased() == words[1].lowercased()
+                    })
+                else {
+                    let names = rig.parts.filter { $0.rigIndex == activeRig }.map(\.part.name)
+                    return Self.error("no part '\(words[1])' (this rig has \(names.joined(separator: ", ")))")
+                }
+                let channel = UInt8((rig.parts[part].part.channels.first ?? 1) - 1)
+                midi.send(
+                    [
+                        ChannelMessage(status: 0xB0 | channel, data1: 0, data2: UInt8(bank >> 7)),
+                        ChannelMessage(status: 0xB0 | channel, data1: 32, data2: UInt8(bank & 0x7F)),
+                        ChannelMessage(status: 0xC0 | channel, data1: UInt8(program)),
+                    ], toPart: part)
+                return #"{"ok":true,"part":"\#(Self.escape(rig.parts[part].part.name))","bank":\#(bank),"#
+                    + #""program":\#(program)}"#
             case "midi" where words.count >= 2:
                 var bytes: [UInt8] = []
                 for word in words.dropFirst() {
@@ -183,7 +229,8 @@ final class ControlServer {
             default:
                 return Self.error(
                     "unknown request '\(line.prefix(40))' "
-                        + "(status, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, midi HEX…)")
+                        + "(status, parts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, "
+                        + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, midi HEX…)")
             }
         } catch let error as AudioUnitError {
             return Self.error(error.detail)
@@ -192,6 +239,12 @@ final class ControlServer {
         } catch {
             return Self.error("\(error)")
         }
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     static func error(_ text: String) -> String { #"{"error":"\#(escape(text))"}"# }

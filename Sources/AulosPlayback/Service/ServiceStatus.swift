@@ -46,6 +46,16 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var meters: [Meter]?
     /// What lets the rig play but may cost it (an LV2 plugin that is not hard-real-time capable).
     public var warnings: [String]?
+    /// The tempo last set by `tempo` (nil: the rig's own), and whether the host transport is playing.
+    public var tempo: Double?
+    public var transportPlaying: Bool?
+    /// The last channel messages in (at most 32), numbered from the start, oldest first.
+    public var recentMIDI: [MIDIActivity]?
+
+    public struct MIDIActivity: Codable, Sendable, Equatable {
+        public var sequence: Int
+        public var text: String
+    }
 
     public struct Meter: Codable, Sendable, Equatable {
         public var name: String

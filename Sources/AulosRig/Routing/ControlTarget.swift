@@ -135,20 +135,27 @@ public struct ControlTarget: @unchecked Sendable {
                     name: "\(name).\(EffectSpec.dashed(info.name))", kind: .parameter(effect, info.id, .global, 0),
                     range: info.minValue...info.maxValue)
             }
-            let names =
-                ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
-                + rig.returns.map { "send-" + $0.bus.name }
-                + list.compactMap { try? unit.parameterInfo($0) }.map { normalized($0.name) }
-                + loaded.effects.flatMap { effect in
-                    ((try? effect.get(.parameterList, scope: .global)) ?? []).compactMap {
-                        try? effect.parameterInfo($0)
-                    }
-                    .map { EffectSpec.dashed($0.name) }
-                }
+            let names = parameterNames(of: loaded, in: rig)
             throw RigError(
                 "part '\(name)' has no parameter '\(text[text.index(after: dot)...])' (it has "
                     + "\(names.joined(separator: ", ")))"
             )
+        }
+    }
+
+    /// Every parameter name part `loaded` answers to: its bus, its EQ, its sends, its instrument's
+    /// parameters, its insert effects' parameters.
+    static func parameterNames(of loaded: PlaybackRig.LoadedPart, in rig: PlaybackRig) -> [String] {
+        ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
+            + rig.returns.map { "send-" + $0.bus.name }
+            + effectParameterNames([loaded.instrument], dashed: false) + effectParameterNames(loaded.effects)
+    }
+
+    /// The parameter names of `units`, as targets spell them.
+    static func effectParameterNames(_ units: [AudioUnit], dashed: Bool = true) -> [String] {
+        units.flatMap { unit in
+            ((try? unit.get(.parameterList, scope: .global)) ?? []).compactMap { try? unit.parameterInfo($0) }
+                .map { dashed ? EffectSpec.dashed($0.name) : normalized($0.name) }
         }
     }
 
@@ -171,12 +178,7 @@ public struct ControlTarget: @unchecked Sendable {
                 name: "\(name).\(EffectSpec.dashed(info.name))", kind: .parameter(unit, info.id, .global, 0),
                 range: info.minValue...info.maxValue)
         }
-        let names =
-            ["level"]
-            + entry.units.flatMap { unit in
-                ((try? unit.get(.parameterList, scope: .global)) ?? []).compactMap { try? unit.parameterInfo($0) }
-                    .map { EffectSpec.dashed($0.name) }
-            }
+        let names = ["level"] + effectParameterNames(entry.units)
         throw RigError("return '\(name)' has no parameter '\(parameter)' (it has \(names.joined(separator: ", ")))")
     }
 }

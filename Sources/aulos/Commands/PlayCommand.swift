@@ -3,6 +3,7 @@ import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosPlayback
+import AulosWeb
 
 #if canImport(Glibc)
 import Glibc
@@ -83,6 +84,19 @@ struct PlayCommand: ParsableCommand {
                 + "switches, part parameters, status.", valueName: "[127.0.0.1:]port"))
     var osc: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve the web panel on this address (docs/web.md): 127.0.0.1 unless an address is given, which "
+                + "needs --web-password.", valueName: "[address:]port"))
+    var web: String?
+
+    @Option(
+        name: .customLong("web-password"),
+        help: ArgumentHelp(
+            "A file holding the panel's password hash (made by `aulos web-password`): needed to serve the panel "
+                + "beyond this machine.", valueName: "file"))
+    var webPassword: String?
+
     @Flag(
         help: ArgumentHelp(
             "Run unattended (the systemd unit uses this): wait for a missing sound device or MIDI sequencer instead "
@@ -138,11 +152,11 @@ struct PlayCommand: ParsableCommand {
         if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
         if !isLive
             && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
-                || controlSocket != nil || osc != nil || service)
+                || controlSocket != nil || osc != nil || web != nil || service)
         {
             throw ValidationError(
                 "--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket, "
-                    + "--osc and --service are for live play (no file)"
+                    + "--osc, --web and --service are for live play (no file)"
             )
         }
         guard (0...1000).contains(midiHeadroom) else {
@@ -154,6 +168,17 @@ struct PlayCommand: ParsableCommand {
     }
 
     var isLive: Bool { file == nil && !demo }
+
+    /// The hash in `--web-password`'s file (its first line).
+    func webPasswordHash() throws -> String? {
+        guard let webPassword else { return nil }
+        do {
+            let text = try FileContents.text(webPassword, limit: 4096)
+            return text.split(whereSeparator: \.isNewline).first.map(String.init)
+        } catch {
+            throw CommandError("cannot read --web-password: \(error.message)")
+        }
+    }
 
     func run() throws {
         var options = try instrument.playbackOptions(input: file, slicing: slicing)
@@ -184,6 +209,14 @@ struct PlayCommand: ParsableCommand {
             live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
             live.osc = osc
             live.rigPath = instrument.rigFile
+            var panel: WebPanel?
+            if let web {
+                let bridge = ControlBridge()
+                live.bridge = bridge
+                panel = try WebPanel(web, passwordHash: try webPasswordHash(), bridge: bridge)
+                printError("aulos: web panel on http://\(panel!.host):\(panel!.port)/")
+            }
+            defer { panel?.stop() }
             let result = try KeyboardPlayback.run(
                 options, options: live, session: session, duration: duration, observer: report.observer(live: true))
             report.finish()

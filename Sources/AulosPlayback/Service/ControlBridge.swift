@@ -1,0 +1,75 @@
+import AulosALSA
+import Foundation
+
+/// The live instrument as seen from a network server that runs on threads of its own (the web panel):
+/// requests go in a bounded queue that the control loop empties on every tick, and each tick publishes
+/// the status, so no server thread ever touches the rig, and the render thread never waits on the network.
+///
+/// A request is a control-socket line (so the panel has exactly the socket's checks and effects) or one of
+/// the few things only the control loop itself can do (replace the rig file, start or stop recording).
+///
+/// Threads: `submit`/`latest` from any thread; `take`/`publish` on the control thread.
+public final class ControlBridge: @unchecked Sendable {
+    public enum Request: Sendable {
+        /// A control-socket request line (`set`, `get`, `rig`, `learn`, `parts`, `tempo`, …).
+        case line(String)
+        /// A new rig file: checked, then written beside the playing one and renamed over it, then reloaded.
+        case replaceRigFile(String)
+        /// The playing rig file's text.
+        case rigFile
+    }
+
+    /// The status the control loop published last: JSON, its number, and when it was taken (CLOCK_MONOTONIC).
+    public struct Snapshot: Sendable {
+        public var json: String
+        public var sequence: Int
+        public var sampledNanos: Int64
+    }
+
+    private struct Pending {
+        var request: Request
+        var reply: @Sendable (String) -> Void
+    }
+
+    /// A full queue refuses more: a flood from the network waits for nobody.
+    static let capacity = 256
+    private let lock = NSLock()
+    private var pending: [Pending] = []
+    private var snapshot: Snapshot?
+
+    public init() {}
+
+    /// Queues `request`; `reply` gets the JSON answer on the control thread (or at once, if the queue is full).
+    public func submit(_ request: Request, reply: @escaping @Sendable (String) -> Void) {
+        let accepted = lock.withLock {
+            guard pending.count < Self.capacity else { return false }
+            pending.append(Pending(request: request, reply: reply))
+            return true
+        }
+        if !accepted { reply(ControlServer.error("busy: too many requests waiting; try again")) }
+    }
+
+    /// The answer to `request`, from the next control tick.
+    public func request(_ request: Request) async -> String {
+        await withCheckedContinuation { continuation in submit(request) { continuation.resume(returning: $0) } }
+    }
+
+    /// The last published status, if the instrument has played yet.
+    public var latest: Snapshot? { lock.withLock { snapshot } }
+
+    /// The requests waiting, each with where its answer goes. Control thread.
+    func take() -> [(Request, @Sendable (String) -> Void)] {
+        lock.withLock {
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending.map { ($0.request, $0.reply) }
+        }
+    }
+
+    /// Publishes this tick's status. Control thread.
+    func publish(_ json: String) {
+        let now = monotonicNanoseconds()
+        lock.withLock {
+            snapshot = Snapshot(json: json, sequence: (snapshot?.sequence ?? 0) + 1, sampledNanos: now)
+        }
+    }
+}

@@ -1,0 +1,254 @@
+// The Aulos panel: reads the status WebSocket, draws the rig's parts from /api/parts, and sends every
+// change as a control request (POST /api/control) with the session's CSRF token. No framework, no build.
+"use strict";
+
+const $ = (selector) => document.querySelector(selector);
+let csrf = null;
+let parts = null;       // the last /api/parts answer
+let activeRig = -1;
+let dragging = null;    // the slider under the user's finger is not moved by status updates
+
+function showError(text) {
+  const box = $("#error");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function call(method, path, body, type = "application/json") {
+  const headers = { "X-Aulos-CSRF": csrf || "" };
+  if (body !== undefined) headers["Content-Type"] = type;
+  const response = await fetch(path, { method, headers, body, credentials: "same-origin" });
+  const text = await response.text();
+  let answer;
+  try { answer = JSON.parse(text); } catch { answer = { text }; }
+  if (!response.ok) throw new Error(answer.error || `${response.status} ${response.statusText}`);
+  return answer;
+}
+
+const control = (request) => call("POST", "/api/control", JSON.stringify({ request }));
+
+async function act(request) {
+  try { const answer = await control(request); showError(""); return answer; }
+  catch (error) { showError(error.message); return null; }
+}
+
+// MARK: Parts
+
+function controlRow(item, label) {
+  const row = document.createElement("div");
+  row.className = "control";
+  const name = document.createElement("span");
+  name.textContent = label;
+  let input;
+  if (item.isEQ) {
+    input = document.createElement("select");
+    parts.eqPresets.forEach((preset, index) => input.add(new Option(preset, index)));
+    input.value = Math.round(item.value);
+    input.addEventListener("change", () => act(`set ${item.target} ${input.value}`));
+  } else {
+    input = document.createElement("input");
+    input.type = "range";
+    input.min = item.min;
+    input.max = item.max;
+    input.step = (item.max - item.min) / 1000;
+    input.value = item.value;
+    input.addEventListener("pointerdown", () => { dragging = input; });
+    input.addEventListener("pointerup", () => { dragging = null; });
+    input.addEventListener("input", () => {
+      output.value = Number(input.value).toFixed(2);
+      act(`set ${item.target} ${input.value}`);
+    });
+  }
+  input.dataset.target = item.target;
+  input.setAttribute("aria-label", item.target);
+  const output = document.createElement("output");
+  output.value = item.isEQ ? "" : Number(item.value).toFixed(2);
+  const learn = document.createElement("button");
+  learn.className = "learn";
+  learn.textContent = "learn";
+  learn.title = `MIDI-learn ${item.target}: move a controller next`;
+  learn.addEventListener("click", () => act(`learn ${item.target} 30`));
+  row.append(name, input, output, learn);
+  return row;
+}
+
+function partCard(group) {
+  const card = document.createElement("article");
+  card.className = "part";
+  card.dataset.part = group.name;
+  const title = document.createElement("h3");
+  title.textContent = group.name;
+  const detail = document.createElement("small");
+  detail.textContent = group.kind === "part"
+    ? `${group.instrument} · ch ${group.channels.join(",")}` : group.kind;
+  title.append(detail);
+  card.append(title);
+  const byName = (suffix) => group.controls.find((item) => item.target.toLowerCase().endsWith("." + suffix));
+  const main = ["volume", "level", "pan"].map(byName).filter(Boolean);
+  const sends = group.controls.filter((item) => item.target.toLowerCase().includes(".send-"));
+  const eq = byName("eq");
+  if (group.kind === "part") {
+    const row = document.createElement("div");
+    row.className = "row";
+    const enabled = byName("enabled");
+    const mute = document.createElement("button");
+    mute.textContent = "Mute";
+    mute.dataset.mute = group.name;
+    if (enabled && enabled.value < 0.5) mute.classList.add("on");
+    mute.addEventListener("click", async () => {
+      const muted = !mute.classList.contains("on");
+      if (await act(`set ${group.name}.enabled ${muted ? 0 : 1}`)) mute.classList.toggle("on", muted);
+    });
+    const solo = document.createElement("button");
+    solo.textContent = "Solo";
+    solo.dataset.solo = group.name;
+    solo.addEventListener("click", () => soloPart(group.name, solo));
+    const bank = document.createElement("input");
+    bank.type = "number"; bank.min = 0; bank.max = 16383; bank.value = 0; bank.title = "bank";
+    const program = document.createElement("input");
+    program.type = "number"; program.min = 0; program.max = 127; program.value = 0; program.title = "program";
+    const choose = document.createElement("button");
+    choose.textContent = "Preset";
+    choose.addEventListener("click", () => act(`preset ${group.name} ${bank.value} ${program.value}`));
+    row.append(mute, solo, "bank", bank, "program", program, choose);
+    card.append(row);
+  }
+  for (const item of main) card.append(controlRow(item, item.target.split(".").pop()));
+  for (const item of sends) card.append(controlRow(item, item.target.split(".").pop()));
+  if (eq) card.append(controlRow(eq, "eq"));
+  const rest = group.controls.filter((item) => !main.includes(item) && !sends.includes(item) && item !== eq
+    && !item.target.toLowerCase().endsWith(".enabled"));
+  if (rest.length) {
+    const more = document.createElement("details");
+    const summary = document.createElement("summary");
+    summary.textContent = `${rest.length} more parameters`;
+    more.append(summary);
+    for (const item of rest) more.append(controlRow(item, item.target.split(".").pop()));
+    card.append(more);
+  }
+  return card;
+}
+
+async function soloPart(name, button) {
+  const soloing = !button.classList.contains("on");
+  for (const group of parts.groups.filter((group) => group.kind === "part")) {
+    const on = !soloing || group.name === name;
+    await act(`set ${group.name}.enabled ${on ? 1 : 0}`);
+    document.querySelector(`[data-mute="${group.name}"]`)?.classList.toggle("on", !on);
+    document.querySelector(`[data-solo="${group.name}"]`)?.classList.toggle("on", soloing && group.name === name);
+  }
+}
+
+async function loadParts() {
+  try { parts = await call("GET", "/api/parts"); } catch (error) { showError(error.message); return; }
+  activeRig = parts.activeRig;
+  const select = $("#rig-select");
+  select.replaceChildren(...parts.rigs.map((name, index) => new Option(`${index + 1} ${name}`, index + 1)));
+  select.value = parts.activeRig + 1;
+  $("#parts").replaceChildren(...parts.groups.map(partCard));
+}
+
+// MARK: Status
+
+function meterRow(meter) {
+  const row = document.createElement("div");
+  row.className = "meter";
+  const toWidth = (db) => `${Math.max(0, Math.min(100, (db + 60) / 60 * 100))}%`;
+  row.innerHTML = '<span></span><span class="bar"><span class="avg"></span><span class="peak"></span></span><span></span>';
+  row.children[0].textContent = meter.name;
+  row.querySelector(".avg").style.width = toWidth(meter.average);
+  row.querySelector(".peak").style.left = toWidth(meter.peak);
+  row.children[2].textContent = meter.peak > -120 ? `${meter.peak.toFixed(1)} dB` : "–";
+  return row;
+}
+
+let lastMIDI = 0;
+function showStatus(message) {
+  const status = message.status;
+  if (!status || status.error) return;
+  $("#status-rig").textContent = `${status.activeRig + 1} ${status.rig}`;
+  $("#status-device").textContent = `${status.device} · ${status.period}×${status.periods} @ ${status.sampleRate} Hz`;
+  $("#status-dsp").textContent = `${(status.dspLoad * 100).toFixed(1)} % (peak ${(status.peakLoad * 100).toFixed(1)} %)`;
+  $("#status-xruns").textContent = `${status.xruns} (late ${status.lateSlices})`;
+  $("#status-voices").textContent = `${status.voices}`;
+  $("#status-midi").textContent = `${status.midiDelivered} (late ${status.midiLate})`;
+  $("#status-keyboards").textContent = status.keyboards ? (status.keyboards.join(", ") || "none") : "no sequencer";
+  $("#status-learning").textContent = status.learning || (status.controls.length ? `${status.controls.length} mapped` : "–");
+  $("#meters").replaceChildren(...(status.meters || []).map(meterRow));
+  if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
+  for (const entry of status.recentMIDI || []) {
+    if (entry.sequence <= lastMIDI) continue;
+    lastMIDI = entry.sequence;
+    const item = document.createElement("li");
+    item.textContent = entry.text;
+    $("#midi-log").prepend(item);
+  }
+  while ($("#midi-log").children.length > 50) $("#midi-log").lastChild.remove();
+}
+
+function connect() {
+  const socket = new WebSocket(`ws://${location.host}/api/status`);
+  socket.onopen = () => { $("#connection").textContent = "live"; $("#connection").classList.add("live"); };
+  socket.onmessage = (event) => showStatus(JSON.parse(event.data));
+  socket.onclose = () => {
+    $("#connection").textContent = "reconnecting…";
+    $("#connection").classList.remove("live");
+    setTimeout(connect, 1000);
+  };
+}
+
+// MARK: Rig file
+
+async function uploadRig(text) {
+  try {
+    await call("PUT", "/api/rig-file", text, "application/yaml");
+    showError("");
+    setTimeout(loadParts, 1500);   // the rig is rebuilt on the control thread's next ticks
+    return true;
+  } catch (error) {
+    showError(`rig not replaced: ${error.message}`);
+    return false;
+  }
+}
+
+// MARK: Start
+
+async function start() {
+  const session = await call("GET", "/api/session");
+  if (session.passwordRequired && !session.loggedIn) {
+    $("#login").hidden = false;
+    $("#login").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      try {
+        csrf = (await call("POST", "/api/login", JSON.stringify({ password: $("#password").value }))).csrf;
+        $("#login").hidden = true;
+        showError("");
+        begin();
+      } catch (error) { showError(error.message); }
+    });
+    return;
+  }
+  csrf = session.csrf;
+  begin();
+}
+
+function begin() {
+  $("#panel").hidden = false;
+  $("#rig-select").addEventListener("change", async (event) => {
+    if (await act(`rig ${event.target.value}`)) setTimeout(loadParts, 100);
+  });
+  $("#tempo").addEventListener("change", (event) => act(`tempo ${event.target.value}`));
+  for (const button of document.querySelectorAll("[data-transport]")) {
+    button.addEventListener("click", () => act(`transport ${button.dataset.transport}`));
+  }
+  $("#rig-upload").addEventListener("change", async (event) => {
+    const file = event.target.files[0];
+    if (file) await uploadRig(await file.text());
+    event.target.value = "";
+  });
+  loadParts();
+  connect();
+}
+
+window.aulos = { uploadRig, act, loadParts };
+start().catch((error) => showError(error.message));

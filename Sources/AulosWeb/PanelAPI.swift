@@ -1,0 +1,173 @@
+import AulosPlayback
+import FlyingFox
+import Foundation
+
+/// The panel's HTTP routes: the page, the session (login, CSRF token), control requests, the rig file
+/// (download, and upload that is checked before it replaces anything), and the status WebSocket.
+///
+/// Every request is checked before it is read: its Host (on loopback, a loopback name: a page of another
+/// site reached through DNS rebinding is refused), its size (a rig is at most 1 MB, anything else 8 KB),
+/// and for writes the session's CSRF token in `X-Aulos-CSRF` and a same-origin `Origin`.
+///
+/// Threads: the server's tasks.
+struct PanelAPI: Sendable {
+    let bridge: ControlBridge
+    let access: WebAccess
+    let files: PanelFiles
+    let loopbackOnly: Bool
+
+    /// The control requests the panel may make: everything the control socket serves.
+    static let verbs: Set<String> = [
+        "status", "parts", "get", "set", "learn", "learned", "unlearn", "rig", "preset", "tempo", "transport", "midi",
+    ]
+    static let requestLimit = 8 << 10
+    static let rigLimit = 1 << 20
+
+    func install(on server: HTTPServer) async {
+        for (path, file) in files.files {
+            await server.appendRoute(HTTPRoute(method: .GET, path: path)) { request in
+                guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+                return HTTPResponse(
+                    statusCode: .ok,
+                    headers: [
+                        .contentType: file.contentType, HTTPHeader("Cache-Control"): "no-cache",
+                        HTTPHeader("X-Content-Type-Options"): "nosniff",
+                        HTTPHeader("Content-Security-Policy"): "default-src 'self'; connect-src 'self'",
+                    ],
+                    body: file.bytes)
+            }
+        }
+        await server.appendRoute("GET /api/session") { request in
+            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+            let csrf = access.csrfToken(cookieHeader: request.headers[.cookie])
+            return Self.json([
+                "passwordRequired": access.passwordHash != nil, "loggedIn": csrf != nil, "csrf": csrf as Any,
+            ])
+        }
+        await server.appendRoute("POST /api/login") { request in
+            guard hostAllowed(request), sameOrigin(request) else { return Self.refused(.forbidden, "wrong origin") }
+            guard let body = try await Self.body(request, limit: Self.requestLimit),
+                let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+                let password = object["password"] as? String
+            else { return Self.refused(.badRequest, "send {\"password\": \"…\"}") }
+            guard let session = access.login(password) else { return Self.refused(.unauthorized, "wrong password") }
+            var response = Self.json(["csrf": session.csrf])
+            response.headers[HTTPHeader("Set-Cookie")] =
+                "\(WebAccess.cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; "
+                + "Max-Age=\(Int(WebAccess.sessionSeconds))"
+            return response
+        }
+        await server.appendRoute("POST /api/logout") { request in
+            access.logout(cookieHeader: request.headers[.cookie])
+            return Self.json(["ok": true])
+        }
+        await server.appendRoute("POST /api/control") { request in
+            if let refusal = refusal(forWrite: request) { return refusal }
+            guard let body = try await Self.body(request, limit: Self.requestLimit),
+                let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+                let line = object["request"] as? String
+            else { return Self.refused(.badRequest, "send {\"request\": \"set PART.PARAMETER VALUE\"} (at most 8 KB)") }
+            guard !line.contains(where: \.isNewline), let verb = line.split(separator: " ").first,
+                Self.verbs.contains(String(verb))
+            else {
+                return Self.refused(.badRequest, "not a panel request: \(Self.verbs.sorted().joined(separator: ", "))")
+            }
+            return Self.answer(await bridge.request(.line(line)))
+        }
+        await server.appendRoute("GET /api/parts") { request in
+            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
+                return Self.refused(.unauthorized, "log in first")
+            }
+            return Self.answer(await bridge.request(.line("parts")))
+        }
+        await server.appendRoute("GET /api/rig-file") { request in
+            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
+                return Self.refused(.unauthorized, "log in first")
+            }
+            let answer = await bridge.request(.rigFile)
+            guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
+                let text = object["rigFile"] as? String
+            else { return Self.answer(answer) }
+            return HTTPResponse(
+                statusCode: .ok,
+                headers: [
+                    .contentType: "application/yaml; charset=utf-8",
+                    HTTPHeader("Content-Disposition"): "attachment; filename=\"rig.yaml\"",
+                ], body: Data(text.utf8))
+        }
+        await server.appendRoute("PUT /api/rig-file") { request in
+            if let refusal = refusal(forWrite: request) { return refusal }
+            guard let body = try await Self.body(request, limit: Self.rigLimit),
+                let text = String(data: body, encoding: .utf8)
+            else { return Self.refused(.badRequest, "a rig file is UTF-8 text of at most 1 MB") }
+            return Self.answer(await bridge.request(.replaceRigFile(text)))
+        }
+        let socket = WebSocketHTTPHandler(handler: MessageFrameWSHandler(handler: StatusFeed(bridge: bridge)))
+        await server.appendRoute("GET /api/status") { request in
+            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
+                return Self.refused(.unauthorized, "log in first")
+            }
+            guard sameOrigin(request) else { return Self.refused(.forbidden, "wrong origin") }
+            return try await socket.handleRequest(request)
+        }
+    }
+
+    // MARK: Checks
+
+    /// On loopback the Host must name this machine: a rebinding attacker's page names its own host.
+    func hostAllowed(_ request: HTTPRequest) -> Bool {
+        guard loopbackOnly else { return true }
+        guard let host = request.headers[.host] else { return false }
+        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.prefix { $0 != ":" })
+        return ["127.0.0.1", "localhost", "[::1]"].contains(name.lowercased())
+    }
+
+    /// A browser names the page's origin on writes and WebSockets; it must be this server.
+    func sameOrigin(_ request: HTTPRequest) -> Bool {
+        guard let origin = request.headers[HTTPHeader("Origin")] else { return true }  // not a browser
+        guard let host = request.headers[.host] else { return false }
+        return origin == "http://" + host || origin == "https://" + host
+    }
+
+    func refusal(forWrite request: HTTPRequest) -> HTTPResponse? {
+        guard hostAllowed(request), sameOrigin(request) else { return Self.refused(.forbidden, "wrong origin") }
+        guard
+            access.mayWrite(
+                cookieHeader: request.headers[.cookie], csrfHeader: request.headers[HTTPHeader("X-Aulos-CSRF")])
+        else { return Self.refused(.forbidden, "log in, and send the session's X-Aulos-CSRF token") }
+        return nil
+    }
+
+    // MARK: Bodies and answers
+
+    /// The body, or nil when it is larger than `limit` (read no further than that).
+    static func body(_ request: HTTPRequest, limit: Int) async throws -> Data? {
+        if let count = request.bodySequence.count, count > limit { return nil }
+        var data = Data()
+        for try await chunk in request.bodySequence {
+            data.append(chunk)
+            if data.count > limit { return nil }
+        }
+        return data
+    }
+
+    /// A control reply as an HTTP answer: 400 when it is an error.
+    static func answer(_ json: String) -> HTTPResponse {
+        let failed = json.hasPrefix(#"{"error""#)
+        return HTTPResponse(
+            statusCode: failed ? .badRequest : .ok, headers: [.contentType: "application/json"], body: Data(json.utf8))
+    }
+
+    static func json(_ object: [String: Any]) -> HTTPResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return HTTPResponse(statusCode: .ok, headers: [.contentType: "application/json"], body: data)
+    }
+
+    static func refused(_ status: HTTPStatusCode, _ reason: String) -> HTTPResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: ["error": reason])) ?? Data()
+        return HTTPResponse(statusCode: status, headers: [.contentType: "application/json"], body: data)
+    }
+}

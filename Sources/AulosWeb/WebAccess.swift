@@ -1,0 +1,108 @@
+import CCrypt
+import Foundation
+import Glibc
+
+/// Who may use the panel. On loopback anyone on this machine may; anywhere else a password is needed,
+/// checked against a crypt(3) hash (yescrypt, from `aulos web-password`) so the configuration never holds
+/// the password itself. A login makes a session: a random cookie (HttpOnly, SameSite=Strict) and a CSRF
+/// token the page sends back in a header on every write; a page of another site can send neither.
+///
+/// Threads: any (the server's tasks); one lock guards the sessions.
+final class WebAccess: @unchecked Sendable {
+    /// The configured hash; nil: no password (loopback only).
+    let passwordHash: String?
+    /// The token writes carry when there is no password (loopback): a page must have read it from
+    /// `/api/session`, which another origin cannot (no CORS), so a cross-site form cannot write.
+    let openToken = WebAccess.randomToken()
+    private let lock = NSLock()
+    /// Session cookie → its CSRF token and when it ends (CLOCK_MONOTONIC seconds).
+    private var sessions: [String: (csrf: String, expires: Double)] = [:]
+    /// Failed logins lately, to slow guessing: each costs a second's wait after the fifth in a minute.
+    private var failures: [Double] = []
+    static let cookieName = "aulos_session"
+    static let sessionSeconds = 12.0 * 3600
+
+    init(passwordHash: String?) { self.passwordHash = passwordHash }
+
+    /// The CSRF token of the request's session (or the open token, without a password); nil: not logged in.
+    func csrfToken(cookieHeader: String?) -> String? {
+        guard passwordHash != nil else { return openToken }
+        guard let cookie = Self.cookie(Self.cookieName, in: cookieHeader) else { return nil }
+        let now = Self.now()
+        return lock.withLock {
+            sessions = sessions.filter { $0.value.expires > now }
+            return sessions[cookie]?.csrf
+        }
+    }
+
+    /// Whether a write may go ahead: logged in (or no password) and carrying that session's token.
+    func mayWrite(cookieHeader: String?, csrfHeader: String?) -> Bool {
+        guard let expected = csrfToken(cookieHeader: cookieHeader), let csrfHeader else { return false }
+        return Self.constantTimeEqual(expected, csrfHeader)
+    }
+
+    /// Checks `password`; a new session's cookie and CSRF token when it is right.
+    func login(_ password: String) -> (cookie: String, csrf: String)? {
+        guard let passwordHash else { return nil }
+        let recent = lock.withLock {
+            failures = failures.filter { $0 > Self.now() - 60 }
+            return failures.count
+        }
+        if recent >= 5 { sleep(1) }
+        guard password.utf8.count <= 256, let computed = Self.crypt(password, setting: passwordHash),
+            Self.constantTimeEqual(computed, passwordHash)
+        else {
+            lock.withLock { failures.append(Self.now()) }
+            return nil
+        }
+        let session = (cookie: Self.randomToken(), csrf: Self.randomToken())
+        lock.withLock { sessions[session.cookie] = (session.csrf, Self.now() + Self.sessionSeconds) }
+        return session
+    }
+
+    func logout(cookieHeader: String?) {
+        guard let cookie = Self.cookie(Self.cookieName, in: cookieHeader) else { return }
+        _ = lock.withLock { sessions.removeValue(forKey: cookie) }
+    }
+
+    /// A yescrypt hash of `password` with a fresh salt (for `aulos web-password`).
+    static func hash(_ password: String) -> String? {
+        var salt = [CChar](repeating: 0, count: Int(CRYPT_GENSALT_OUTPUT_SIZE))
+        guard crypt_gensalt_rn("$y$", 0, nil, 0, &salt, Int32(salt.count)) != nil else { return nil }
+        return crypt(password, setting: String(cString: salt))
+    }
+
+    /// crypt(3) of `password` with `setting` (a hash or a salt); nil when libcrypt refuses it.
+    static func crypt(_ password: String, setting: String) -> String? {
+        let data = UnsafeMutablePointer<crypt_data>.allocate(capacity: 1)
+        defer { data.deallocate() }
+        memset(data, 0, MemoryLayout<crypt_data>.size)
+        guard let result = crypt_r(password, setting, data) else { return nil }
+        let text = String(cString: result)
+        return text.hasPrefix("*") ? nil : text  // "*0"/"*1": libcrypt's failure tokens
+    }
+
+    static func cookie(_ name: String, in header: String?) -> String? {
+        header?.split(separator: ";").lazy.map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+    }
+
+    static func randomToken() -> String {
+        // SystemRandomNumberGenerator is the kernel's getrandom(2): fit for secrets.
+        var generator = SystemRandomNumberGenerator()
+        return (0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) }.map { String(format: "%02x", $0) }
+            .joined()
+    }
+
+    private static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

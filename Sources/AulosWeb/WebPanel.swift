@@ -1,0 +1,98 @@
+import AulosCore
+import AulosPlayback
+import FlyingFox
+import Foundation
+
+/// The web panel (`aulos play --web [ADDR:]PORT`, docs/web.md): the page, its JSON API and the status
+/// WebSocket, served by FlyingFox (pure Swift, no SwiftNIO: it adds about 20 s to a first build where
+/// Hummingbird adds minutes, and the panel needs only HTTP/1.1 and WebSockets).
+///
+/// Every request reaches the instrument through the `ControlBridge`: the control loop carries it out on its
+/// own tick, with the control socket's checks, so the panel never touches the rig and the render thread
+/// never waits on the network.
+///
+/// Threads: the server runs on Swift concurrency's threads; `start`/`stop` on the caller's.
+public final class WebPanel: @unchecked Sendable {
+    public let host: String
+    public private(set) var port: UInt16 = 0
+    private let server: HTTPServer
+    private let task: Task<Void, any Error>
+
+    /// Listens on `spec` (`PORT`, `127.0.0.1:PORT`, `0.0.0.0:PORT`, …). Anything but loopback needs a
+    /// password hash. Returns once listening; throws a one-line `WebPanelError` when it cannot.
+    public init(_ spec: String, passwordHash: String?, bridge: ControlBridge) throws(WebPanelError) {
+        let parts = spec.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let requested = UInt16(parts.last ?? "") else {
+            throw WebPanelError("--web takes PORT or ADDRESS:PORT (127.0.0.1:8080, 0.0.0.0:8080), not '\(spec)'")
+        }
+        let host = parts.count == 2 ? (parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])) : "127.0.0.1"
+        if host != "127.0.0.1" && passwordHash == nil {
+            throw WebPanelError(
+                "the panel listens beyond this machine only with a password: put web-password: HASH in the rig "
+                    + "(make one with `aulos web-password`), or use --web 127.0.0.1:\(requested)")
+        }
+        if let passwordHash, WebAccess.crypt("", setting: passwordHash) == nil {
+            throw WebPanelError("web-password is not a crypt(3) hash; make one with `aulos web-password`")
+        }
+        let address: sockaddr_in
+        do { address = try .inet(ip4: host, port: requested) } catch {
+            throw WebPanelError("--web: '\(host)' is not an IPv4 address")
+        }
+        self.host = host
+        let files: PanelFiles
+        do { files = try PanelFiles.load() } catch { throw WebPanelError(error.message) }
+        server = HTTPServer(config: .init(address: address, timeout: 15))
+        let api = PanelAPI(
+            bridge: bridge, access: WebAccess(passwordHash: passwordHash), files: files,
+            loopbackOnly: host == "127.0.0.1")
+        let server = server
+        task = Task {
+            await api.install(on: server)
+            try await server.run()
+        }
+        let listening = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<UInt16, WebPanelError>>(.failure(WebPanelError("the panel did not start")))
+        Task { [task] in
+            do {
+                try await server.waitUntilListening(timeout: 5)
+                let bound: UInt16 =
+                    switch await server.listeningAddress {
+                    case .ip4(_, let port): port
+                    default: 0
+                    }
+                outcome.withLock { $0 = .success(bound) }
+            } catch {
+                task.cancel()
+                let reason = (try? await task.value).map { _ in "" } ?? ""
+                outcome.withLock {
+                    $0 = .failure(WebPanelError("the panel cannot listen on \(host):\(requested)\(reason)"))
+                }
+            }
+            listening.signal()
+        }
+        listening.wait()
+        port = try outcome.withLock { $0 }.get()
+    }
+
+    /// A crypt(3) hash of `password` with a fresh salt, for `--web-password`'s file.
+    public static func hash(_ password: String) -> String? { WebAccess.hash(password) }
+
+    /// Closes every connection and stops listening.
+    public func stop() {
+        let done = DispatchSemaphore(value: 0)
+        let server = server
+        Task {
+            await server.stop(timeout: 1)
+            done.signal()
+        }
+        done.wait()
+        task.cancel()
+    }
+}
+
+/// Why the panel cannot start, in one line.
+public struct WebPanelError: Error, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
