@@ -28,7 +28,7 @@ struct PanelFiles: Sendable {
                 let bytes = try? Data(contentsOf: url)
             else {
                 throw WebPanelError(
-                    "the panel's page (\(name)) is missing beside the aulos binary (aulos_AulosWeb.resources)")
+                    "the panel's page (\(name)) is missing beside the aulos binary (Aulos_AulosWeb.resources)")
             }
             files["/" + name] = File(bytes: bytes, contentType: type)
         }

@@ -33,6 +33,7 @@ func runAulos(
     }
     let out = Pipe()
     let err = Pipe()
+    process.standardInput = FileHandle.nullDevice  // nothing waits on the test runner's terminal
     process.standardOutput = out
     process.standardError = err
     try process.run()

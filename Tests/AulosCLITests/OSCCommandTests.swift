@@ -109,9 +109,18 @@ import Glibc
         #expect(try aulos.waitForStatus { $0["rig"] as? String == "Two" })
         #expect(client.send(Client.message("/aulos/rig", [Int32(1)]))?.text.contains("One") == true)
 
+        #expect(client.send(Client.message("/aulos/tempo", [Float(96)]))?.text.contains("ok") == true)
+        #expect(try aulos.waitForStatus { $0["tempo"] as? Double == 96 })
+        #expect(client.send(Client.message("/aulos/transport", ["play"]))?.text.contains("ok") == true)
+        #expect(try aulos.waitForStatus { $0["transportPlaying"] as? Bool == true })
+        #expect(client.send(Client.message("/aulos/transport", ["locate", Float(8)]))?.text.contains("ok") == true)
+        #expect(client.send(Client.message("/aulos/transport", ["stop"]))?.text.contains("ok") == true)
+
         // Bad requests: an error to the sender, and the instrument plays on.
         for (bytes, expected) in [
             (Client.message("/aulos/launch"), "unknown address"),
+            (Client.message("/aulos/tempo", [Float(9000)]), "20…400"),
+            (Client.message("/aulos/transport", ["dance"]), "play, stop, rewind"),
             (Client.message("/aulos/note", [Int32(17), Int32(60), Int32(1)]), "channel 1…16"),
             (Client.message("/aulos/part/Lead/nonesuch", [Float(1)]), "Lead"),
             (Array("/bad".utf8), "without its end"),

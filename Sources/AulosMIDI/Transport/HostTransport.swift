@@ -192,7 +192,10 @@ public final class HostTransport: @unchecked Sendable {
     /// Delivers the changes the render thread reported. Call on the control thread (the offline renderer
     /// does it between slices; a live host from its main loop).
     public func dispatchChanges() {
-        while let change = changes.pop() { for listener in listeners { listener(change) } }
+        while let change = changes.pop() {
+            isPlaying = change.isPlaying
+            for listener in listeners { listener(change) }
+        }
     }
 
     /// Last published playing state (control side).

@@ -158,12 +158,35 @@ final class OSCServer: @unchecked Sendable {
                 return .success(("rig \(name)", "/aulos/reply"))
             default: return .failure(OSCError("/aulos/rig takes a rig number (1…) or a name"))
             }
+        case ["aulos", "tempo"]:
+            switch message.arguments.first {
+            case .float(let bpm) where message.arguments.count == 1 && bpm.isFinite:
+                return .success(("tempo \(bpm)", "/aulos/reply"))
+            case .int(let bpm) where message.arguments.count == 1: return .success(("tempo \(bpm)", "/aulos/reply"))
+            default: return .failure(OSCError("/aulos/tempo takes beats per minute (20…400)"))
+            }
+        case ["aulos", "transport"]:
+            switch (message.arguments.first, message.arguments.count) {
+            case (.string(let command), 1) where ["play", "stop", "rewind"].contains(command):
+                return .success(("transport \(command)", "/aulos/reply"))
+            case (.string("locate"), 2):
+                let beat: Float? =
+                    switch message.arguments[1] {
+                    case .float(let value): value
+                    case .int(let value): Float(value)
+                    default: nil
+                    }
+                guard let beat, beat.isFinite, beat >= 0 else { break }
+                return .success(("transport locate \(beat)", "/aulos/reply"))
+            default: break
+            }
+            return .failure(OSCError("/aulos/transport takes play, stop, rewind, or locate and a beat"))
         default:
             guard path.count == 4, path[0] == "aulos", path[1] == "part", message.arguments.count == 1 else {
                 return .failure(
                     OSCError(
                         "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
-                            + "/aulos/rig, /aulos/part/PART/PARAMETER)"))
+                            + "/aulos/rig, /aulos/tempo, /aulos/transport, /aulos/part/PART/PARAMETER)"))
             }
             let value: Float
             switch message.arguments[0] {

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `aulos play --web`: the panel's page, API and status WebSocket over real TCP on loopback, against the
+/// service on ALSA's `null` device, with what the panel did checked through the control socket.
+@Suite(.serialized) struct WebPanelTests {
+    /// One HTTP/1.1 exchange on a fresh connection (Connection: close): status, headers, body.
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+    }
+
+    static func http(
+        _ method: String, _ path: String, port: UInt16, headers: [String: String] = [:], body: String = ""
+    ) -> Response? {
+        var lines = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1:\(port)", "Connection: close"]
+        if headers["Host"] != nil { lines.removeAll { $0.hasPrefix("Host:") } }
+        lines += headers.map { "\($0.key): \($0.value)" }
+        lines.append("Content-Length: \(body.utf8.count)")
+        guard let raw = exchange(Array((lines.joined(separator: "\r\n") + "\r\n\r\n" + body).utf8), port: port),
+            let split = raw.range(of: Data("\r\n\r\n".utf8))
+        else { return nil }
+        let head = String(decoding: raw[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        guard let status = head.first?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        var fields: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Response(
+            status: status, headers: fields, body: String(decoding: raw[split.upperBound...], as: UTF8.self))
+    }
+
+    /// Sends `request` to 127.0.0.1:`port` and reads until the server closes (five seconds at most), or
+    /// until `until` says enough has arrived.
+    static func exchange(_ request: [UInt8], port: UInt16, until: ((Data) -> Bool)? = nil) -> Data? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[..<count])
+            if let until, until(data) { break }
+        }
+        return data
+    }
+
+    static func json(_ text: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+
+    /// A folder with a set of two rigs, and the port the panel is given.
+    static func makeSet() throws -> (folder: String, port: UInt16) {
+        let folder = NSTemporaryDirectory() + "aulos-web-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "name: One\nparts:\n  - name: Lead\n    instrument: synth\n".write(
+            toFile: folder + "/one.yaml", atomically: true, encoding: .utf8)
+        try "name: Two\nparts:\n  - name: Pad\n    instrument: synth\n".write(
+            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
+        try "name: Set\nrigs:\n  - program: 0\n    rig: one.yaml\n  - program: 1\n    rig: two.yaml\n".write(
+            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+        return (folder, UInt16(20_000 + (getpid() + 7_919) % 20_000))
+    }
+
+    @Test func thePanelServesItsPageAndActsThroughTheControlServer() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/one.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
+            in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "One" }, "\(aulos.stderr)")
+
+        let page = Self.http("GET", "/", port: port)
+        #expect(page?.status == 200)
+        #expect(page?.body.contains("<title>Aulos</title>") == true)
+        #expect(Self.http("GET", "/panel.js", port: port)?.body.contains("/api/status") == true)
+
+        let session = Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")
+        let csrf = try #require(session?["csrf"] as? String)
+        #expect(session?["passwordRequired"] as? Bool == false)
+        let write = ["X-Aulos-CSRF": csrf, "Content-Type": "application/json"]
+
+        let set = Self.http(
+            "POST", "/api/control", port: port, headers: write, body: #"{"request":"set Lead.cutoff 1234"}"#)
+        #expect(set?.status == 200, "\(set?.body ?? "no answer")")
+        #expect(aulos.request("get Lead.cutoff")?.contains("1234") == true)
+
+        // What a page of another site, or a rebinding attacker, could send is refused before it is read.
+        let body = #"{"request":"set Lead.cutoff 99"}"#
+        #expect(Self.http("POST", "/api/control", port: port, body: body)?.status == 403)
+        #expect(
+            Self.http(
+                "POST", "/api/control", port: port, headers: write.merging(["Origin": "http://evil.example"]) { $1 },
+                body: body)?
+                .status == 403)
+        #expect(Self.http("GET", "/api/parts", port: port, headers: ["Host": "evil.example:\(port)"])?.status == 403)
+        #expect(
+            Self.http("POST", "/api/control", port: port, headers: write, body: #"{"request":"quit"}"#)?.status == 400)
+        let huge = #"{"request":"set Lead.cutoff \#(String(repeating: "9", count: 9000))"}"#
+        #expect(Self.http("POST", "/api/control", port: port, headers: write, body: huge)?.status == 400)
+        #expect(aulos.request("get Lead.cutoff")?.contains("1234") == true)
+
+        let parts = Self.json(Self.http("GET", "/api/parts", port: port)?.body ?? "")
+        let groups = parts?["groups"] as? [[String: Any]] ?? []
+        #expect(groups.first?["name"] as? String == "Lead")
+        let controls = groups.first?["controls"] as? [[String: Any]] ?? []
+        #expect(controls.contains { $0["target"] as? String == "Lead.volume" })
+        #expect(controls.count > 50, "every synth parameter is listed: \(controls.count)")
+
+        // The status WebSocket: a frame of status within a second.
+        let key = "dGhlIHNhbXBsZSBub25jZQ=="
+        let upgrade =
+            "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        let stream = Self.exchange(Array(upgrade.utf8), port: port) { data in
+            String(decoding: data, as: UTF8.self).contains(#""sampledNanos""#)
+                && String(decoding: data, as: UTF8.self).contains("\"xruns\"")
+        }
+        let text = String(decoding: stream ?? Data(), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 101"), "\(text.prefix(200))")
+        #expect(text.contains(#""rig":"One""#))
+    }
+
+    @Test func aRigUploadIsCheckedBeforeItReplacesAnything() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
+            in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        let write = ["X-Aulos-CSRF": csrf]
+        let original = try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8)
+        #expect(Self.http("GET", "/api/rig-file", port: port)?.body == original)
+
+        let switched = Self.http("POST", "/api/control", port: port, headers: write, body: #"{"request":"rig 2"}"#)
+        #expect(switched?.status == 200, "\(switched?.body ?? "")")
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Two" })
+
+        let bad = Self.http("PUT", "/api/rig-file", port: port, headers: write, body: "name: Bad\nparts: 3\n")
+        #expect(bad?.status == 400)
+        #expect(bad?.body.contains("not replaced") == true, "\(bad?.body ?? "")")
+        #expect(try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8) == original)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Two" && $0["reloads"] as? Int == 0 })
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains("checking") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+
+        let good = "name: Set\nrigs:\n  - program: 0\n    rig: two.yaml\n"
+        let replaced = Self.http("PUT", "/api/rig-file", port: port, headers: write, body: good)
+        #expect(replaced?.status == 200, "\(replaced?.body ?? "")")
+        #expect(try aulos.waitForStatus { $0["reloads"] as? Int == 1 && ($0["rigs"] as? [String]) == ["Two"] })
+        #expect(try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8) == good)
+    }
+
+    @Test func beyondLoopbackThePanelNeedsAPasswordAndASession() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let refused = try runAulos(["play", "--device", "null", "--web", "0.0.0.0:\(port)", "--duration", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("only with a password"), "\(refused.stderr)")
+
+        // The hash, as a user makes it: the password on standard input, the hash into a file.
+        let hasher = Process()
+        hasher.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        hasher.arguments = ["web-password", "--output", folder + "/web-password"]
+        let input = Pipe()
+        hasher.standardInput = input
+        hasher.standardOutput = FileHandle.nullDevice
+        try hasher.run()
+        input.fileHandleForWriting.write(Data("correct horse\n".utf8))
+        try input.fileHandleForWriting.close()
+        hasher.waitUntilExit()
+        #expect(hasher.terminationStatus == 0)
+        let hash = try String(contentsOfFile: folder + "/web-password", encoding: .utf8)
+        #expect(hash.hasPrefix("$y$") && !hash.contains("correct"))
+
+        let aulos = try BackgroundAulos(
+            [
+                "play", "--service", "--rig", folder + "/one.yaml", "--device", "null", "--web", "0.0.0.0:\(port)",
+                "--web-password", folder + "/web-password",
+            ], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "One" }, "\(aulos.stderr)")
+        let session = Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")
+        #expect(session?["passwordRequired"] as? Bool == true)
+        #expect(session?["csrf"] is NSNull)
+        let body = #"{"request":"set Lead.cutoff 777"}"#
+        #expect(
+            Self.http("POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": "guess"], body: body)?.status == 403
+        )
+        #expect(Self.http("GET", "/api/parts", port: port)?.status == 401)
+        #expect(Self.http("POST", "/api/login", port: port, body: #"{"password":"wrong"}"#)?.status == 401)
+
+        let login = try #require(Self.http("POST", "/api/login", port: port, body: #"{"password":"correct horse"}"#))
+        #expect(login.status == 200)
+        let cookie = try #require(login.headers["set-cookie"])
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let csrf = try #require(Self.json(login.body)?["csrf"] as? String)
+        let pair = String(cookie.prefix { $0 != ";" })
+        #expect(Self.http("POST", "/api/control", port: port, headers: ["Cookie": pair], body: body)?.status == 403)
+        let set = Self.http(
+            "POST", "/api/control", port: port, headers: ["Cookie": pair, "X-Aulos-CSRF": csrf], body: body)
+        #expect(set?.status == 200, "\(set?.body ?? "")")
+        #expect(aulos.request("get Lead.cutoff")?.contains("777") == true)
+    }
+
+    @Test func aPasswordHashNeedsAPassword() throws {
+        let result = try runAulos(["web-password"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("standard input"), "\(result.stderr)")
+    }
+}
