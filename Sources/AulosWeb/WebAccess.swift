@@ -41,14 +41,17 @@ final class WebAccess: @unchecked Sendable {
         return Self.constantTimeEqual(expected, csrfHeader)
     }
 
+    /// Whether a login should wait a second first: five wrong passwords in the last minute.
+    var isThrottled: Bool {
+        lock.withLock {
+            failures = failures.filter { $0 > Self.now() - 60 }
+            return failures.count >= 5
+        }
+    }
+
     /// Checks `password`; a new session's cookie and CSRF token when it is right.
     func login(_ password: String) -> (cookie: String, csrf: String)? {
         guard let passwordHash else { return nil }
-        let recent = lock.withLock {
-            failures = failures.filter { $0 > Self.now() - 60 }
-            return failures.count
-        }
-        if recent >= 5 { sleep(1) }
         guard password.utf8.count <= 256, let computed = Self.crypt(password, setting: passwordHash),
             Self.constantTimeEqual(computed, passwordHash)
         else {

@@ -17,6 +17,9 @@ public struct ServiceInstaller {
     /// A rig or rig-set file to copy in and play; nil plays the factory set (stage.yaml).
     public var rig: String?
     public var extraArguments: [String] = []
+    /// The web panel's address (`--web`), and the file with its password hash (`--web-password`), if any.
+    public var web: String?
+    public var webPasswordFile: String?
 
     public init() {}
 
@@ -31,6 +34,7 @@ public struct ServiceInstaller {
     public var unitText: String {
         let arguments =
             ["play", "--service", "--rig", rigPath, "--device", device, "--control-socket", "/run/aulos/control"]
+            + (web.map { ["--web", $0] } ?? []) + (webPasswordFile.map { ["--web-password", $0] } ?? [])
             + extraArguments
         return """
             # aulos.service: Aulos as a headless synth, started at boot (docs/service.md, docs/raspberry-pi.md).
@@ -42,7 +46,8 @@ public struct ServiceInstaller {
             # the STATUS line. SIGHUP (reload) rebuilds the rig from its file; SIGTERM releases every note
             # and closes the device. A service reads no limits.d (that is PAM), so the unit grants the
             # real-time priority and locked memory itself. /dev/snd must stay visible (no PrivateDevices);
-            # RestrictRealtime would forbid SCHED_FIFO. No network: AF_UNIX only (notify and control sockets).
+            # RestrictRealtime would forbid SCHED_FIFO. No network but AF_UNIX (notify and control
+            # sockets), and AF_INET when the web panel is served.
 
             [Unit]
             Description=Aulos headless MIDI synth
@@ -71,7 +76,7 @@ public struct ServiceInstaller {
             ProtectHome=read-only
             PrivateTmp=yes
             NoNewPrivileges=yes
-            RestrictAddressFamilies=AF_UNIX
+            RestrictAddressFamilies=AF_UNIX\(web == nil ? "" : " AF_INET")
 
             [Install]
             WantedBy=multi-user.target
@@ -90,6 +95,14 @@ public struct ServiceInstaller {
         try makeDirectories(root + prefix + "/bin")
         try copy(executable, to: root + binaryPath, mode: 0o755)
         done.append("installed \(root + binaryPath)")
+        // The web panel's page lives beside the binary, as SwiftPM's resource bundle.
+        let bundle =
+            (executable.contains("/") ? String(executable[...executable.lastIndex(of: "/")!]) : "./")
+            + "Aulos_AulosWeb.resources"
+        if access(bundle, F_OK) == 0 {
+            try copyTree(bundle, to: root + prefix + "/bin/Aulos_AulosWeb.resources")
+            done.append("installed the web panel's page in \(root + prefix)/bin/Aulos_AulosWeb.resources")
+        }
         try copyTree(presets, to: root + sharePath + "/presets")
         done.append("installed presets and rigs in \(root + sharePath)/presets")
         if let soundFont {

@@ -40,6 +40,12 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "The system user the service runs as (created in group audio if missing).")
         var user = "aulos"
 
+        @Option(help: "Serve the web panel on [address:]port (docs/web.md); beyond 127.0.0.1 with --web-password.")
+        var web: String?
+
+        @Option(name: .customLong("web-password"), help: "The file holding the panel's password hash.")
+        var webPassword: String?
+
         func validate() throws {
             if let rig, rig.split(separator: "/").isEmpty || rig.hasSuffix("/") {
                 throw ValidationError("--rig must name a rig file, not '\(rig)'")
@@ -50,6 +56,8 @@ struct ServiceCommand: ParsableCommand {
             installer.rig = rig
             installer.device = device
             installer.user = user
+            installer.web = web
+            installer.webPasswordFile = webPassword
         }
     }
 
