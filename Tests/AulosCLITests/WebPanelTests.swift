@@ -172,6 +172,38 @@ import Glibc
         #expect(try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8) == good)
     }
 
+    @Test func theRecordButtonRecordsWhilePlaying() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let aulos = try BackgroundAulos(
+            [
+                "play", "--service", "--rig", folder + "/one.yaml", "--device", "null", "--web", "127.0.0.1:\(port)",
+                "--record-dir", folder,
+            ], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "One" }, "\(aulos.stderr)")
+        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        func control(_ line: String) -> Response? {
+            Self.http(
+                "POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf], body: #"{"request":"\#(line)"}"#)
+        }
+        #expect(control("record start ../escape.wav")?.status == 400)
+        #expect(control("record start take.mp3")?.status == 400)
+        let started = control("record start take.wav")
+        #expect(started?.status == 200, "\(started?.body ?? "")")
+        #expect(try aulos.waitForStatus { ($0["recordingTo"] as? String)?.hasSuffix("take.wav") == true })
+        #expect(control("record start other.wav")?.body.contains("already recording") == true)
+        #expect(control("midi 90 3C 64")?.status == 200)
+        usleep(500_000)
+        let stopped = control("record stop")
+        #expect(stopped?.status == 200, "\(stopped?.body ?? "")")
+        let frames = Self.json(stopped?.body ?? "")?["frames"] as? Int ?? 0
+        #expect(frames > 10_000, "\(stopped?.body ?? "")")
+        let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/take.wav")[.size] as? Int) ?? 0
+        #expect(size >= frames * 8, "a float stereo WAV of \(frames) frames: \(size) bytes")
+        #expect(control("record start take.wav")?.body.contains("never replace") == true)
+        #expect(try aulos.waitForStatus { $0["recordingTo"] == nil && $0["xruns"] as? Int == 0 })
+    }
+
     @Test func beyondLoopbackThePanelNeedsAPasswordAndASession() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }

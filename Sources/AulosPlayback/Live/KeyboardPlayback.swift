@@ -35,6 +35,8 @@ public final class KeyboardPlayback {
         public var osc: String?
         /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
         public var rigPath: String?
+        /// The folder `record start` (the panel's record button) writes in.
+        public var recordFolder = "."
         /// Where a network server (the web panel) hands requests in and reads the status, if one runs.
         public var bridge: ControlBridge?
 
@@ -110,6 +112,7 @@ public final class KeyboardPlayback {
         self.duration = duration
         self.observer = observer
         control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
+        server.recordFolder = options.recordFolder
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
         if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
     }
@@ -278,7 +281,7 @@ public final class KeyboardPlayback {
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
         if let sequencer { try sequencer.start() }
-        server.begin(rig: rig, midi: midi, live: input, reloads: reloads)
+        server.begin(rig: rig, midi: midi, live: input, session: live, reloads: reloads)
         defer { server.end() }
         var ending: LiveSession.Ending
         var reloaded: RigSet?

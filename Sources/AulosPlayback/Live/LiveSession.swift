@@ -33,6 +33,10 @@ final class LiveSession {
     private let recordPath: String?
     private var recorder: Recorder?
 
+    /// Recorders stopped while the device plays, each kept until the I/O unit has played past `frame`: only
+    /// then has the render thread surely left the plan whose notification fed it.
+    private var retiring: [(recorder: Recorder, frame: Int64)] = []
+
     /// `rig` must have been built on a session (its head is the ALSA I/O unit).
     init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool, recordingTo recordPath: String? = nil) {
         self.rig = rig
@@ -59,6 +63,35 @@ final class LiveSession {
         }
         try rig.graph.start()
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
+    }
+
+    /// The file being recorded now, if any.
+    var recordingPath: String? { recorder?.path }
+
+    /// Starts recording the master output to `path` while playing (the panel's record button). Control thread.
+    func startRecording(to path: String) throws(RigError) {
+        guard recorder == nil else { throw RigError("already recording \(recorder!.path); stop that first") }
+        let recorder: Recorder
+        do { recorder = try Recorder(path: path, sampleRate: grant.sampleRate) } catch {
+            throw RigError("cannot record: \(error.message)")
+        }
+        do { try rig.graph.addRenderNotify(recorder.renderNotify) } catch {
+            throw RigError("cannot record: \(error.detail)")
+        }
+        self.recorder = recorder
+    }
+
+    /// Stops the recording started while playing: the notification leaves the render plan, the file is
+    /// finished and renamed into place. Returns what `--record` reports at the end. Control thread.
+    func stopRecording() throws(RigError) -> (path: String, frames: Int64, dropped: Int) {
+        guard let recorder else { throw RigError("not recording") }
+        self.recorder = nil
+        try? rig.graph.removeRenderNotify(refCon: UnsafeMutableRawPointer(recorder.tap))
+        // A cycle still under way may push once more into the ring; the tap outlives it (see `retiring`).
+        retiring.append((recorder, io.statistics.framesPlayed + 2 * Int64(grant.bufferFrames)))
+        let frames: Int64
+        do { frames = try recorder.finish() } catch { throw RigError("recording failed: \(error.message)") }
+        return (recorder.path, frames, recorder.droppedFrames)
     }
 
     /// Runs the control loop until `tick` returns false or a signal ends the run. `tick` runs on every
@@ -121,5 +154,6 @@ final class LiveSession {
         status.seconds = Double(status.statistics.framesPlayed) / grant.sampleRate
         status.voices = rig.activeVoices
         status.voicesShed = rig.voicesShed
+        retiring.removeAll { $0.frame < status.statistics.framesPlayed }
     }
 }

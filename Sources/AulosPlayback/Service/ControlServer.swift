@@ -26,8 +26,13 @@ final class ControlServer {
     /// Why the last SIGHUP could not reload the rig file (nil once one succeeds).
     var reloadFailure: String?
 
-    func begin(rig: PlaybackRig, midi: LiveMIDIPath, live: LiveMIDIInput, reloads: Int) {
+    /// The session playing (for recording), and the folder `record start` writes in.
+    private var session: LiveSession?
+    var recordFolder = "."
+
+    func begin(rig: PlaybackRig, midi: LiveMIDIPath, live: LiveMIDIInput, session: LiveSession, reloads: Int) {
         self.rig = rig
+        self.session = session
         // The status shows every part's, send's and return's level.
         try? rig.startMetering()
         self.midi = midi
@@ -36,6 +41,7 @@ final class ControlServer {
     }
 
     func end() {
+        session = nil
         rig = nil
         midi = nil
         live = nil
@@ -84,6 +90,7 @@ final class ControlServer {
             reloadFailure: reloadFailure,
             meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
             warnings: rig.warnings, tempo: tempo, transportPlaying: rig.transport.isPlaying,
+            recordingTo: session?.recordingPath,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
             })
@@ -208,6 +215,8 @@ final class ControlServer {
                     ], toPart: part)
                 return #"{"ok":true,"part":"\#(Self.escape(rig.parts[part].part.name))","bank":\#(bank),"#
                     + #""program":\#(program)}"#
+            case "record" where words.count == 2 || (words.count == 3 && words[1] == "start"):
+                return try record(words.dropFirst().map { $0 })
             case "midi" where words.count >= 2:
                 var bytes: [UInt8] = []
                 for word in words.dropFirst() {
@@ -230,7 +239,8 @@ final class ControlServer {
                 return Self.error(
                     "unknown request '\(line.prefix(40))' "
                         + "(status, parts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, "
-                        + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, midi HEX…)")
+                        + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, record start [NAME]|stop, midi HEX…)"
+                )
             }
         } catch let error as AudioUnitError {
             return Self.error(error.detail)
@@ -239,6 +249,31 @@ final class ControlServer {
         } catch {
             return Self.error("\(error)")
         }
+    }
+
+    /// `record start [NAME]` / `record stop`: the master output into NAME (.wav or .flac; default a dated
+    /// FLAC) in the record folder. A name is only a name — a request from the network chooses no folder —
+    /// and an existing file is never replaced.
+    private func record(_ words: [String]) throws -> String {
+        guard let session else { return Self.error("not playing yet") }
+        if words == ["stop"] {
+            let done = try session.stopRecording()
+            return #"{"ok":true,"recorded":"\#(Self.escape(done.path))","frames":\#(done.frames),"#
+                + #""dropped":\#(done.dropped)}"#
+        }
+        guard words.first == "start" else { return Self.error("record takes start [NAME.wav|NAME.flac] or stop") }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        let name = words.count == 2 ? words[1] : "aulos-\(formatter.string(from: Date())).flac"
+        guard !name.contains("/"), !name.hasPrefix("."), name.hasSuffix(".wav") || name.hasSuffix(".flac") else {
+            return Self.error("record start takes a file name (no folder) ending in .wav or .flac, not '\(name)'")
+        }
+        let path = recordFolder + "/" + name
+        guard !FileManager.default.fileExists(atPath: path) else {
+            return Self.error("\(path) exists; recordings never replace a file")
+        }
+        try session.startRecording(to: path)
+        return #"{"ok":true,"recording":"\#(Self.escape(path))"}"#
     }
 
     static func json(_ value: some Encodable) throws -> String {

@@ -163,6 +163,7 @@ function meterRow(meter) {
 }
 
 let lastMIDI = 0;
+let sampleRate = 48000;
 function showStatus(message) {
   const status = message.status;
   if (!status || status.error) return;
@@ -174,6 +175,10 @@ function showStatus(message) {
   $("#status-midi").textContent = `${status.midiDelivered} (late ${status.midiLate})`;
   $("#status-keyboards").textContent = status.keyboards ? (status.keyboards.join(", ") || "none") : "no sequencer";
   $("#status-learning").textContent = status.learning || (status.controls.length ? `${status.controls.length} mapped` : "–");
+  sampleRate = status.sampleRate;
+  $("#record").classList.toggle("on", Boolean(status.recordingTo));
+  $("#record").setAttribute("aria-pressed", String(Boolean(status.recordingTo)));
+  if (status.recordingTo) $("#record-state").textContent = `recording ${status.recordingTo}`;
   $("#meters").replaceChildren(...(status.meters || []).map(meterRow));
   if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
   for (const entry of status.recentMIDI || []) {
@@ -241,6 +246,13 @@ function begin() {
   for (const button of document.querySelectorAll("[data-transport]")) {
     button.addEventListener("click", () => act(`transport ${button.dataset.transport}`));
   }
+  $("#record").addEventListener("click", async () => {
+    const recording = $("#record").classList.contains("on");
+    const answer = await act(recording ? "record stop" : "record start");
+    if (answer && answer.recorded) {
+      $("#record-state").textContent = `saved ${answer.recorded} (${(answer.frames / sampleRate).toFixed(1)} s)`;
+    }
+  });
   $("#rig-upload").addEventListener("change", async (event) => {
     const file = event.target.files[0];
     if (file) await uploadRig(await file.text());

@@ -91,6 +91,13 @@ struct PlayCommand: ParsableCommand {
     var web: String?
 
     @Option(
+        name: .customLong("record-dir"),
+        help: ArgumentHelp(
+            "Where `record start` (the panel's record button, the control socket) writes its files.",
+            valueName: "folder"))
+    var recordFolder = "."
+
+    @Option(
         name: .customLong("web-password"),
         help: ArgumentHelp(
             "A file holding the panel's password hash (made by `aulos web-password`): needed to serve the panel "
@@ -209,6 +216,7 @@ struct PlayCommand: ParsableCommand {
             live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
             live.osc = osc
             live.rigPath = instrument.rigFile
+            live.recordFolder = recordFolder
             var panel: WebPanel?
             if let web {
                 let bridge = ControlBridge()
