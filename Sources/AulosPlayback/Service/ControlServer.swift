@@ -239,7 +239,8 @@ final class ControlServer {
                 return Self.error(
                     "unknown request '\(line.prefix(40))' "
                         + "(status, parts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, "
-                        + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, record start [NAME]|stop, midi HEX…)"
+                        + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, "
+                        + "record start [NAME]|stop, midi HEX…)"
                 )
             }
         } catch let error as AudioUnitError {
