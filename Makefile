@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test lv2-sweep fuzz soak clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test test-web lv2-sweep fuzz soak clean
 
 all: build
 
@@ -91,6 +91,15 @@ realtime-test: setup
 ## a release build).
 record-test: setup
 	scripts/record-test.sh
+
+## The web panel in a real browser (Debian's headless Chromium, installed by setup --web): switch a rig,
+## move a slider, upload a bad rig, phone and desktop screenshots into docs/images; then the load test,
+## 50 WebSocket clients and 1,000 OSC messages a second for 60 s at 64-frame slices (~2 minutes warm).
+setup-web:
+	@scripts/setup.sh --web
+
+test-web: setup setup-web
+	scripts/web-test.sh
 
 ## The headless service under load for 10 minutes (SOAK_SECONDS to change): random MIDI at full polyphony,
 ## a graph change and a rig switch by program change every second, paced by JACK's dummy backend; no

@@ -41,7 +41,8 @@ public final class WebPanel: @unchecked Sendable {
         self.host = host
         let files: PanelFiles
         do { files = try PanelFiles.load() } catch { throw WebPanelError(error.message) }
-        server = HTTPServer(config: .init(address: address, timeout: 15))
+        // FlyingFox's default logger prints every request to standard output: noise in a service's journal.
+        server = HTTPServer(config: .init(address: address, timeout: 15, logger: .disabled))
         let api = PanelAPI(
             bridge: bridge, access: WebAccess(passwordHash: passwordHash), files: files,
             loopbackOnly: host == "127.0.0.1")

@@ -6,7 +6,7 @@ const $ = (selector) => document.querySelector(selector);
 let csrf = null;
 let parts = null;       // the last /api/parts answer
 let activeRig = -1;
-let dragging = null;    // the slider under the user's finger is not moved by status updates
+let partsLoading = false;
 
 function showError(text) {
   const box = $("#error");
@@ -52,8 +52,6 @@ function controlRow(item, label) {
     input.max = item.max;
     input.step = (item.max - item.min) / 1000;
     input.value = item.value;
-    input.addEventListener("pointerdown", () => { dragging = input; });
-    input.addEventListener("pointerup", () => { dragging = null; });
     input.addEventListener("input", () => {
       output.value = Number(input.value).toFixed(2);
       act(`set ${item.target} ${input.value}`);
@@ -110,7 +108,8 @@ function partCard(group) {
     const choose = document.createElement("button");
     choose.textContent = "Preset";
     choose.addEventListener("click", () => act(`preset ${group.name} ${bank.value} ${program.value}`));
-    row.append(mute, solo, "bank", bank, "program", program, choose);
+    const labelled = (text, field) => { const label = document.createElement("label"); label.append(text, field); return label; };
+    row.append(mute, solo, labelled("bank", bank), labelled("program", program), choose);
     card.append(row);
   }
   for (const item of main) card.append(controlRow(item, item.target.split(".").pop()));
@@ -140,7 +139,10 @@ async function soloPart(name, button) {
 }
 
 async function loadParts() {
+  if (partsLoading) return;   // status pushes arrive every 50 ms; one fetch at a time
+  partsLoading = true;
   try { parts = await call("GET", "/api/parts"); } catch (error) { showError(error.message); return; }
+  finally { partsLoading = false; }
   activeRig = parts.activeRig;
   const select = $("#rig-select");
   select.replaceChildren(...parts.rigs.map((name, index) => new Option(`${index + 1} ${name}`, index + 1)));
@@ -158,6 +160,7 @@ function meterRow(meter) {
   row.children[0].textContent = meter.name;
   row.querySelector(".avg").style.width = toWidth(meter.average);
   row.querySelector(".peak").style.left = toWidth(meter.peak);
+  row.querySelector(".peak").classList.toggle("silent", meter.peak <= -60);
   row.children[2].textContent = meter.peak > -120 ? `${meter.peak.toFixed(1)} dB` : "–";
   return row;
 }
@@ -179,7 +182,10 @@ function showStatus(message) {
   $("#record").classList.toggle("on", Boolean(status.recordingTo));
   $("#record").setAttribute("aria-pressed", String(Boolean(status.recordingTo)));
   if (status.recordingTo) $("#record-state").textContent = `recording ${status.recordingTo}`;
-  $("#meters").replaceChildren(...(status.meters || []).map(meterRow));
+  // The meters of this rig: its parts, the returns and sends, the master (not the set's other rigs' parts).
+  const own = new Set((parts?.groups || []).filter((group) => group.kind === "part").map((group) => `part ${group.name}`));
+  const shown = (status.meters || []).filter((meter) => !meter.name.startsWith("part ") || own.has(meter.name));
+  $("#meters").replaceChildren(...shown.map(meterRow));
   if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
   for (const entry of status.recentMIDI || []) {
     if (entry.sequence <= lastMIDI) continue;
@@ -211,7 +217,7 @@ async function uploadRig(text) {
     setTimeout(loadParts, 1500);   // the rig is rebuilt on the control thread's next ticks
     return true;
   } catch (error) {
-    showError(`rig not replaced: ${error.message}`);
+    showError(error.message);
     return false;
   }
 }
