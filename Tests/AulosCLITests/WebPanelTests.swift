@@ -193,6 +193,13 @@ import Glibc
         #expect(try aulos.waitForStatus { ($0["recordingTo"] as? String)?.hasSuffix("take.wav") == true })
         #expect(control("record start other.wav")?.body.contains("already recording") == true)
         #expect(control("midi 90 3C 64")?.status == 200)
+        // The MIDI activity log the panel shows.
+        #expect(
+            try aulos.waitForStatus { status in
+                (status["recentMIDI"] as? [[String: Any]] ?? []).contains {
+                    ($0["text"] as? String)?.hasPrefix("ch 1 note on 60 100") == true
+                }
+            })
         usleep(500_000)
         let stopped = control("record stop")
         #expect(stopped?.status == 200, "\(stopped?.body ?? "")")
