@@ -19,6 +19,14 @@ public struct SoundFontFile: Sendable, Equatable {
     public var playableSampleCount = 0
     /// Presets in the font (the terminal "EOP" record not counted).
     public var presetCount = 0
+    /// The presets by bank, program and name, as the file lists them (its terminal record left out).
+    public var presets: [Preset] = []
+
+    public struct Preset: Sendable, Equatable, Codable {
+        public var bank: Int
+        public var program: Int
+        public var name: String
+    }
     /// Problems that leave the font usable, each a line for the user.
     public var warnings: [String] = []
     /// Bytes of sample data: what FluidSynth holds in memory for the font (it loads every sample).
@@ -109,7 +117,18 @@ public struct SoundFontFile: Sendable, Equatable {
             let id = String(decoding: presetData[position..<(position + 4)], as: UTF8.self)
             let body = position + 8
             let available = max(0, min(size, presetData.count - body))
-            if id == "phdr" { file.presetCount = max(0, available / 38 - 1) }
+            if id == "phdr" {
+                file.presetCount = max(0, available / 38 - 1)
+                // Each 38-byte header: a 20-byte name (NUL-padded), then program and bank as 16-bit words.
+                file.presets = (0..<file.presetCount).map { index in
+                    let record = body + index * 38
+                    let name = presetData[record..<(record + 20)].prefix { $0 != 0 }
+                    return Preset(
+                        bank: Int(presetData[record + 22]) | Int(presetData[record + 23]) << 8,
+                        program: Int(presetData[record + 20]) | Int(presetData[record + 21]) << 8,
+                        name: String(decoding: name, as: UTF8.self))
+                }
+            }
             if id == "shdr" {
                 sawSamples = true
                 let records = available / 46

@@ -18,7 +18,8 @@ struct PanelAPI: Sendable {
 
     /// The control requests the panel may make: everything the control socket serves.
     static let verbs: Set<String> = [
-        "status", "parts", "get", "set", "learn", "learned", "unlearn", "rig", "preset", "tempo", "transport", "record",
+        "status", "parts", "fonts", "get", "set", "learn", "learned", "unlearn", "rig", "preset", "tempo", "transport",
+        "record",
         "midi",
     ]
     static let requestLimit = 8 << 10

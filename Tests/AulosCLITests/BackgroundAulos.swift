@@ -21,6 +21,16 @@ final class BackgroundAulos {
         try process.run()
     }
 
+    /// Two one-part synth rigs, One (part Lead) and Two (part Pad), and `set.yaml` listing them.
+    static func writeTwoRigSet(in folder: String) throws {
+        try "name: One\nparts:\n  - name: Lead\n    instrument: synth\n".write(
+            toFile: folder + "/one.yaml", atomically: true, encoding: .utf8)
+        try "name: Two\nparts:\n  - name: Pad\n    instrument: synth\n".write(
+            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
+        try "name: Set\nrigs:\n  - program: 0\n    rig: one.yaml\n  - program: 1\n    rig: two.yaml\n".write(
+            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+    }
+
     deinit {
         guard process.isRunning else { return }
         process.terminate()

@@ -76,12 +76,7 @@ import Glibc
         let folder = NSTemporaryDirectory() + "aulos-osc-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try "name: One\nparts:\n  - name: Lead\n    instrument: synth\n".write(
-            toFile: folder + "/one.yaml", atomically: true, encoding: .utf8)
-        try "name: Two\nparts:\n  - name: Pad\n    instrument: synth\n".write(
-            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
-        try "name: Set\nrigs:\n  - program: 0\n    rig: one.yaml\n  - program: 1\n    rig: two.yaml\n".write(
-            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+        try BackgroundAulos.writeTwoRigSet(in: folder)
         let port = UInt16(20_000 + getpid() % 20_000)
         let aulos = try BackgroundAulos(
             ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null", "--osc", "127.0.0.1:\(port)"],

@@ -73,12 +73,7 @@ import Glibc
     static func makeSet() throws -> (folder: String, port: UInt16) {
         let folder = NSTemporaryDirectory() + "aulos-web-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try "name: One\nparts:\n  - name: Lead\n    instrument: synth\n".write(
-            toFile: folder + "/one.yaml", atomically: true, encoding: .utf8)
-        try "name: Two\nparts:\n  - name: Pad\n    instrument: synth\n".write(
-            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
-        try "name: Set\nrigs:\n  - program: 0\n    rig: one.yaml\n  - program: 1\n    rig: two.yaml\n".write(
-            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+        try BackgroundAulos.writeTwoRigSet(in: folder)
         return (folder, UInt16(20_000 + (getpid() + 7_919) % 20_000))
     }
 
@@ -209,6 +204,31 @@ import Glibc
         #expect(size >= frames * 8, "a float stereo WAV of \(frames) frames: \(size) bytes")
         #expect(control("record start take.wav")?.body.contains("never replace") == true)
         #expect(try aulos.waitForStatus { $0["recordingTo"] == nil && $0["xruns"] as? Int == 0 })
+    }
+
+    @Test func theFontsAndTheirPresetsAreListedForTheirParts() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "name: Keys\nparts:\n  - name: Piano\n    instrument: sampler\n".write(
+            toFile: folder + "/keys.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/keys.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
+            in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Keys" }, "\(aulos.stderr)")
+        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        let answer = Self.http(
+            "POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf], body: #"{"request":"fonts"}"#)
+        let fonts = Self.json(answer?.body ?? "")?["fonts"] as? [[String: Any]] ?? []
+        let played = try #require(fonts.first, "\(answer?.body.prefix(300) ?? "no answer")")
+        #expect(played["parts"] as? [String] == ["Piano"])
+        let presets = played["presets"] as? [[String: Any]] ?? []
+        #expect(presets.count > 100)
+        #expect(presets.contains { $0["bank"] as? Int == 0 && $0["program"] as? Int == 0 })
+        let chosen = Self.http(
+            "POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf],
+            body: #"{"request":"preset Piano 0 24"}"#)
+        #expect(chosen?.status == 200, "\(chosen?.body ?? "")")
+        #expect(try aulos.waitForStatus { ($0["midiDelivered"] as? Int ?? 0) >= 3 })
     }
 
     @Test func beyondLoopbackThePanelNeedsAPasswordAndASession() throws {

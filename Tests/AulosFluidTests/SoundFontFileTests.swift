@@ -17,6 +17,11 @@ import Glibc
         #expect(font.sampleCount == 19 && font.playableSampleCount == 19)
         #expect(font.presetCount > 100)
         #expect(font.warnings.isEmpty)
+        // The preset headers, as a panel lists them: every one, each GM program once in bank 0, drums in 128.
+        #expect(font.presets.count == font.presetCount)
+        #expect(Set(font.presets.filter { $0.bank == 0 }.map(\.program)) == Set(0..<128))
+        #expect(font.presets.contains { $0.bank == 128 })
+        #expect(font.presets.allSatisfy { !$0.name.isEmpty && $0.name.utf8.count <= 20 })
     }
 
     /// Every sample header outside the sample data: FluidSynth loads it and renders exact zeros with exit 0.

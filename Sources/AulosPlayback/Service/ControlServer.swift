@@ -174,6 +174,8 @@ final class ControlServer {
                 return #"{"ok":true,"rig":"\#(Self.escape(rig.set.entries[index].rig.name))"}"#
             case "parts" where words.count == 1:
                 return try Self.json(PanelParts(rig, active: activeRig))
+            case "fonts" where words.count == 1:
+                return try Self.json(PanelFonts(rig, active: activeRig))
             case "tempo" where words.count == 2:
                 guard let bpm = Double(words[1]), (20...400).contains(bpm) else {
                     return Self.error("'\(words[1])' is not a tempo (20…400 beats per minute)")
@@ -238,7 +240,7 @@ final class ControlServer {
             default:
                 return Self.error(
                     "unknown request '\(line.prefix(40))' "
-                        + "(status, parts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, "
+                        + "(status, parts, fonts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N, "
                         + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, "
                         + "record start [NAME]|stop, midi HEX…)"
                 )

@@ -20,6 +20,8 @@ struct PanelParts: Encodable {
         var name: String
         var channels: [Int]
         var instrument: String?
+        /// The program the rig starts the part on (bank 0), if it names one.
+        var program: Int?
         var controls: [Control]
     }
 
@@ -33,9 +35,13 @@ struct PanelParts: Encodable {
         self.rig = rig.set.entries[active].rig.name
         rigs = rig.set.entries.map(\.rig.name)
         activeRig = active
+        let programs = Dictionary(
+            rig.parts.filter { $0.rigIndex == active }.map { ($0.part.name, $0.part.program) },
+            uniquingKeysWith: { a, _ in a })
         groups = rig.targetGroups(ofRig: active).map { group in
             Group(
                 kind: group.kind.rawValue, name: group.name, channels: group.channels, instrument: group.instrument,
+                program: programs[group.name] ?? nil,
                 controls: group.targets.compactMap { target in
                     guard let value = try? target.current() else { return nil }
                     let isEQ = if case .eqPreset = target.kind { true } else { false }

@@ -7,6 +7,7 @@ let csrf = null;
 let parts = null;       // the last /api/parts answer
 let activeRig = -1;
 let partsLoading = false;
+let fonts = null;       // the last `fonts` answer: SoundFonts found, their presets, the parts playing them
 
 function showError(text) {
   const box = $("#error");
@@ -101,6 +102,21 @@ function partCard(group) {
     solo.textContent = "Solo";
     solo.dataset.solo = group.name;
     solo.addEventListener("click", () => soloPart(group.name, solo));
+    const font = (fonts || []).find((entry) => entry.parts.includes(group.name));
+    if (font && font.presets.length) {
+      // A sampler part: its font's presets by name (bank:program), sent to this part alone.
+      const menu = document.createElement("select");
+      menu.dataset.presets = group.name;
+      menu.setAttribute("aria-label", `${group.name} preset`);
+      const sorted = [...font.presets].sort((a, b) => a.bank - b.bank || a.program - b.program);
+      for (const preset of sorted) {
+        menu.add(new Option(`${preset.bank}:${preset.program} ${preset.name}`, `${preset.bank} ${preset.program}`));
+      }
+      menu.value = `0 ${group.program ?? 0}`;   // what the rig starts the part on
+      menu.addEventListener("change", () => act(`preset ${group.name} ${menu.value}`));
+      row.append(mute, solo, menu);
+      card.append(row);
+    }
     const bank = document.createElement("input");
     bank.type = "number"; bank.min = 0; bank.max = 16383; bank.value = 0; bank.title = "bank";
     const program = document.createElement("input");
@@ -109,8 +125,10 @@ function partCard(group) {
     choose.textContent = "Preset";
     choose.addEventListener("click", () => act(`preset ${group.name} ${bank.value} ${program.value}`));
     const labelled = (text, field) => { const label = document.createElement("label"); label.append(text, field); return label; };
-    row.append(mute, solo, labelled("bank", bank), labelled("program", program), choose);
-    card.append(row);
+    if (!(font && font.presets.length)) {
+      row.append(mute, solo, labelled("bank", bank), labelled("program", program), choose);
+      card.append(row);
+    }
   }
   for (const item of main) card.append(controlRow(item, item.target.split(".").pop()));
   for (const item of sends) card.append(controlRow(item, item.target.split(".").pop()));
@@ -141,13 +159,22 @@ async function soloPart(name, button) {
 async function loadParts() {
   if (partsLoading) return;   // status pushes arrive every 50 ms; one fetch at a time
   partsLoading = true;
-  try { parts = await call("GET", "/api/parts"); } catch (error) { showError(error.message); return; }
+  try {
+    parts = await call("GET", "/api/parts");
+    fonts = (await control("fonts")).fonts;
+  } catch (error) { showError(error.message); return; }
   finally { partsLoading = false; }
   activeRig = parts.activeRig;
   const select = $("#rig-select");
   select.replaceChildren(...parts.rigs.map((name, index) => new Option(`${index + 1} ${name}`, index + 1)));
   select.value = parts.activeRig + 1;
   $("#parts").replaceChildren(...parts.groups.map(partCard));
+  $("#fonts").replaceChildren(...fonts.map((font) => {
+    const item = document.createElement("li");
+    const used = font.parts.length ? ` — played by ${font.parts.join(", ")}` : "";
+    item.textContent = `${font.path}: ${font.presets.length} presets${used}`;
+    return item;
+  }));
 }
 
 // MARK: Status
