@@ -108,6 +108,25 @@ struct PanelAPI: Sendable {
             else { return Self.refused(.badRequest, "a rig file is UTF-8 text of at most 1 MB") }
             return Self.answer(await bridge.request(.replaceRigFile(text)))
         }
+        await server.appendRoute("GET /api/rig-files") { request in
+            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
+                return Self.refused(.unauthorized, "log in first")
+            }
+            return Self.answer(await bridge.request(.rigFiles))
+        }
+        for (action, make) in [
+            ("load", ControlBridge.Request.loadRigFile), ("save", ControlBridge.Request.saveRigFile),
+        ] {
+            await server.appendRoute(HTTPRoute(method: .POST, path: "/api/rig-files/" + action)) { request in
+                if let refusal = refusal(forWrite: request) { return refusal }
+                guard let body = try await Self.body(request, limit: Self.requestLimit),
+                    let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+                    let name = object["name"] as? String
+                else { return Self.refused(.badRequest, "send {\"name\": \"NAME.yaml\"}") }
+                return Self.answer(await bridge.request(make(name)))
+            }
+        }
         let socket = WebSocketHTTPHandler(handler: MessageFrameWSHandler(handler: StatusFeed(bridge: bridge)))
         await server.appendRoute("GET /api/status") { request in
             guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }

@@ -167,6 +167,37 @@ import Glibc
         #expect(try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8) == good)
     }
 
+    @Test func rigFilesBesideThePlayingOneAreLoadedAndSaved() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
+            in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        func post(_ action: String, _ name: String) -> Response? {
+            Self.http(
+                "POST", "/api/rig-files/" + action, port: port, headers: ["X-Aulos-CSRF": csrf],
+                body: #"{"name":"\#(name)"}"#)
+        }
+        let listing = Self.json(Self.http("GET", "/api/rig-files", port: port)?.body ?? "")
+        #expect(listing?["files"] as? [String] == ["one.yaml", "set.yaml", "two.yaml"])
+        #expect(listing?["playing"] as? String == "set.yaml")
+
+        #expect(post("save", "copy.yaml")?.status == 200)
+        #expect(
+            try String(contentsOfFile: folder + "/copy.yaml", encoding: .utf8)
+                == String(contentsOfFile: folder + "/set.yaml", encoding: .utf8))
+        #expect(post("save", "copy.yaml")?.body.contains("never replaces") == true)
+        #expect(post("save", "../outside.yaml")?.status == 400)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/../outside.yaml"))
+
+        #expect(post("load", "missing.yaml")?.body.contains("not loaded") == true)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 && $0["reloads"] as? Int == 0 })
+        #expect(post("load", "two.yaml")?.status == 200)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String]) == ["Two"] && $0["reloads"] as? Int == 1 })
+    }
+
     @Test func theRecordButtonRecordsWhilePlaying() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -87,6 +87,8 @@ public final class KeyboardPlayback {
     private let osc: OSCServer?
     private var sequencer: SequencerInput?
     private var lastSequencerAttempt: Int64 = 0
+    /// The rig file SIGHUP reloads: the one given, until the panel loads another from beside it.
+    private var rigPath: String?
     /// READY=1 sent for the rig playing now.
     private var ready = false
     private var reloads = 0
@@ -113,6 +115,7 @@ public final class KeyboardPlayback {
         self.observer = observer
         control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
         server.recordFolder = options.recordFolder
+        rigPath = options.rigPath
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
         if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
     }
@@ -138,12 +141,27 @@ public final class KeyboardPlayback {
             case .line(let line): reply(server.handle(line))
             case .rigFile:
                 do throws(RigError) {
-                    let text = try RigFileReplacement.text(of: options.rigPath)
+                    let text = try RigFileReplacement.text(of: rigPath)
                     reply((try? ControlServer.json(["rigFile": text])) ?? ControlServer.error("cannot encode"))
+                } catch { reply(ControlServer.error(error.message)) }
+            case .rigFiles:
+                reply(
+                    (try? ControlServer.json(RigFileReplacement.Listing(beside: rigPath)))
+                        ?? ControlServer.error("cannot encode"))
+            case .loadRigFile(let name):
+                do throws(RigError) {
+                    rigPath = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
+                    StopSignals.reloadRequested = 1
+                    reply(#"{"ok":true,"reloading":true}"#)
+                } catch { reply(ControlServer.error(error.message)) }
+            case .saveRigFile(let name):
+                do throws(RigError) {
+                    let saved = try RigFileReplacement.saveCopy(of: rigPath, as: name)
+                    reply((try? ControlServer.json(["saved": saved])) ?? ControlServer.error("cannot encode"))
                 } catch { reply(ControlServer.error(error.message)) }
             case .replaceRigFile(let text):
                 do throws(RigError) {
-                    try RigFileReplacement.replace(options.rigPath, with: text)
+                    try RigFileReplacement.replace(rigPath, with: text)
                     StopSignals.reloadRequested = 1
                     reply(#"{"ok":true,"reloading":true}"#)
                 } catch { reply(ControlServer.error(error.message)) }
@@ -230,7 +248,7 @@ public final class KeyboardPlayback {
     private func readReload(_ set: RigSet) -> RigSet? {
         ServiceNotifier.notify("RELOADING=1")
         ready = false  // systemd waits for READY=1 again, whichever way the reload goes
-        guard let path = options.rigPath else {
+        guard let path = rigPath else {
             observer.info("SIGHUP: rebuilding the rig")
             return set
         }

@@ -17,6 +17,12 @@ public final class ControlBridge: @unchecked Sendable {
         case replaceRigFile(String)
         /// The playing rig file's text.
         case rigFile
+        /// The rig and set files beside the playing one.
+        case rigFiles
+        /// Plays another rig file from beside the playing one (checked first, then reloaded).
+        case loadRigFile(String)
+        /// Copies the playing rig file to a new name beside it (an existing file is never replaced).
+        case saveRigFile(String)
     }
 
     /// The status the control loop published last: JSON, its number, and when it was taken (CLOCK_MONOTONIC).

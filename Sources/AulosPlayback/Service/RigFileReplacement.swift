@@ -1,5 +1,6 @@
 import AulosCore
 import AulosRig
+import Foundation
 import Glibc
 
 /// A rig file sent over the network (the panel's upload) replacing the one the instrument plays: read in
@@ -33,6 +34,55 @@ enum RigFileReplacement {
         do { try FileContents.replace(path, with: Array(text.utf8)) } catch {
             throw RigError("cannot write \(path): \(error.reason)")
         }
+    }
+
+    /// What the panel's rig-file menu shows: the playing file's name and the rig files beside it.
+    struct Listing: Encodable {
+        var playing: String
+        var files: [String]
+
+        init(beside path: String?) {
+            playing = path.map { String($0.split(separator: "/").last ?? "") } ?? ""
+            files = siblings(of: path)
+        }
+    }
+
+    /// The `.yaml` files beside `path` (at most 200, sorted): what the panel can load.
+    static func siblings(of path: String?) -> [String] {
+        guard let path else { return [] }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(of: path))) ?? []
+        return Array(names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().prefix(200))
+    }
+
+    /// `name` beside `path`, refused unless it is a plain `.yaml` name (a request from the network names no
+    /// folder); with `checked`, it must exist and load as a rig or set.
+    static func sibling(_ name: String, of path: String?, checked: Bool) throws(RigError) -> String {
+        guard let path else { throw RigError(noFile) }
+        guard !name.contains("/"), !name.hasPrefix("."), name.hasSuffix(".yaml") || name.hasSuffix(".yml"),
+            name.utf8.count <= 255
+        else { throw RigError("a rig file here is a name ending in .yaml, without a folder, not '\(name)'") }
+        let target = folder(of: path) + "/" + name
+        if checked {
+            do { _ = try RigSet.load(target) } catch { throw RigError("not loaded: \(error.message)") }
+        }
+        return target
+    }
+
+    /// Copies the playing rig file to `name` beside it; an existing file is never replaced.
+    static func saveCopy(of path: String?, as name: String) throws(RigError) -> String {
+        let target = try sibling(name, of: path, checked: false)
+        guard !FileManager.default.fileExists(atPath: target) else {
+            throw RigError("\(name) exists; saving never replaces a file (choose another name)")
+        }
+        let text = try text(of: path)
+        do { try FileContents.replace(target, with: Array(text.utf8)) } catch {
+            throw RigError("cannot write \(target): \(error.reason)")
+        }
+        return target
+    }
+
+    private static func folder(of path: String) -> String {
+        path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
     }
 
     private static let noFile =

@@ -249,6 +249,24 @@ async function uploadRig(text) {
   }
 }
 
+async function loadRigFiles() {
+  try {
+    const answer = await call("GET", "/api/rig-files");
+    $("#rig-files").replaceChildren(...answer.files.map((name) => new Option(name, name)));
+    $("#rig-files").value = answer.playing;
+  } catch (error) { showError(error.message); }
+}
+
+async function rigFileAction(action, name) {
+  try {
+    const answer = await call("POST", `/api/rig-files/${action}`, JSON.stringify({ name }));
+    showError("");
+    if (action === "load") setTimeout(loadParts, 1500);
+    loadRigFiles();
+    return answer;
+  } catch (error) { showError(error.message); return null; }
+}
+
 // MARK: Start
 
 async function start() {
@@ -291,9 +309,12 @@ function begin() {
     if (file) await uploadRig(await file.text());
     event.target.value = "";
   });
+  $("#rig-load").addEventListener("click", () => rigFileAction("load", $("#rig-files").value));
+  $("#rig-save").addEventListener("click", () => rigFileAction("save", $("#rig-save-name").value.trim()));
   loadParts();
+  loadRigFiles();
   connect();
 }
 
-window.aulos = { uploadRig, act, loadParts };
+window.aulos = { uploadRig, act, loadParts, rigFileAction };
 start().catch((error) => showError(error.message));
