@@ -425,9 +425,22 @@ def in_browser(checks, aulos, browser, screenshots):
         return ok, f"get from Python {value}, from the page {in_page}; output {shown!r}; slider redrawn at {redrawn}"
 
     checks.run(f"(c) Piano.volume slider → {SLIDER_VALUE} reaches the server and the page", slider)
-    initial = next(item["value"] for group in parts["groups"] for item in group["controls"]
-                   if item["target"] == "Piano.volume")
-    aulos.control(f"set Piano.volume {initial}")  # back as the rig has it, for the screenshots
+    # (c) A value changed elsewhere (here the control API, as OSC or a controller would) reaches the slider.
+    def follows():
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        aulos.control("set Piano.pan 0.55")
+        expression = "Number(document.querySelector('input[data-target=\"Piano.pan\"]').value)"
+        started = time.monotonic()
+        while time.monotonic() - started < 5:
+            if abs(page.evaluate(expression) - 0.55) < 1e-3:
+                return True, f"slider at 0.55 after {time.monotonic() - started:.1f} s"
+            time.sleep(0.1)
+        return False, f"slider still at {page.evaluate(expression)} after 5 s"
+
+    checks.run("(c) Piano.pan set from outside the page reaches its slider within 5 s", follows)
+    initial = {item["target"]: item["value"] for group in parts["groups"] for item in group["controls"]}
+    for target in ("Piano.volume", "Piano.pan"):
+        aulos.control(f"set {target} {initial[target]}")  # back as the rig has it, for the screenshots
 
     # (g) Screenshots, on pages of their own sized before they load, with a chord sounding so that the meters
     # and the MIDI log show something.

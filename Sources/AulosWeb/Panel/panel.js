@@ -177,6 +177,24 @@ async function loadParts() {
   }));
 }
 
+// Values changed elsewhere (OSC, a controller, another panel) reach the sliders every 3 s while the page
+// is visible; the control under the user's finger or focus is left alone.
+async function refreshValues() {
+  if (document.hidden || !parts) return;
+  let fresh;
+  try { fresh = await call("GET", "/api/parts"); } catch { return; }
+  if (fresh.activeRig !== parts.activeRig) return;   // a rig switch redraws everything anyway
+  for (const group of fresh.groups) {
+    for (const item of group.controls) {
+      const input = document.querySelector(`[data-target="${CSS.escape(item.target)}"]`);
+      if (!input || input === document.activeElement || input.matches(":active")) continue;
+      input.value = item.isEQ ? Math.round(item.value) : item.value;
+      const output = input.parentElement.querySelector("output");
+      if (output && !item.isEQ) output.value = Number(item.value).toFixed(2);
+    }
+  }
+}
+
 // MARK: Status
 
 function meterRow(meter) {
@@ -314,6 +332,7 @@ function begin() {
   loadParts();
   loadRigFiles();
   connect();
+  setInterval(refreshValues, 3000);
 }
 
 window.aulos = { uploadRig, act, loadParts, rigFileAction };
