@@ -86,7 +86,10 @@ let package = Package(
         // The web panel: the page (plain HTML/CSS/JS resources), its API and status WebSocket, over FlyingFox.
         .target(
             name: "AulosWeb",
-            dependencies: ["AulosCore", "AulosPlayback", "CCrypt", .product(name: "FlyingFox", package: "FlyingFox")],
+            dependencies: [
+                "AulosCore", "AulosPlayback", "CCrypt", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
+            ],
             path: "Sources/AulosWeb", resources: [.copy("Panel")]),
         .executableTarget(
             name: "aulos",

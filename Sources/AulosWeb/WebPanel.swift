@@ -1,6 +1,7 @@
 import AulosCore
 import AulosPlayback
 import FlyingFox
+import FlyingSocks
 import Foundation
 
 /// The web panel (`aulos play --web [ADDR:]PORT`, docs/web.md): the page, its JSON API and the status
@@ -63,8 +64,16 @@ public final class WebPanel: @unchecked Sendable {
                     }
                 outcome.withLock { $0 = .success(bound) }
             } catch {
+                // The server's own error says why (the port in use, no such address).
                 task.cancel()
-                let reason = (try? await task.value).map { _ in "" } ?? ""
+                var reason = ""
+                if case .failure(let failure) = await task.result {
+                    if case SocketError.failed(_, _, let message) = failure {
+                        reason = " (\(message.lowercased()))"
+                    } else {
+                        reason = " (\(failure))"
+                    }
+                }
                 outcome.withLock {
                     $0 = .failure(WebPanelError("the panel cannot listen on \(host):\(requested)\(reason)"))
                 }
