@@ -48,10 +48,9 @@ struct PanelAPI: Sendable {
         }
         await server.appendRoute("POST /api/login") { request in
             guard hostAllowed(request), sameOrigin(request) else { return Self.refused(.forbidden, "wrong origin") }
-            guard let body = try await Self.body(request, limit: Self.requestLimit),
-                let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-                let password = object["password"] as? String
-            else { return Self.refused(.badRequest, "send {\"password\": \"…\"}") }
+            guard let password = try await Self.field("password", of: request) else {
+                return Self.refused(.badRequest, "send {\"password\": \"…\"}")
+            }
             // Guessing is slowed on the server's time, without holding a thread.
             if access.isThrottled { try await Task.sleep(for: .seconds(1)) }
             guard let session = access.login(password) else { return Self.refused(.unauthorized, "wrong password") }
@@ -67,10 +66,9 @@ struct PanelAPI: Sendable {
         }
         await server.appendRoute("POST /api/control") { request in
             if let refusal = refusal(forWrite: request) { return refusal }
-            guard let body = try await Self.body(request, limit: Self.requestLimit),
-                let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-                let line = object["request"] as? String
-            else { return Self.refused(.badRequest, "send {\"request\": \"set PART.PARAMETER VALUE\"} (at most 8 KB)") }
+            guard let line = try await Self.field("request", of: request) else {
+                return Self.refused(.badRequest, "send {\"request\": \"set PART.PARAMETER VALUE\"} (at most 8 KB)")
+            }
             guard !line.contains(where: \.isNewline), let verb = line.split(separator: " ").first,
                 Self.verbs.contains(String(verb))
             else {
@@ -79,17 +77,11 @@ struct PanelAPI: Sendable {
             return Self.answer(await bridge.request(.line(line)))
         }
         await server.appendRoute("GET /api/parts") { request in
-            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
-            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
-                return Self.refused(.unauthorized, "log in first")
-            }
+            if let refusal = refusal(forRead: request) { return refusal }
             return Self.answer(await bridge.request(.line("parts")))
         }
         await server.appendRoute("GET /api/rig-file") { request in
-            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
-            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
-                return Self.refused(.unauthorized, "log in first")
-            }
+            if let refusal = refusal(forRead: request) { return refusal }
             let answer = await bridge.request(.rigFile)
             guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
                 let text = object["rigFile"] as? String
@@ -109,10 +101,7 @@ struct PanelAPI: Sendable {
             return Self.answer(await bridge.request(.replaceRigFile(text)))
         }
         await server.appendRoute("GET /api/rig-files") { request in
-            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
-            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
-                return Self.refused(.unauthorized, "log in first")
-            }
+            if let refusal = refusal(forRead: request) { return refusal }
             return Self.answer(await bridge.request(.rigFiles))
         }
         for (action, make) in [
@@ -120,19 +109,15 @@ struct PanelAPI: Sendable {
         ] {
             await server.appendRoute(HTTPRoute(method: .POST, path: "/api/rig-files/" + action)) { request in
                 if let refusal = refusal(forWrite: request) { return refusal }
-                guard let body = try await Self.body(request, limit: Self.requestLimit),
-                    let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-                    let name = object["name"] as? String
-                else { return Self.refused(.badRequest, "send {\"name\": \"NAME.yaml\"}") }
+                guard let name = try await Self.field("name", of: request) else {
+                    return Self.refused(.badRequest, "send {\"name\": \"NAME.yaml\"}")
+                }
                 return Self.answer(await bridge.request(make(name)))
             }
         }
         let socket = WebSocketHTTPHandler(handler: MessageFrameWSHandler(handler: StatusFeed(bridge: bridge)))
         await server.appendRoute("GET /api/status") { request in
-            guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
-            guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
-                return Self.refused(.unauthorized, "log in first")
-            }
+            if let refusal = refusal(forRead: request) { return refusal }
             guard sameOrigin(request) else { return Self.refused(.forbidden, "wrong origin") }
             return try await socket.handleRequest(request)
         }
@@ -155,6 +140,15 @@ struct PanelAPI: Sendable {
         return origin == "http://" + host || origin == "https://" + host
     }
 
+    /// Reads need this machine's Host (on loopback) and a login (when there is a password).
+    func refusal(forRead request: HTTPRequest) -> HTTPResponse? {
+        guard hostAllowed(request) else { return Self.refused(.forbidden, "unknown Host") }
+        guard access.csrfToken(cookieHeader: request.headers[.cookie]) != nil else {
+            return Self.refused(.unauthorized, "log in first")
+        }
+        return nil
+    }
+
     func refusal(forWrite request: HTTPRequest) -> HTTPResponse? {
         guard hostAllowed(request), sameOrigin(request) else { return Self.refused(.forbidden, "wrong origin") }
         guard
@@ -175,6 +169,14 @@ struct PanelAPI: Sendable {
             if data.count > limit { return nil }
         }
         return data
+    }
+
+    /// The string `name` of a JSON object body of at most `requestLimit` bytes; nil for anything else.
+    static func field(_ name: String, of request: HTTPRequest) async throws -> String? {
+        guard let body = try await body(request, limit: requestLimit),
+            let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+        else { return nil }
+        return object[name] as? String
     }
 
     /// A control reply as an HTTP answer: 400 when it is an error.

@@ -77,6 +77,25 @@ import Glibc
         return (folder, UInt16(20_000 + (getpid() + 7_919) % 20_000))
     }
 
+    /// aulos on the null device playing `rig` (a file in `folder`) with the panel on loopback at `port`, once
+    /// its status says `ready`; and the CSRF token the panel hands this machine.
+    static func servePanel(
+        _ rig: String, in folder: String, port: UInt16, adding extra: [String] = [],
+        ready: ([String: Any]) -> Bool
+    ) throws -> (aulos: BackgroundAulos, csrf: String) {
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/" + rig, "--device", "null", "--web", "127.0.0.1:\(port)"]
+                + extra, in: folder)
+        #expect(try aulos.waitForStatus(ready), "\(aulos.stderr)")
+        let csrf = try #require(json(http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        return (aulos, csrf)
+    }
+
+    /// `line` through `POST /api/control`, carrying the token.
+    static func control(_ line: String, port: UInt16, csrf: String) -> Response? {
+        http("POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf], body: #"{"request":"\#(line)"}"#)
+    }
+
     @Test func thePanelServesItsPageAndActsThroughTheControlServer() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -139,16 +158,14 @@ import Glibc
     @Test func aRigUploadIsCheckedBeforeItReplacesAnything() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let aulos = try BackgroundAulos(
-            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
-            in: folder)
-        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
-        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        let (aulos, csrf) = try Self.servePanel("set.yaml", in: folder, port: port) {
+            ($0["rigs"] as? [String])?.count == 2
+        }
         let write = ["X-Aulos-CSRF": csrf]
         let original = try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8)
         #expect(Self.http("GET", "/api/rig-file", port: port)?.body == original)
 
-        let switched = Self.http("POST", "/api/control", port: port, headers: write, body: #"{"request":"rig 2"}"#)
+        let switched = Self.control("rig 2", port: port, csrf: csrf)
         #expect(switched?.status == 200, "\(switched?.body ?? "")")
         #expect(try aulos.waitForStatus { $0["rig"] as? String == "Two" })
 
@@ -170,11 +187,9 @@ import Glibc
     @Test func rigFilesBesideThePlayingOneAreLoadedAndSaved() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let aulos = try BackgroundAulos(
-            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
-            in: folder)
-        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
-        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
+        let (aulos, csrf) = try Self.servePanel("set.yaml", in: folder, port: port) {
+            ($0["rigs"] as? [String])?.count == 2
+        }
         func post(_ action: String, _ name: String) -> Response? {
             Self.http(
                 "POST", "/api/rig-files/" + action, port: port, headers: ["X-Aulos-CSRF": csrf],
@@ -201,17 +216,10 @@ import Glibc
     @Test func theRecordButtonRecordsWhilePlaying() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let aulos = try BackgroundAulos(
-            [
-                "play", "--service", "--rig", folder + "/one.yaml", "--device", "null", "--web", "127.0.0.1:\(port)",
-                "--record-dir", folder,
-            ], in: folder)
-        #expect(try aulos.waitForStatus { $0["rig"] as? String == "One" }, "\(aulos.stderr)")
-        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
-        func control(_ line: String) -> Response? {
-            Self.http(
-                "POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf], body: #"{"request":"\#(line)"}"#)
+        let (aulos, csrf) = try Self.servePanel("one.yaml", in: folder, port: port, adding: ["--record-dir", folder]) {
+            $0["rig"] as? String == "One"
         }
+        func control(_ line: String) -> Response? { Self.control(line, port: port, csrf: csrf) }
         #expect(control("record start ../escape.wav")?.status == 400)
         #expect(control("record start take.mp3")?.status == 400)
         let started = control("record start take.wav")
@@ -242,22 +250,15 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try "name: Keys\nparts:\n  - name: Piano\n    instrument: sampler\n".write(
             toFile: folder + "/keys.yaml", atomically: true, encoding: .utf8)
-        let aulos = try BackgroundAulos(
-            ["play", "--service", "--rig", folder + "/keys.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
-            in: folder)
-        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Keys" }, "\(aulos.stderr)")
-        let csrf = try #require(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
-        let answer = Self.http(
-            "POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf], body: #"{"request":"fonts"}"#)
+        let (aulos, csrf) = try Self.servePanel("keys.yaml", in: folder, port: port) { $0["rig"] as? String == "Keys" }
+        let answer = Self.control("fonts", port: port, csrf: csrf)
         let fonts = Self.json(answer?.body ?? "")?["fonts"] as? [[String: Any]] ?? []
         let played = try #require(fonts.first, "\(answer?.body.prefix(300) ?? "no answer")")
         #expect(played["parts"] as? [String] == ["Piano"])
         let presets = played["presets"] as? [[String: Any]] ?? []
         #expect(presets.count > 100)
         #expect(presets.contains { $0["bank"] as? Int == 0 && $0["program"] as? Int == 0 })
-        let chosen = Self.http(
-            "POST", "/api/control", port: port, headers: ["X-Aulos-CSRF": csrf],
-            body: #"{"request":"preset Piano 0 24"}"#)
+        let chosen = Self.control("preset Piano 0 24", port: port, csrf: csrf)
         #expect(chosen?.status == 200, "\(chosen?.body ?? "")")
         #expect(try aulos.waitForStatus { ($0["midiDelivered"] as? Int ?? 0) >= 3 })
     }

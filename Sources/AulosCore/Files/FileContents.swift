@@ -8,6 +8,11 @@ import Glibc
 ///
 /// Threads: control side (it blocks on the file system).
 public enum FileContents {
+    /// The folder `path` is in ("." for a bare name), without a trailing slash.
+    public static func folder(of path: String) -> String {
+        path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+    }
+
     /// The file's bytes, or an error naming the path and what is wrong. Files larger than `limit` bytes are
     /// refused without reading them whole (special files with no size, such as /proc entries, are read up
     /// to the limit).

@@ -137,34 +137,31 @@ public final class KeyboardPlayback {
     /// written, is reloaded as SIGHUP reloads it (the rig plays on until the new one is built).
     private func answer(_ bridge: ControlBridge) {
         for (request, reply) in bridge.take() {
+            // Each answer is JSON, or the one-line error of whatever could not be done.
+            func answering(_ body: () throws -> String) {
+                do { reply(try body()) } catch let error as RigError { reply(ControlServer.error(error.message)) } catch
+                {
+                    reply(ControlServer.error("\(error)"))
+                }
+            }
             switch request {
             case .line(let line): reply(server.handle(line))
-            case .rigFile:
-                do throws(RigError) {
-                    let text = try RigFileReplacement.text(of: rigPath)
-                    reply((try? ControlServer.json(["rigFile": text])) ?? ControlServer.error("cannot encode"))
-                } catch { reply(ControlServer.error(error.message)) }
-            case .rigFiles:
-                reply(
-                    (try? ControlServer.json(RigFileReplacement.Listing(beside: rigPath)))
-                        ?? ControlServer.error("cannot encode"))
+            case .rigFile: answering { try ControlServer.json(["rigFile": try RigFileReplacement.text(of: rigPath)]) }
+            case .rigFiles: answering { try ControlServer.json(RigFileReplacement.Listing(beside: rigPath)) }
+            case .saveRigFile(let name):
+                answering { try ControlServer.json(["saved": try RigFileReplacement.saveCopy(of: rigPath, as: name)]) }
             case .loadRigFile(let name):
-                do throws(RigError) {
+                answering {
                     rigPath = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
                     StopSignals.reloadRequested = 1
-                    reply(#"{"ok":true,"reloading":true}"#)
-                } catch { reply(ControlServer.error(error.message)) }
-            case .saveRigFile(let name):
-                do throws(RigError) {
-                    let saved = try RigFileReplacement.saveCopy(of: rigPath, as: name)
-                    reply((try? ControlServer.json(["saved": saved])) ?? ControlServer.error("cannot encode"))
-                } catch { reply(ControlServer.error(error.message)) }
+                    return #"{"ok":true,"reloading":true}"#
+                }
             case .replaceRigFile(let text):
-                do throws(RigError) {
+                answering {
                     try RigFileReplacement.replace(rigPath, with: text)
                     StopSignals.reloadRequested = 1
-                    reply(#"{"ok":true,"reloading":true}"#)
-                } catch { reply(ControlServer.error(error.message)) }
+                    return #"{"ok":true,"reloading":true}"#
+                }
             }
         }
         bridge.publish(server.handle("status"))
@@ -237,6 +234,10 @@ public final class KeyboardPlayback {
                     osc?.reply(
                         OSCMessage("/aulos/error", [.string("waiting for the audio device: \(error.message)")]),
                         to: sender)
+                }
+                // The panel's requests too: left queued they would hold its pages until the device came.
+                for (_, reply) in options.bridge?.take() ?? [] {
+                    reply(ControlServer.error("waiting for the audio device: \(error.message)"))
                 }
             }
             return nil

@@ -6,7 +6,7 @@ import Foundation
 /// the status, so no server thread ever touches the rig, and the render thread never waits on the network.
 ///
 /// A request is a control-socket line (so the panel has exactly the socket's checks and effects) or one of
-/// the few things only the control loop itself can do (replace the rig file, start or stop recording).
+/// the few things only the control loop itself can do: read, replace, load or save the rig file it plays.
 ///
 /// Threads: `submit`/`latest` from any thread; `take`/`publish` on the control thread.
 public final class ControlBridge: @unchecked Sendable {

@@ -41,7 +41,7 @@ public final class ControlSocket {
             }
             unlink(path)
         }
-        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let folder = FileContents.folder(of: path)
         if !folder.isEmpty, access(folder, F_OK) != 0 { mkdir(folder, 0o750) }
         let descriptor = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)

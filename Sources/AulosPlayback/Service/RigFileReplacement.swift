@@ -13,15 +13,15 @@ enum RigFileReplacement {
     /// The playing rig file's text.
     static func text(of path: String?) throws(RigError) -> String {
         guard let path else { throw RigError(noFile) }
-        do { return try FileContents.text(path, limit: 1 << 20) } catch {
-            throw RigError("\(path): cannot read the rig file: \(error.reason)")
-        }
+        return try readRigFile(path)
     }
 
     /// Checks `text` as a rig or set file and writes it over `path`; the error says what is wrong with it.
     static func replace(_ path: String?, with text: String) throws(RigError) {
         guard let path else { throw RigError(noFile) }
-        guard text.utf8.count <= 1 << 20 else { throw RigError("the rig file is larger than 1 MB; a rig is a page") }
+        guard text.utf8.count <= rigFileLimit else {
+            throw RigError("the rig file is larger than 1 MB; a rig is a page")
+        }
         let scratch = path + ".checking-\(getpid())"
         defer { unlink(scratch) }
         do { try FileContents.replace(scratch, with: Array(text.utf8)) } catch {
@@ -50,7 +50,7 @@ enum RigFileReplacement {
     /// The `.yaml` files beside `path` (at most 200, sorted): what the panel can load.
     static func siblings(of path: String?) -> [String] {
         guard let path else { return [] }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(of: path))) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: FileContents.folder(of: path))) ?? []
         return Array(names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().prefix(200))
     }
 
@@ -61,7 +61,7 @@ enum RigFileReplacement {
         guard !name.contains("/"), !name.hasPrefix("."), name.hasSuffix(".yaml") || name.hasSuffix(".yml"),
             name.utf8.count <= 255
         else { throw RigError("a rig file here is a name ending in .yaml, without a folder, not '\(name)'") }
-        let target = folder(of: path) + "/" + name
+        let target = FileContents.folder(of: path) + "/" + name
         if checked {
             do { _ = try RigSet.load(target) } catch { throw RigError("not loaded: \(error.message)") }
         }
@@ -79,10 +79,6 @@ enum RigFileReplacement {
             throw RigError("cannot write \(target): \(error.reason)")
         }
         return target
-    }
-
-    private static func folder(of path: String) -> String {
-        path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
     }
 
     private static let noFile =

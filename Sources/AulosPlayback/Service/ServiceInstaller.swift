@@ -96,9 +96,7 @@ public struct ServiceInstaller {
         try copy(executable, to: root + binaryPath, mode: 0o755)
         done.append("installed \(root + binaryPath)")
         // The web panel's page lives beside the binary, as SwiftPM's resource bundle.
-        let bundle =
-            (executable.contains("/") ? String(executable[...executable.lastIndex(of: "/")!]) : "./")
-            + "Aulos_AulosWeb.resources"
+        let bundle = FileContents.folder(of: executable) + "/Aulos_AulosWeb.resources"
         if access(bundle, F_OK) == 0 {
             try copyTree(bundle, to: root + prefix + "/bin/Aulos_AulosWeb.resources")
             done.append("installed the web panel's page in \(root + prefix)/bin/Aulos_AulosWeb.resources")

@@ -7,9 +7,10 @@ import Yams
 // Reading rig and rig-set files (YAML, docs/rigs.md). Every error names the file, the line and the key.
 
 /// The most a rig or rig-set file may hold: a rig is a page of text; anything larger is not one.
-let rigFileLimit = 1 << 20
+public let rigFileLimit = 1 << 20
 
-func readRigFile(_ path: String) throws(RigError) -> String {
+/// A rig or set file's text, within `rigFileLimit`; the error names the file.
+public func readRigFile(_ path: String) throws(RigError) -> String {
     do {
         return try FileContents.text(path, limit: rigFileLimit)
     } catch {
@@ -269,7 +270,7 @@ extension RigSet {
         guard let list = keys["rigs"]?.sequence, !list.isEmpty else {
             throw reader.error(keys["rigs"]!, "rigs", "must be a list of {program, rig}")
         }
-        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let folder = FileContents.folder(of: path)
         var entries: [Entry] = []
         for (index, item) in list.enumerated() {
             let at = "rigs[\(index)]"
