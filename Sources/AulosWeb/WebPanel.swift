@@ -29,11 +29,14 @@ public final class WebPanel: @unchecked Sendable {
         let host = parts.count == 2 ? (parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])) : "127.0.0.1"
         if host != "127.0.0.1" && passwordHash == nil {
             throw WebPanelError(
-                "the panel listens beyond this machine only with a password: put web-password: HASH in the rig "
-                    + "(make one with `aulos web-password`), or use --web 127.0.0.1:\(requested)")
+                "the panel listens beyond this machine only with a password: give --web-password FILE (make it "
+                    + "with `aulos web-password -o FILE`), or use --web 127.0.0.1:\(requested)")
         }
-        if let passwordHash, WebAccess.crypt("", setting: passwordHash) == nil {
-            throw WebPanelError("web-password is not a crypt(3) hash; make one with `aulos web-password`")
+        // A "$id$…" hash: libcrypt would also take any two characters as an old DES salt, and then no
+        // password could ever match.
+        if let passwordHash, !passwordHash.hasPrefix("$") || WebAccess.crypt("", setting: passwordHash) == nil {
+            throw WebPanelError(
+                "--web-password's file holds no password hash; make it with `aulos web-password -o FILE`")
         }
         let address: sockaddr_in
         do { address = try .inet(ip4: host, port: requested) } catch {

@@ -269,6 +269,16 @@ import Glibc
         let refused = try runAulos(["play", "--device", "null", "--web", "0.0.0.0:\(port)", "--duration", "1"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("only with a password"), "\(refused.stderr)")
+        // A file without a "$id$" hash (empty, or text libcrypt would take as an old DES salt) is refused.
+        for content in ["", "notahash\n"] {
+            try content.write(toFile: folder + "/not-a-hash", atomically: true, encoding: .utf8)
+            let result = try runAulos([
+                "play", "--device", "null", "--web", "0.0.0.0:\(port)", "--web-password", folder + "/not-a-hash",
+                "--duration", "1",
+            ])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("holds no password hash"), "\(result.stderr)")
+        }
 
         // The hash, as a user makes it: the password on standard input, the hash into a file.
         let hasher = Process()

@@ -181,7 +181,8 @@ struct PlayCommand: ParsableCommand {
         guard let webPassword else { return nil }
         do {
             let text = try FileContents.text(webPassword, limit: 4096)
-            return text.split(whereSeparator: \.isNewline).first.map(String.init)
+            // An empty file is a hash that is not there, not "no password".
+            return text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         } catch {
             throw CommandError("cannot read --web-password: \(error.message)")
         }
