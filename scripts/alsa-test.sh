@@ -16,6 +16,7 @@ rm -rf "$work" && mkdir -p "$work/bin" "$work/out"
 
 if [ -z "${AULOS_BIN:-}" ]; then
   # The Swift runtime linked in: the guest only has the C libraries run.sh copies (ldd closure).
+  scripts/setup.sh --static
   swift build -c release --static-swift-stdlib --product aulos
   AULOS_BIN=.build/release/aulos
 fi

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 work=.build-vm/aulos-test
 rm -rf "$work" && mkdir -p "$work/bin" "$work/out"
 
+scripts/setup.sh --static
 swift build -c release --static-swift-stdlib --product aulos
 cp .build/release/aulos soundfonts/AulosGM.sf2 "$work/bin/"
 cp -r presets "$work/bin/presets"
