@@ -58,6 +58,12 @@ let package = Package(
         .target(
             name: "AulosALSA", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"],
             path: "Sources/AulosALSA"),
+        // JACK (jackd2, or PipeWire through pipewire-jack): the JACK I/O unit, JACK MIDI and JACK transport.
+        .systemLibrary(name: "CJACK", path: "Sources/CJACK", providers: [.apt(["libjack-jackd2-dev"])]),
+        .target(
+            name: "AulosJACK",
+            dependencies: ["AulosCore", "AulosALSA", "AulosMIDI", "AulosRealtime", "AulosUnits", "CJACK"],
+            path: "Sources/AulosJACK"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
@@ -71,8 +77,8 @@ let package = Package(
         .target(
             name: "AulosPlayback",
             dependencies: [
-                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosAudioFile",
-                "AulosRig", "AulosRealtime",
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosJACK",
+                "AulosAudioFile", "AulosRig", "AulosRealtime",
             ],
             path: "Sources/AulosPlayback"),
         // LV2 plugins: discovery through lilv, and plugins hosted as audio units.
@@ -94,8 +100,8 @@ let package = Package(
         .executableTarget(
             name: "aulos",
             dependencies: [
-                "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosSoundFont", "AulosUnits",
-                "AulosLV2", "AulosWeb",
+                "AulosPlayback", "AulosRig", "AulosALSA", "AulosJACK", "AulosAudioFile", "AulosCore", "AulosSoundFont",
+                "AulosUnits", "AulosLV2", "AulosWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/aulos"),
@@ -167,6 +173,13 @@ let package = Package(
         .testTarget(
             name: "AulosLV2Tests", dependencies: ["AulosLV2", "AulosCore", "AulosTestSupport", "CLilv", "CLV2Log"],
             path: "Tests/AulosLV2Tests"),
-        .testTarget(name: "AulosCLITests", dependencies: ["aulos"], path: "Tests/AulosCLITests"),
+        .testTarget(
+            name: "AulosJACKTests",
+            dependencies: [
+                "AulosJACK", "AulosALSA", "AulosCore", "AulosMIDI", "AulosRig", "AulosTestSupport",
+                "CAllocationCounter",
+            ],
+            path: "Tests/AulosJACKTests"),
+        .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )

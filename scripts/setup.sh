@@ -27,6 +27,8 @@ if [ "${1:-}" = "--tests" ]; then
     lv2-examples         # the LV2 specification's example plugins (eg-amp, eg-sampler, eg-params, ...)
     dragonfly-reverb-lv2 # Dragonfly's reverbs: options and the worker; the LV2 hosting benchmark's plate
     x42-plugins          # 116 more plugins (sidechains, multi-channel meters) for the hosting sweep
+    jackd2               # a real JACK server (jackd -d dummy) for the JACK driver's tests, and jack_bufsize
+    gcc                  # builds the JACK tests' C client (scripts/jack/jack-probe.c)
   )
 fi
 

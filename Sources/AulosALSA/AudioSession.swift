@@ -49,10 +49,19 @@ public final class AudioSession {
     /// A device that takes audio faster than real time is paced by the clock (see `PCMRequest`).
     public var pacesUnpacedDevices = true
 
+    /// The I/O unit live graphs are headed by: the ALSA unit, or another driver's (the JACK unit, made with its
+    /// settings by the host that chose it).
+    public var outputComponent = Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") {
+        ALSAOutputUnit()
+    }
+    /// The slice the graph is sized for at least, beyond what the device grants: a driver whose slice can
+    /// grow while playing (JACK's buffer size) renders a larger one in pieces of this size.
+    public var minimumSliceCapacity: UInt32 = 0
+
     public private(set) var isActive = false
     /// What the device granted, while active.
     public private(set) var grant: PCMGrant?
-    private weak var outputUnit: ALSAOutputUnit?
+    private weak var outputUnit: (any LiveIOUnit)?
     private var interruptionListeners: [(Interruption) -> Void] = []
     private var routeListeners: [(RouteChangeReason) -> Void] = []
     /// The sound cards seen at the last check, and when that was (cards are polled at most twice a second).
@@ -121,12 +130,13 @@ public final class AudioSession {
 
     // MARK: Activation
 
-    /// Opens the device for `io` (an ALSA I/O unit not yet initialized), negotiates, and raises the
-    /// MaximumFramesPerSlice of `io` and of every unit in `units` (the rest of its graph) to the granted
-    /// slice, as the seeds require before a graph initializes. Returns what was granted. Throws a
-    /// `DeviceError` when the device cannot be used, an `AudioUnitError` when called out of order.
+    /// Opens the device for `io` (an I/O unit of `outputComponent`'s kind, not yet initialized), negotiates,
+    /// and raises the MaximumFramesPerSlice of `io` and of every unit in `units` (the rest of its graph) to the
+    /// granted slice (or `minimumSliceCapacity`), as the seeds require before a graph initializes. Returns
+    /// what was granted. Throws a `DeviceError` when the device cannot be used, an `AudioUnitError` when
+    /// called out of order.
     @discardableResult
-    public func activate(for io: ALSAOutputUnit, sizing units: [AudioUnit] = []) throws -> PCMGrant {
+    public func activate(for io: any LiveIOUnit, sizing units: [AudioUnit] = []) throws -> PCMGrant {
         guard !isActive else { throw AudioUnitError(.cannotDoInCurrentContext, "the audio session is already active") }
         guard !io.isInitialized, !units.contains(where: \.isInitialized) else {
             throw AudioUnitError(
@@ -139,12 +149,13 @@ public final class AudioSession {
             io.closeDevice()
             throw DeviceError(
                 .refused,
-                "ALSA device '\(device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames "
+                "'\(granted.device)' granted a \(granted.period)-frame period; Aulos renders at most 4096 frames "
                     + "per slice (ask for a smaller slice)"
             )
         }
-        for unit in [io] + units where unit.maximumFramesPerSlice < granted.period {
-            try unit.set(.maximumFramesPerSlice, granted.period)
+        let capacity = max(granted.period, minimumSliceCapacity)
+        for unit in [io] + units where unit.maximumFramesPerSlice < capacity {
+            try unit.set(.maximumFramesPerSlice, capacity)
         }
         outputUnit = io
         grant = granted
@@ -233,7 +244,7 @@ public final class AudioSession {
         case .interruptionEnded:
             for listener in routeListeners { listener(.deviceBack) }
             for listener in interruptionListeners { listener(.ended) }
-        case .underrun, .overrun, .suspendedAndResumed:
+        case .underrun, .overrun, .suspendedAndResumed, .bufferSizeChanged, .sampleRateChanged:
             break
         }
     }

@@ -18,6 +18,10 @@ public enum IOEvent: BitwiseCopyable, Sendable, Equatable {
     case interruptionBegan(errno: Int32)
     /// The device came back and audio resumed; MIDI, unit state and the timeline were kept.
     case interruptionEnded
+    /// The server (JACK) changed its buffer size: the slice is now `frames` (the graph plays on).
+    case bufferSizeChanged(frames: UInt32)
+    /// The server (JACK) changed its sample rate: the graph is silent until it is rebuilt at `hertz`.
+    case sampleRateChanged(hertz: UInt32)
 }
 
 /// Live statistics, readable from any thread while the unit runs.
@@ -40,6 +44,23 @@ public struct IOStatistics: Sendable, Equatable {
     public var isInterrupted: Bool
     /// The device takes audio faster than real time and is paced by the clock (`ClockPacing`).
     public var isPacedByClock = false
+
+    public init(
+        xruns: Int, lateSlices: Int, dspLoad: Double, peakLoad: Double, peakLoadFrame: Int64 = 0,
+        peakLoadCPU: Double = 0, stalledSlices: Int = 0, framesPlayed: Int64, isInterrupted: Bool,
+        isPacedByClock: Bool = false
+    ) {
+        self.xruns = xruns
+        self.lateSlices = lateSlices
+        self.dspLoad = dspLoad
+        self.peakLoad = peakLoad
+        self.peakLoadFrame = peakLoadFrame
+        self.peakLoadCPU = peakLoadCPU
+        self.stalledSlices = stalledSlices
+        self.framesPlayed = framesPlayed
+        self.isInterrupted = isInterrupted
+        self.isPacedByClock = isPacedByClock
+    }
 }
 
 /// Counters shared between the I/O thread (writer) and the control thread (reader).

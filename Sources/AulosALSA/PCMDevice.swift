@@ -46,6 +46,19 @@ public struct PCMGrant: Sendable, Equatable {
     public var format: SampleFormat
     public var channels: UInt32
 
+    public init(
+        device: String, sampleRate: Double, period: UInt32, periods: UInt32, bufferFrames: UInt32,
+        format: SampleFormat, channels: UInt32
+    ) {
+        self.device = device
+        self.sampleRate = sampleRate
+        self.period = period
+        self.periods = periods
+        self.bufferFrames = bufferFrames
+        self.format = format
+        self.channels = channels
+    }
+
     /// The audio the buffer holds ahead of the speaker: Core Audio's output latency, in seconds.
     public var outputLatency: Double { Double(bufferFrames) / sampleRate }
     public var streamFormat: StreamFormat {

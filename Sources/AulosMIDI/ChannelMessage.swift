@@ -1,3 +1,5 @@
+import Glibc
+
 /// A channel message as the three bytes an instrument receives (Core Audio's MusicDeviceMIDIEvent
 /// status/data1/data2): the one shape a channel message has from the moment it is read — from the ALSA
 /// sequencer, a MIDI file or the control socket — through routing to the render-side event list. Program
@@ -102,9 +104,21 @@ public struct MIDISource: Hashable, Sendable, CustomStringConvertible {
 /// the control socket; an implementation serializes the two itself.
 public protocol MIDIReceiver: AnyObject, Sendable {
     func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64)
+    /// A message whose frame is already known (JACK MIDI: the frame of its cycle, one cycle later), to be
+    /// played exactly there rather than placed by its arrival time.
+    func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64)
     func receive(system message: MIDIMessage, from source: MIDISource, arrivalNanos: Int64)
     /// `source` is gone (unplugged, disconnected, the input stopping): release what it holds. Returns how
     /// many notes were released.
     @discardableResult
     func sourceEnded(_ source: MIDISource, arrivalNanos: Int64) -> Int
+}
+
+extension MIDIReceiver {
+    /// A receiver that cannot place by frame takes the message as arriving now.
+    public func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        receive(message, from: source, arrivalNanos: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+    }
 }

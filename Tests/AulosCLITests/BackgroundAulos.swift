@@ -8,12 +8,15 @@ final class BackgroundAulos {
     let socketPath: String
 
     /// Starts `aulos ARGUMENTS --control-socket FOLDER/control`; output goes to FOLDER/stdout and stderr.
-    init(_ arguments: [String], in folder: String) throws {
+    init(_ arguments: [String], in folder: String, environment: [String: String] = [:]) throws {
         self.folder = folder
         socketPath = folder + "/control"
         process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
         process.arguments = arguments + ["--control-socket", socketPath]
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         FileManager.default.createFile(atPath: folder + "/stdout", contents: nil)
         FileManager.default.createFile(atPath: folder + "/stderr", contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: folder + "/stdout")

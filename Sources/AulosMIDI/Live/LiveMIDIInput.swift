@@ -3,16 +3,24 @@ import AulosRealtime
 import Synchronization
 
 /// A live MIDI event as the MIDI thread queues it: the message, which instrument gets it, and when it
-/// arrived (CLOCK_MONOTONIC ns).
+/// arrived (CLOCK_MONOTONIC ns) — or, from an input that stamps frames (JACK MIDI), the sample time it is
+/// due at.
 public struct LiveMIDIEvent: BitwiseCopyable, Sendable, Equatable {
     public var arrivalNanos: Int64
     public var destination: UInt16
     public var message: ChannelMessage
+    /// The sample time to play it at, latency included; -1: place it by `arrivalNanos`.
+    public var dueFrame: Int64 = -1
 
     public init(arrivalNanos: Int64, destination: UInt16, message: ChannelMessage) {
         self.arrivalNanos = arrivalNanos
         self.destination = destination
         self.message = message
+    }
+
+    public init(dueFrame: Int64, destination: UInt16, message: ChannelMessage) {
+        self.init(arrivalNanos: 0, destination: destination, message: message)
+        self.dueFrame = dueFrame
     }
 
     public init(arrivalNanos: Int64, destination: UInt16, status: UInt8, data1: UInt8, data2: UInt8) {
@@ -187,7 +195,23 @@ public final class LiveMIDIInput: @unchecked Sendable {
             // MIDI thread may keep queueing while this loop runs, so it must not run unbounded).
             if state.pointee.destinations.isFull(event.destination) { break }
             var offset: Int64 = 0
-            if clocked {
+            if event.dueFrame >= 0 {
+                // Stamped with its frame by its input (JACK MIDI): exactly there, with no clock and no headroom.
+                offset = event.dueFrame - sliceStart
+                if offset >= frameCount { break }
+                if offset < 0 {
+                    if -offset > state.pointee.staleFrames && event.message.isNoteOn {
+                        _ = state.pointee.inbox.pop()
+                        state.pointee.shared.pointee.stale.add(1, ordering: .relaxed)
+                        continue
+                    }
+                    state.pointee.shared.pointee.late.add(1, ordering: .relaxed)
+                    if Int(-offset) > state.pointee.shared.pointee.worstLateFrames.load(ordering: .relaxed) {
+                        state.pointee.shared.pointee.worstLateFrames.store(Int(-offset), ordering: .relaxed)
+                    }
+                    offset = 0
+                }
+            } else if clocked {
                 // floor() without FloatingPointRoundingRule, which the real-time checker rejects.
                 let exact = state.pointee.clock.frame(atNanos: event.arrivalNanos)
                 var arrivalFrame = Int64(exact)

@@ -1,5 +1,6 @@
 import AulosCore
 import AulosRealtime
+import Synchronization
 
 /// What the transport tells the control thread about (Core Audio's HostTransportState listener).
 public struct TransportChange: BitwiseCopyable, Sendable, Equatable {
@@ -21,6 +22,25 @@ enum TransportCommand: BitwiseCopyable {
     case cycle(start: Double, end: Double, enabled: Bool)
     case clock(MIDIClockFollower.Line, running: Bool)
     case internalClock
+    case followExternal(Bool)
+}
+
+/// Where another transport (JACK's) stands for the cycle about to render: written by the I/O unit on the
+/// render thread before it pulls the graph, read by the transport's pre-render notification on the same
+/// thread. `beat` and `bpm` are NaN when that transport has no musical position (no timebase master):
+/// the beat then comes from this transport's own tempo map at `frame`.
+public struct ExternalTransportPosition: BitwiseCopyable, Sendable {
+    public var valid = false
+    public var rolling = false
+    /// The other transport's frame (its timeline) at the cycle's first frame.
+    public var frame: Int64 = 0
+    /// The graph's sample time of that first frame.
+    public var sampleTime: Int64 = 0
+    /// Quarter-note beats and quarter notes a minute.
+    public var beat = Double.nan
+    public var bpm = Double.nan
+
+    public init() {}
 }
 
 /// The per-slice answers the host callbacks give. `valid` is 1 only between pre- and post-render.
@@ -62,6 +82,14 @@ struct TransportTimeline {
     var following = false
     var clockLine = MIDIClockFollower.Line(origin: 0, secondsPerTick: 60.0 / (24 * 120), startBeat: 0)
     var clockRunning = false
+    /// Following `ExternalTransportPosition` (JACK's transport) rather than its own play/stop and position.
+    var external = false
+}
+
+/// The beat and tempo the last slice rendered with, for the status (render thread writes, any thread reads).
+struct PublishedPosition: ~Copyable {
+    let beat = Atomic<UInt64>(0)
+    let tempo = Atomic<UInt64>(120.0.bitPattern)
 }
 
 /// The host's timeline (Core Audio's host beat/tempo/transport, on Linux): tempo map, time signature,
@@ -80,6 +108,9 @@ public final class HostTransport: @unchecked Sendable {
     private let changes = SPSCRing<TransportChange>(minimumCapacity: 256)
     private var listeners: [(TransportChange) -> Void] = []
     private var follower = MIDIClockFollower()
+    /// Another transport's position for the slice about to render (see `followExternal`).
+    public let externalPosition: UnsafeMutablePointer<ExternalTransportPosition>
+    private let published: UnsafeMutablePointer<PublishedPosition>
 
     /// `tempoMap`: (beat, BPM) pairs, sorted, starting at beat 0 (default: 120 BPM throughout).
     public init(
@@ -89,6 +120,10 @@ public final class HostTransport: @unchecked Sendable {
         self.timeSignature = (timeSignature.0, timeSignature.1)
         snapshot = .allocate(capacity: 1)
         snapshot.initialize(to: TransportSnapshot())
+        externalPosition = .allocate(capacity: 1)
+        externalPosition.initialize(to: ExternalTransportPosition())
+        published = .allocate(capacity: 1)
+        published.initialize(to: PublishedPosition())
         snapshot.pointee.timeSignatureNumerator = Float(timeSignature.0)
         snapshot.pointee.timeSignatureDenominator = UInt32(timeSignature.1)
         let capacity = max(64, tempoMap.count + 64)
@@ -113,6 +148,9 @@ public final class HostTransport: @unchecked Sendable {
         timeline.pointee.segments.deallocate()
         timeline.deallocate()
         snapshot.deallocate()
+        externalPosition.deallocate()
+        published.deinitialize(count: 1)
+        published.deallocate()
         commands.deallocate()
         changes.deallocate()
     }
@@ -184,6 +222,27 @@ public final class HostTransport: @unchecked Sendable {
     /// Back to the internal clock.
     public func useInternalClock() { send(.internalClock) }
 
+    /// Follows another transport (JACK's): from the next slice on, playing, position, and (when it has one)
+    /// beat and tempo come from `externalPosition`, which the I/O unit fills before every pull. Off: back to
+    /// this transport's own play/stop, from where the other one left it.
+    public func followExternal(_ on: Bool) { send(.followExternal(on)) }
+
+    /// The beat and tempo the last slice rendered with (quarter notes, BPM). Any thread.
+    public var renderedPosition: (beat: Double, tempo: Double) {
+        (
+            Double(bitPattern: published.pointee.beat.load(ordering: .relaxed)),
+            Double(bitPattern: published.pointee.tempo.load(ordering: .relaxed))
+        )
+    }
+
+    /// This transport's tempo map, readable on the render thread (a JACK timebase master answers the
+    /// server's position requests from it). Valid while the transport lives.
+    public var tempoMap: TempoMapReader {
+        TempoMapReader(
+            context: renderContext, numerator: Double(timeSignature.numerator),
+            denominator: Double(timeSignature.denominator))
+    }
+
     /// The tempo the clock follower currently reports (nil before two ticks).
     public var followedTempo: Double? { follower.tempo }
 
@@ -253,6 +312,8 @@ public final class HostTransport: @unchecked Sendable {
 
     struct RenderContext {
         var snapshot: UnsafeMutablePointer<TransportSnapshot>
+        var external: UnsafeMutablePointer<ExternalTransportPosition>
+        var published: UnsafeMutablePointer<PublishedPosition>
         var timeline: UnsafeMutablePointer<TransportTimeline>
         var commands: SPSCRing<TransportCommand>
         var changes: SPSCRing<TransportChange>
@@ -267,7 +328,8 @@ public final class HostTransport: @unchecked Sendable {
         let context = UnsafeMutablePointer<RenderContext>.allocate(capacity: 1)
         context.initialize(
             to: RenderContext(
-                snapshot: snapshot, timeline: timeline, commands: commands, changes: changes,
+                snapshot: snapshot, external: externalPosition, published: published, timeline: timeline,
+                commands: commands, changes: changes,
                 sampleRate: sampleRate,
                 beatsPerMeasure: Double(timeSignature.numerator) * 4 / Double(timeSignature.denominator)))
         renderContextStorage = context
@@ -288,20 +350,12 @@ public final class HostTransport: @unchecked Sendable {
     static func beat(_ t: UnsafeMutablePointer<TransportTimeline>, atSample sample: Int64, sampleRate: Double) -> (
         beat: Double, bpm: Double
     ) {
-        let segment = t.pointee.segments[lastSegment(t) { $0.sample <= sample }]
-        return (segment.beat + Double(sample - segment.sample) * segment.bpm / 60 / sampleRate, segment.bpm)
+        TransportTimeline.beat(t, atSample: sample, sampleRate: sampleRate)
     }
 
-    /// The last segment for which `starts` holds (segment 0 when none does after it), by bisection: a file
-    /// can hold a million tempo changes, and this runs on every slice.
     @_noAllocation @_noLocks
     static func lastSegment(_ t: UnsafeMutablePointer<TransportTimeline>, _ starts: (TempoSegment) -> Bool) -> Int {
-        var (low, high) = (0, t.pointee.segmentCount - 1)
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts(t.pointee.segments[middle]) { low = middle } else { high = middle - 1 }
-        }
-        return low
+        TransportTimeline.lastSegment(t, starts)
     }
 
     @_noAllocation @_noLocks
@@ -357,7 +411,20 @@ public final class HostTransport: @unchecked Sendable {
                 t.pointee.clockRunning = running
             case .internalClock:
                 t.pointee.following = false
+            case .followExternal(let on):
+                t.pointee.external = on
+                t.pointee.changed = true
             }
+        }
+        let external = context.pointee.external.pointee
+        let followsExternal = t.pointee.external && external.valid
+        if followsExternal {
+            // The other transport's frame is this timeline's position; a jump (a locate there) or a start or
+            // stop is a change the units hear about.
+            let position = external.frame + (sampleTime - external.sampleTime)
+            if position != t.pointee.position || external.rolling != t.pointee.playing { t.pointee.changed = true }
+            t.pointee.position = position
+            t.pointee.playing = external.rolling
         }
         let s = context.pointee.snapshot
         var beat: Double
@@ -369,9 +436,14 @@ public final class HostTransport: @unchecked Sendable {
             tempo = 60 / (24 * line.secondsPerTick)
             playing = t.pointee.clockRunning
             if !playing { beat = line.startBeat }
+        } else if followsExternal && external.beat.isFinite && external.bpm > 0 {
+            tempo = external.bpm
+            beat = external.beat + Double(sampleTime - external.sampleTime) * tempo / 60 / rate
         } else {
             (beat, tempo) = self.beat(t, atSample: t.pointee.position, sampleRate: rate)
         }
+        context.pointee.published.pointee.beat.store(beat.bitPattern, ordering: .relaxed)
+        context.pointee.published.pointee.tempo.store(tempo.bitPattern, ordering: .relaxed)
         s.pointee.beat = beat
         s.pointee.tempo = tempo
         s.pointee.sampleInTimeline = Double(t.pointee.position)
@@ -405,6 +477,8 @@ public final class HostTransport: @unchecked Sendable {
         context.pointee.snapshot.pointee.valid = 0
         guard t.pointee.playing else { return }
         t.pointee.position += frames
+        // Following another transport, the next slice's position comes from it (a cycle keeps its own).
+        if t.pointee.external { return }
         if t.pointee.cycling {
             let rate = context.pointee.sampleRate
             if beat(t, atSample: t.pointee.position, sampleRate: rate).beat >= t.pointee.cycleEnd {
@@ -412,5 +486,45 @@ public final class HostTransport: @unchecked Sendable {
                 t.pointee.changed = true
             }
         }
+    }
+}
+
+/// A transport's tempo map, read on the render thread: the beat and tempo at a timeline frame. A JACK
+/// timebase master fills the server's bar/beat/tick position from it.
+///
+/// Threads: the render thread (the tempo map changes only there, at a slice's start).
+public struct TempoMapReader: @unchecked Sendable {
+    let context: UnsafeMutablePointer<HostTransport.RenderContext>
+    /// The time signature: beats a bar, and the note value of a beat.
+    public let numerator: Double
+    public let denominator: Double
+
+    /// Quarter-note beat and quarter notes a minute at timeline frame `frame`.
+    @_noAllocation @_noLocks
+    public func beat(atFrame frame: Int64) -> (beat: Double, bpm: Double) {
+        TransportTimeline.beat(context.pointee.timeline, atSample: frame, sampleRate: context.pointee.sampleRate)
+    }
+}
+
+extension TransportTimeline {
+    /// The beat and tempo at a timeline sample, from the tempo segments.
+    @_noAllocation @_noLocks
+    static func beat(_ t: UnsafeMutablePointer<TransportTimeline>, atSample sample: Int64, sampleRate: Double) -> (
+        beat: Double, bpm: Double
+    ) {
+        let segment = t.pointee.segments[lastSegment(t) { $0.sample <= sample }]
+        return (segment.beat + Double(sample - segment.sample) * segment.bpm / 60 / sampleRate, segment.bpm)
+    }
+
+    /// The last segment for which `starts` holds (segment 0 when none does after it), by bisection: a file
+    /// can hold a million tempo changes, and this runs on every slice.
+    @_noAllocation @_noLocks
+    static func lastSegment(_ t: UnsafeMutablePointer<TransportTimeline>, _ starts: (TempoSegment) -> Bool) -> Int {
+        var (low, high) = (0, t.pointee.segmentCount - 1)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts(t.pointee.segments[middle]) { low = middle } else { high = middle - 1 }
+        }
+        return low
     }
 }

@@ -10,7 +10,7 @@ import Glibc
 /// late the control loop runs. The control loop only reports, applies mapped controllers and rig switches
 /// as their time is played, and ends the run when the device has played the file and its tail.
 ///
-/// Threads: the calling (control) thread; audio runs on the ALSA unit's I/O thread.
+/// Threads: the calling (control) thread; audio runs on the I/O unit's render thread.
 public enum FilePlayback {
     /// Plays `options.input` (the demo piece when nil) on `session`'s device until its end (or `duration`
     /// seconds), or until SIGINT/SIGTERM. Returns the last status.
@@ -63,6 +63,9 @@ public enum FilePlayback {
             return played < end && !live.io.hasReachedFrameLimit
         }
         try live.stop(silencing: ending == .stopRequested)
+        if case .ioRestart(let restart) = ending {
+            throw DeviceError(.missing, "\(restart.message) after \(live.status.seconds.clean) s: play the file again")
+        }
         return live.status
     }
 }
@@ -77,7 +80,7 @@ final class OverrunInjection {
 
     func apply(to live: LiveSession) {
         guard let seconds, state < 2, live.status.seconds >= 1 else { return }
-        live.io.injectRenderDelay(microseconds: state == 0 ? Int(seconds * 1e6) : 0)
+        (live.io as? ALSAOutputUnit)?.injectRenderDelay(microseconds: state == 0 ? Int(seconds * 1e6) : 0)
         state += 1
     }
 }

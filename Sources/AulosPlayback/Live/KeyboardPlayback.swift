@@ -1,5 +1,6 @@
 import AulosALSA
 import AulosCore
+import AulosJACK
 import AulosMIDI
 import AulosRig
 import Glibc
@@ -172,14 +173,17 @@ public final class KeyboardPlayback {
         defer { StopSignals.release() }
         // The sequencer first: without one there is nothing to play, and the error should say so, not
         // something about the audio device. Unattended, it is waited for instead (checked every 2 s).
+        // Through JACK, its MIDI port is an input of its own: the sequencer is welcome, not required.
         do {
             sequencer = try openSequencer()
         } catch {
-            guard options.waitForDevices else { throw error }
+            guard options.waitForDevices || playsThroughJACK else { throw error }
             lastSequencerAttempt = monotonicNanoseconds()
             observer.warning(
-                "no MIDI input yet (\(error.message)); waiting for the ALSA sequencer"
-                    + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
+                playsThroughJACK
+                    ? "no ALSA sequencer (\(error.message)); MIDI through JACK's midi_in port"
+                    : "no MIDI input yet (\(error.message)); waiting for the ALSA sequencer"
+                        + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
         }
         defer {
             if let sequencer {
@@ -202,6 +206,10 @@ public final class KeyboardPlayback {
         report.reloads = reloads
         report.failedReloads = failedReloads
         return report
+    }
+
+    private var playsThroughJACK: Bool {
+        session.outputComponent.componentDescription == JACKOutputUnit.componentDescription
     }
 
     private func openSequencer() throws(SequencerError) -> SequencerInput {
@@ -298,6 +306,7 @@ public final class KeyboardPlayback {
         defer { midi.detach() }
         let clockOutput = try startClock(on: rig, grant: grant)
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
+        (live.io as? JACKOutputUnit)?.midiReceiver = midi
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
         if let sequencer { try sequencer.start() }
         server.begin(rig: rig, midi: midi, live: input, session: live, reloads: reloads)
@@ -310,15 +319,27 @@ public final class KeyboardPlayback {
                 return !live.io.hasReachedFrameLimit
             }
             if ending == .reloadRequested { reloaded = readReload(rig.set) }
+            if case .ioRestart(let restart) = ending {
+                // A new rate is a new graph; a server that went away is waited for when unattended.
+                guard options.waitForDevices || restart != .serverGone else {
+                    try? live.stop(silencing: false)
+                    throw DeviceError(
+                        .missing,
+                        "\(restart.message): start it again and run aulos play again (the service waits for it)")
+                }
+                observer.warning("\(restart.message); rebuilding the rig")
+                reloaded = rig.set
+            }
         } while ending == .reloadRequested && reloaded == nil
-        if reloaded != nil { reloads += 1 }
+        if reloaded != nil && ending == .reloadRequested { reloads += 1 }
         // Stop listening (releasing whatever keyboards still hold) unless reloading, then silence
         // everything before the device stops, so nothing hangs on the next start.
-        if ending != .reloadRequested, let sequencer {
+        let rebuilding = reloaded != nil
+        if !rebuilding, let sequencer {
             sequencer.stop()
             for notice in sequencer.takeNotices() { observer.sequencerNotice(notice) }
         }
-        try live.stop(silencing: true)
+        try live.stop(silencing: ending != .ioRestart(.serverGone))
         let report = Report(
             status: live.status, midiDelivered: input.deliveredCount, midiLate: input.lateCount,
             midiDropped: input.droppedCount,
@@ -375,7 +396,8 @@ public final class KeyboardPlayback {
         control?.serve { line in server.handle(line) }
         if let osc { answer(osc, through: server) }
         if let bridge = options.bridge { answer(bridge) }
-        if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil) {
+        if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil || playsThroughJACK)
+        {
             ready = true
             ServiceNotifier.notify(
                 "READY=1\nSTATUS=playing '\(rig.set.name)' on \(live.grant.device), \(Int(live.grant.sampleRate)) Hz, "

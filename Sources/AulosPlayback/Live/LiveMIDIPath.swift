@@ -43,11 +43,27 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     // MARK: MIDIReceiver
 
     func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64) {
+        route(message, from: source) {
+            LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: $0.destination, message: $0.message)
+        }
+    }
+
+    /// JACK MIDI: already on its frame, so it is queued with that frame instead of an arrival time.
+    func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64) {
+        route(message, from: source) {
+            LiveMIDIEvent(dueFrame: dueFrame, destination: $0.destination, message: $0.message)
+        }
+    }
+
+    /// Routes a channel message and queues what the router delivers, stamped by `stamp`.
+    private func route(
+        _ message: ChannelMessage, from source: MIDISource, stamp: (RigRouter.Delivery) -> LiveMIDIEvent
+    ) {
         activity.record(message, from: source)
         state.withLock { attached in
             guard attached != nil else { return }
             let routed = attached!.router.route(message, from: source)
-            Self.queue(routed.deliveries, into: attached!, arrivalNanos: arrivalNanos)
+            for delivery in routed.deliveries { attached!.input.send(stamp(delivery)) }
             for action in routed.actions {
                 // A parameter is one atomic store, safe here; presets and rig switches wait for the control thread.
                 if case .control(let target, let value) = action, case .parameter = target.kind {

@@ -1,5 +1,6 @@
 import AulosALSA
 import AulosCore
+import AulosJACK
 import AulosMIDI
 import AulosRig
 import Glibc
@@ -9,22 +10,25 @@ import Glibc
 /// governor adjust the voice limits, refreshes the status, and notices the stop and reload signals. File
 /// playback and keyboard play are thin drivers on it: each adds what its own tick does.
 ///
-/// Threads: the control thread owns it; audio runs on the ALSA unit's I/O thread.
+/// Threads: the control thread owns it; audio runs on the I/O unit's render thread (the ALSA unit's I/O
+/// thread, or JACK's process thread).
 final class LiveSession {
     /// How a run ended.
-    enum Ending {
+    enum Ending: Equatable {
         /// The driver's tick said it is over (the end of a file, the duration).
         case finished
         /// SIGINT or SIGTERM.
         case stopRequested
         /// SIGHUP (only when the run takes reloads).
         case reloadRequested
+        /// The I/O unit cannot go on by itself (the JACK server went away or changed its rate).
+        case ioRestart(IORestart)
     }
 
     static let tick: useconds_t = 20_000
 
     let rig: PlaybackRig
-    let io: ALSAOutputUnit
+    let io: any LiveIOUnit
     let grant: PCMGrant
     let observer: PlaybackObserver
     private(set) var status: LiveStatus
@@ -43,8 +47,10 @@ final class LiveSession {
         self.recordPath = recordPath
         self.observer = observer
         governor = OverloadGovernor(enabled: shedsVoices)
-        io = rig.graph.outputUnit as! ALSAOutputUnit
+        io = rig.graph.outputUnit as! any LiveIOUnit
         grant = io.grant!
+        // JACK's transport drives the rig's host transport (the unit publishes it as master too).
+        (io as? JACKOutputUnit)?.hostTransport = rig.transport
         status = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
     }
 
@@ -101,6 +107,7 @@ final class LiveSession {
         while StopSignals.stopRequested == 0 {
             usleep(Self.tick)
             rig.session?.dispatchEvents()
+            if let restart = io.restartNeeded { return .ioRestart(restart) }
             rig.transport.dispatchChanges()
             refreshStatus()
             let goOn = try tick(self)
@@ -149,6 +156,7 @@ final class LiveSession {
 
     private func refreshStatus() {
         status.statistics = io.statistics
+        if let current = io.grant { status.grant = current }  // JACK's buffer size can change while playing
         governor.update(load: status.statistics.dspLoad, instruments: rig.instruments)
         rig.applyPluginProgramChanges()
         status.seconds = Double(status.statistics.framesPlayed) / grant.sampleRate

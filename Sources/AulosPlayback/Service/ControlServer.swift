@@ -90,6 +90,7 @@ final class ControlServer {
             reloadFailure: reloadFailure,
             meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
             warnings: rig.warnings, tempo: tempo, transportPlaying: rig.transport.isPlaying,
+            transportBeat: rig.transport.renderedPosition.beat, transportTempo: rig.transport.renderedPosition.tempo,
             recordingTo: session?.recordingPath,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)

@@ -49,6 +49,9 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     /// The tempo last set by `tempo` (nil: the rig's own), and whether the host transport is playing.
     public var tempo: Double?
     public var transportPlaying: Bool?
+    /// Where the host transport stood in the last slice (quarter-note beat, BPM): its own, or JACK's.
+    public var transportBeat: Double?
+    public var transportTempo: Double?
     /// The file being recorded now (the panel's record button, `record start`), if any.
     public var recordingTo: String?
     /// The last channel messages in (at most 32), numbered from the start, oldest first.

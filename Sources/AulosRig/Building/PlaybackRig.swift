@@ -150,15 +150,17 @@ public final class PlaybackRig {
             guard case .lv2(let uri) = spec.kind else { continue }
             do { try registry.registerLV2(uri) } catch { throw RigError(spec.source.prefix + error.detail) }
         }
+        // A live rig is headed by the session's I/O unit (ALSA, or JACK when the host chose it).
+        if let session { registry.register(session.outputComponent) }
         let graph = AudioGraph(registry: registry)
         self.graph = graph
         outputNode = try graph.addNode(
-            session == nil ? GenericOutputUnit.componentDescription : ALSAOutputUnit.componentDescription)
+            session?.outputComponent.componentDescription ?? GenericOutputUnit.componentDescription)
         mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
         graph.open()
         if let session {
             let grant = try session.activate(
-                for: try graph.unit(for: outputNode) as! ALSAOutputUnit, sizing: graph.units)
+                for: try graph.unit(for: outputNode) as! any LiveIOUnit, sizing: graph.units)
             rig.sampleRate = grant.sampleRate
             rig.slice = grant.period
         }
@@ -290,7 +292,7 @@ public final class PlaybackRig {
         lv2Plugins = instruments.compactMap { $0 as? LV2Unit } + effects.compactMap { $0 as? LV2Unit }
         afterEQNode = masterChain.first ?? outputNode
         try graph.connectNodeInput(masterChain.last, sourceOutput: 0, outputNode, destinationInput: 0)
-        if let inputBus, let io = try graph.unit(for: outputNode) as? ALSAOutputUnit {
+        if let inputBus, let io = try graph.unit(for: outputNode) as? any LiveIOUnit {
             try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
             try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)
         }

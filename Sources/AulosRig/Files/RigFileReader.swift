@@ -37,7 +37,8 @@ extension Rig {
         let keys = try reader.keys(
             mapping,
             allowed: [
-                "name", "sample-rate", "slice", "output", "parts", "controls", "returns", "dry", "tuning", "keymap",
+                "name", "sample-rate", "slice", "driver", "output", "parts", "controls", "returns", "dry", "tuning",
+                "keymap",
             ],
             at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
@@ -45,6 +46,13 @@ extension Rig {
             sampleRate = Double(try reader.integer(node, "sample-rate", in: 8000...192_000))
         }
         if let node = keys["slice"] { slice = UInt32(try reader.integer(node, "slice", in: 1...4096)) }
+        if let node = keys["driver"] {
+            let name = try reader.string(node, "driver")
+            guard ["alsa", "jack"].contains(name) else {
+                throw reader.error(node, "driver", "must be alsa or jack, not '\(name)'")
+            }
+            driver = name
+        }
         if let node = keys["dry"] {
             guard let flag = node.bool else { throw reader.error(node, "dry", "must be true or false") }
             dry = flag

@@ -78,6 +78,8 @@ public struct Rig: Equatable, Sendable {
     public var name: String
     public var sampleRate = 48_000.0
     public var slice: UInt32 = 256
+    /// The audio driver it plays through live (`driver: alsa` or `jack`); nil: ALSA unless `--driver` says.
+    public var driver: String?
     public var volume: Float = 1
     /// Master iPod-style EQ preset.
     public var eq: String?

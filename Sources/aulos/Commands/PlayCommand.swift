@@ -13,7 +13,8 @@ import Glibc
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play live from MIDI keyboards, or play a MIDI file or score, in real time through an ALSA device.",
+        abstract:
+            "Play live from MIDI keyboards, or play a MIDI file or score, in real time through an ALSA device or JACK.",
         discussion: """
             With no file, aulos is a live instrument: the ALSA sequencer client 'Aulos' (input port 0, echo \
             port 1) connects to every MIDI keyboard present and to those plugged in later, releases the notes \
@@ -21,6 +22,9 @@ struct PlayCommand: ParsableCommand {
             (the device buffer: no jitter); --lowest-latency plays them at the next slice instead.
             The device's period is the render slice; the graph runs at the rate the device grants. On a \
             terminal a status line shows time, voices, DSP load and xruns. Ctrl-C stops cleanly.
+            With --driver jack (or a rig's driver: jack), aulos is a JACK client named after the rig: out_1 and \
+            out_2 connect to the physical playback ports, midi_in takes JACK MIDI at its frame, and live play \
+            follows JACK's transport. On a PipeWire desktop this needs pipewire-jack (or run it under pw-jack).
             """)
 
     @Argument(help: "A .mid file or a score; omit to play live from MIDI keyboards and other ALSA sequencer clients.")
@@ -118,7 +122,12 @@ struct PlayCommand: ParsableCommand {
 
     @OptionGroup var slicing: SliceOptions
 
-    @Option(help: "Also play what this ALSA capture PCM hears, mixed with the instruments (I/O pass-through).")
+    @OptionGroup var drivers: DriverOptions
+
+    @Option(
+        help: ArgumentHelp(
+            "Also play what this ALSA capture PCM hears, mixed with the instruments (I/O pass-through); with JACK, "
+                + "the ports in_1, in_2 connect from these ports (comma-separated) or 'physical'."))
     var input: String? = nil
 
     @Flag(
@@ -193,6 +202,14 @@ struct PlayCommand: ParsableCommand {
         options.record = record
         let session = AudioSession(device: device)
         try session.setPreferredPeriods(UInt32(periods))
+        let set = options.playedRigSet()
+        if drivers.driverName(for: set) == "jack" && (device != "default" || alsaConfig != nil) {
+            throw CommandError(
+                "--device and --alsa-config choose an ALSA PCM; the JACK driver plays to the JACK server")
+        }
+        try drivers.configure(
+            session, for: set, live: isLive, input: input, midiConnections: connections,
+            midiAutoconnect: !noAutoconnect)
         session.inputDevice = input
         session.pacesUnpacedDevices = !unpaced
         if let alsaConfig {

@@ -56,6 +56,10 @@ final class PlayReport {
         case .interruptionBegan(let error):
             printError("\raulos: device lost (\(String(cString: strerror(-error)))); waiting for it to come back")
         case .interruptionEnded: printError("\raulos: device back; playing on")
+        case .bufferSizeChanged(let frames):
+            printError("\raulos: the JACK buffer size is now \(frames) frames; playing on")
+        case .sampleRateChanged(let hertz):
+            printError("\raulos: the JACK server's sample rate changed to \(hertz) Hz")
         case .underrun, .overrun, .suspendedAndResumed: break
         }
     }

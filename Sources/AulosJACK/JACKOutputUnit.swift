@@ -1,0 +1,387 @@
+import AulosALSA
+import AulosCore
+import AulosMIDI
+import AulosRealtime
+import AulosUnits
+import CJACK
+import Glibc
+
+/// The JACK I/O unit (`auou/jack/Auls`): the head of a live graph played by a JACK server — jackd, or
+/// PipeWire through pipewire-jack. A JACK client named after the rig with two output ports (`out_1`,
+/// `out_2`), two input ports for the input element (`in_1`, `in_2`, when enabled), and a JACK MIDI input
+/// (`midi_in`) when the host gives it a MIDI receiver. JACK's process callback pulls the graph straight into
+/// the output ports' buffers, slice by slice, as the ALSA unit's I/O thread pulls it into a period: no
+/// queue between them, nothing allocated, nothing locked. The slice is JACK's buffer size; a new buffer
+/// size takes effect on the next cycle (a buffer longer than the graph's slice is rendered in several
+/// slices), and a new sample rate silences the unit until the host rebuilds the rig.
+///
+/// Threads: the control thread for everything public; JACK's process thread owns `JACKProcessState`
+/// while the client is active; JACK's notification thread writes the counters.
+public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
+    public static let componentDescription = ComponentDescription(type: .output, subtype: "jack", manufacturer: .aulos)
+    /// The slice the graph is sized for, whatever the server's buffer size: JACK buffers up to this are one
+    /// render, longer ones several.
+    public static let sliceCapacity: UInt32 = 1024
+
+    public let settings: JACKSettings
+    /// The audio session's request: JACK decides rate and buffer size, so only its shape is kept.
+    public var request = PCMRequest()
+    public private(set) var grant: PCMGrant?
+    public private(set) var warnings: [String] = []
+    /// Where JACK MIDI goes; set by the live host before the start (nil: no MIDI port).
+    public var midiReceiver: (any MIDIReceiver)?
+    /// The host transport JACK's transport drives (and, as master, is published from); set before the start.
+    public var hostTransport: HostTransport?
+    /// The name the server gave the client (JACK appends -01 … when the asked-for name is taken).
+    public private(set) var clientName: String?
+    /// Frames from the output ports to the speakers, as the server reports it once connected.
+    public private(set) var playbackLatency: ClosedRange<UInt32>?
+    /// What the outputs, inputs and MIDI port were connected to at the start.
+    public private(set) var connections: [String] = []
+    /// Set when the unit cannot go on by itself.
+    public private(set) var restartNeeded: IORestart?
+
+    private var client: OpaquePointer?
+    private var outputs: (OpaquePointer, OpaquePointer)?
+    private var inputs: (OpaquePointer, OpaquePointer)?
+    private var midiPort: OpaquePointer?
+    private let counters: UnsafeMutablePointer<JACKCounters>
+    private let capture: UnsafeMutablePointer<JACKCapture>
+    private var process: UnsafeMutablePointer<JACKProcessState>?
+    private var buffers: AudioBufferListStorage?
+    private var midiReader: JACKMIDIReader?
+    private var midiRecord: UnsafeMutableRawPointer?
+    private var isTimebaseMaster = false
+    private var listeners: [(IOEvent) -> Void] = []
+    /// The counters as the control thread last saw them, to turn their changes into events.
+    private var seen = (xruns: 0, bufferSizeChanges: 0, sampleRateChanges: 0, portRegistrations: 0)
+
+    public init(settings: JACKSettings) {
+        self.settings = settings
+        counters = .allocate(capacity: 1)
+        counters.initialize(to: JACKCounters())
+        capture = .allocate(capacity: 1)
+        capture.initialize(to: JACKCapture())
+        super.init(description: Self.componentDescription, name: "Aulos: JACK I/O", hasInputElement: true)
+    }
+
+    deinit {
+        if isRunning { try? stop() }
+        closeClient()
+        capture.deinitialize(count: 1)
+        capture.deallocate()
+        counters.deinitialize(count: 1)
+        counters.deallocate()
+    }
+
+    // MARK: Opening
+
+    /// Connects to the server (never starting one) and reads its rate and buffer size.
+    @discardableResult
+    public func openDevice() throws(DeviceError) -> PCMGrant {
+        if let grant, client != nil { return grant }
+        var status = jack_status_t(rawValue: 0)
+        guard let opened = aulos_jack_client_open(settings.clientName, JackNoStartServer, &status) else {
+            throw DeviceError(
+                .missing,
+                "no JACK server to connect to (\(Self.describe(status))): start one (jackd, or PipeWire with "
+                    + "pipewire-jack), or play through ALSA without --driver jack")
+        }
+        client = opened
+        clientName = String(cString: jack_get_client_name(opened))
+        let rate = jack_get_sample_rate(opened)
+        let frames = jack_get_buffer_size(opened)
+        counters.pointee.sampleRate.store(rate, ordering: .relaxed)
+        counters.pointee.bufferSize.store(frames, ordering: .relaxed)
+        counters.pointee.serverGone.store(false, ordering: .relaxed)
+        let raw = UnsafeMutableRawPointer(counters)
+        jack_set_buffer_size_callback(opened, JACKProcess.bufferSizeChanged, raw)
+        jack_set_sample_rate_callback(opened, JACKProcess.sampleRateChanged, raw)
+        jack_set_xrun_callback(opened, JACKProcess.xrun, raw)
+        jack_set_port_registration_callback(opened, JACKProcess.portRegistered, raw)
+        jack_on_info_shutdown(opened, JACKProcess.shutdown, raw)
+        guard let left = register("out_1", JACKPort.audioType, JackPortIsOutput),
+            let right = register("out_2", JACKPort.audioType, JackPortIsOutput)
+        else {
+            closeClient()
+            throw DeviceError(.refused, "JACK would not register output ports for '\(settings.clientName)'")
+        }
+        outputs = (left, right)
+        let granted = PCMGrant(
+            device: "jack:\(clientName!)", sampleRate: Double(rate), period: frames, periods: 2,
+            bufferFrames: 2 * frames, format: .float32, channels: 2)
+        grant = granted
+        return granted
+    }
+
+    public func closeDevice() {
+        guard !isRunning else { return }
+        closeClient()
+    }
+
+    private func closeClient() {
+        if let client { jack_client_close(client) }
+        client = nil
+        outputs = nil
+        inputs = nil
+        midiPort = nil
+        grant = nil
+    }
+
+    private func register(_ name: String, _ type: String, _ flags: JackPortFlags) -> OpaquePointer? {
+        guard let client else { return nil }
+        return jack_port_register(client, name, type, UInt(flags.rawValue), 0)
+    }
+
+    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
+        if scope == .output {
+            try format.validate()
+        } else {
+            try super.validateFormat(format, scope: scope, element: element)
+        }
+    }
+
+    /// JACK's ports take the graph's canonical format (32-bit float, one buffer per channel) at the server's
+    /// rate: the kernel only pulls.
+    public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
+        let grant: PCMGrant
+        do { grant = try openDevice() } catch { throw error.unitError }
+        guard inputFormat(0).channelsPerFrame == 2 else {
+            throw AudioUnitError(
+                .formatNotSupported,
+                "the JACK unit plays stereo; the graph has \(inputFormat(0).channelsPerFrame) channels")
+        }
+        try set(.streamFormat, StreamFormat.canonical(channels: 2, sampleRate: grant.sampleRate), scope: .output)
+        return try ConvertingPullKernel.make(for: self)
+    }
+
+    // MARK: Running
+
+    public override func startIO() throws(AudioUnitError) {
+        if client == nil, restartNeeded == nil {
+            do { try openDevice() } catch { throw error.unitError }
+        }
+        guard let client, let outputs, let grant, let entry = renderEntry else {
+            throw AudioUnitError(.uninitialized, "\(name) must head an initialized graph before it starts")
+        }
+        warnings = []
+        if isInputEnabled && inputs == nil {
+            if let left = register("in_1", JACKPort.audioType, JackPortIsInput),
+                let right = register("in_2", JACKPort.audioType, JackPortIsInput)
+            {
+                inputs = (left, right)
+            }
+        }
+        if midiReceiver != nil && settings.midiInput && midiPort == nil {
+            midiPort = register("midi_in", JACKPort.midiType, JackPortIsInput)
+        }
+        let reader = midiPort == nil ? nil : midiReceiver.map(JACKMIDIReader.init(receiver:))
+        midiReader = reader
+        let record = UnsafeMutableRawPointer.allocate(byteCount: 8 + JACKProcess.largestMIDIMessage, alignment: 8)
+        midiRecord = record
+        let storage = AudioBufferListStorage(
+            format: .canonical(channels: 2, sampleRate: grant.sampleRate), maximumFrames: 1)
+        buffers = storage
+        let following = settings.transport != .off ? hostTransport : nil
+        let master = settings.transport == .master ? hostTransport?.tempoMap : nil
+        capture.pointee = JACKCapture()
+        let state = UnsafeMutablePointer<JACKProcessState>.allocate(capacity: 1)
+        state.initialize(
+            to: JACKProcessState(
+                client: client, entry: entry, counters: counters, outputs: outputs, inputs: inputs,
+                midiPort: reader == nil ? nil : midiPort, list: storage.list, sliceLimit: Int(maximumFramesPerSlice),
+                graphRate: UInt32(grant.sampleRate), capture: capture, midi: reader?.ring,
+                midiRecord: record, midiWake: reader?.wake,
+                transport: following?.externalPosition, tempoMap: master))
+        process = state
+        counters.pointee.lateSlices.store(0, ordering: .relaxed)
+        counters.pointee.loadPPM.store(0, ordering: .relaxed)
+        counters.pointee.peakPPM.store(0, ordering: .relaxed)
+        counters.pointee.peakCPUPPM.store(0, ordering: .relaxed)
+        counters.pointee.stalledSlices.store(0, ordering: .relaxed)
+        counters.pointee.framesPlayed.store(0, ordering: .relaxed)
+        counters.pointee.peakFrame.store(0, ordering: .relaxed)
+        counters.pointee.reachedFrameLimit.store(false, ordering: .relaxed)
+        jack_set_process_callback(client, JACKProcess.process, UnsafeMutableRawPointer(state))
+        if master != nil {
+            // Conditional: a DAW that is already the timebase master stays it, and Aulos says so.
+            isTimebaseMaster =
+                jack_set_timebase_callback(client, 1, JACKProcess.timebase, UnsafeMutableRawPointer(state)) == 0
+            if !isTimebaseMaster {
+                warnings.append("another JACK client is the timebase master: aulos follows its tempo instead")
+            }
+        }
+        following?.followExternal(true)
+        reader?.start()
+        counters.pointee.running.store(true, ordering: .releasing)
+        guard jack_activate(client) == 0 else {
+            counters.pointee.running.store(false, ordering: .releasing)
+            reader?.stop()
+            freeState()
+            throw AudioUnitError(.cannotDoInCurrentContext, "JACK would not activate the client '\(clientName ?? "")'")
+        }
+        connectPorts()
+        var range = jack_latency_range_t()
+        jack_port_get_latency_range(outputs.0, JackPlaybackLatency, &range)
+        playbackLatency = range.min...max(range.min, range.max)
+        if jack_is_realtime(client) == 0 {
+            warnings.append(
+                "the JACK server runs without real-time scheduling: start jackd with -R (the default) and an rtprio "
+                    + "limit, or it may glitch under load")
+        }
+    }
+
+    public override func stopIO() throws(AudioUnitError) {
+        counters.pointee.running.store(false, ordering: .releasing)
+        if let client, !counters.pointee.serverGone.load(ordering: .acquiring) {
+            if isTimebaseMaster { jack_release_timebase(client) }
+            // Returns once the process thread has left the callback: only then may its state go.
+            jack_deactivate(client)
+        }
+        isTimebaseMaster = false
+        midiReader?.stop()
+        hostTransport?.followExternal(false)
+        freeState()
+    }
+
+    private func freeState() {
+        process?.deinitialize(count: 1)
+        process?.deallocate()
+        process = nil
+        midiRecord?.deallocate()
+        midiRecord = nil
+        midiReader = nil
+        buffers = nil
+        capture.pointee = JACKCapture()
+    }
+
+    // MARK: Connections
+
+    /// Outputs to the asked-for ports or the physical playback ports, inputs from the asked-for or physical
+    /// capture ports, and every hardware MIDI output (plus names asked for) to `midi_in`. A port that cannot
+    /// be connected is a warning: the client runs, and can be connected by hand (qjackctl, jack_connect).
+    private func connectPorts() {
+        guard let client, let outputs else { return }
+        connections = []
+        let playback =
+            settings.outputConnections
+            ?? JACKPort.names(client, type: JACKPort.audioType, JackPortIsPhysical.rawValue | JackPortIsInput.rawValue)
+        for (port, target) in zip([outputs.0, outputs.1], playback) {
+            connect(from: String(cString: jack_port_name(port)), to: target)
+        }
+        if let inputs {
+            let sources =
+                settings.inputConnections
+                ?? JACKPort.names(
+                    client, type: JACKPort.audioType, JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue)
+            for (port, source) in zip([inputs.0, inputs.1], sources) {
+                connect(from: source, to: String(cString: jack_port_name(port)))
+            }
+        }
+        connectMIDI()
+    }
+
+    /// Hardware MIDI outputs and the names asked for, to `midi_in` (again when ports come and go).
+    private func connectMIDI() {
+        guard let client, let midiPort, midiReader != nil else { return }
+        let own = String(cString: jack_port_name(midiPort))
+        var sources =
+            settings.midiAutoconnect
+            ? JACKPort.names(client, type: JACKPort.midiType, JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue)
+            : []
+        if !settings.midiConnections.isEmpty {
+            sources += JACKPort.names(client, type: JACKPort.midiType, JackPortIsOutput.rawValue).filter { name in
+                settings.midiConnections.contains { name.contains($0) }
+            }
+        }
+        for source in sources where jack_port_connected_to(midiPort, source) == 0 {
+            connect(from: source, to: own)
+        }
+    }
+
+    private func connect(from source: String, to destination: String) {
+        guard let client else { return }
+        let result = jack_connect(client, source, destination)
+        if result == 0 || result == EEXIST {
+            connections.append("\(source) → \(destination)")
+        } else {
+            warnings.append("cannot connect \(source) to \(destination) (no such port?): connect it with jack_connect")
+        }
+    }
+
+    // MARK: Statistics and events
+
+    public var statistics: IOStatistics {
+        IOStatistics(
+            xruns: counters.pointee.xruns.load(ordering: .relaxed),
+            lateSlices: counters.pointee.lateSlices.load(ordering: .relaxed),
+            dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
+            peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
+            peakLoadFrame: counters.pointee.peakFrame.load(ordering: .relaxed),
+            peakLoadCPU: Double(counters.pointee.peakCPUPPM.load(ordering: .relaxed)) / 1e6,
+            stalledSlices: counters.pointee.stalledSlices.load(ordering: .relaxed),
+            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
+            isInterrupted: counters.pointee.serverGone.load(ordering: .acquiring))
+    }
+
+    /// Buffer-size changes the server made while this unit played.
+    public var bufferSizeChanges: Int { counters.pointee.bufferSizeChanges.load(ordering: .relaxed) }
+    /// JACK MIDI events read from `midi_in`, and those dropped.
+    public var midiEventsRead: Int { counters.pointee.midiEvents.load(ordering: .relaxed) }
+    public var midiEventsDropped: Int { counters.pointee.midiDropped.load(ordering: .relaxed) }
+
+    public func addListener(_ listener: @escaping (IOEvent) -> Void) { listeners.append(listener) }
+
+    /// Turns what JACK's threads counted into events (control loop): xruns, a new buffer size (the grant
+    /// follows it), a new sample rate or the server gone (`restartNeeded`), and new ports to connect.
+    public func dispatchEvents() {
+        var events: [IOEvent] = []
+        let xruns = counters.pointee.xruns.load(ordering: .relaxed)
+        events += Array(repeating: .underrun, count: min(16, xruns - seen.xruns))
+        let sizeChanges = counters.pointee.bufferSizeChanges.load(ordering: .relaxed)
+        if sizeChanges != seen.bufferSizeChanges {
+            let frames = counters.pointee.bufferSize.load(ordering: .relaxed)
+            grant?.period = frames
+            grant?.bufferFrames = 2 * frames
+            events.append(.bufferSizeChanged(frames: frames))
+        }
+        let rateChanges = counters.pointee.sampleRateChanges.load(ordering: .relaxed)
+        if rateChanges != seen.sampleRateChanges {
+            let rate = counters.pointee.sampleRate.load(ordering: .relaxed)
+            if Double(rate) != grant?.sampleRate {
+                restartNeeded = .sampleRateChanged(hertz: rate)
+                events.append(.sampleRateChanged(hertz: rate))
+            }
+        }
+        if counters.pointee.serverGone.load(ordering: .acquiring) && restartNeeded != .serverGone {
+            restartNeeded = .serverGone
+        }
+        let registrations = counters.pointee.portRegistrations.load(ordering: .relaxed)
+        if registrations != seen.portRegistrations && isRunning && restartNeeded == nil { connectMIDI() }
+        seen = (xruns, sizeChanges, rateChanges, registrations)
+        for event in events { for listener in listeners { listener(event) } }
+    }
+
+    public func stopRendering(after frames: Int64) {
+        counters.pointee.frameLimit.store(max(0, frames), ordering: .relaxed)
+        counters.pointee.reachedFrameLimit.store(false, ordering: .relaxed)
+    }
+
+    public var hasReachedFrameLimit: Bool { counters.pointee.reachedFrameLimit.load(ordering: .acquiring) }
+
+    public var inputCallback: RenderCallbackStruct {
+        RenderCallbackStruct(JACKProcess.inputCallback, refCon: UnsafeMutableRawPointer(capture))
+    }
+
+    /// jack_status_t's bits, in words.
+    static func describe(_ status: jack_status_t) -> String {
+        let bits = status.rawValue
+        if bits & JackServerFailed.rawValue != 0 || bits & JackServerError.rawValue != 0 {
+            return "no server is running"
+        }
+        if bits & JackVersionError.rawValue != 0 { return "the server speaks another protocol version" }
+        if bits & JackNameNotUnique.rawValue != 0 { return "the client name is taken" }
+        if bits & JackInvalidOption.rawValue != 0 { return "an invalid option" }
+        return "status 0x\(String(bits, radix: 16))"
+    }
+}

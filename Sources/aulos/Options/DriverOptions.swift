@@ -1,0 +1,83 @@
+import ArgumentParser
+import AulosALSA
+import AulosCore
+import AulosJACK
+import AulosPlayback
+import AulosRig
+
+/// `aulos play`'s choice of audio driver and, for JACK, where its ports connect and what it does with JACK's
+/// transport.
+struct DriverOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The audio driver: alsa (a PCM, --device) or jack (a client of the running JACK server, or of PipeWire "
+                + "with pipewire-jack). Default: the rig's driver: key, or alsa.", valueName: "alsa|jack"))
+    var driver: String?
+
+    @Option(
+        name: .customLong("connect-outputs"),
+        help: ArgumentHelp(
+            "JACK: connect out_1, out_2 to these ports (comma-separated), or 'none'. Default: the physical "
+                + "playback ports.", valueName: "port,port"))
+    var connectOutputs: String?
+
+    @Flag(
+        name: .customLong("jack-timebase"),
+        help: ArgumentHelp(
+            "JACK: be the timebase master: publish the tempo (--tempo, or the control socket's tempo) as JACK's "
+                + "bar/beat/tick. Without it, live play follows JACK's transport and a master's tempo."))
+    var jackTimebase = false
+
+    func validate() throws {
+        if let driver, !["alsa", "jack"].contains(driver) {
+            throw ValidationError("--driver must be alsa or jack, not '\(driver)'")
+        }
+        if driver != "jack" && (connectOutputs != nil || jackTimebase) {
+            throw ValidationError("--connect-outputs and --jack-timebase are for --driver jack")
+        }
+        if let connectOutputs, connectOutputs != "none",
+            connectOutputs.split(separator: ",", omittingEmptySubsequences: false).contains(where: {
+                !$0.contains(":") || $0.hasPrefix(":") || $0.hasSuffix(":")
+            })
+        {
+            throw ValidationError(
+                "--connect-outputs takes JACK port names as client:port, comma-separated (or 'none'), "
+                    + "not '\(connectOutputs)'"
+            )
+        }
+    }
+
+    /// Which driver plays `set`: --driver, else the first rig's `driver:` key, else ALSA.
+    func driverName(for set: RigSet) -> String { driver ?? set.entries[0].rig.driver ?? "alsa" }
+
+    /// Points `session` at the JACK unit when JACK plays: a client named after the rig, its outputs
+    /// connected as asked, its inputs (with --input) from `input` ('physical' or ports), MIDI from hardware
+    /// and the --connect names, the transport followed (live) or published (--jack-timebase).
+    func configure(
+        _ session: AudioSession, for set: RigSet, live: Bool, input: String?, midiConnections: [String],
+        midiAutoconnect: Bool
+    ) throws {
+        guard driverName(for: set) == "jack" else {
+            if connectOutputs != nil || jackTimebase {
+                throw CommandError("--connect-outputs and --jack-timebase are for the JACK driver (--driver jack)")
+            }
+            return
+        }
+        if jackTimebase && !live { throw CommandError("--jack-timebase is for live play (no file)") }
+        var settings = JACKSettings(clientName: JACKSettings.clientName(forRig: set.name))
+        if let connectOutputs {
+            settings.outputConnections =
+                connectOutputs == "none" ? [] : connectOutputs.split(separator: ",").map(String.init)
+        }
+        if let input, input != "physical" { settings.inputConnections = input.split(separator: ",").map(String.init) }
+        settings.midiAutoconnect = midiAutoconnect
+        settings.midiConnections = midiConnections
+        settings.transport = jackTimebase ? .master : (live ? .follow : .off)
+        let chosen = settings
+        session.outputComponent = Component(JACKOutputUnit.componentDescription, name: "Aulos: JACK I/O") {
+            JACKOutputUnit(settings: chosen)
+        }
+        session.minimumSliceCapacity = JACKOutputUnit.sliceCapacity
+        session.device = "jack"
+    }
+}

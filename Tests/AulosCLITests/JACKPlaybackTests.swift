@@ -1,0 +1,183 @@
+import AulosTestSupport
+import Foundation
+import Testing
+
+/// `aulos play --driver jack` against a real JACK server (`jackd -d dummy`, started by each test), with a
+/// C JACK client on the other end: the audio captured from aulos's ports is the offline render bit for bit,
+/// JACK MIDI lands on its frame, a buffer-size change keeps it playing, a server that dies ends the run (or
+/// is waited for by the service), and the transport is followed or published.
+@Suite(.serialized, .enabled(if: JACKServer.isAvailable, "needs jackd (jackd2) and cc: scripts/setup.sh --tests"))
+struct JACKPlaybackTests {
+    let folder: String
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "aulos-jack-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    /// A file played through JACK and captured by another client is what `aulos render` writes, sample for
+    /// sample, from the first sound on (the slice is JACK's buffer: 256 frames).
+    @Test func fileThroughJACKIsTheOfflineRender() throws {
+        let jack = try JACKServer(in: folder)
+        let capture = try jack.startProbe(["capture", "capture", "7", folder + "/capture.raw"])
+        usleep(300_000)
+        let played = try runAulos(
+            [
+                "play", "--driver", "jack", "presets/scores/demo.score", "--duration", "4", "--connect-outputs",
+                "capture:in_1,capture:in_2",
+            ], in: repositoryRoot, environment: jack.environment)
+        #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stdout.contains("on jack:default: 48000 Hz"), "\(played.stdout)")
+        let captured = capture.finish()
+        #expect(captured.status == 0, "\(captured.output)")
+        let rendered = try runAulos(
+            [
+                "render", "presets/scores/demo.score", "--slice", "256", "--format", "float", "-o",
+                folder + "/offline.wav",
+            ],
+            in: repositoryRoot)
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let live = FileManager.default.contents(atPath: folder + "/capture.raw") ?? Data()
+        let offline = floatWAVSamples(folder + "/offline.wav")
+        let liveSamples = live.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let offlineSamples = offline.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        guard let liveStart = liveSamples.firstIndex(where: { $0 != 0 }),
+            let offlineStart = offlineSamples.firstIndex(where: { $0 != 0 })
+        else {
+            Issue.record("no sound captured (\(liveSamples.count) samples) or rendered")
+            return
+        }
+        // Four seconds played; compare the 3.5 s after the first sound (the offline render goes on longer).
+        let count = 2 * 48_000 * 7 / 2
+        #expect(liveSamples.count - liveStart >= count, "captured too little: \(liveSamples.count - liveStart)")
+        let live35 = liveSamples[liveStart..<min(liveSamples.count, liveStart + count)]
+        let offline35 = offlineSamples[offlineStart..<min(offlineSamples.count, offlineStart + count)]
+        #expect(Array(live35) == Array(offline35), "the captured audio differs from the offline render")
+    }
+
+    /// Note-ons and note-offs sent into midi_in at frames 37, 200, 5 and 250 of their cycles play at those
+    /// frames of the next cycle: the capture, from the cycle before the first note, is the offline render of
+    /// the same events on the same frames.
+    @Test func jackMIDILandsOnItsFrame() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--driver", "jack", "--dry", "--connect-outputs", "none"], in: folder,
+            environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
+        let capture = try jack.startProbe([
+            "capture", "capture", "3", folder + "/capture.raw", "default:out_1", "default:out_2",
+        ])
+        usleep(200_000)
+        let sent = try jack.probe(
+            [
+                "send", "sender", "2", "default:midi_in", "20:37:144:60:100", "22:200:128:60:0", "220:5:144:67:100",
+                "222:250:128:67:0",
+            ])
+        #expect(sent.output.contains("sent 4"), "\(sent.output)")
+        #expect(capture.finish().status == 0)
+        // Cycle 20 frame 37 is frame 37 of the slice that plays it; everything after is relative to it.
+        try "37f on 60 vel=100\n712f off 60 vel=0\n51205f on 67 vel=100\n51962f off 67 vel=0\n60000f end\n".write(
+            toFile: folder + "/notes.score", atomically: true, encoding: .utf8)
+        let rendered = try runAulos(
+            [
+                "render", folder + "/notes.score", "--dry", "--slice", "256", "--format", "float", "-o",
+                folder + "/offline.wav",
+            ])
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let live = leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/capture.raw") ?? Data())
+        let offline = leftChannel(ofRaw: floatWAVSamples(folder + "/offline.wav"))
+        guard let onset = live.firstIndex(where: { $0 != 0 }) else {
+            Issue.record("the notes were not heard: \(aulos.stderr)")
+            return
+        }
+        #expect(onset % 256 == 37, "the first note starts at frame \(onset % 256) of its cycle, not 37")
+        let aligned = Array(live[(onset - 37)..<min(live.count, onset - 37 + 57_000)])
+        #expect(aligned.count == 57_000, "captured too little after the first note")
+        #expect(aligned == Array(offline.prefix(aligned.count)), "the notes are not on their frames")
+    }
+
+    /// jack_bufsize mid-run: aulos plays on at the new size, says so, and renders every frame of the run.
+    @Test func bufferSizeChangeKeepsPlaying() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--driver", "jack", "--duration", "4"], in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 1 }, "\(aulos.stderr)")
+        #expect(try jack.setBufferSize(128) == 0)
+        #expect(try aulos.waitForStatus { ($0["period"] as? Int) == 128 }, "\(aulos.stderr)")
+        #expect(aulos.waitForExit(seconds: 10) == 0, "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("the JACK buffer size is now 128 frames"), "\(aulos.stderr)")
+        #expect(aulos.stdout.contains("played live 0:04.0"), "\(aulos.stdout)")
+        #expect(aulos.stdout.contains(" 0 xruns"), "\(aulos.stdout)")
+    }
+
+    /// The server killed under a live aulos: it ends within a second or two with the reason, status 1.
+    @Test func killedServerEndsPlay() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(["play", "--driver", "jack"], in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
+        jack.kill()
+        let status = aulos.waitForExit(seconds: 10)
+        #expect(status == 1, "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("the JACK server stopped"), "\(aulos.stderr)")
+    }
+
+    /// The service waits for a server that went away and plays again once it is back.
+    @Test func serviceReconnectsToARestartedServer() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--driver", "jack"], in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
+        jack.kill()
+        usleep(1_500_000)
+        #expect(aulos.process.isRunning, "\(aulos.stderr)")
+        try jack.start()
+        #expect(try aulos.waitForStatus(seconds: 20) { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("rebuilding the rig"), "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("audio device ready"), "\(aulos.stderr)")
+    }
+
+    /// Following: another client is timebase master at 90 BPM and starts the transport; aulos's host
+    /// transport plays, at 90 BPM, on the beat JACK's bar/beat/tick gives.
+    @Test func followsJACKTransport() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(["play", "--driver", "jack"], in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
+        #expect(try aulos.status()?["transportPlaying"] as? Bool == false)
+        let master = try jack.startProbe(["transport", "master", "3", "--master", "90", "--start"])
+        #expect(
+            try aulos.waitForStatus {
+                $0["transportPlaying"] as? Bool == true && ($0["transportTempo"] as? Double) == 90
+                    && ($0["transportBeat"] as? Double ?? 0) > 1
+            }, "\(String(describing: try? aulos.status()))")
+        // The beat advances at 90 BPM: 1.5 beats a second.
+        let before = try aulos.status()?["transportBeat"] as? Double ?? 0
+        usleep(1_000_000)
+        let after = try aulos.status()?["transportBeat"] as? Double ?? 0
+        #expect(abs(after - before - 1.5) < 0.3, "beat \(before) → \(after) in a second")
+        #expect(master.finish().status == 0)
+    }
+
+    /// Master: with --jack-timebase and --tempo 100, JACK's position carries aulos's tempo and a bar/beat/tick
+    /// that matches the frame.
+    @Test func publishesItsTempoAsTimebaseMaster() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--driver", "jack", "--jack-timebase", "--tempo", "100"], in: folder,
+            environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
+        let result = try jack.probe(["transport", "roller", "1.5", "--start"])
+        #expect(result.status == 0, "\(result.output)")
+        // "rolling 1 frame F bbt BAR|BEAT|TICK bpm B valid 1"
+        let words = result.output.split(separator: " ").map(String.init)
+        #expect(words.count >= 9 && words[0] == "rolling" && words[1] == "1", "\(result.output)")
+        guard words.count >= 9, let frame = Double(words[3]) else { return }
+        let bbt = words[5].split(separator: "|").compactMap { Double($0) }
+        #expect(words[7].hasPrefix("100.000"), "bpm \(words[7]) (\(result.output))")
+        #expect(words.last?.hasPrefix("1") == true, "no BBT published: \(result.output)")
+        let beats = frame / 48_000 * 100 / 60
+        if bbt.count == 3 {
+            let published = (bbt[0] - 1) * 4 + (bbt[1] - 1) + bbt[2] / 1920
+            #expect(abs(published - beats) < 0.01, "BBT \(words[5]) is beat \(published); frame \(frame) is \(beats)")
+        }
+    }
+}

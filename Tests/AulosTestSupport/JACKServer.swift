@@ -1,0 +1,130 @@
+import Foundation
+
+/// A real JACK server for a test: `jackd -d dummy` under a name of its own (so tests never meet another
+/// server), paced by its timer at the sample rate, with the test's C client (scripts/jack/jack-probe.c)
+/// built beside it to capture audio, send MIDI and drive the transport.
+public final class JACKServer {
+    /// jackd and a C compiler are there (scripts/setup.sh --tests installs jackd2).
+    public static let isAvailable =
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/cc")
+
+    public let name: String
+    public let folder: String
+    private var process: Process?
+
+    /// Starts `jackd -n NAME -d dummy -r 48000 -p PERIOD` and waits until a client can connect.
+    public init(period: Int = 256, in folder: String) throws {
+        name = "aulos-test-\(UUID().uuidString.prefix(8))"
+        self.folder = folder
+        try start(period: period)
+    }
+
+    deinit { stop() }
+
+    /// What aulos and the probe need to find this server.
+    public var environment: [String: String] { ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"] }
+
+    public func start(period: Int = 256) throws {
+        let jackd = Process()
+        jackd.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
+        jackd.arguments = ["-n", name, "-d", "dummy", "-r", "48000", "-p", "\(period)"]
+        FileManager.default.createFile(atPath: folder + "/jackd.log", contents: nil)
+        jackd.standardOutput = FileHandle(forWritingAtPath: folder + "/jackd.log")
+        jackd.standardError = jackd.standardOutput
+        try jackd.run()
+        process = jackd
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if try probe(["transport", "ready", "0"]).status == 0 { return }
+            usleep(100_000)
+        }
+        throw CocoaError(.featureUnsupported, userInfo: [NSDebugDescriptionErrorKey: "jackd did not come up"])
+    }
+
+    /// SIGKILL, as a crash or `killall -9 jackd` would end it.
+    public func kill() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    public func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Runs jack_bufsize against this server.
+    public func setBufferSize(_ frames: Int) throws -> Int32 {
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/jack_bufsize")
+        tool.arguments = ["\(frames)"]
+        tool.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        tool.standardOutput = FileHandle.nullDevice
+        try tool.run()
+        tool.waitUntilExit()
+        return tool.terminationStatus
+    }
+
+    /// The probe built once per test run (a C JACK client: scripts/jack/jack-probe.c).
+    public static let probePath: String = {
+        let path = NSTemporaryDirectory() + "aulos-jack-probe-\(getpid())"
+        let cc = Process()
+        cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
+        cc.arguments = ["-O2", "-o", path, TestFiles.repositoryRoot + "/scripts/jack/jack-probe.c", "-ljack", "-lm"]
+        try? cc.run()
+        cc.waitUntilExit()
+        return path
+    }()
+
+    /// Runs the probe to completion: its exit status and output.
+    @discardableResult
+    public func probe(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let running = try startProbe(arguments)
+        return running.finish()
+    }
+
+    /// Starts the probe in the background; `finish()` waits for it.
+    public func startProbe(_ arguments: [String]) throws -> RunningProbe {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.probePath)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        return RunningProbe(process: process, output: output)
+    }
+
+    public struct RunningProbe {
+        public let process: Process
+        let output: Pipe
+
+        public func finish() -> (status: Int32, output: String) {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+    }
+}
+
+/// Interleaved float32 stereo, as the probe captures it and as `aulos render --format float` writes it
+/// after its WAV header: the left channel.
+public func leftChannel(ofRaw data: Data) -> [Float] {
+    data.withUnsafeBytes { raw in
+        let floats = raw.bindMemory(to: Float.self)
+        return stride(from: 0, to: floats.count, by: 2).map { floats[$0] }
+    }
+}
+
+/// The samples of a float WAV file (its `data` chunk), interleaved.
+public func floatWAVSamples(_ path: String) -> Data {
+    guard let data = FileManager.default.contents(atPath: path), let range = data.range(of: Data("data".utf8))
+    else { return Data() }
+    let sizeBytes = data[range.upperBound..<range.upperBound + 4]
+    let size = sizeBytes.enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+    let start = range.upperBound + 4
+    return data[start..<min(data.count, start + size)]
+}
