@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test test-web lv2-sweep fuzz soak clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test test-web test-jack lv2-sweep fuzz soak clean
 
 all: build
 
@@ -100,6 +100,12 @@ setup-web:
 
 test-web: setup setup-web
 	scripts/web-test.sh
+
+## The JACK driver in real time: 60 s at 64 and at 32 frames on jackd -d dummy, through the JACK unit and
+## through the ALSA unit on the same server (jackd2 and the ALSA jack plugin are installed by the pacing
+## script); xruns attributed from jackd's log, mean DSP load of both (~5 minutes after a release build).
+test-jack: setup-tests
+	scripts/jack-test.sh 60 64 32
 
 ## The headless service under load for 10 minutes (SOAK_SECONDS to change): random MIDI at full polyphony,
 ## a graph change and a rig switch by program change every second, paced by JACK's dummy backend; no

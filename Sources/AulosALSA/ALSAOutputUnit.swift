@@ -166,6 +166,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         counters.pointee.stalledSlices.store(0, ordering: .relaxed)
         counters.pointee.peakFrame.store(0, ordering: .relaxed)
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
+        counters.pointee.renderNanos.store(0, ordering: .relaxed)
+        counters.pointee.framesRendered.store(0, ordering: .relaxed)
         counters.pointee.unpacedDevice.store(false, ordering: .relaxed)
         counters.pointee.running.store(true, ordering: .releasing)
         snd_pcm_prepare(device.handle)
@@ -325,7 +327,10 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             stalledSlices: counters.pointee.stalledSlices.load(ordering: .relaxed),
             framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
             isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring),
-            isPacedByClock: counters.pointee.unpacedDevice.load(ordering: .relaxed))
+            isPacedByClock: counters.pointee.unpacedDevice.load(ordering: .relaxed),
+            meanLoad: IOStatistics.meanLoad(
+                renderNanos: counters.pointee.renderNanos.load(ordering: .relaxed),
+                frames: counters.pointee.framesRendered.load(ordering: .relaxed), sampleRate: grant?.sampleRate))
     }
 
     public func addListener(_ listener: @escaping (IOEvent) -> Void) { listeners.append(listener) }

@@ -44,11 +44,13 @@ public struct IOStatistics: Sendable, Equatable {
     public var isInterrupted: Bool
     /// The device takes audio faster than real time and is paced by the clock (`ClockPacing`).
     public var isPacedByClock = false
+    /// Render time ÷ time played, over the whole run: the load a run's average is compared by.
+    public var meanLoad: Double = 0
 
     public init(
         xruns: Int, lateSlices: Int, dspLoad: Double, peakLoad: Double, peakLoadFrame: Int64 = 0,
         peakLoadCPU: Double = 0, stalledSlices: Int = 0, framesPlayed: Int64, isInterrupted: Bool,
-        isPacedByClock: Bool = false
+        isPacedByClock: Bool = false, meanLoad: Double = 0
     ) {
         self.xruns = xruns
         self.lateSlices = lateSlices
@@ -60,6 +62,15 @@ public struct IOStatistics: Sendable, Equatable {
         self.framesPlayed = framesPlayed
         self.isInterrupted = isInterrupted
         self.isPacedByClock = isPacedByClock
+        self.meanLoad = meanLoad
+    }
+}
+
+extension IOStatistics {
+    /// Render time ÷ the time the rendered frames last, 0 before any.
+    public static func meanLoad(renderNanos: Int64, frames: Int64, sampleRate: Double?) -> Double {
+        guard let sampleRate, frames > 0 else { return 0 }
+        return Double(renderNanos) / (Double(frames) / sampleRate * 1e9)
     }
 }
 
@@ -75,6 +86,9 @@ struct IOCounters: ~Copyable {
     let peakCPUPPM = Atomic<Int>(0)
     let stalledSlices = Atomic<Int>(0)
     let framesPlayed = Atomic<Int64>(0)
+    /// Wall time spent rendering since the start (ns): with the frames rendered, the run's mean load.
+    let renderNanos = Atomic<Int64>(0)
+    let framesRendered = Atomic<Int64>(0)
     let interrupted = Atomic<Bool>(false)
     /// Fault injection (tests): a negative errno the next write reports as if the device had.
     let injectedError = Atomic<Int32>(0)
@@ -225,7 +239,10 @@ enum IOThread {
             renderPeriod(state, hostNanos: playTime(state, pcm, wokeAt: started))
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
             if delay > 0 { usleep(UInt32(delay)) }
-            let load = Double(monotonicNanoseconds() - started) / nanosPerSlice
+            let elapsed = monotonicNanoseconds() - started
+            counters.pointee.renderNanos.add(elapsed, ordering: .relaxed)
+            counters.pointee.framesRendered.add(Int64(state.pointee.period), ordering: .relaxed)
+            let load = Double(elapsed) / nanosPerSlice
             let cpuLoad = Double(threadCPUNanoseconds() - startedCPU) / nanosPerSlice
             if load - cpuLoad > 0.25 { counters.pointee.stalledSlices.add(1, ordering: .relaxed) }
             smoothed += (load - smoothed) * 0.05

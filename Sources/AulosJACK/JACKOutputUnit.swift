@@ -200,6 +200,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         counters.pointee.peakCPUPPM.store(0, ordering: .relaxed)
         counters.pointee.stalledSlices.store(0, ordering: .relaxed)
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
+        counters.pointee.renderNanos.store(0, ordering: .relaxed)
         counters.pointee.peakFrame.store(0, ordering: .relaxed)
         counters.pointee.reachedFrameLimit.store(false, ordering: .relaxed)
         jack_set_process_callback(client, JACKProcess.process, UnsafeMutableRawPointer(state))
@@ -221,9 +222,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
             throw AudioUnitError(.cannotDoInCurrentContext, "JACK would not activate the client '\(clientName ?? "")'")
         }
         connectPorts()
-        var range = jack_latency_range_t()
-        jack_port_get_latency_range(outputs.0, JackPlaybackLatency, &range)
-        playbackLatency = range.min...max(range.min, range.max)
+        refreshLatency()
         if jack_is_realtime(client) == 0 {
             warnings.append(
                 "the JACK server runs without real-time scheduling: start jackd with -R (the default) and an rtprio "
@@ -309,6 +308,32 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         }
     }
 
+    /// The latency from out_1 to the speakers, as the server reports it once connected (unconnected, the
+    /// ports report none, and the server's two buffers stand in), kept in the grant as its buffer.
+    private func refreshLatency() {
+        guard let outputs, let period = grant?.period else { return }
+        var range = jack_latency_range_t()
+        jack_port_get_latency_range(outputs.0, JackPlaybackLatency, &range)
+        playbackLatency = range.min...max(range.min, range.max)
+        let frames = range.max > 0 ? range.max : 2 * period
+        grant?.bufferFrames = frames
+        grant?.periods = max(1, frames / max(1, period))
+    }
+
+    /// One line for the log once started: the client, its buffer, where its ports go, the latency to the
+    /// speakers as the server reports it.
+    public var startSummary: String {
+        guard let grant else { return "JACK client not open" }
+        let rate = grant.sampleRate
+        var line = "JACK client '\(clientName ?? settings.clientName)', \(Int(rate)) Hz, \(grant.period)-frame buffer"
+        line += connections.isEmpty ? "; ports not connected" : "; " + connections.joined(separator: ", ")
+        if let latency = playbackLatency, latency.upperBound > 0 {
+            let milliseconds = Double(latency.upperBound) / rate * 1000
+            line += "; \(latency.upperBound) frames (\((milliseconds * 10).rounded() / 10) ms) from out_1 to the speakers"
+        }
+        return line
+    }
+
     // MARK: Statistics and events
 
     public var statistics: IOStatistics {
@@ -321,7 +346,26 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
             peakLoadCPU: Double(counters.pointee.peakCPUPPM.load(ordering: .relaxed)) / 1e6,
             stalledSlices: counters.pointee.stalledSlices.load(ordering: .relaxed),
             framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
-            isInterrupted: counters.pointee.serverGone.load(ordering: .acquiring))
+            isInterrupted: counters.pointee.serverGone.load(ordering: .acquiring),
+            meanLoad: IOStatistics.meanLoad(
+                renderNanos: counters.pointee.renderNanos.load(ordering: .relaxed),
+                frames: counters.pointee.framesPlayed.load(ordering: .relaxed), sampleRate: grant?.sampleRate))
+    }
+
+    // MARK: JACK's transport
+
+    /// Whether JACK's transport drives the host transport (following it, or as its timebase master): then
+    /// play, stop and locate requests go to JACK's transport, which every client follows.
+    public var drivesHostTransport: Bool { settings.transport != .off && hostTransport != nil && client != nil }
+
+    public func startTransport() { if let client { jack_transport_start(client) } }
+    public func stopTransport() { if let client { jack_transport_stop(client) } }
+
+    /// Moves JACK's transport to `beat` (quarter notes) at `bpm` from frame 0.
+    public func locateTransport(beat: Double, bpm: Double) {
+        guard let client, let grant, bpm > 0 else { return }
+        let frame = (beat * 60 / bpm * grant.sampleRate).rounded()
+        jack_transport_locate(client, jack_nframes_t(max(0, min(frame, Double(UInt32.max)))))
     }
 
     /// Buffer-size changes the server made while this unit played.
@@ -342,7 +386,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         if sizeChanges != seen.bufferSizeChanges {
             let frames = counters.pointee.bufferSize.load(ordering: .relaxed)
             grant?.period = frames
-            grant?.bufferFrames = 2 * frames
+            refreshLatency()
             events.append(.bufferSizeChanged(frames: frames))
         }
         let rateChanges = counters.pointee.sampleRateChanges.load(ordering: .relaxed)

@@ -19,6 +19,8 @@ struct JACKCounters: ~Copyable {
     let peakFrame = Atomic<Int64>(0)
     let stalledSlices = Atomic<Int>(0)
     let framesPlayed = Atomic<Int64>(0)
+    /// Wall time spent in cycles since the start (ns), for the run's mean load.
+    let renderNanos = Atomic<Int64>(0)
     /// The server's buffer size and sample rate as last announced, and how often they changed.
     let bufferSize = Atomic<UInt32>(0)
     let bufferSizeChanges = Atomic<Int>(0)
@@ -72,6 +74,9 @@ struct JACKProcessState {
     let transport: UnsafeMutablePointer<ExternalTransportPosition>?
     /// The tempo map a timebase master publishes (nil: not the master).
     let tempoMap: TempoMapReader?
+    /// JACK's transport has rolled (or has a master) since the start: from then on it is followed, stopped
+    /// included. Before, a transport nobody drives leaves aulos's own running (a fresh jackd's is stopped).
+    var transportInUse = false
     var smoothedLoad = 0.0
 }
 
@@ -150,6 +155,7 @@ enum JACKProcess {
         counters.pointee.framesPlayed.add(Int64(frames), ordering: .relaxed)
         let nanosPerCycle = Double(frames) / rate * 1e9
         let (ended, endedCPU) = _unsafePerformance { (monotonicNanoseconds(), threadCPUNanoseconds()) }
+        counters.pointee.renderNanos.add(ended - started, ordering: .relaxed)
         let load = Double(ended - started) / nanosPerCycle
         let cpuLoad = Double(endedCPU - startedCPU) / nanosPerCycle
         if load - cpuLoad > 0.25 { counters.pointee.stalledSlices.add(1, ordering: .relaxed) }
@@ -215,19 +221,21 @@ enum JACKProcess {
         _ = _unsafePerformance { sem_post(wake) }
     }
 
-    /// JACK's transport for the host transport: rolling, frame, and — from a timebase master other than
-    /// Aulos — bar/beat/tick and tempo, in quarter notes.
+    /// JACK's transport for the host transport, once it is in use: rolling, frame, and — from a timebase
+    /// master other than Aulos — bar/beat/tick and tempo, in quarter notes.
     @_noAllocation @_noLocks
     static func readTransport(_ state: UnsafeMutablePointer<JACKProcessState>) {
         guard let feed = state.pointee.transport else { return }
         var position = jack_position_t()
         let client = state.pointee.client
         let transport = _unsafePerformance { jack_transport_query(client, &position) }
-        feed.pointee.valid = true
-        feed.pointee.rolling = transport == JackTransportRolling
+        let hasBBT = position.valid.rawValue & JackPositionBBT.rawValue != 0
+        let rolling = transport == JackTransportRolling
+        if rolling || hasBBT || state.pointee.tempoMap != nil { state.pointee.transportInUse = true }
+        feed.pointee.valid = state.pointee.transportInUse
+        feed.pointee.rolling = rolling
         feed.pointee.frame = Int64(position.frame)
         feed.pointee.sampleTime = state.pointee.sampleTime
-        let hasBBT = position.valid.rawValue & JackPositionBBT.rawValue != 0
         if state.pointee.tempoMap == nil && hasBBT && position.beat_type > 0 && position.beats_per_minute > 0
             && position.ticks_per_beat > 0
         {

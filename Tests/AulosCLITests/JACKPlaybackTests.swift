@@ -96,6 +96,18 @@ struct JACKPlaybackTests {
         #expect(aligned == Array(offline.prefix(aligned.count)), "the notes are not on their frames")
     }
 
+    /// `--connect NAME` connects a JACK MIDI output that appears later, by name, as the sequencer does with
+    /// keyboards: the notes the new client plays reach the synth.
+    @Test func connectsJACKMIDIPortsByName() throws {
+        let jack = try JACKServer(in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--driver", "jack", "--connect", "keyboard"], in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
+        let sent = try jack.probe(["send", "keyboard", "2", "-", "10:0:144:64:90", "60:0:128:64:0"])
+        #expect(sent.output.contains("sent 2"), "aulos did not connect the new port: \(sent.output) \(aulos.stderr)")
+        #expect(try aulos.waitForStatus { ($0["midiDelivered"] as? Int ?? 0) >= 2 }, "\(aulos.stderr)")
+    }
+
     /// jack_bufsize mid-run: aulos plays on at the new size, says so, and renders every frame of the run.
     @Test func bufferSizeChangeKeepsPlaying() throws {
         let jack = try JACKServer(in: folder)
@@ -142,7 +154,8 @@ struct JACKPlaybackTests {
         let jack = try JACKServer(in: folder)
         let aulos = try BackgroundAulos(["play", "--driver", "jack"], in: folder, environment: jack.environment)
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
-        #expect(try aulos.status()?["transportPlaying"] as? Bool == false)
+        // A fresh server's transport is stopped and nobody drives it: aulos's own keeps running meanwhile.
+        #expect(try aulos.status()?["transportPlaying"] as? Bool == true)
         let master = try jack.startProbe(["transport", "master", "3", "--master", "90", "--start"])
         #expect(
             try aulos.waitForStatus {
@@ -154,6 +167,9 @@ struct JACKPlaybackTests {
         usleep(1_000_000)
         let after = try aulos.status()?["transportBeat"] as? Double ?? 0
         #expect(abs(after - before - 1.5) < 0.3, "beat \(before) → \(after) in a second")
+        // Stopped in JACK (here by the control socket, which asks JACK), aulos's transport stops too.
+        #expect(aulos.request("transport stop")?.contains(#""ok":true"#) == true)
+        #expect(try aulos.waitForStatus(seconds: 5) { $0["transportPlaying"] as? Bool == false })
         #expect(master.finish().status == 0)
     }
 

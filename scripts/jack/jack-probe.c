@@ -5,10 +5,12 @@
 //       every frame of every cycle from activation, interleaved float32 stereo, for SECONDS. Prints
 //       "buffer N" (the buffer size at the start) and "cycles C".
 //   jack-probe send NAME SECONDS DESTINATION CYCLE:FRAME:STATUS:DATA1:DATA2 ...
-//       A MIDI output port connected to DESTINATION; each event is written at FRAME of the CYCLE-th cycle
-//       after the connection is made (cycle 0 = the first cycle that sees it). Prints "sent E".
-//   jack-probe transport NAME SECONDS [--master BPM] [--start] [--locate FRAME]
-//       --master: timebase master at BPM in 4/4; --start: starts JACK's transport; --locate: moves it. At
+//       A MIDI output port connected to DESTINATION ("-": left for another client to connect); each event
+//       is written at FRAME of the CYCLE-th cycle after the connection is made (cycle 0 = the first cycle
+//       that sees it). Prints "sent E".
+//   jack-probe transport NAME SECONDS [--master BPM] [--start] [--stop] [--locate FRAME]
+//       --master: timebase master at BPM in 4/4; --start/--stop: starts or stops JACK's transport;
+//       --locate: moves it. At
 //       the end prints the transport: "rolling R frame F bbt BAR|BEAT|TICK bpm B valid V".
 // Exit status 0, or 1 with a line on stderr.
 #include <jack/jack.h>
@@ -52,7 +54,11 @@ static int send_midi(jack_nframes_t frames, void *arg) {
     (void)arg;
     void *buffer = jack_port_get_buffer(midi_out, frames);
     jack_midi_clear_buffer(buffer);
-    if (!atomic_load(&connected)) return 0;
+    if (!atomic_load(&connected)) {
+        // Destination "-": wait until someone connects the port (aulos connecting it by name).
+        if (jack_port_connected(midi_out) > 0) atomic_store(&connected, 1);
+        else return 0;
+    }
     if (first_cycle < 0) first_cycle = atomic_load(&cycles);
     long cycle = atomic_load(&cycles) - first_cycle;
     for (int i = 0; i < event_count; i++) {
@@ -125,8 +131,10 @@ int main(int argc, char **argv) {
         midi_out = jack_port_register(client, "midi_out", JACK_DEFAULT_MIDI_TYPE, JackPortIsOutput, 0);
         jack_set_process_callback(client, send_midi, NULL);
         if (jack_activate(client)) fail("cannot activate");
-        if (jack_connect(client, jack_port_name(midi_out), argv[4])) fail("cannot connect to the destination");
-        atomic_store(&connected, 1);
+        if (strcmp(argv[4], "-") != 0) {
+            if (jack_connect(client, jack_port_name(midi_out), argv[4])) fail("cannot connect to the destination");
+            atomic_store(&connected, 1);
+        }
     } else if (strcmp(mode, "transport") == 0) {
         jack_set_process_callback(client, idle, NULL);
         if (jack_activate(client)) fail("cannot activate");
@@ -136,10 +144,12 @@ int main(int argc, char **argv) {
                 if (jack_set_timebase_callback(client, 0, timebase, NULL)) fail("cannot become timebase master");
             } else if (strcmp(argv[i], "--start") == 0) {
                 jack_transport_start(client);
+            } else if (strcmp(argv[i], "--stop") == 0) {
+                jack_transport_stop(client);
             } else if (strcmp(argv[i], "--locate") == 0 && i + 1 < argc) {
                 jack_transport_locate(client, (jack_nframes_t)atol(argv[++i]));
             } else {
-                fail("transport takes --master BPM, --start, --locate FRAME");
+                fail("transport takes --master BPM, --start, --stop, --locate FRAME");
             }
         }
     } else {

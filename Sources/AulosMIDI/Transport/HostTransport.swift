@@ -27,8 +27,9 @@ enum TransportCommand: BitwiseCopyable {
 
 /// Where another transport (JACK's) stands for the cycle about to render: written by the I/O unit on the
 /// render thread before it pulls the graph, read by the transport's pre-render notification on the same
-/// thread. `beat` and `bpm` are NaN when that transport has no musical position (no timebase master):
-/// the beat then comes from this transport's own tempo map at `frame`.
+/// thread. Not `valid`, the transport runs on its own from where it is. `beat` and `bpm` are NaN when that
+/// transport has no musical position (no timebase master): the beat then comes from this transport's own
+/// tempo map at `frame`.
 public struct ExternalTransportPosition: BitwiseCopyable, Sendable {
     public var valid = false
     public var rolling = false
@@ -84,6 +85,8 @@ struct TransportTimeline {
     var clockRunning = false
     /// Following `ExternalTransportPosition` (JACK's transport) rather than its own play/stop and position.
     var external = false
+    /// This slice took its position from the external transport (so the end of the slice does not advance it).
+    var externalThisSlice = false
 }
 
 /// The beat and tempo the last slice rendered with, for the status (render thread writes, any thread reads).
@@ -418,6 +421,7 @@ public final class HostTransport: @unchecked Sendable {
         }
         let external = context.pointee.external.pointee
         let followsExternal = t.pointee.external && external.valid
+        t.pointee.externalThisSlice = followsExternal
         if followsExternal {
             // The other transport's frame is this timeline's position; a jump (a locate there) or a start or
             // stop is a change the units hear about.
@@ -478,7 +482,7 @@ public final class HostTransport: @unchecked Sendable {
         guard t.pointee.playing else { return }
         t.pointee.position += frames
         // Following another transport, the next slice's position comes from it (a cycle keeps its own).
-        if t.pointee.external { return }
+        if t.pointee.externalThisSlice { return }
         if t.pointee.cycling {
             let rate = context.pointee.sampleRate
             if beat(t, atSample: t.pointee.position, sampleRate: rate).beat >= t.pointee.cycleEnd {

@@ -75,6 +75,9 @@ public final class KeyboardPlayback {
         public var reloads: Int
         /// SIGHUPs whose rig file could not be read (the rig played on).
         public var failedReloads: Int
+        /// JACK MIDI events read from midi_in (nil: not playing through JACK), each played one cycle after
+        /// its frame.
+        public var jackMIDIEvents: Int? = nil
     }
 
     private let playback: PlaybackOptions
@@ -347,7 +350,7 @@ public final class KeyboardPlayback {
             worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
             clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
-            failedReloads: failedReloads)
+            failedReloads: failedReloads, jackMIDIEvents: (live.io as? JACKOutputUnit)?.midiEventsRead)
         return (report, reloaded.map { ($0, midi.withRouter(\.activeRig) ?? 0) })
     }
 

@@ -68,6 +68,7 @@ final class LiveSession {
             self.recorder = recorder
         }
         try rig.graph.start()
+        if let jack = io as? JACKOutputUnit { observer.info(jack.startSummary) }
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
     }
 

@@ -1,5 +1,6 @@
 import AulosALSA
 import AulosCore
+import AulosJACK
 import AulosMIDI
 import AulosRig
 import AulosUnits
@@ -185,12 +186,19 @@ final class ControlServer {
                 tempo = bpm
                 return #"{"ok":true,"tempo":\#(bpm)}"#
             case "transport" where words.count == 2 || (words.count == 3 && words[1] == "locate"):
+                // Through JACK, its transport is the one every client follows, aulos's host transport included.
+                let jack = (session?.io as? JACKOutputUnit).flatMap { $0.drivesHostTransport ? $0 : nil }
                 switch words[1] {
-                case "play": rig.transport.play()
-                case "stop": rig.transport.stop()
-                case "rewind": rig.transport.rewind()
+                case "play": if let jack { jack.startTransport() } else { rig.transport.play() }
+                case "stop": if let jack { jack.stopTransport() } else { rig.transport.stop() }
+                case "rewind":
+                    if let jack { jack.locateTransport(beat: 0, bpm: 120) } else { rig.transport.rewind() }
                 case "locate" where Double(words[2]).map { $0.isFinite && $0 >= 0 } == true:
-                    rig.transport.locate(beat: Double(words[2])!)
+                    if let jack {
+                        jack.locateTransport(beat: Double(words[2])!, bpm: rig.transport.renderedPosition.tempo)
+                    } else {
+                        rig.transport.locate(beat: Double(words[2])!)
+                    }
                 default:
                     return Self.error("transport takes play, stop, rewind or locate BEAT (a beat ≥ 0)")
                 }

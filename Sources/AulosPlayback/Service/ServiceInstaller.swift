@@ -14,6 +14,8 @@ public struct ServiceInstaller {
     public var root = ""
     public var user = "aulos"
     public var device = "default"
+    /// `jack`: play as a JACK client of the server running as the same user (`--driver jack`), not an ALSA PCM.
+    public var driver = "alsa"
     /// A rig or rig-set file to copy in and play; nil plays the factory set (stage.yaml).
     public var rig: String?
     public var extraArguments: [String] = []
@@ -33,7 +35,9 @@ public struct ServiceInstaller {
     /// The unit file (packaging/systemd/aulos.service is this text for the defaults; a test keeps them equal).
     public var unitText: String {
         let arguments =
-            ["play", "--service", "--rig", rigPath, "--device", device, "--control-socket", "/run/aulos/control"]
+            ["play", "--service", "--rig", rigPath]
+            + (driver == "jack" ? ["--driver", "jack"] : ["--device", device])
+            + ["--control-socket", "/run/aulos/control"]
             + (web.map { ["--web", $0] } ?? []) + (webPasswordFile.map { ["--web-password", $0] } ?? [])
             + extraArguments
         return """

@@ -37,6 +37,12 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "ALSA PCM to play through (see aulos devices).")
         var device = "default"
 
+        @Option(
+            help: ArgumentHelp(
+                "alsa (--device) or jack: a client of the JACK server running as the service's user (docs/jack.md).",
+                valueName: "alsa|jack"))
+        var driver = "alsa"
+
         @Option(help: "The system user the service runs as (created in group audio if missing).")
         var user = "aulos"
 
@@ -47,6 +53,9 @@ struct ServiceCommand: ParsableCommand {
         var webPassword: String?
 
         func validate() throws {
+            guard ["alsa", "jack"].contains(driver) else {
+                throw ValidationError("--driver must be alsa or jack, not '\(driver)'")
+            }
             if let rig, rig.split(separator: "/").isEmpty || rig.hasSuffix("/") {
                 throw ValidationError("--rig must name a rig file, not '\(rig)'")
             }
@@ -55,6 +64,7 @@ struct ServiceCommand: ParsableCommand {
         func configure(_ installer: inout ServiceInstaller) {
             installer.rig = rig
             installer.device = device
+            installer.driver = driver
             installer.user = user
             installer.web = web
             installer.webPasswordFile = webPassword

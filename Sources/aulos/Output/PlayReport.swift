@@ -93,7 +93,8 @@ final class PlayReport {
             + "\(grant.period)-frame periods × \(grant.periods) (\((grant.outputLatency * 1000).fixed(1)) ms buffer), "
             + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
             + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)) "
-            + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final)))"
+            + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final))), "
+            + "mean \(Self.percent(final.statistics.meanLoad))"
     }
 
     /// ", render CPU 16 %; 3 slices stalled outside the render": how much of the peak period the render
@@ -127,6 +128,7 @@ final class PlayReport {
             + (report.midiLate > 0 ? " (by up to \(report.worstLateness.fixed(1)) ms)" : "")
             + ", \(report.midiDropped) dropped"
             + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
+            + (report.jackMIDIEvents.map { "; \($0) from JACK MIDI, each one cycle after its frame" } ?? "")
             + "; MIDI thread read delay max \(report.worstReadDelay.fixed(1)) ms"
             + (report.latencyFrames > 0
                 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")

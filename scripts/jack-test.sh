@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `make test-jack`: the JACK driver in real time. One JACK server (`jackd -d dummy`, timer-paced at 48 kHz,
+# scripts/jack-pacing.sh) per period size; on it, the same rig and score played for SECONDS (default 60)
+# twice: through the JACK I/O unit (`--driver jack`, a JACK client) and through the ALSA I/O unit (`--device
+# aulosjack_raw`: alsa-lib's jack plugin, a client of the same server). Prints both summaries and a table of
+# xruns, who caused them (jackd's log names a client that missed its deadline; a late timer is the server's
+# own) and DSP load for docs/performance.md; fails if aulos's JACK client missed a cycle or rendered one
+# late. Release build.
+#   scripts/jack-test.sh [SECONDS] [PERIODS...]     (default: 60 64 32)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+periods=("$@")
+[ ${#periods[@]} -gt 0 ] || periods=(64 32)
+rig=presets/rigs/band.yaml
+rig_name=Band  # the rig's name: its JACK client's
+swift build -c release --product aulos >/dev/null
+work=.build/jack-test
+rm -rf "$work" && mkdir -p "$work"
+
+# The demo piece (32 beats at 100 BPM) four times over: music throughout a minute.
+python3 - "$work/minute.score" <<'PY'
+import re, sys
+lines = [l for l in open("presets/scores/demo.score") if l.strip() and not l.startswith("#")]
+out = []
+for copy in range(4):
+    for line in lines:
+        when, rest = line.split(None, 1)
+        if rest.startswith("end") or (copy > 0 and (rest.startswith("tempo") or rest.startswith("program"))):
+            continue
+        out.append(f"{float(when[:-1]) + 32 * copy}b {rest}")
+out.append("128b end\n")
+open(sys.argv[1], "w").write("".join(out))
+PY
+
+status=0
+table=()
+for period in "${periods[@]}"; do
+  log="$work/run-$period.log"
+  # Both runs inside one server's life: the same timer, the same machine state. JACK first, then ALSA with
+  # two periods of the JACK period (the plugin's buffer on top of JACK's own).
+  scripts/jack-pacing.sh --period "$period" --log "$work/jackd-$period.log" -- bash -c "
+    .build/release/aulos play $work/minute.score --rig $rig --driver jack --duration $seconds
+    .build/release/aulos play $work/minute.score --rig $rig --device aulosjack_raw --slice $period --periods 2 \
+        --duration $seconds
+  " 2>&1 | tee "$log"
+  jack_line=$(grep '^played .* on jack:' "$log" || true)
+  alsa_line=$(grep '^played .* on aulosjack_raw' "$log" || true)
+  if [ -z "$jack_line" ] || [ -z "$alsa_line" ]; then
+    echo "jack-test: FAILED: a run at $period frames printed no summary" >&2
+    status=1
+    continue
+  fi
+  field() { sed -n "$2" <<<"$1"; }
+  jack_xruns=$(field "$jack_line" 's/.* \([0-9]*\) xruns.*/\1/p')
+  alsa_xruns=$(field "$alsa_line" 's/.* \([0-9]*\) xruns.*/\1/p')
+  jack_load=$(field "$jack_line" 's/.*DSP load [0-9.]*% (peak \([0-9.]*%\).*, mean \([0-9.]*%\).*/\2 (peak \1)/p')
+  alsa_load=$(field "$alsa_line" 's/.*DSP load [0-9.]*% (peak \([0-9.]*%\).*, mean \([0-9.]*%\).*/\2 (peak \1)/p')
+  # jackd's log says whose fault each xrun was: its timer waking late (JackTimedDriver) or a client that had
+  # not finished its cycle by the deadline ("client = NAME was not finished"). aulos's JACK client is named
+  # after the rig; the ALSA plugin's client is aulos.P.PID.
+  jlog="$work/jackd-$period.log"
+  timer_late=$(grep -c 'JackTimedDriver::Process XRun' "$jlog" || true)
+  jack_missed=$(grep -c "client = $rig_name was not finished" "$jlog" || true)
+  alsa_missed=$(grep -c 'client = aulos\.P\.[0-9.]* was not finished' "$jlog" || true)
+  jack_late=$(field "$jack_line" 's/.* \([0-9]*\) late slices.*/\1/p')
+  alsa_late=$(field "$alsa_line" 's/.* \([0-9]*\) late slices.*/\1/p')
+  table+=("| $period | JACK unit (--driver jack) | $jack_xruns | $jack_missed | $jack_late | $jack_load |"
+    "| $period | ALSA unit (jack PCM plugin) | $alsa_xruns | $alsa_missed | $alsa_late | $alsa_load |")
+  echo "jack-test: $period frames: jackd's timer woke late ${timer_late:-0} time(s) over both runs"
+  if [ "${jack_missed:-0}" -gt 0 ] || [ "${jack_late:-0}" -gt 0 ]; then
+    echo "jack-test: FAILED: at $period frames aulos's JACK client missed $jack_missed cycle(s), $jack_late render(s) late" >&2
+    status=1
+  fi
+done
+
+echo
+echo "== jack-test: $rig playing $seconds s of music, jackd -d dummy at 48 kHz (scripts/jack-test.sh $seconds ${periods[*]})"
+echo "| period | I/O unit | xruns reported | cycles missed (jackd) | late renders | mean DSP load (peak) |"
+echo "|---:|---|---:|---:|---:|---|"
+printf '%s\n' "${table[@]}"
+[ "$status" -eq 0 ] && echo "jack-test: passed"
+exit "$status"
