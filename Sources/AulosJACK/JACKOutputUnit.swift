@@ -329,7 +329,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         line += connections.isEmpty ? "; ports not connected" : "; " + connections.joined(separator: ", ")
         if let latency = playbackLatency, latency.upperBound > 0 {
             let milliseconds = Double(latency.upperBound) / rate * 1000
-            line += "; \(latency.upperBound) frames (\((milliseconds * 10).rounded() / 10) ms) from out_1 to the speakers"
+            line +=
+                "; \(latency.upperBound) frames (\((milliseconds * 10).rounded() / 10) ms) from out_1 to the speakers"
         }
         return line
     }
