@@ -80,6 +80,10 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
     @discardableResult
     public func openDevice() throws(DeviceError) -> PCMGrant {
         if let grant, client != nil { return grant }
+        // libjack prints its own errors on stderr ("Cannot connect to server socket …"); aulos reports each
+        // failure in one line of its own, so they are dropped.
+        jack_set_error_function { _ in }
+        jack_set_info_function { _ in }
         var status = jack_status_t(rawValue: 0)
         guard let opened = aulos_jack_client_open(settings.clientName, JackNoStartServer, &status) else {
             throw DeviceError(

@@ -108,6 +108,29 @@ struct JACKPlaybackTests {
         #expect(try aulos.waitForStatus { ($0["midiDelivered"] as? Int ?? 0) >= 2 }, "\(aulos.stderr)")
     }
 
+    /// `--input PORTS`: in_1 and in_2 connect from another client's outputs and what they carry is played
+    /// with the instruments (here alone: no note is played, so every sound out is the input's 1 kHz sine).
+    @Test func inputPortsArePlayedThrough() throws {
+        let jack = try JACKServer(in: folder)
+        let tone = try jack.startProbe(["tone", "tone", "6"])
+        usleep(300_000)
+        let aulos = try BackgroundAulos(
+            ["play", "--driver", "jack", "--dry", "--connect-outputs", "none", "--input", "tone:out_1,tone:out_2"],
+            in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("tone:out_1 → default:in_1"), "\(aulos.stderr)")
+        let captured = try jack.probe(["capture", "capture", "1", folder + "/in.raw", "default:out_1", "default:out_2"])
+        #expect(captured.status == 0, "\(captured.output)")
+        let left = leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/in.raw") ?? Data())
+        let tail = left.suffix(24_000)  // the last half second
+        let peak = tail.map(abs).max() ?? 0
+        // A 1 kHz sine crosses zero 2,000 times a second: about 1,000 times in half a second.
+        let crossings = zip(tail, tail.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        #expect(peak > 0.1, "the input is not heard (peak \(peak))")
+        #expect(abs(crossings - 1_000) <= 4, "\(crossings) zero crossings in half a second, not a 1 kHz tone's 1,000")
+        _ = tone.finish()
+    }
+
     /// jack_bufsize mid-run: aulos plays on at the new size, says so, and renders every frame of the run.
     @Test func bufferSizeChangeKeepsPlaying() throws {
         let jack = try JACKServer(in: folder)

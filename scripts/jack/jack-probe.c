@@ -8,6 +8,8 @@
 //       A MIDI output port connected to DESTINATION ("-": left for another client to connect); each event
 //       is written at FRAME of the CYCLE-th cycle after the connection is made (cycle 0 = the first cycle
 //       that sees it). Prints "sent E".
+//   jack-probe tone NAME SECONDS
+//       Two output ports (out_1, out_2) playing a 1 kHz sine at half scale, left and right alike.
 //   jack-probe transport NAME SECONDS [--master BPM] [--start] [--stop] [--locate FRAME]
 //       --master: timebase master at BPM in 4/4; --start/--stop: starts or stops JACK's transport;
 //       --locate: moves it. At
@@ -70,6 +72,20 @@ static int send_midi(jack_nframes_t frames, void *arg) {
     return 0;
 }
 
+static double phase;
+
+static int tone(jack_nframes_t frames, void *arg) {
+    (void)arg;
+    float *left = jack_port_get_buffer(ports[0], frames), *right = jack_port_get_buffer(ports[1], frames);
+    double step = 2 * M_PI * 1000.0 / jack_get_sample_rate(client);
+    for (jack_nframes_t i = 0; i < frames; i++) {
+        left[i] = right[i] = (float)(0.5 * sin(phase));
+        phase = fmod(phase + step, 2 * M_PI);
+    }
+    atomic_fetch_add(&cycles, 1);
+    return 0;
+}
+
 static int idle(jack_nframes_t frames, void *arg) {
     (void)frames;
     (void)arg;
@@ -103,7 +119,7 @@ static void open_client(const char *name) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) fail("usage: jack-probe capture|send|transport NAME SECONDS ...");
+    if (argc < 4) fail("usage: jack-probe capture|send|tone|transport NAME SECONDS ...");
     const char *mode = argv[1];
     double seconds = atof(argv[3]);
     open_client(argv[2]);
@@ -135,6 +151,11 @@ int main(int argc, char **argv) {
             if (jack_connect(client, jack_port_name(midi_out), argv[4])) fail("cannot connect to the destination");
             atomic_store(&connected, 1);
         }
+    } else if (strcmp(mode, "tone") == 0) {
+        ports[0] = jack_port_register(client, "out_1", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+        ports[1] = jack_port_register(client, "out_2", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+        jack_set_process_callback(client, tone, NULL);
+        if (jack_activate(client)) fail("cannot activate");
     } else if (strcmp(mode, "transport") == 0) {
         jack_set_process_callback(client, idle, NULL);
         if (jack_activate(client)) fail("cannot activate");
@@ -153,7 +174,7 @@ int main(int argc, char **argv) {
             }
         }
     } else {
-        fail("the mode is capture, send or transport");
+        fail("the mode is capture, send, tone or transport");
     }
     usleep((useconds_t)(seconds * 1e6));
     if (strcmp(mode, "transport") == 0) {

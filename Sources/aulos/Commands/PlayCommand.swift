@@ -203,9 +203,16 @@ struct PlayCommand: ParsableCommand {
         let session = AudioSession(device: device)
         try session.setPreferredPeriods(UInt32(periods))
         let set = options.playedRigSet()
-        if drivers.driverName(for: set) == "jack" && (device != "default" || alsaConfig != nil) {
-            throw CommandError(
-                "--device and --alsa-config choose an ALSA PCM; the JACK driver plays to the JACK server")
+        if drivers.driverName(for: set) == "jack" {
+            if device != "default" || alsaConfig != nil {
+                throw CommandError(
+                    "--device and --alsa-config choose an ALSA PCM; the JACK driver plays to the JACK server")
+            }
+            if slicing.slice != nil || slicing.sampleRate != nil {
+                throw CommandError(
+                    "through JACK the server sets the slice and the rate: change them with jack_bufsize (or "
+                        + "PIPEWIRE_QUANTUM), not --slice or --sample-rate")
+            }
         }
         try drivers.configure(
             session, for: set, live: isLive, input: input, midiConnections: connections,
