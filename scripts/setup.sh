@@ -29,6 +29,9 @@ if [ "${1:-}" = "--tests" ]; then
     x42-plugins          # 116 more plugins (sidechains, multi-channel meters) for the hosting sweep
     jackd2               # a real JACK server (jackd -d dummy) for the JACK driver's tests, and jack_bufsize
     gcc                  # builds the JACK tests' C client (scripts/jack/jack-probe.c)
+    pipewire             # a headless PipeWire (scripts/jack/pipewire-null.conf) for the JACK driver through it
+    pipewire-bin
+    pipewire-jack        # pw-jack: JACK clients as PipeWire clients
   )
 fi
 

@@ -85,7 +85,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         jack_set_error_function { _ in }
         jack_set_info_function { _ in }
         var status = jack_status_t(rawValue: 0)
-        guard let opened = aulos_jack_client_open(settings.clientName, JackNoStartServer, &status) else {
+        guard let opened = aulos_jack_client_open(settings.clientName, JackNoStartServer, &status, settings.serverName)
+        else {
             throw DeviceError(
                 .missing,
                 "no JACK server to connect to (\(Self.describe(status))): start one (jackd, or PipeWire with "

@@ -16,6 +16,8 @@ public struct JACKSettings: Sendable, Equatable {
 
     /// The JACK client name (JACK makes it unique by appending -01, -02 … when it is taken).
     public var clientName: String
+    /// The server to join; nil: the default one (JACK_DEFAULT_SERVER, or "default").
+    public var serverName: String?
     /// Ports the outputs connect to, in order (out_1 → the first, out_2 → the second …); nil: the server's
     /// physical playback ports; empty: none (connect them yourself).
     public var outputConnections: [String]?

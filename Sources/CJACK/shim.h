@@ -4,8 +4,10 @@
 #include <jack/midiport.h>
 #include <jack/transport.h>
 
-// jack_client_open is variadic (a server name may follow), which Swift cannot call: this fixes the
-// arguments to the three every caller here uses.
-static inline jack_client_t *aulos_jack_client_open(const char *name, jack_options_t options, jack_status_t *status) {
+// jack_client_open is variadic (a server name follows JackServerName), which Swift cannot call: this fixes
+// its arguments. A NULL server is the default one (JACK_DEFAULT_SERVER, or "default").
+static inline jack_client_t *aulos_jack_client_open(const char *name, jack_options_t options, jack_status_t *status,
+                                                    const char *server) {
+    if (server) return jack_client_open(name, (jack_options_t)(options | JackServerName), status, server);
     return jack_client_open(name, options, status);
 }

@@ -78,11 +78,11 @@ struct JACKOutputUnitTests {
 
     @Test func processCallbackDoesNotAllocate() throws {
         let jack = try JACKServer(period: 64, in: folder)
-        for (key, value) in jack.environment { setenv(key, value, 1) }
         try "name: Tally\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Glass Bell\n".write(
             toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
         let session = AudioSession(device: "jack")
         var settings = JACKSettings(clientName: "tally")
+        settings.serverName = jack.name
         settings.outputConnections = []
         settings.transport = .follow
         let chosen = settings
