@@ -223,6 +223,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         guard jack_activate(client) == 0 else {
             counters.pointee.running.store(false, ordering: .releasing)
             reader?.stop()
+            following?.followExternal(false)
             freeState()
             throw AudioUnitError(.cannotDoInCurrentContext, "JACK would not activate the client '\(clientName ?? "")'")
         }
@@ -237,7 +238,11 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
 
     public override func stopIO() throws(AudioUnitError) {
         counters.pointee.running.store(false, ordering: .releasing)
-        if let client, !counters.pointee.serverGone.load(ordering: .acquiring) {
+        if counters.pointee.serverGone.load(ordering: .acquiring) {
+            // No server to deactivate with: closing the client joins libjack's threads, the process thread
+            // included, before its state is freed.
+            closeClient()
+        } else if let client {
             if isTimebaseMaster { jack_release_timebase(client) }
             // Returns once the process thread has left the callback: only then may its state go.
             jack_deactivate(client)

@@ -18,7 +18,7 @@ struct JACKPlaybackTests {
     /// A file played through JACK and captured by another client is what `aulos render` writes, sample for
     /// sample, from the first sound on (the slice is JACK's buffer: 256 frames).
     @Test func fileThroughJACKIsTheOfflineRender() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "file", in: folder)
         let capture = try jack.startProbe(["capture", "capture", "10", folder + "/capture.raw"])
         usleep(300_000)
         let played = try runAulos(
@@ -59,7 +59,7 @@ struct JACKPlaybackTests {
     /// frames of the next cycle: the capture, from the cycle before the first note, is the offline render of
     /// the same events on the same frames.
     @Test func jackMIDILandsOnItsFrame() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "midi", in: folder)
         let aulos = try BackgroundAulos(
             ["play", "--driver", "jack", "--dry", "--connect-outputs", "none"], in: folder,
             environment: jack.environment)
@@ -99,7 +99,7 @@ struct JACKPlaybackTests {
     /// `--connect NAME` connects a JACK MIDI output that appears later, by name, as the sequencer does with
     /// keyboards: the notes the new client plays reach the synth.
     @Test func connectsJACKMIDIPortsByName() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "connect", in: folder)
         let aulos = try BackgroundAulos(
             ["play", "--driver", "jack", "--connect", "keyboard"], in: folder, environment: jack.environment)
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
@@ -111,7 +111,7 @@ struct JACKPlaybackTests {
     /// `--input PORTS`: in_1 and in_2 connect from another client's outputs and what they carry is played
     /// with the instruments (here alone: no note is played, so every sound out is the input's 1 kHz sine).
     @Test func inputPortsArePlayedThrough() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "input", in: folder)
         let tone = try jack.startProbe(["tone", "tone", "6"])
         usleep(300_000)
         let aulos = try BackgroundAulos(
@@ -133,7 +133,7 @@ struct JACKPlaybackTests {
 
     /// jack_bufsize mid-run: aulos plays on at the new size, says so, and renders every frame of the run.
     @Test func bufferSizeChangeKeepsPlaying() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "bufsize", in: folder)
         let aulos = try BackgroundAulos(
             ["play", "--driver", "jack", "--duration", "4"], in: folder, environment: jack.environment)
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 1 }, "\(aulos.stderr)")
@@ -146,7 +146,7 @@ struct JACKPlaybackTests {
 
     /// The server killed under a live aulos: it ends within a second or two with the reason, status 1.
     @Test func killedServerEndsPlay() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "kill", in: folder)
         let aulos = try BackgroundAulos(["play", "--driver", "jack"], in: folder, environment: jack.environment)
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
         jack.kill()
@@ -157,7 +157,7 @@ struct JACKPlaybackTests {
 
     /// The service waits for a server that went away and plays again once it is back.
     @Test func serviceReconnectsToARestartedServer() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "reconnect", in: folder)
         let aulos = try BackgroundAulos(
             ["play", "--service", "--driver", "jack"], in: folder, environment: jack.environment)
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
@@ -173,7 +173,7 @@ struct JACKPlaybackTests {
     /// Following: another client is timebase master at 90 BPM and starts the transport; aulos's host
     /// transport plays, at 90 BPM, on the beat JACK's bar/beat/tick gives.
     @Test func followsJACKTransport() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "follow", in: folder)
         let aulos = try BackgroundAulos(["play", "--driver", "jack"], in: folder, environment: jack.environment)
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
         // A fresh server's transport is stopped and nobody drives it: aulos's own keeps running meanwhile.
@@ -200,7 +200,7 @@ struct JACKPlaybackTests {
     /// Master: with --jack-timebase and --tempo 100, JACK's position carries aulos's tempo and a bar/beat/tick
     /// that matches the frame.
     @Test func publishesItsTempoAsTimebaseMaster() throws {
-        let jack = try JACKServer(in: folder)
+        let jack = try JACKServer(named: "master", in: folder)
         let aulos = try BackgroundAulos(
             ["play", "--driver", "jack", "--jack-timebase", "--tempo", "100"], in: folder,
             environment: jack.environment)

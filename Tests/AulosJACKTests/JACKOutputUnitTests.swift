@@ -77,7 +77,7 @@ struct JACKOutputUnitTests {
     }
 
     @Test func processCallbackDoesNotAllocate() throws {
-        let jack = try JACKServer(period: 64, in: folder)
+        let jack = try JACKServer(named: "tally", period: 64, in: folder)
         try "name: Tally\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Glass Bell\n".write(
             toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
         let session = AudioSession(device: "jack")

@@ -13,9 +13,12 @@ public final class JACKServer {
     public let folder: String
     private var process: Process?
 
-    /// Starts `jackd -n NAME -d dummy -r 48000 -p PERIOD` and waits until a client can connect.
-    public init(period: Int = 256, in folder: String) throws {
-        name = "aulos-test-\(UUID().uuidString.prefix(8))"
+    /// Starts `jackd -n aulos-test-NAME -d dummy -r 48000 -p PERIOD` and waits until a client can connect.
+    /// Each test names its own server, always the same: JACK's shared registry holds eight servers, and the
+    /// entry of one that was killed is reclaimed only by a server of the same name, so fresh names on every
+    /// run would fill it ("Too many servers already active").
+    public init(named server: String, period: Int = 256, in folder: String) throws {
+        name = "aulos-test-\(server)"
         self.folder = folder
         try start(period: period)
     }
