@@ -52,7 +52,8 @@ struct JACKPlaybackTests {
         #expect(liveSamples.count - liveStart >= count, "captured too little: \(liveSamples.count - liveStart)")
         let live35 = liveSamples[liveStart..<min(liveSamples.count, liveStart + count)]
         let offline35 = offlineSamples[offlineStart..<min(offlineSamples.count, offlineStart + count)]
-        #expect(Array(live35) == Array(offline35), "the captured audio differs from the offline render")
+        let difference = sampleDifference(live35, offline35)
+        #expect(difference == nil, "the captured audio is not the offline render: \(difference ?? "")")
     }
 
     /// Note-ons and note-offs sent into midi_in at frames 37, 200, 5 and 250 of their cycles play at those
@@ -93,7 +94,8 @@ struct JACKPlaybackTests {
         #expect(onset % 256 == 37, "the first note starts at frame \(onset % 256) of its cycle, not 37")
         let aligned = Array(live[(onset - 37)..<min(live.count, onset - 37 + 57_000)])
         #expect(aligned.count == 57_000, "captured too little after the first note")
-        #expect(aligned == Array(offline.prefix(aligned.count)), "the notes are not on their frames")
+        let difference = sampleDifference(aligned, offline.prefix(aligned.count))
+        #expect(difference == nil, "the notes are not on their frames: \(difference ?? "")")
     }
 
     /// `--connect NAME` connects a JACK MIDI output that appears later, by name, as the sequencer does with
@@ -250,13 +252,14 @@ struct PipeWirePlaybackTests {
             pipewire.terminate()
             pipewire.waitUntilExit()
         }
-        func underPWJack(_ arguments: [String]) throws -> Process {
+        func underPWJack(_ arguments: [String], log: String = "/dev/null") throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/pw-jack")
             process.arguments = ["-p", "256"] + arguments
             process.environment = environment
             process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-            process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            if log != "/dev/null" { FileManager.default.createFile(atPath: log, contents: nil) }
+            process.standardOutput = FileHandle(forWritingAtPath: log)
             process.standardError = process.standardOutput
             try process.run()
             return process
@@ -277,9 +280,10 @@ struct PipeWirePlaybackTests {
             [
                 aulosBinary, "play", "--driver", "jack", "presets/scores/demo.score", "--duration", "3",
                 "--connect-outputs", "capture:in_1,capture:in_2",
-            ])
+            ], log: folder + "/aulos.log")
         aulos.waitUntilExit()
-        #expect(aulos.terminationStatus == 0)
+        let aulosLog = (try? String(contentsOfFile: folder + "/aulos.log", encoding: .utf8)) ?? ""
+        #expect(aulos.terminationStatus == 0, "\(aulosLog)")
         capture.waitUntilExit()
         let rendered = try runAulos(
             [
@@ -300,10 +304,12 @@ struct PipeWirePlaybackTests {
         }
         let count = 2 * 48_000 * 5 / 2  // 2.5 s from the first sound
         #expect(live.count - liveStart >= count, "captured too little: \(live.count - liveStart) samples")
+        let difference = sampleDifference(
+            live[liveStart..<min(live.count, liveStart + count)],
+            offline[offlineStart..<min(offline.count, offlineStart + count)])
         #expect(
-            Array(live[liveStart..<min(live.count, liveStart + count)])
-                == Array(offline[offlineStart..<min(offline.count, offlineStart + count)]),
-            "the audio captured through PipeWire differs from the offline render")
+            difference == nil,
+            "the audio captured through PipeWire is not the offline render: \(difference ?? ""); \(aulosLog)")
         try? FileManager.default.removeItem(atPath: folder)
     }
 }

@@ -131,3 +131,14 @@ public func floatWAVSamples(_ path: String) -> Data {
     let start = range.upperBound + 4
     return data[start..<min(data.count, start + size)]
 }
+
+/// nil when `live` and `reference` hold the same samples; otherwise one line saying how they differ (a test's
+/// message, instead of two arrays of a million samples).
+public func sampleDifference<A: Collection<Float>, B: Collection<Float>>(_ live: A, _ reference: B) -> String? {
+    let pairs = zip(live, reference)
+    let differing = pairs.enumerated().filter { $0.element.0 != $0.element.1 }
+    if differing.isEmpty && live.count == reference.count { return nil }
+    guard let first = differing.first else { return "\(live.count) samples against \(reference.count)" }
+    return "\(differing.count) of \(min(live.count, reference.count)) samples differ, the first at sample "
+        + "\(first.offset) (\(first.element.0) against \(first.element.1))"
+}
