@@ -19,11 +19,12 @@ struct JACKPlaybackTests {
     /// sample, from the first sound on (the slice is JACK's buffer: 256 frames).
     @Test func fileThroughJACKIsTheOfflineRender() throws {
         let jack = try JACKServer(named: "file", in: folder)
-        let capture = try jack.startProbe(["capture", "capture", "10", folder + "/capture.raw"])
+        let piece = try latePiece(in: folder)
+        let capture = try jack.startProbe(["capture", "capture", "11", folder + "/capture.raw"])
         usleep(300_000)
         let played = try runAulos(
             [
-                "play", "--driver", "jack", "presets/scores/demo.score", "--duration", "4", "--connect-outputs",
+                "play", "--driver", "jack", piece, "--duration", "5", "--connect-outputs",
                 "capture:in_1,capture:in_2",
             ], in: repositoryRoot, environment: jack.environment)
         #expect(played.status == 0, "\(played.stderr)")
@@ -32,7 +33,7 @@ struct JACKPlaybackTests {
         #expect(captured.status == 0, "\(captured.output)")
         let rendered = try runAulos(
             [
-                "render", "presets/scores/demo.score", "--slice", "256", "--format", "float", "-o",
+                "render", piece, "--slice", "256", "--format", "float", "-o",
                 folder + "/offline.wav",
             ],
             in: repositoryRoot)
@@ -273,12 +274,13 @@ struct PipeWirePlaybackTests {
             up = probe.terminationStatus == 0
         }
         #expect(up, "pipewire did not come up")
-        let capture = try underPWJack([JACKServer.probePath, "capture", "capture", "8", folder + "/capture.raw"])
+        let piece = try latePiece(in: folder)
+        let capture = try underPWJack([JACKServer.probePath, "capture", "capture", "9", folder + "/capture.raw"])
         usleep(500_000)
         let aulosBinary = repositoryRoot + "/.build/debug/aulos"
         let aulos = try underPWJack(
             [
-                aulosBinary, "play", "--driver", "jack", "presets/scores/demo.score", "--duration", "3",
+                aulosBinary, "play", "--driver", "jack", piece, "--duration", "4",
                 "--connect-outputs", "capture:in_1,capture:in_2",
             ], log: folder + "/aulos.log")
         aulos.waitUntilExit()
@@ -287,7 +289,7 @@ struct PipeWirePlaybackTests {
         capture.waitUntilExit()
         let rendered = try runAulos(
             [
-                "render", "presets/scores/demo.score", "--slice", "256", "--format", "float", "-o",
+                "render", piece, "--slice", "256", "--format", "float", "-o",
                 folder + "/offline.wav",
             ],
             in: repositoryRoot)
@@ -312,4 +314,20 @@ struct PipeWirePlaybackTests {
             "the audio captured through PipeWire is not the offline render: \(difference ?? ""); \(aulosLog)")
         try? FileManager.default.removeItem(atPath: folder)
     }
+}
+
+/// The demo piece two beats (1.2 s) later, written to `folder`: a capture client connected as aulos starts
+/// would miss the first cycles of a piece that sounds from frame 0 (PipeWire links ports asynchronously).
+func latePiece(in folder: String) throws -> String {
+    let demo = try String(contentsOfFile: repositoryRoot + "/presets/scores/demo.score", encoding: .utf8)
+    let lines = demo.split(separator: "\n").map { line -> String in
+        let words = line.split(separator: " ", maxSplits: 1)
+        guard words.count == 2, words[0].hasSuffix("b"), let beat = Double(words[0].dropLast()),
+            !words[1].hasPrefix("tempo"), !words[1].hasPrefix("program")
+        else { return String(line) }
+        return "\(beat + 2)b \(words[1])"
+    }
+    let path = folder + "/late.score"
+    try lines.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    return path
 }
