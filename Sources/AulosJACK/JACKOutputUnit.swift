@@ -94,10 +94,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         }
         client = opened
         clientName = String(cString: jack_get_client_name(opened))
-        let rate = jack_get_sample_rate(opened)
-        let frames = jack_get_buffer_size(opened)
-        counters.pointee.sampleRate.store(rate, ordering: .relaxed)
-        counters.pointee.bufferSize.store(frames, ordering: .relaxed)
+        counters.pointee.sampleRate.store(jack_get_sample_rate(opened), ordering: .relaxed)
+        counters.pointee.bufferSize.store(jack_get_buffer_size(opened), ordering: .relaxed)
         counters.pointee.serverGone.store(false, ordering: .relaxed)
         let raw = UnsafeMutableRawPointer(counters)
         jack_set_buffer_size_callback(opened, JACKProcess.bufferSizeChanged, raw)
@@ -105,6 +103,9 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         jack_set_xrun_callback(opened, JACKProcess.xrun, raw)
         jack_set_port_registration_callback(opened, JACKProcess.portRegistered, raw)
         jack_on_info_shutdown(opened, JACKProcess.shutdown, raw)
+        learnRunningRate(opened)
+        let rate = counters.pointee.sampleRate.load(ordering: .relaxed)
+        let frames = counters.pointee.bufferSize.load(ordering: .relaxed)
         guard let left = register("out_1", JACKPort.audioType, JackPortIsOutput),
             let right = register("out_2", JACKPort.audioType, JackPortIsOutput)
         else {
@@ -117,6 +118,22 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
             bufferFrames: 2 * frames, format: .float32, channels: 2)
         grant = granted
         return granted
+    }
+
+    /// PipeWire tells a client its default rate and quantum until the client joins the graph; the graph may
+    /// run at another (`clock.force-rate`, another application's). A graph built for the default would be
+    /// rebuilt as soon as it started, again and again. So the unit joins for one silent cycle first: the
+    /// server's rate and buffer-size callbacks then give what it really runs at (jackd's answers do not change).
+    private func learnRunningRate(_ client: OpaquePointer) {
+        counters.pointee.probeCycles.store(0, ordering: .relaxed)
+        jack_set_process_callback(client, JACKProcess.probe, UnsafeMutableRawPointer(counters))
+        guard jack_activate(client) == 0 else { return }
+        for _ in 0..<100 where counters.pointee.probeCycles.load(ordering: .acquiring) < 2 { usleep(5_000) }
+        jack_deactivate(client)
+        // Those were the unit opening, not changes while playing.
+        counters.pointee.bufferSizeChanges.store(0, ordering: .relaxed)
+        counters.pointee.sampleRateChanges.store(0, ordering: .relaxed)
+        counters.pointee.xruns.store(0, ordering: .relaxed)
     }
 
     public func closeDevice() {

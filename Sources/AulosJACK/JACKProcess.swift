@@ -35,6 +35,8 @@ struct JACKCounters: ~Copyable {
     let midiDropped = Atomic<Int>(0)
     /// Ports registered or unregistered anywhere on the server (new MIDI hardware to connect).
     let portRegistrations = Atomic<Int>(0)
+    /// Cycles of the silent callback run while the unit learns the rate the server really runs at.
+    let probeCycles = Atomic<Int>(0)
 }
 
 /// The input element's audio for the cycle: JACK's own input port buffers, valid during the process
@@ -84,6 +86,12 @@ enum JACKProcess {
     /// The longest JACK MIDI message passed on (a SysEx longer than this is dropped and counted).
     static let largestMIDIMessage = 1024
     static let ticksPerBeat = 1920.0
+
+    /// The callback of the brief activation that opens the unit: silence, and a count of cycles run.
+    static let probe: JackProcessCallback = { _, argument in
+        argument!.assumingMemoryBound(to: JACKCounters.self).pointee.probeCycles.add(1, ordering: .releasing)
+        return 0
+    }
 
     static let process: JackProcessCallback = { frames, argument in
         cycle(argument!.assumingMemoryBound(to: JACKProcessState.self), frames: frames)
