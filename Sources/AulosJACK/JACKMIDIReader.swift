@@ -3,6 +3,7 @@ import AulosCore
 import AulosMIDI
 import AulosRealtime
 import Glibc
+import Synchronization
 
 /// The thread between JACK's MIDI port and the rig's MIDI path: the process callback copies each cycle's
 /// events into a lock-free ring with the frame they are due at (the same frame of the next cycle) and posts
@@ -20,7 +21,8 @@ final class JACKMIDIReader: @unchecked Sendable {
     let wake: UnsafeMutablePointer<sem_t>
     private let receiver: any MIDIReceiver
     private var thread = pthread_t()
-    private var running = false
+    /// Set by `start`, cleared by `stop` (control thread); read by the thread between waits.
+    private let running = Atomic<Bool>(false)
     private var parser = MIDIParser(maximumSysExLength: JACKProcess.largestMIDIMessage)
     private let scratch = UnsafeMutableRawPointer.allocate(byteCount: 8 + JACKProcess.largestMIDIMessage, alignment: 8)
 
@@ -39,7 +41,7 @@ final class JACKMIDIReader: @unchecked Sendable {
     }
 
     func start() {
-        running = true
+        running.store(true, ordering: .releasing)
         let body: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
             Unmanaged<JACKMIDIReader>.fromOpaque(raw!).takeUnretainedValue().run()
             return nil
@@ -50,15 +52,14 @@ final class JACKMIDIReader: @unchecked Sendable {
     /// Stops the thread (after the client is deactivated: nothing writes the ring any more) and releases the
     /// notes JACK MIDI still holds.
     func stop() {
-        guard running else { return }
-        running = false
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         sem_post(wake)
         pthread_join(thread, nil)
         receiver.sourceEnded(Self.source, arrivalNanos: monotonicNanoseconds())
     }
 
     private func run() {
-        while running {
+        while running.load(ordering: .acquiring) {
             sem_wait(wake)
             drain()
         }

@@ -135,17 +135,35 @@ struct JACKPlaybackTests {
         _ = tone.finish()
     }
 
-    /// jack_bufsize mid-run: aulos plays on at the new size, says so, and renders every frame of the run.
+    /// jack_bufsize mid-run, up (256 → 2048: more than one slice of the graph's 1,024) and down (→ 128): aulos
+    /// says so, the note held through both changes is still heard after each, and the run lasts to its end.
     @Test func bufferSizeChangeKeepsPlaying() throws {
         let jack = try JACKServer(named: "bufsize", in: folder)
         let aulos = try BackgroundAulos(
-            ["play", "--driver", "jack", "--duration", "4"], in: folder, environment: jack.environment)
-        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 1 }, "\(aulos.stderr)")
-        #expect(try jack.setBufferSize(128) == 0)
-        #expect(try aulos.waitForStatus { ($0["period"] as? Int) == 128 }, "\(aulos.stderr)")
-        #expect(aulos.waitForExit(seconds: 10) == 0, "\(aulos.stderr)")
-        #expect(aulos.stderr.contains("the JACK buffer size is now 128 frames"), "\(aulos.stderr)")
-        #expect(aulos.stdout.contains("played live 0:04.0"), "\(aulos.stdout)")
+            ["play", "--driver", "jack", "--dry", "--connect-outputs", "none", "--duration", "8"], in: folder,
+            environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
+        // A string pad held from the first cycle the sender sees until it ends (7 s).
+        let sender = try jack.startProbe(["send", "sender", "7", "default:midi_in", "0:0:144:60:100"])
+        /// The loudest sample aulos plays during half a second, captured from its out_1.
+        func peak(_ name: String) throws -> Float {
+            let captured = try jack.probe(
+                ["capture", name, "0.5", folder + "/\(name).raw", "default:out_1", "default:out_2"])
+            #expect(captured.status == 0, "\(captured.output)")
+            return leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/\(name).raw") ?? Data())
+                .map(abs).max() ?? 0
+        }
+        usleep(500_000)
+        #expect(try peak("before") > 0.01, "the held note is not heard: \(aulos.stderr)")
+        for frames in [2048, 128] {
+            #expect(try jack.setBufferSize(frames) == 0)
+            #expect(try aulos.waitForStatus { ($0["period"] as? Int) == frames }, "\(aulos.stderr)")
+            #expect(try peak("at\(frames)") > 0.01, "silent after the buffer size became \(frames): \(aulos.stderr)")
+            #expect(aulos.stderr.contains("the JACK buffer size is now \(frames) frames"), "\(aulos.stderr)")
+        }
+        #expect(aulos.waitForExit(seconds: 12) == 0, "\(aulos.stderr)")
+        #expect(aulos.stdout.contains("played live 0:08.0"), "\(aulos.stdout)")
+        _ = sender.finish()
     }
 
     /// The server killed under a live aulos: it ends within a second or two with the reason, status 1.

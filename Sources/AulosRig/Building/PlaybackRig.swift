@@ -162,7 +162,9 @@ public final class PlaybackRig {
             let grant = try session.activate(
                 for: try graph.unit(for: outputNode) as! any LiveIOUnit, sizing: graph.units)
             rig.sampleRate = grant.sampleRate
-            rig.slice = grant.period
+            // Every unit is sized for the slices the I/O unit may render: the granted period, or more when the
+            // driver's slice can grow while playing (JACK's buffer size, rendered in pieces of this size).
+            rig.slice = max(grant.period, session.minimumSliceCapacity)
         }
         self.session = session
         self.rig = rig
