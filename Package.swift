@@ -176,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "AulosJACKTests",
             dependencies: [
-                "AulosJACK", "AulosALSA", "AulosCore", "AulosMIDI", "AulosRig", "AulosTestSupport",
+                "AulosJACK", "AulosALSA", "AulosCore", "AulosMIDI", "AulosRig", "AulosTestSupport", "AulosUnits",
                 "CAllocationCounter",
             ],
             path: "Tests/AulosJACKTests"),

@@ -27,6 +27,9 @@ public protocol LiveIOUnit: IOUnit {
     var inputCallback: RenderCallbackStruct { get }
     /// Set when the unit cannot go on by itself: the live session then rebuilds the rig, or ends the run.
     var restartNeeded: IORestart? { get }
+    /// A part's own output beside the mix, where the driver offers one (JACK's per-part ports): the callback
+    /// a side-output unit after the part's chain feeds. Nil: the part plays in the mix only.
+    func partOutput(named name: String) -> RenderCallbackStruct?
 }
 
 /// Why an I/O unit cannot go on by itself (a JACK server's doing: an ALSA device that goes away is reopened
@@ -48,4 +51,6 @@ public enum IORestart: Sendable, Equatable {
 
 extension ALSAOutputUnit: LiveIOUnit {
     public var restartNeeded: IORestart? { nil }
+    /// An ALSA PCM is the master output alone.
+    public func partOutput(named name: String) -> RenderCallbackStruct? { nil }
 }

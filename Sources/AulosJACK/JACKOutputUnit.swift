@@ -52,6 +52,9 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
     private var midiReader: JACKMIDIReader?
     private var midiRecord: UnsafeMutableRawPointer?
     private var isTimebaseMaster = false
+    /// The parts' own outputs, in the order the rig asked for them (freed with the unit).
+    private var partOutputs: [UnsafeMutablePointer<JACKPartOutput>] = []
+    private var partOutputList: UnsafeMutablePointer<UnsafeMutablePointer<JACKPartOutput>>?
     private var listeners: [(IOEvent) -> Void] = []
     /// The counters as the control thread last saw them, to turn their changes into events.
     private var seen = (xruns: 0, bufferSizeChanges: 0, sampleRateChanges: 0, portRegistrations: 0)
@@ -68,6 +71,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
     deinit {
         if isRunning { try? stop() }
         closeClient()
+        for output in partOutputs { output.deallocate() }
         capture.deinitialize(count: 1)
         capture.deallocate()
         counters.deinitialize(count: 1)
@@ -177,6 +181,26 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         return try ConvertingPullKernel.make(for: self)
     }
 
+    // MARK: Part outputs
+
+    /// With `partOutputs` set: registers `NAME_L` and `NAME_R` for a part and returns the callback its side
+    /// output unit feeds them through. Nil when not asked for, or when JACK refuses the ports. Call while the
+    /// rig is built (before the start).
+    public func partOutput(named name: String) -> RenderCallbackStruct? {
+        guard settings.partOutputs, !isRunning else { return nil }
+        let base = String(name.map { $0 == ":" || $0.isNewline ? "-" : $0 }.prefix(40))
+        guard let left = register(base + "_L", JACKPort.audioType, JackPortIsOutput),
+            let right = register(base + "_R", JACKPort.audioType, JackPortIsOutput)
+        else {
+            warnings.append("JACK would not register ports for part '\(name)': it plays in the mix only")
+            return nil
+        }
+        let output = UnsafeMutablePointer<JACKPartOutput>.allocate(capacity: 1)
+        output.initialize(to: JACKPartOutput(ports: (left, right), capture: capture))
+        partOutputs.append(output)
+        return RenderCallbackStruct(JACKProcess.partOutputCallback, refCon: UnsafeMutableRawPointer(output))
+    }
+
     // MARK: Running
 
     public override func startIO() throws(AudioUnitError) {
@@ -207,6 +231,11 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         let following = settings.transport != .off ? hostTransport : nil
         let master = settings.transport == .master ? hostTransport?.tempoMap : nil
         capture.pointee = JACKCapture()
+        if !partOutputs.isEmpty {
+            let list = UnsafeMutablePointer<UnsafeMutablePointer<JACKPartOutput>>.allocate(capacity: partOutputs.count)
+            list.initialize(from: partOutputs, count: partOutputs.count)
+            partOutputList = list
+        }
         let state = UnsafeMutablePointer<JACKProcessState>.allocate(capacity: 1)
         state.initialize(
             to: JACKProcessState(
@@ -214,7 +243,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
                 midiPort: reader == nil ? nil : midiPort, list: storage.list, sliceLimit: Int(maximumFramesPerSlice),
                 graphRate: UInt32(grant.sampleRate), capture: capture, midi: reader?.ring,
                 midiRecord: record, midiWake: reader?.wake,
-                transport: following?.externalPosition, tempoMap: master))
+                transport: following?.externalPosition, tempoMap: master, partOutputs: partOutputList,
+                partOutputCount: partOutputs.count))
         process = state
         counters.pointee.lateSlices.store(0, ordering: .relaxed)
         counters.pointee.loadPPM.store(0, ordering: .relaxed)
@@ -274,6 +304,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         process?.deinitialize(count: 1)
         process?.deallocate()
         process = nil
+        partOutputList?.deallocate()
+        partOutputList = nil
         midiRecord?.deallocate()
         midiRecord = nil
         midiReader = nil

@@ -48,6 +48,17 @@ struct JACKCapture {
     var frames = 0
 }
 
+/// A part's own pair of output ports (`--jack-part-outputs`): the process callback points it at the ports'
+/// buffers each cycle and silences them; the side-output unit after the part's chain writes each slice
+/// there, at the slice's place in the cycle.
+struct JACKPartOutput {
+    let ports: (OpaquePointer, OpaquePointer)
+    var left: UnsafeMutablePointer<Float>?
+    var right: UnsafeMutablePointer<Float>?
+    /// Where the slice being rendered starts in the cycle (the unit's capture state keeps it).
+    let capture: UnsafeMutablePointer<JACKCapture>
+}
+
 /// The process thread's whole world: no class references, so nothing it touches is reference counted.
 ///
 /// Threads: made and freed by the control thread while the client is inactive; owned by JACK's process
@@ -76,6 +87,9 @@ struct JACKProcessState {
     let transport: UnsafeMutablePointer<ExternalTransportPosition>?
     /// The tempo map a timebase master publishes (nil: not the master).
     let tempoMap: TempoMapReader?
+    /// The parts' own outputs, if asked for.
+    let partOutputs: UnsafeMutablePointer<UnsafeMutablePointer<JACKPartOutput>>?
+    let partOutputCount: Int
     /// JACK's transport has rolled (or has a master) since the start: from then on it is followed, stopped
     /// included. Before, a transport nobody drives leaves aulos's own running (a fresh jackd's is stopped).
     var transportInUse = false
@@ -137,6 +151,21 @@ enum JACKProcess {
                 jack_port_get_buffer(inputs.1, nframes).assumingMemoryBound(to: Float.self)
             }
             state.pointee.capture.pointee.frames = frames
+        }
+        for index in 0..<state.pointee.partOutputCount {
+            let output = state.pointee.partOutputs![index]
+            let ports = output.pointee.ports
+            let (left, right) = _unsafePerformance {
+                (
+                    jack_port_get_buffer(ports.0, nframes).assumingMemoryBound(to: Float.self),
+                    jack_port_get_buffer(ports.1, nframes).assumingMemoryBound(to: Float.self)
+                )
+            }
+            // Silence first: a part whose pull is skipped (a rig not playing) leaves it so.
+            left.update(repeating: 0, count: frames)
+            right.update(repeating: 0, count: frames)
+            output.pointee.left = left
+            output.pointee.right = right
         }
         let hostNanos = playTime(state, now: started, frames: frames)
         let rate = Double(state.pointee.graphRate)
@@ -325,6 +354,20 @@ enum JACKProcess {
 
     static let shutdown: JackInfoShutdownCallback = { _, _, argument in
         argument!.assumingMemoryBound(to: JACKCounters.self).pointee.serverGone.store(true, ordering: .releasing)
+    }
+
+    /// A part's side output: the slice the part just rendered, copied into its ports at the slice's place.
+    static let partOutputCallback: RenderCallback = { refCon, _, _, _, frameCount, ioData in
+        guard let refCon else { return RenderStatus.noErr }
+        let output = refCon.assumingMemoryBound(to: JACKPartOutput.self)
+        let start = output.pointee.capture.pointee.sliceOffset
+        let frames = Int(frameCount)
+        guard let left = output.pointee.left, let right = output.pointee.right, ioData.pointee.bufferCount >= 2,
+            let leftSource = ioData.pointee.buffers[0].data, let rightSource = ioData.pointee.buffers[1].data
+        else { return RenderStatus.noErr }
+        (left + start).update(from: leftSource.assumingMemoryBound(to: Float.self), count: frames)
+        (right + start).update(from: rightSource.assumingMemoryBound(to: Float.self), count: frames)
+        return RenderStatus.noErr
     }
 
     /// The input element as a render callback: the input ports' frames for the slice being rendered;

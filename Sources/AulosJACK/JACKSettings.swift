@@ -31,6 +31,9 @@ public struct JACKSettings: Sendable, Equatable {
     /// Also connect the JACK MIDI outputs whose names contain one of these.
     public var midiConnections: [String] = []
     public var transport: Transport = .off
+    /// Each part also on a pair of ports of its own (`PART_L`, `PART_R`: after its effects and EQ, before
+    /// its volume and pan in the mix), for recording parts apart in a DAW.
+    public var partOutputs = false
 
     public init(clientName: String = "Aulos") { self.clientName = clientName }
 

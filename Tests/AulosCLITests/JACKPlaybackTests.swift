@@ -135,6 +135,38 @@ struct JACKPlaybackTests {
         _ = tone.finish()
     }
 
+    /// `--jack-part-outputs`: each part has ports of its own, carrying that part alone — a note on channel 1
+    /// is on Lead's ports and not on Pad's, until Pad plays too.
+    @Test func partOutputsCarryTheirOwnPart() throws {
+        let jack = try JACKServer(named: "parts", in: folder)
+        try "name: Duo\nparts:\n  - name: Lead\n    instrument: synth\n    preset: String Ensemble\n    channels: [1]\n"
+            .appending("  - name: Pad\n    instrument: synth\n    preset: String Ensemble\n    channels: [2]\n")
+            .write(toFile: folder + "/duo.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            [
+                "play", "--driver", "jack", "--rig", folder + "/duo.yaml", "--dry", "--jack-part-outputs",
+                "--connect-outputs", "none",
+            ], in: folder, environment: jack.environment)
+        #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.3 }, "\(aulos.stderr)")
+        func peak(_ port: String) throws -> Float {
+            let captured = try jack.probe(
+                ["capture", "capture", "0.4", folder + "/\(port).raw", "Duo:\(port)_L", "Duo:\(port)_R"])
+            #expect(captured.status == 0, "\(captured.output)")
+            return leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/\(port).raw") ?? Data())
+                .map(abs).max() ?? 0
+        }
+        // A note on channel 1 held for the whole test (the sender stays until then), then one on channel 2.
+        let lead = try jack.startProbe(["send", "lead", "4", "Duo:midi_in", "0:0:144:60:100"])
+        usleep(400_000)
+        #expect(try peak("Lead") > 0.01, "Lead's ports are silent: \(aulos.stderr)")
+        #expect(try peak("Pad") == 0, "Pad's ports carry sound while Pad plays nothing")
+        let pad = try jack.startProbe(["send", "pad", "2", "Duo:midi_in", "0:0:145:67:100"])
+        usleep(400_000)
+        #expect(try peak("Pad") > 0.01, "Pad's ports are silent while it plays: \(aulos.stderr)")
+        _ = pad.finish()
+        _ = lead.finish()
+    }
+
     /// jack_bufsize mid-run, up (256 → 2048: more than one slice of the graph's 1,024) and down (→ 128): aulos
     /// says so, the note held through both changes is still heard after each, and the run lasts to its end.
     @Test func bufferSizeChangeKeepsPlaying() throws {

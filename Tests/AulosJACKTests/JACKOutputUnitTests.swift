@@ -4,6 +4,7 @@ import AulosJACK
 import AulosMIDI
 import AulosRig
 import AulosTestSupport
+import AulosUnits
 import CAllocationCounter
 import Foundation
 import Synchronization
@@ -85,6 +86,7 @@ struct JACKOutputUnitTests {
         settings.serverName = jack.name
         settings.outputConnections = []
         settings.transport = .follow
+        settings.partOutputs = true  // the part's side output unit and ports, on the counted path too
         let chosen = settings
         session.outputComponent = Component(JACKOutputUnit.componentDescription, name: "Aulos: JACK I/O") {
             JACKOutputUnit(settings: chosen)
@@ -94,6 +96,7 @@ struct JACKOutputUnitTests {
         defer { rig.close() }
         let unit = try #require(rig.graph.outputUnit as? JACKOutputUnit)
         #expect(unit.grant?.period == 64)
+        #expect(rig.graph.units.contains { $0 is SideOutputUnit }, "no side output for the part")
         let input = LiveMIDIInput(
             destinations: rig.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 64)
         try rig.graph.addRenderNotify(input.renderNotify)

@@ -151,7 +151,10 @@ public final class PlaybackRig {
             do { try registry.registerLV2(uri) } catch { throw RigError(spec.source.prefix + error.detail) }
         }
         // A live rig is headed by the session's I/O unit (ALSA, or JACK when the host chose it).
-        if let session { registry.register(session.outputComponent) }
+        if let session {
+            registry.register(session.outputComponent)
+            registry.register(SideOutputUnit.component)  // parts' own outputs, where the I/O unit offers them
+        }
         let graph = AudioGraph(registry: registry)
         self.graph = graph
         outputNode = try graph.addNode(
@@ -221,9 +224,13 @@ public final class PlaybackRig {
 
         var parts: [LoadedPart] = []
         var prelude: [TimedMIDIEvent] = []
+        let io = session == nil ? nil : try graph.unit(for: outputNode) as? any LiveIOUnit
         for (bus, part) in rig.parts.enumerated() {
+            // A set's parts are told apart by their rig's name.
+            let name = set.entries.count > 1 ? "\(set.entries[partRigs[bus]].rig.name) \(part.name)" : part.name
             let (loaded, programs) = try units.addPart(
-                part, rigIndex: partRigs[bus], bus: Element(bus), sideBus: sideBuses[bus], arpeggio: arpeggio)
+                part, rigIndex: partRigs[bus], bus: Element(bus), sideBus: sideBuses[bus], arpeggio: arpeggio,
+                sideOutput: io?.partOutput(named: name))
             for (send, pair) in followedByPart[bus] {
                 try mixer.setSendSource(send, of: Element(bus), side: sideBuses[bus]!, pair: pair)
                 try mixer.setParameter(

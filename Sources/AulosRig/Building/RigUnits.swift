@@ -75,7 +75,10 @@ struct RigUnits {
     /// state — and, given a `sideBus`, the instrument's effect-send output (its MIDI channels weighed by
     /// CC 91/93) on that mixer input. Returns the part and, for a sampler with a program, that program on
     /// each of its channels.
-    func addPart(_ part: Rig.Part, rigIndex: Int, bus: Element, sideBus: Element?, arpeggio: Arpeggio?) throws -> (
+    func addPart(
+        _ part: Rig.Part, rigIndex: Int, bus: Element, sideBus: Element?, arpeggio: Arpeggio?,
+        sideOutput: RenderCallbackStruct? = nil
+    ) throws -> (
         PlaybackRig.LoadedPart, [TimedMIDIEvent]
     ) {
         let description: ComponentDescription
@@ -101,7 +104,16 @@ struct RigUnits {
         }
         // Insert effects, then the EQ: the instrument's effect-send output (below) leaves before them.
         let chain = try addChain(part.effects, after: node)
-        let (source, eq) = try part.eq.map { preset in try addEQ(preset, after: chain.last) } ?? (chain.last, nil)
+        var (source, eq) = try part.eq.map { preset in try addEQ(preset, after: chain.last) } ?? (chain.last, nil)
+        if let sideOutput {
+            // The part's own output (JACK's per-part ports): what it sends into the mix, before volume and pan.
+            let node = try graph.addNode(SideOutputUnit.componentDescription)
+            let side = try graph.unit(for: node) as! SideOutputUnit
+            side.callback = sideOutput
+            try configure(side)
+            try graph.connectNodeInput(source, sourceOutput: 0, node, destinationInput: 0)
+            source = node
+        }
         try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
         if let sideBus {
             try instrument.enableEffectSendOutput()

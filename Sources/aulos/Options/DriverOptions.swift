@@ -28,12 +28,19 @@ struct DriverOptions: ParsableArguments {
                 + "bar/beat/tick. Without it, live play follows JACK's transport and a master's tempo."))
     var jackTimebase = false
 
+    @Flag(
+        name: .customLong("jack-part-outputs"),
+        help: ArgumentHelp(
+            "JACK: also give every part a pair of output ports of its own (PART_L, PART_R: after its effects and EQ, "
+                + "before its volume and pan), for recording parts apart."))
+    var jackPartOutputs = false
+
     func validate() throws {
         if let driver, !["alsa", "jack"].contains(driver) {
             throw ValidationError("--driver must be alsa or jack, not '\(driver)'")
         }
-        if driver != "jack" && (connectOutputs != nil || jackTimebase) {
-            throw ValidationError("--connect-outputs and --jack-timebase are for --driver jack")
+        if driver == "alsa" && (connectOutputs != nil || jackTimebase || jackPartOutputs) {
+            throw ValidationError("--connect-outputs, --jack-timebase and --jack-part-outputs are for --driver jack")
         }
         if let connectOutputs, connectOutputs != "none",
             connectOutputs.split(separator: ",", omittingEmptySubsequences: false).contains(where: {
@@ -58,8 +65,10 @@ struct DriverOptions: ParsableArguments {
         midiAutoconnect: Bool
     ) throws {
         guard driverName(for: set) == "jack" else {
-            if connectOutputs != nil || jackTimebase {
-                throw CommandError("--connect-outputs and --jack-timebase are for the JACK driver (--driver jack)")
+            if connectOutputs != nil || jackTimebase || jackPartOutputs {
+                throw CommandError(
+                    "--connect-outputs, --jack-timebase and --jack-part-outputs are for the JACK driver (--driver jack)"
+                )
             }
             return
         }
@@ -73,6 +82,7 @@ struct DriverOptions: ParsableArguments {
         settings.midiAutoconnect = midiAutoconnect
         settings.midiConnections = midiConnections
         settings.transport = jackTimebase ? .master : (live ? .follow : .off)
+        settings.partOutputs = jackPartOutputs
         let chosen = settings
         session.outputComponent = Component(JACKOutputUnit.componentDescription, name: "Aulos: JACK I/O") {
             JACKOutputUnit(settings: chosen)
