@@ -159,15 +159,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
                 capture: capture, pacing: ClockPacing(enabled: request.pacesUnpacedDevices)))
         self.ioState = state
         counters.pointee.xruns.store(0, ordering: .relaxed)
-        counters.pointee.lateSlices.store(0, ordering: .relaxed)
-        counters.pointee.loadPPM.store(0, ordering: .relaxed)
-        counters.pointee.peakPPM.store(0, ordering: .relaxed)
-        counters.pointee.peakCPUPPM.store(0, ordering: .relaxed)
-        counters.pointee.stalledSlices.store(0, ordering: .relaxed)
-        counters.pointee.peakFrame.store(0, ordering: .relaxed)
+        counters.pointee.meter.reset()
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
-        counters.pointee.renderNanos.store(0, ordering: .relaxed)
-        counters.pointee.framesRendered.store(0, ordering: .relaxed)
         counters.pointee.unpacedDevice.store(false, ordering: .relaxed)
         counters.pointee.running.store(true, ordering: .releasing)
         snd_pcm_prepare(device.handle)
@@ -317,20 +310,11 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     // MARK: Statistics and events
 
     public var statistics: IOStatistics {
-        IOStatistics(
+        counters.pointee.meter.statistics(
             xruns: counters.pointee.xruns.load(ordering: .relaxed),
-            lateSlices: counters.pointee.lateSlices.load(ordering: .relaxed),
-            dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
-            peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
-            peakLoadFrame: counters.pointee.peakFrame.load(ordering: .relaxed),
-            peakLoadCPU: Double(counters.pointee.peakCPUPPM.load(ordering: .relaxed)) / 1e6,
-            stalledSlices: counters.pointee.stalledSlices.load(ordering: .relaxed),
-            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
+            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed), sampleRate: grant?.sampleRate,
             isInterrupted: counters.pointee.interrupted.load(ordering: .acquiring),
-            isPacedByClock: counters.pointee.unpacedDevice.load(ordering: .relaxed),
-            meanLoad: IOStatistics.meanLoad(
-                renderNanos: counters.pointee.renderNanos.load(ordering: .relaxed),
-                frames: counters.pointee.framesRendered.load(ordering: .relaxed), sampleRate: grant?.sampleRate))
+            isPacedByClock: counters.pointee.unpacedDevice.load(ordering: .relaxed))
     }
 
     public func addListener(_ listener: @escaping (IOEvent) -> Void) { listeners.append(listener) }

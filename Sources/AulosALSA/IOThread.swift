@@ -66,29 +66,13 @@ public struct IOStatistics: Sendable, Equatable {
     }
 }
 
-extension IOStatistics {
-    /// Render time ÷ the time the rendered frames last, 0 before any.
-    public static func meanLoad(renderNanos: Int64, frames: Int64, sampleRate: Double?) -> Double {
-        guard let sampleRate, frames > 0 else { return 0 }
-        return Double(renderNanos) / (Double(frames) / sampleRate * 1e9)
-    }
-}
-
 /// Counters shared between the I/O thread (writer) and the control thread (reader).
 struct IOCounters: ~Copyable {
     let running = Atomic<Bool>(false)
     let xruns = Atomic<Int>(0)
-    let lateSlices = Atomic<Int>(0)
-    /// Loads in parts per million, so they fit an atomic integer.
-    let loadPPM = Atomic<Int>(0)
-    let peakPPM = Atomic<Int>(0)
-    let peakFrame = Atomic<Int64>(0)
-    let peakCPUPPM = Atomic<Int>(0)
-    let stalledSlices = Atomic<Int>(0)
     let framesPlayed = Atomic<Int64>(0)
-    /// Wall time spent rendering since the start (ns): with the frames rendered, the run's mean load.
-    let renderNanos = Atomic<Int64>(0)
-    let framesRendered = Atomic<Int64>(0)
+    /// DSP load, late and stalled periods (the measure the JACK unit shares).
+    let meter = RenderLoadMeter()
     let interrupted = Atomic<Bool>(false)
     /// Fault injection (tests): a negative errno the next write reports as if the device had.
     let injectedError = Atomic<Int32>(0)
@@ -201,7 +185,6 @@ enum IOThread {
     /// from underruns and suspends, parks and reopens when the device goes away.
     static func run(_ state: UnsafeMutablePointer<IOThreadState>) {
         let counters = state.pointee.counters
-        let nanosPerSlice = Double(state.pointee.period) / state.pointee.sampleRate * 1e9
         var smoothed = 0.0
         while counters.pointee.running.load(ordering: .acquiring) {
             guard let pcm = state.pointee.pcm else {
@@ -239,21 +222,10 @@ enum IOThread {
             renderPeriod(state, hostNanos: playTime(state, pcm, wokeAt: started))
             let delay = counters.pointee.injectedDelayMicroseconds.load(ordering: .relaxed)
             if delay > 0 { usleep(UInt32(delay)) }
-            let elapsed = monotonicNanoseconds() - started
-            counters.pointee.renderNanos.add(elapsed, ordering: .relaxed)
-            counters.pointee.framesRendered.add(Int64(state.pointee.period), ordering: .relaxed)
-            let load = Double(elapsed) / nanosPerSlice
-            let cpuLoad = Double(threadCPUNanoseconds() - startedCPU) / nanosPerSlice
-            if load - cpuLoad > 0.25 { counters.pointee.stalledSlices.add(1, ordering: .relaxed) }
-            smoothed += (load - smoothed) * 0.05
-            counters.pointee.loadPPM.store(Int(smoothed * 1e6), ordering: .relaxed)
-            if Int(load * 1e6) > counters.pointee.peakPPM.load(ordering: .relaxed) {
-                counters.pointee.peakPPM.store(Int(load * 1e6), ordering: .relaxed)
-                counters.pointee.peakCPUPPM.store(Int(cpuLoad * 1e6), ordering: .relaxed)
-                counters.pointee.peakFrame.store(
-                    counters.pointee.framesPlayed.load(ordering: .relaxed), ordering: .relaxed)
-            }
-            if load > 1 { counters.pointee.lateSlices.add(1, ordering: .relaxed) }
+            counters.pointee.meter.record(
+                frames: state.pointee.period, sampleRate: state.pointee.sampleRate,
+                wallNanos: monotonicNanoseconds() - started, cpuNanos: threadCPUNanoseconds() - startedCPU,
+                framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed), smoothed: &smoothed)
             write(state, pcm)
         }
     }

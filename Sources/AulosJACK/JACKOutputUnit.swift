@@ -246,14 +246,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
                 transport: following?.externalPosition, tempoMap: master, partOutputs: partOutputList,
                 partOutputCount: partOutputs.count))
         process = state
-        counters.pointee.lateSlices.store(0, ordering: .relaxed)
-        counters.pointee.loadPPM.store(0, ordering: .relaxed)
-        counters.pointee.peakPPM.store(0, ordering: .relaxed)
-        counters.pointee.peakCPUPPM.store(0, ordering: .relaxed)
-        counters.pointee.stalledSlices.store(0, ordering: .relaxed)
+        counters.pointee.meter.reset()
         counters.pointee.framesPlayed.store(0, ordering: .relaxed)
-        counters.pointee.renderNanos.store(0, ordering: .relaxed)
-        counters.pointee.peakFrame.store(0, ordering: .relaxed)
         counters.pointee.reachedFrameLimit.store(false, ordering: .relaxed)
         jack_set_process_callback(client, JACKProcess.process, UnsafeMutableRawPointer(state))
         if master != nil {
@@ -397,19 +391,10 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
     // MARK: Statistics and events
 
     public var statistics: IOStatistics {
-        IOStatistics(
+        counters.pointee.meter.statistics(
             xruns: counters.pointee.xruns.load(ordering: .relaxed),
-            lateSlices: counters.pointee.lateSlices.load(ordering: .relaxed),
-            dspLoad: Double(counters.pointee.loadPPM.load(ordering: .relaxed)) / 1e6,
-            peakLoad: Double(counters.pointee.peakPPM.load(ordering: .relaxed)) / 1e6,
-            peakLoadFrame: counters.pointee.peakFrame.load(ordering: .relaxed),
-            peakLoadCPU: Double(counters.pointee.peakCPUPPM.load(ordering: .relaxed)) / 1e6,
-            stalledSlices: counters.pointee.stalledSlices.load(ordering: .relaxed),
-            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed),
-            isInterrupted: counters.pointee.serverGone.load(ordering: .acquiring),
-            meanLoad: IOStatistics.meanLoad(
-                renderNanos: counters.pointee.renderNanos.load(ordering: .relaxed),
-                frames: counters.pointee.framesPlayed.load(ordering: .relaxed), sampleRate: grant?.sampleRate))
+            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed), sampleRate: grant?.sampleRate,
+            isInterrupted: counters.pointee.serverGone.load(ordering: .acquiring))
     }
 
     // MARK: JACK's transport

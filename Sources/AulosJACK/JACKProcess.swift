@@ -11,16 +11,9 @@ import Synchronization
 struct JACKCounters: ~Copyable {
     let running = Atomic<Bool>(false)
     let xruns = Atomic<Int>(0)
-    let lateSlices = Atomic<Int>(0)
-    /// Loads in parts per million, so they fit an atomic integer.
-    let loadPPM = Atomic<Int>(0)
-    let peakPPM = Atomic<Int>(0)
-    let peakCPUPPM = Atomic<Int>(0)
-    let peakFrame = Atomic<Int64>(0)
-    let stalledSlices = Atomic<Int>(0)
     let framesPlayed = Atomic<Int64>(0)
-    /// Wall time spent in cycles since the start (ns), for the run's mean load.
-    let renderNanos = Atomic<Int64>(0)
+    /// DSP load, late and stalled cycles, measured as the ALSA unit measures its periods.
+    let meter = RenderLoadMeter()
     /// The server's buffer size and sample rate as last announced, and how often they changed.
     let bufferSize = Atomic<UInt32>(0)
     let bufferSizeChanges = Atomic<Int>(0)
@@ -190,21 +183,10 @@ enum JACKProcess {
         }
         state.pointee.capture.pointee.frames = 0
         counters.pointee.framesPlayed.add(Int64(frames), ordering: .relaxed)
-        let nanosPerCycle = Double(frames) / rate * 1e9
         let (ended, endedCPU) = _unsafePerformance { (monotonicNanoseconds(), threadCPUNanoseconds()) }
-        counters.pointee.renderNanos.add(ended - started, ordering: .relaxed)
-        let load = Double(ended - started) / nanosPerCycle
-        let cpuLoad = Double(endedCPU - startedCPU) / nanosPerCycle
-        if load - cpuLoad > 0.25 { counters.pointee.stalledSlices.add(1, ordering: .relaxed) }
-        state.pointee.smoothedLoad += (load - state.pointee.smoothedLoad) * 0.05
-        counters.pointee.loadPPM.store(Int(state.pointee.smoothedLoad * 1e6), ordering: .relaxed)
-        if Int(load * 1e6) > counters.pointee.peakPPM.load(ordering: .relaxed) {
-            counters.pointee.peakPPM.store(Int(load * 1e6), ordering: .relaxed)
-            counters.pointee.peakCPUPPM.store(Int(cpuLoad * 1e6), ordering: .relaxed)
-            counters.pointee.peakFrame.store(
-                counters.pointee.framesPlayed.load(ordering: .relaxed), ordering: .relaxed)
-        }
-        if load > 1 { counters.pointee.lateSlices.add(1, ordering: .relaxed) }
+        counters.pointee.meter.record(
+            frames: frames, sampleRate: rate, wallNanos: ended - started, cpuNanos: endedCPU - startedCPU,
+            framesPlayed: counters.pointee.framesPlayed.load(ordering: .relaxed), smoothed: &state.pointee.smoothedLoad)
     }
 
     /// When this cycle's first frame leaves for the hardware (CLOCK_MONOTONIC ns): the end of the cycle JACK

@@ -131,9 +131,11 @@ final class RecorderDisk: @unchecked Sendable {
         while true {
             let finishing = stopping.load(ordering: .acquiring)
             var count = 0
-            while count < capacity, let sample = ring.pop() {
-                chunk[count] = sample
-                count += 1
+            // Whole frames only: the render thread may be between a frame's left and right samples, and a
+            // lone left sample taken now would be lost and the channels swapped from there on.
+            while count < capacity, ring.count >= channels {
+                for channel in 0..<channels { chunk[count + channel] = ring.pop()! }
+                count += channels
             }
             let frames = count / channels
             if frames > 0 && failure == nil {
@@ -144,7 +146,7 @@ final class RecorderDisk: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: stall.seconds)
             }
             if count < capacity {
-                if finishing && ring.count == 0 { break }
+                if finishing && ring.count < channels { break }
                 Thread.sleep(forTimeInterval: 0.01)
             }
         }
