@@ -20,11 +20,11 @@ struct JACKPlaybackTests {
     @Test func fileThroughJACKIsTheOfflineRender() throws {
         let jack = try JACKServer(named: "file", in: folder)
         let piece = try latePiece(in: folder)
-        let capture = try jack.startProbe(["capture", "capture", "11", folder + "/capture.raw"])
+        let capture = try jack.startProbe(["capture", "capture", "8", folder + "/capture.raw"])
         usleep(300_000)
         let played = try runAulos(
             [
-                "play", "--driver", "jack", piece, "--duration", "5", "--connect-outputs",
+                "play", "--driver", "jack", piece, "--duration", "3.5", "--connect-outputs",
                 "capture:in_1,capture:in_2",
             ], in: repositoryRoot, environment: jack.environment)
         #expect(played.status == 0, "\(played.stderr)")
@@ -49,12 +49,12 @@ struct JACKPlaybackTests {
             Issue.record("no sound captured (\(liveSamples.count) samples) or rendered")
             return
         }
-        // Four seconds played; compare the 3.5 s after the first sound (the offline render goes on longer).
-        let count = 2 * 48_000 * 7 / 2
+        // 3.5 s played, the first sound at 1.2 s; compare the 2 s after it (the offline render goes on longer).
+        let count = 2 * 48_000 * 2
         #expect(liveSamples.count - liveStart >= count, "captured too little: \(liveSamples.count - liveStart)")
-        let live35 = liveSamples[liveStart..<min(liveSamples.count, liveStart + count)]
-        let offline35 = offlineSamples[offlineStart..<min(offlineSamples.count, offlineStart + count)]
-        let difference = sampleDifference(live35, offline35)
+        let liveSpan = liveSamples[liveStart..<min(liveSamples.count, liveStart + count)]
+        let offlineSpan = offlineSamples[offlineStart..<min(offlineSamples.count, offlineStart + count)]
+        let difference = sampleDifference(liveSpan, offlineSpan)
         #expect(difference == nil, "the captured audio is not the offline render: \(difference ?? "")")
     }
 
