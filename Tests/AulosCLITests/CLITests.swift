@@ -217,6 +217,14 @@ func runAulos(
         BadInvocation(["play", "--demo", "--control-socket", "/tmp/x"], 64),
         // Found by an audit: these trapped (a force unwrap, Int(NaN)).
         BadInvocation(["service", "unit", "--rig", "/"], 64),
+        BadInvocation(["service", "unit", "--driver", "pulse"], 64),
+        BadInvocation(["play", "--driver", "jak"], 64),
+        BadInvocation(["play", "--driver", "alsa", "--connect-outputs", "a:b"], 64),
+        BadInvocation(["play", "--driver", "jack", "--connect-outputs", "nocolon"], 64),
+        BadInvocation(["play", "--driver", "jack", "--slice", "64"], 1),
+        BadInvocation(["play", "--driver", "jack", "--device", "hw:1,0"], 1),
+        BadInvocation(
+            ["play", "--driver", "jack", "--jack-timebase", repositoryRoot + "/presets/scores/demo.score"], 1),
         BadInvocation(["learn", "X.Y", "--timeout", "nan"], 64),
         BadInvocation(["render", "--max-duration", "0"], 64),
         // Flags that were silently ignored or rounded.
@@ -278,6 +286,9 @@ func runAulos(
         #expect(
             custom.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/my.yaml --device hw:1,0 ")
                 && custom.stdout.contains("User=pi\n"))
+        let jack = try runAulos(["service", "unit", "--driver", "jack"])
+        #expect(
+            jack.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/stage.yaml --driver jack --control-socket"))
     }
 
     @Test(arguments: badInvocations)
