@@ -5,8 +5,8 @@ import AulosMIDI
 import AulosRig
 import Glibc
 
-/// `aulos play` with no file: the ALSA sequencer in, the rig, the ALSA I/O unit out, until SIGINT/SIGTERM
-/// (or the duration). Keyboards are connected as they appear and their notes released when they vanish.
+/// `aulos play` with no file: the ALSA sequencer (and JACK MIDI) in, the rig, the I/O unit out, until
+/// SIGINT/SIGTERM (or the duration). Keyboards are connected as they appear and their notes released when they vanish.
 /// Unattended (`waitForDevices`), a missing sound device or sequencer is waited for; SIGHUP rebuilds the
 /// rig from its file (a broken file is reported and the old rig plays on, untouched); the control socket answers
 /// `aulos status`/`set`/`learn`; systemd hears READY=1 once audio and MIDI are up.

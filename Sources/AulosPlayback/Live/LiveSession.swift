@@ -41,7 +41,7 @@ final class LiveSession {
     /// then has the render thread surely left the plan whose notification fed it.
     private var retiring: [(recorder: Recorder, frame: Int64)] = []
 
-    /// `rig` must have been built on a session (its head is the ALSA I/O unit).
+    /// `rig` must have been built on a session (its head is a live I/O unit: ALSA or JACK).
     init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool, recordingTo recordPath: String? = nil) {
         self.rig = rig
         self.recordPath = recordPath
