@@ -96,9 +96,10 @@ public final class PlaybackRig {
             set: RigSet(rig), fileSample: fileSample, tempoMap: tempoMap, arpeggio: arpeggio, session: session)
     }
 
-    /// With a `session`, the graph's head is the session's I/O unit, ALSA or JACK (live playback): the session is activated
-    /// first and the whole graph runs at the granted rate with the granted period as the slice — every
-    /// unit's maximumFramesPerSlice set before initialize. Without, it is a Generic Output (offline render).
+    /// With a `session`, the graph's head is the session's I/O unit, ALSA or JACK (live playback): the session
+    /// is activated first and the whole graph runs at the granted rate with the granted period (or the
+    /// session's larger slice capacity) as the slice — every unit's maximumFramesPerSlice set before
+    /// initialize. Without, it is a Generic Output (offline render).
     public init(
         set: RigSet, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
         arpeggio: Arpeggio? = nil, session: AudioSession? = nil
