@@ -38,23 +38,9 @@ struct JACKPlaybackTests {
             ],
             in: repositoryRoot)
         #expect(rendered.status == 0, "\(rendered.stderr)")
-        let live = FileManager.default.contents(atPath: folder + "/capture.raw") ?? Data()
-        let offline = floatWAVSamples(folder + "/offline.wav")
-        let liveSamples = live.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let offlineSamples = offline.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        // Aligned on the first note (the reverb's denormal guard hums far below it from frame 0).
-        guard let liveStart = liveSamples.firstIndex(where: { abs($0) > 1e-4 }),
-            let offlineStart = offlineSamples.firstIndex(where: { abs($0) > 1e-4 })
-        else {
-            Issue.record("no sound captured (\(liveSamples.count) samples) or rendered")
-            return
-        }
-        // 3.5 s played, the first sound at 1.2 s; compare the 2 s after it (the offline render goes on longer).
-        let count = 2 * 48_000 * 2
-        #expect(liveSamples.count - liveStart >= count, "captured too little: \(liveSamples.count - liveStart)")
-        let liveSpan = liveSamples[liveStart..<min(liveSamples.count, liveStart + count)]
-        let offlineSpan = offlineSamples[offlineStart..<min(offlineSamples.count, offlineStart + count)]
-        let difference = sampleDifference(liveSpan, offlineSpan)
+        // 3.5 s played, the first sound at 1.2 s: the 2 s after it (the offline render goes on longer).
+        let difference = captureDifference(
+            capturedChannels(folder + "/capture.raw"), FloatWAV.read(folder + "/offline.wav") ?? [], frames: 96_000)
         #expect(difference == nil, "the captured audio is not the offline render: \(difference ?? "")")
     }
 
@@ -87,8 +73,8 @@ struct JACKPlaybackTests {
                 folder + "/offline.wav",
             ])
         #expect(rendered.status == 0, "\(rendered.stderr)")
-        let live = leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/capture.raw") ?? Data())
-        let offline = leftChannel(ofRaw: floatWAVSamples(folder + "/offline.wav"))
+        let live = capturedChannels(folder + "/capture.raw")[0]
+        let offline = FloatWAV.read(folder + "/offline.wav")?.first ?? []
         guard let onset = live.firstIndex(where: { $0 != 0 }) else {
             Issue.record("the notes were not heard: \(aulos.stderr)")
             return
@@ -125,7 +111,7 @@ struct JACKPlaybackTests {
         #expect(aulos.stderr.contains("tone:out_1 → default:in_1"), "\(aulos.stderr)")
         let captured = try jack.probe(["capture", "capture", "1", folder + "/in.raw", "default:out_1", "default:out_2"])
         #expect(captured.status == 0, "\(captured.output)")
-        let left = leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/in.raw") ?? Data())
+        let left = capturedChannels(folder + "/in.raw")[0]
         let tail = left.suffix(24_000)  // the last half second
         let peak = tail.map(abs).max() ?? 0
         // A 1 kHz sine crosses zero 2,000 times a second: about 1,000 times in half a second.
@@ -152,8 +138,7 @@ struct JACKPlaybackTests {
             let captured = try jack.probe(
                 ["capture", "capture", "0.4", folder + "/\(port).raw", "Duo:\(port)_L", "Duo:\(port)_R"])
             #expect(captured.status == 0, "\(captured.output)")
-            return leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/\(port).raw") ?? Data())
-                .map(abs).max() ?? 0
+            return capturedChannels(folder + "/\(port).raw")[0].map(abs).max() ?? 0
         }
         // A note on channel 1 held for the whole test (the sender stays until then), then one on channel 2.
         let lead = try jack.startProbe(["send", "lead", "4", "Duo:midi_in", "0:0:144:60:100"])
@@ -182,8 +167,7 @@ struct JACKPlaybackTests {
             let captured = try jack.probe(
                 ["capture", name, "0.5", folder + "/\(name).raw", "default:out_1", "default:out_2"])
             #expect(captured.status == 0, "\(captured.output)")
-            return leftChannel(ofRaw: FileManager.default.contents(atPath: folder + "/\(name).raw") ?? Data())
-                .map(abs).max() ?? 0
+            return capturedChannels(folder + "/\(name).raw")[0].map(abs).max() ?? 0
         }
         usleep(500_000)
         #expect(try peak("before") > 0.01, "the held note is not heard: \(aulos.stderr)")
@@ -373,22 +357,9 @@ struct PipeWirePlaybackTests {
         let rendered = try runAulos(
             ["render", piece, "--slice", "256", "--format", "float", "-o", folder + "/offline.wav"], in: repositoryRoot)
         #expect(rendered.status == 0, "\(rendered.stderr)")
-        let live = (FileManager.default.contents(atPath: folder + "/capture.raw") ?? Data()).withUnsafeBytes {
-            Array($0.bindMemory(to: Float.self))
-        }
-        let offline = floatWAVSamples(folder + "/offline.wav").withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        // Aligned on the first note (the reverb's denormal guard hums far below it from frame 0).
-        guard let liveStart = live.firstIndex(where: { abs($0) > 1e-4 }),
-            let offlineStart = offline.firstIndex(where: { abs($0) > 1e-4 })
-        else {
-            Issue.record("nothing was captured through PipeWire (\(live.count) samples): \(aulosLog)")
-            return
-        }
-        let count = 2 * 48_000 * 5 / 2  // 2.5 s from the first sound
-        #expect(live.count - liveStart >= count, "captured too little: \(live.count - liveStart) samples")
-        let difference = sampleDifference(
-            live[liveStart..<min(live.count, liveStart + count)],
-            offline[offlineStart..<min(offline.count, offlineStart + count)])
+        // 4 s played, the first sound at 1.2 s: the 2.5 s after it.
+        let difference = captureDifference(
+            capturedChannels(folder + "/capture.raw"), FloatWAV.read(folder + "/offline.wav") ?? [], frames: 120_000)
         #expect(
             difference == nil,
             "the audio captured through PipeWire is not the offline render: \(difference ?? ""); \(aulosLog)")

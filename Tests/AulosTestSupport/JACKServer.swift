@@ -112,33 +112,3 @@ public final class JACKServer {
         }
     }
 }
-
-/// Interleaved float32 stereo, as the probe captures it and as `aulos render --format float` writes it
-/// after its WAV header: the left channel.
-public func leftChannel(ofRaw data: Data) -> [Float] {
-    data.withUnsafeBytes { raw in
-        let floats = raw.bindMemory(to: Float.self)
-        return stride(from: 0, to: floats.count, by: 2).map { floats[$0] }
-    }
-}
-
-/// The samples of a float WAV file (its `data` chunk), interleaved.
-public func floatWAVSamples(_ path: String) -> Data {
-    guard let data = FileManager.default.contents(atPath: path), let range = data.range(of: Data("data".utf8))
-    else { return Data() }
-    let sizeBytes = data[range.upperBound..<range.upperBound + 4]
-    let size = sizeBytes.enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-    let start = range.upperBound + 4
-    return data[start..<min(data.count, start + size)]
-}
-
-/// nil when `live` and `reference` hold the same samples; otherwise one line saying how they differ (a test's
-/// message, instead of two arrays of a million samples).
-public func sampleDifference<A: Collection<Float>, B: Collection<Float>>(_ live: A, _ reference: B) -> String? {
-    let pairs = zip(live, reference)
-    let differing = pairs.enumerated().filter { $0.element.0 != $0.element.1 }
-    if differing.isEmpty && live.count == reference.count { return nil }
-    guard let first = differing.first else { return "\(live.count) samples against \(reference.count)" }
-    return "\(differing.count) of \(min(live.count, reference.count)) samples differ, the first at sample "
-        + "\(first.offset) (\(first.element.0) against \(first.element.1))"
-}
