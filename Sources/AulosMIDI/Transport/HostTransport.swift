@@ -350,20 +350,8 @@ public final class HostTransport: @unchecked Sendable {
     }
 
     @_noAllocation @_noLocks
-    static func beat(_ t: UnsafeMutablePointer<TransportTimeline>, atSample sample: Int64, sampleRate: Double) -> (
-        beat: Double, bpm: Double
-    ) {
-        TransportTimeline.beat(t, atSample: sample, sampleRate: sampleRate)
-    }
-
-    @_noAllocation @_noLocks
-    static func lastSegment(_ t: UnsafeMutablePointer<TransportTimeline>, _ starts: (TempoSegment) -> Bool) -> Int {
-        TransportTimeline.lastSegment(t, starts)
-    }
-
-    @_noAllocation @_noLocks
     static func sample(_ t: UnsafeMutablePointer<TransportTimeline>, atBeat beat: Double, sampleRate: Double) -> Int64 {
-        let segment = t.pointee.segments[lastSegment(t) { $0.beat <= beat }]
+        let segment = t.pointee.segments[TransportTimeline.lastSegment(t) { $0.beat <= beat }]
         // Clamped: a locate far beyond any file (or not a number) must not trap the render thread.
         let offset = (beat - segment.beat) * 60 / segment.bpm * sampleRate
         let bounded = offset.isNaN ? 0 : max(-4e15, min(4e15, offset))
@@ -393,7 +381,7 @@ public final class HostTransport: @unchecked Sendable {
                 t.pointee.position = sample(t, atBeat: beat, sampleRate: rate)
                 t.pointee.changed = true
             case .tempo(let bpm):
-                let now = self.beat(t, atSample: t.pointee.position, sampleRate: rate)
+                let now = TransportTimeline.beat(t, atSample: t.pointee.position, sampleRate: rate)
                 // Keep the segments up to here, then the new tempo from the current position on.
                 var count = 0
                 while count < t.pointee.segmentCount && t.pointee.segments[count].sample <= t.pointee.position {
@@ -444,7 +432,7 @@ public final class HostTransport: @unchecked Sendable {
             tempo = external.bpm
             beat = external.beat + Double(sampleTime - external.sampleTime) * tempo / 60 / rate
         } else {
-            (beat, tempo) = self.beat(t, atSample: t.pointee.position, sampleRate: rate)
+            (beat, tempo) = TransportTimeline.beat(t, atSample: t.pointee.position, sampleRate: rate)
         }
         context.pointee.published.pointee.beat.store(beat.bitPattern, ordering: .relaxed)
         context.pointee.published.pointee.tempo.store(tempo.bitPattern, ordering: .relaxed)
@@ -485,7 +473,7 @@ public final class HostTransport: @unchecked Sendable {
         if t.pointee.externalThisSlice { return }
         if t.pointee.cycling {
             let rate = context.pointee.sampleRate
-            if beat(t, atSample: t.pointee.position, sampleRate: rate).beat >= t.pointee.cycleEnd {
+            if TransportTimeline.beat(t, atSample: t.pointee.position, sampleRate: rate).beat >= t.pointee.cycleEnd {
                 t.pointee.position = sample(t, atBeat: t.pointee.cycleStart, sampleRate: rate)
                 t.pointee.changed = true
             }
