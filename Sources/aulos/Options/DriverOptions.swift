@@ -39,9 +39,8 @@ struct DriverOptions: ParsableArguments {
         if let driver, !["alsa", "jack"].contains(driver) {
             throw ValidationError("--driver must be alsa or jack, not '\(driver)'")
         }
-        if driver == "alsa" && (connectOutputs != nil || jackTimebase || jackPartOutputs) {
-            throw ValidationError("--connect-outputs, --jack-timebase and --jack-part-outputs are for --driver jack")
-        }
+        // --driver alsa with them is a usage error; a rig that plays through ALSA is caught by `configure`.
+        if driver == "alsa" && asksForJACK { throw ValidationError(Self.jackOnly) }
         if let connectOutputs, connectOutputs != "none",
             connectOutputs.split(separator: ",", omittingEmptySubsequences: false).contains(where: {
                 !$0.contains(":") || $0.hasPrefix(":") || $0.hasSuffix(":")
@@ -54,6 +53,11 @@ struct DriverOptions: ParsableArguments {
         }
     }
 
+    /// Options that only the JACK driver takes were given.
+    var asksForJACK: Bool { connectOutputs != nil || jackTimebase || jackPartOutputs }
+    static let jackOnly =
+        "--connect-outputs, --jack-timebase and --jack-part-outputs are for the JACK driver (--driver jack)"
+
     /// Which driver plays `set`: --driver, else the first rig's `driver:` key, else ALSA.
     func driverName(for set: RigSet) -> String { driver ?? set.entries[0].rig.driver ?? "alsa" }
 
@@ -65,11 +69,7 @@ struct DriverOptions: ParsableArguments {
         midiAutoconnect: Bool
     ) throws {
         guard driverName(for: set) == "jack" else {
-            if connectOutputs != nil || jackTimebase || jackPartOutputs {
-                throw CommandError(
-                    "--connect-outputs, --jack-timebase and --jack-part-outputs are for the JACK driver (--driver jack)"
-                )
-            }
+            if asksForJACK { throw CommandError(Self.jackOnly) }
             return
         }
         if jackTimebase && !live { throw CommandError("--jack-timebase is for live play (no file)") }
