@@ -88,6 +88,5 @@ struct DriverOptions: ParsableArguments {
             JACKOutputUnit(settings: chosen)
         }
         session.minimumSliceCapacity = JACKOutputUnit.sliceCapacity
-        session.device = "jack"
     }
 }
