@@ -66,6 +66,9 @@ let presetsFolder = TestFiles.presets
         let again = try Rig(yaml: rig.yaml())
         #expect(again == rig)
         #expect(try Rig(yaml: again.yaml()).yaml() == rig.yaml())
+        var jack = rig
+        jack.driver = "jack"  // the JACK driver is kept in a saved rig
+        #expect(try Rig(yaml: jack.yaml()) == jack)
     }
 
     @Test(arguments: [
@@ -76,6 +79,11 @@ let presetsFolder = TestFiles.presets
             "test.yaml:3: parts[0].channels: 17 is outside 1…16"
         ),
         ("slice: 9000\nparts:\n  - instrument: synth\n", "test.yaml:1: slice: 9000 is outside 1…4096"),
+        ("driver: pulse\nparts:\n  - instrument: synth\n", "test.yaml:1: driver: must be alsa or jack, not 'pulse'"),
+        (
+            "driver: \(String(repeating: "x", count: 5000))\nparts:\n  - instrument: synth\n",
+            "test.yaml:1: driver: must be alsa or jack, not '\(String(repeating: "x", count: 40))…'"
+        ),
         // Whole numbers are whole: these were read as 44100, channel 1 and program 0.
         ("sample-rate: 44100.5\nparts:\n  - instrument: synth\n", "test.yaml:1: sample-rate: 44100.5 is not a whole"),
         ("parts:\n  - instrument: synth\n    channels: [1.5]\n", "test.yaml:3: parts[0].channels: 1.5 is not a whole"),

@@ -49,7 +49,8 @@ extension Rig {
         if let node = keys["driver"] {
             let name = try reader.string(node, "driver")
             guard ["alsa", "jack"].contains(name) else {
-                throw reader.error(node, "driver", "must be alsa or jack, not '\(name)'")
+                throw reader.error(
+                    node, "driver", "must be alsa or jack, not '\(name.prefix(40))\(name.count > 40 ? "…" : "")'")
             }
             driver = name
         }
