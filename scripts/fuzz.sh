@@ -49,7 +49,10 @@ def pad(b): return b + b"\0" * (4 - len(b) % 4)
 note = pad(b"/aulos/note") + pad(b",iii") + struct.pack(">iii", 1, 60, 100)
 cutoff = pad(b"/aulos/part/Lead/cutoff") + pad(b",f") + struct.pack(">f", 1200.0)
 bundle = pad(b"#bundle") + bytes(7) + b"\1" + b"".join(struct.pack(">i", len(m)) + m for m in (note, cutoff))
-for name, packet in (("note", note), ("cutoff", cutoff), ("bundle", bundle)):
+# Large inputs too: a bundle of 227 notes just under the 8 KB packet limit (8,188 bytes), and one a message over it.
+big = pad(b"#bundle") + bytes(7) + b"\1" + b"".join(struct.pack(">i", len(note)) + note for _ in range(227))
+over = big + struct.pack(">i", len(note)) + note
+for name, packet in (("note", note), ("cutoff", cutoff), ("bundle", bundle), ("large", big), ("over", over)):
     open(f"{sys.argv[1]}/{name}.bin", "wb").write(packet)
 PY
 # Scales (12-EDO in cents, just intonation in ratios), one with a keyboard mapping after a "%%%" line.
@@ -63,6 +66,8 @@ printf 'just\n7\n9/8\n5/4\n4/3\n3/2\n5/3\n15/8\n2/1\n\n%%%%%%\n12\n0\n127\n62\n6
 cp presets/rigs/*.yaml "$work/corpus/rig/"
 # The synth part's keys from issue 17: drums, MPE zones, a wavetable.
 printf 'parts:\n  - instrument: synth\n    channels: [1, 2, 10]\n    drum-channels: [10]\n    mpe: "lower 7, upper 7"\n    wavetable: analog-morph\n    wavetable-cycle: 2048\n    polyphony: 32\n' > "$work/corpus/rig/synth-issue17.yaml"
+# The live servers' keys: the panel's address and password file, OSC's port.
+printf 'web: "0.0.0.0:8080"\nweb-password: /etc/aulos/web-password\nosc: 9000\nparts:\n  - instrument: synth\n' > "$work/corpus/rig/servers.yaml"
 # Rig sets: files separated by "\n%%%\n" become f0.yaml, f1.yaml, …; f0.yaml is loaded.
 rig='name: R\nparts:\n  - instrument: synth\n    channels: [1]\n'
 set_of() { printf 'name: S\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: %s\n  - program: 1\n    rig: %s\n' "$1" "$2"; }

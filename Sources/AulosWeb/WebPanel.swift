@@ -22,15 +22,15 @@ public final class WebPanel: @unchecked Sendable {
     /// Listens on `spec` (`PORT`, `127.0.0.1:PORT`, `0.0.0.0:PORT`, …). Anything but loopback needs a
     /// password hash. Returns once listening; throws a one-line `WebPanelError` when it cannot.
     public init(_ spec: String, passwordHash: String?, bridge: ControlBridge) throws(WebPanelError) {
-        let parts = spec.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let requested = UInt16(parts.last ?? "") else {
+        guard let listen = ListenAddress(spec) else {
             throw WebPanelError("--web takes PORT or ADDRESS:PORT (127.0.0.1:8080, 0.0.0.0:8080), not '\(spec)'")
         }
-        let host = parts.count == 2 ? (parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])) : "127.0.0.1"
-        if host != "127.0.0.1" && passwordHash == nil {
+        let (host, requested) = (listen.host, listen.port)
+        if !listen.isLoopback && passwordHash == nil {
             throw WebPanelError(
-                "the panel listens beyond this machine only with a password: give --web-password FILE (make it "
-                    + "with `aulos web-password -o FILE`), or use --web 127.0.0.1:\(requested)")
+                "the panel listens beyond this machine only with a password: give --web-password FILE (or "
+                    + "web-password: in the rig; make it with `aulos web-password -o FILE`), or use --web "
+                    + "127.0.0.1:\(requested)")
         }
         // A "$id$…" hash: libcrypt would also take any two characters as an old DES salt, and then no
         // password could ever match.
@@ -49,7 +49,7 @@ public final class WebPanel: @unchecked Sendable {
         server = HTTPServer(config: .init(address: address, timeout: 15, logger: .disabled))
         let api = PanelAPI(
             bridge: bridge, access: WebAccess(passwordHash: passwordHash), files: files,
-            loopbackOnly: host == "127.0.0.1")
+            loopbackOnly: listen.isLoopback)
         let server = server
         task = Task {
             await api.install(on: server)

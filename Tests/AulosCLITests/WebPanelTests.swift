@@ -324,6 +324,26 @@ import Glibc
         #expect(aulos.request("get Lead.cutoff")?.contains("777") == true)
     }
 
+    /// A rig file's `web:` and `osc:` start the panel and OSC as `--web` and `--osc` do; a panel open to the
+    /// network from a rig file needs a password as much as one from the command line.
+    @Test func aRigFileNamesItsPanelAndOSC() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "name: Served\nweb: 127.0.0.1:\(port)\nosc: 0\nparts:\n  - name: Lead\n    instrument: synth\n".write(
+            toFile: folder + "/served.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/served.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Served" }, "\(aulos.stderr)")
+        #expect(Self.json(Self.http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] is String)
+        #expect(aulos.stderr.contains("OSC on 127.0.0.1:"), "\(aulos.stderr)")
+
+        try "web: 0.0.0.0:\(port)\nparts:\n  - instrument: synth\n".write(
+            toFile: folder + "/open.yaml", atomically: true, encoding: .utf8)
+        let refused = try runAulos(["play", "--rig", folder + "/open.yaml", "--device", "null", "--duration", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("only with a password"), "\(refused.stderr)")
+    }
+
     @Test func aPasswordHashNeedsAPassword() throws {
         let result = try runAulos(["web-password"])
         #expect(result.status != 0)

@@ -189,6 +189,29 @@ import Glibc
         #expect(try installer.uninstall() == ["nothing to remove: aulos is not installed under \(folder)/usr/local"])
     }
 
+    /// A rig that names the panel or OSC opens the unit to IPv4 as the options do; a panel beyond this
+    /// machine without a password is refused before anything is installed.
+    @Test func aRigsServersReachTheUnit() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        TestFiles.write("osc: 9000\nparts:\n  - instrument: synth\n", to: folder + "/osc.yaml")
+        TestFiles.write("web: 0.0.0.0:8080\nparts:\n  - instrument: synth\n", to: folder + "/open.yaml")
+        var installer = ServiceInstaller()
+        installer.root = folder + "/root"
+        #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX\n"))
+        installer.rig = folder + "/osc.yaml"
+        try installer.readRig()
+        #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET\n"))
+        installer.rig = folder + "/open.yaml"
+        #expect(throws: InstallError.self) {
+            try installer.install(executable: "/bin/true", presets: TestFiles.presets, soundFont: nil)
+        }
+        #expect(access(folder + "/root", F_OK) != 0, "nothing installed for a panel open to all without a password")
+        installer.webPasswordFile = "/etc/aulos/web-password"
+        try installer.readRig()
+        #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET\n"))
+    }
+
     @Test func installerRefusesARigThatWouldNotLoadAtBoot() throws {
         mkdir(folder, 0o755)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -69,6 +69,24 @@ let presetsFolder = TestFiles.presets
         var jack = rig
         jack.driver = "jack"  // the JACK driver is kept in a saved rig
         #expect(try Rig(yaml: jack.yaml()) == jack)
+        var served = rig
+        served.servers = LiveServers(web: "0.0.0.0:8080", webPassword: "/etc/aulos/web-password", osc: "9000")
+        #expect(try Rig(yaml: served.yaml()) == served, "the panel's and OSC's keys are kept in a saved rig")
+    }
+
+    @Test func setsAndRigsNameTheirServers() throws {
+        let folder = NSTemporaryDirectory() + "aulos-servers-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        TestFiles.write("name: One\nosc: 127.0.0.1:9000\nparts:\n  - instrument: synth\n", to: folder + "/one.yaml")
+        TestFiles.write(
+            "web: \"0.0.0.0:8080\"\nweb-password: /etc/aulos/pw\nrigs:\n  - program: 0\n    rig: one.yaml\n",
+            to: folder + "/set.yaml")
+        #expect(try RigSet.load(folder + "/one.yaml").servers == LiveServers(osc: "127.0.0.1:9000"))
+        #expect(
+            try RigSet.load(folder + "/set.yaml").servers
+                == LiveServers(web: "0.0.0.0:8080", webPassword: "/etc/aulos/pw"),
+            "a set's own keys, not its first rig's")
     }
 
     @Test(arguments: [
@@ -80,6 +98,11 @@ let presetsFolder = TestFiles.presets
         ),
         ("slice: 9000\nparts:\n  - instrument: synth\n", "test.yaml:1: slice: 9000 is outside 1…4096"),
         ("driver: pulse\nparts:\n  - instrument: synth\n", "test.yaml:1: driver: must be alsa or jack, not 'pulse'"),
+        ("web: 80800\nparts:\n  - instrument: synth\n", "test.yaml:1: web: must be PORT or ADDRESS:PORT"),
+        ("web: pi.local:80\nparts:\n  - instrument: synth\n", "test.yaml:1: web: must be PORT or ADDRESS:PORT"),
+        ("web: [80]\nparts:\n  - instrument: synth\n", "test.yaml:1: web: must be text"),
+        ("osc: 0.0.0.0:9000\nparts:\n  - instrument: synth\n", "test.yaml:1: osc: must be PORT or 127.0.0.1:PORT"),
+        ("web-password: pw\nparts:\n  - instrument: synth\n", "test.yaml:1: web-password: must be an absolute"),
         (
             "driver: \(String(repeating: "x", count: 5000))\nparts:\n  - instrument: synth\n",
             "test.yaml:1: driver: must be alsa or jack, not '\(String(repeating: "x", count: 40))…'"

@@ -1,3 +1,4 @@
+import AulosCore
 import Foundation
 import Glibc
 
@@ -24,14 +25,14 @@ final class OSCServer: @unchecked Sendable {
 
     /// Binds `spec` — `PORT` or `127.0.0.1:PORT` (`localhost:PORT`); port 0 picks a free one.
     init(_ spec: String) throws(OSCError) {
-        let parts = spec.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let port = UInt16(parts.last ?? "") else {
+        guard let listen = ListenAddress(spec) else {
             throw OSCError("--osc takes PORT or 127.0.0.1:PORT, not '\(spec)'")
         }
-        if parts.count == 2 && !["127.0.0.1", "localhost"].contains(String(parts[0])) {
+        guard listen.isLoopback else {
             throw OSCError(
                 "OSC listens on this machine only (127.0.0.1); other addresses wait for the web panel's tokens")
         }
+        let port = listen.port
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else {
             throw OSCError("OSC: cannot open a UDP socket (\(String(cString: strerror(errno))))")
@@ -39,7 +40,7 @@ final class OSCServer: @unchecked Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = inet_pton(AF_INET, listen.host, &address.sin_addr)  // checked by ListenAddress
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

@@ -22,6 +22,11 @@ public struct ServiceInstaller {
     /// The web panel's address (`--web`), and the file with its password hash (`--web-password`), if any.
     public var web: String?
     public var webPasswordFile: String?
+    /// OSC's `[127.0.0.1:]port` (`--osc`), if any.
+    public var osc: String?
+    /// The `web:`, `web-password:` and `osc:` of the rig file played (`readRig`): its servers need the
+    /// network as much as the options' do.
+    public private(set) var rigServers = LiveServers()
 
     public init() {}
 
@@ -39,6 +44,7 @@ public struct ServiceInstaller {
             + (driver == "jack" ? ["--driver", "jack"] : ["--device", device])
             + ["--control-socket", "/run/aulos/control"]
             + (web.map { ["--web", $0] } ?? []) + (webPasswordFile.map { ["--web-password", $0] } ?? [])
+            + (osc.map { ["--osc", $0] } ?? [])
             + extraArguments
         return """
             # aulos.service: Aulos as a headless synth, started at boot (docs/service.md, docs/raspberry-pi.md).
@@ -51,7 +57,7 @@ public struct ServiceInstaller {
             # and closes the device. A service reads no limits.d (that is PAM), so the unit grants the
             # real-time priority and locked memory itself. /dev/snd must stay visible (no PrivateDevices);
             # RestrictRealtime would forbid SCHED_FIFO. No network but AF_UNIX (notify and control
-            # sockets), and AF_INET when the web panel is served.
+            # sockets), and AF_INET when the web panel or OSC is served.
 
             [Unit]
             Description=Aulos headless MIDI synth
@@ -80,7 +86,7 @@ public struct ServiceInstaller {
             ProtectHome=read-only
             PrivateTmp=yes
             NoNewPrivileges=yes
-            RestrictAddressFamilies=AF_UNIX\(web == nil ? "" : " AF_INET")
+            RestrictAddressFamilies=AF_UNIX\(needsNetwork ? " AF_INET" : "")
 
             [Install]
             WantedBy=multi-user.target
@@ -88,14 +94,33 @@ public struct ServiceInstaller {
             """
     }
 
+    /// Whether the unit must allow IPv4 sockets: the panel or OSC, from the options or the rig file.
+    var needsNetwork: Bool { web != nil || osc != nil || rigServers.needsNetwork }
+
+    /// Reads the rig file to be played, refusing one that would not load at boot or a panel beyond this
+    /// machine without a password, and keeps its servers for the unit.
+    public mutating func readRig() throws(InstallError) {
+        guard let rig else { return }
+        do { rigServers = try RigSet.load(rig).servers } catch {
+            throw InstallError("not installing: \(error.message)")
+        }
+        if let spec = web ?? rigServers.web, ListenAddress(spec)?.isLoopback == false,
+            (webPasswordFile ?? rigServers.webPassword) == nil
+        {
+            throw InstallError(
+                "not installing: the web panel on \(spec) is reachable from the network and needs a password: "
+                    + "--web-password FILE (made by `aulos web-password -o FILE`)")
+        }
+    }
+
     /// Copies the files, writes the unit, and (without `root`) creates the user and enables the service.
     /// Returns what it did, a line per step.
-    public func install(executable: String, presets: String, soundFont: String?) throws(InstallError) -> [String] {
+    public mutating func install(executable: String, presets: String, soundFont: String?) throws(InstallError)
+        -> [String]
+    {
         var done: [String] = []
         // Refuse a rig that would not load at boot before touching anything.
-        if let rig {
-            do { _ = try RigSet.load(rig) } catch { throw InstallError("not installing: \(error.message)") }
-        }
+        try readRig()
         try makeDirectories(root + prefix + "/bin")
         try copy(executable, to: root + binaryPath, mode: 0o755)
         done.append("installed \(root + binaryPath)")

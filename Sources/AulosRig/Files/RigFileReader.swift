@@ -39,7 +39,7 @@ extension Rig {
             allowed: [
                 "name", "sample-rate", "slice", "driver", "output", "parts", "controls", "returns", "dry", "tuning",
                 "keymap",
-            ],
+            ] + RigReader.serverKeys,
             at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
         if let node = keys["sample-rate"] {
@@ -50,10 +50,11 @@ extension Rig {
             let name = try reader.string(node, "driver")
             guard ["alsa", "jack"].contains(name) else {
                 throw reader.error(
-                    node, "driver", "must be alsa or jack, not '\(name.prefix(40))\(name.count > 40 ? "…" : "")'")
+                    node, "driver", "must be alsa or jack, not '\(name.clipped(40))'")
             }
             driver = name
         }
+        servers = try reader.servers(keys)
         if let node = keys["dry"] {
             guard let flag = node.bool else { throw reader.error(node, "dry", "must be true or false") }
             dry = flag
@@ -271,7 +272,8 @@ extension RigSet {
             return RigSet(try Rig(root: root, file: path))
         }
         let reader = RigReader(file: path)
-        let keys = try reader.keys(mapping, allowed: ["name", "control-channel", "rigs"], at: "")
+        let keys = try reader.keys(
+            mapping, allowed: ["name", "control-channel", "rigs"] + RigReader.serverKeys, at: "")
         let name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? path
         let channel = try keys["control-channel"].map { node throws(RigError) in
             try reader.integer(node, "control-channel", in: 1...16)
@@ -321,7 +323,9 @@ extension RigSet {
             throw reader.error(
                 keys["rigs"]!, "rigs", "\(totalParts) parts in all; a set holds at most \(PlaybackRig.maximumParts)")
         }
-        return RigSet(name: name, controlChannel: channel, entries: entries)
+        var set = RigSet(name: name, controlChannel: channel, entries: entries)
+        set.servers = try reader.servers(keys)
+        return set
     }
 
     static func resolve(_ file: String, in folder: String) -> String {

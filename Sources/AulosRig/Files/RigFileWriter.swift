@@ -29,6 +29,7 @@ extension Rig {
             "# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)",
         ]
         if let driver { lines.append("driver: \(driver)") }
+        lines += servers.yamlLines
         if dry { lines.append("dry: true") }
         if let tuning { lines.append("tuning: \(quote(tuning))") }
         if let keymap { lines.append("keymap: \(quote(keymap))") }

@@ -80,6 +80,8 @@ public struct Rig: Equatable, Sendable {
     public var slice: UInt32 = 256
     /// The audio driver it plays through live (`driver: alsa` or `jack`); nil: ALSA unless `--driver` says.
     public var driver: String?
+    /// The web panel and OSC for live play (`web:`, `web-password:`, `osc:`).
+    public var servers = LiveServers()
     public var volume: Float = 1
     /// Master iPod-style EQ preset.
     public var eq: String?

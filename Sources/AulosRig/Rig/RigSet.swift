@@ -16,9 +16,12 @@ public struct RigSet: Equatable, Sendable {
     /// 1…16: program changes and bank selects on this channel switch rigs and are not played.
     public var controlChannel: Int?
     public var entries: [Entry]
+    /// The web panel and OSC for live play: the set file's, or a plain rig file's own.
+    public var servers = LiveServers()
 
     public init(_ rig: Rig) {
         name = rig.name
+        servers = rig.servers
         entries = [Entry(bank: 0, program: 0, rig: rig)]
     }
 

@@ -185,15 +185,15 @@ struct PlayCommand: ParsableCommand {
 
     var isLive: Bool { file == nil && !demo }
 
-    /// The hash in `--web-password`'s file (its first line).
-    func webPasswordHash() throws -> String? {
-        guard let webPassword else { return nil }
+    /// The hash in the password file's first line (`--web-password`, or the rig's `web-password:`).
+    static func webPasswordHash(in path: String?) throws -> String? {
+        guard let path else { return nil }
         do {
-            let text = try FileContents.text(webPassword, limit: 4096)
+            let text = try FileContents.text(path, limit: 4096)
             // An empty file is a hash that is not there, not "no password".
             return text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         } catch {
-            throw CommandError("cannot read --web-password: \(error.message)")
+            throw CommandError("cannot read the web panel's password file: \(error.message)")
         }
     }
 
@@ -239,14 +239,17 @@ struct PlayCommand: ParsableCommand {
                 sendClock: sendClock)
             live.waitForDevices = service
             live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
-            live.osc = osc
+            // The rig's (or set's) web:, web-password: and osc:, unless the command line says otherwise.
+            let servers = set.servers
+            live.osc = osc ?? servers.osc
             live.rigPath = instrument.rigFile
             live.recordFolder = recordFolder
             var panel: WebPanel?
-            if let web {
+            if let web = web ?? servers.web {
                 let bridge = ControlBridge()
                 live.bridge = bridge
-                panel = try WebPanel(web, passwordHash: try webPasswordHash(), bridge: bridge)
+                let hash = try Self.webPasswordHash(in: webPassword ?? servers.webPassword)
+                panel = try WebPanel(web, passwordHash: hash, bridge: bridge)
                 printError("aulos: web panel on http://\(panel!.host):\(panel!.port)/")
             }
             defer { panel?.stop() }

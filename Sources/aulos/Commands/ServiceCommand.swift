@@ -1,4 +1,5 @@
 import ArgumentParser
+import AulosCore
 import AulosPlayback
 import AulosRig
 import Foundation
@@ -52,12 +53,25 @@ struct ServiceCommand: ParsableCommand {
         @Option(name: .customLong("web-password"), help: "The file holding the panel's password hash.")
         var webPassword: String?
 
+        @Option(help: "Listen for Open Sound Control on this UDP port of 127.0.0.1 (docs/osc.md).")
+        var osc: String?
+
         func validate() throws {
             guard ["alsa", "jack"].contains(driver) else {
                 throw ValidationError("--driver must be alsa or jack, not '\(driver)'")
             }
             if let rig, rig.split(separator: "/").isEmpty || rig.hasSuffix("/") {
                 throw ValidationError("--rig must name a rig file, not '\(rig)'")
+            }
+            if let web, ListenAddress(web) == nil {
+                throw ValidationError("--web takes PORT or ADDRESS:PORT (127.0.0.1:8080, 0.0.0.0:8080), not '\(web)'")
+            }
+            if let osc, ListenAddress(osc)?.isLoopback != true {
+                throw ValidationError("--osc takes PORT or 127.0.0.1:PORT (OSC listens on this machine only)")
+            }
+            // The service starts in /, not here.
+            if let webPassword, !webPassword.hasPrefix("/") {
+                throw ValidationError("--web-password must be an absolute path for the service, not '\(webPassword)'")
             }
         }
 
@@ -68,6 +82,7 @@ struct ServiceCommand: ParsableCommand {
             installer.user = user
             installer.web = web
             installer.webPasswordFile = webPassword
+            installer.osc = osc
         }
     }
 
@@ -113,9 +128,10 @@ struct ServiceCommand: ParsableCommand {
         @OptionGroup var location: Location
         @OptionGroup var playing: Playing
 
-        func run() {
+        func run() throws {
             var installer = location.installer()
             playing.configure(&installer)
+            try installer.readRig()
             print(installer.unitText, terminator: "")
         }
     }
