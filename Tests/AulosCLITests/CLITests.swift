@@ -282,13 +282,16 @@ func runAulos(
         #expect(result.status == 0)
         let shipped = try String(contentsOfFile: repositoryRoot + "/packaging/systemd/aulos.service", encoding: .utf8)
         #expect(result.stdout == shipped)
-        let custom = try runAulos(["service", "unit", "--device", "hw:1,0", "--user", "pi", "--rig", "my.yaml"])
+        let mine = NSTemporaryDirectory() + "my-\(getpid()).yaml"
+        try "parts:\n  - instrument: synth\n".write(toFile: mine, atomically: true, encoding: .utf8)
+        defer { unlink(mine) }
+        let custom = try runAulos(["service", "unit", "--device", "hw:1,0", "--user", "pi", "--rig", mine])
         #expect(
-            custom.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/my.yaml --device hw:1,0 ")
+            custom.stdout.contains("--rig /var/lib/aulos/rigs/my-\(getpid()).yaml --device hw:1,0 ")
                 && custom.stdout.contains("User=pi\n"))
         let jack = try runAulos(["service", "unit", "--driver", "jack"])
         #expect(
-            jack.stdout.contains("--rig /usr/local/share/aulos/presets/rigs/stage.yaml --driver jack --control-socket"))
+            jack.stdout.contains("--rig /var/lib/aulos/rigs/stage.yaml --driver jack --control-socket"))
     }
 
     @Test(arguments: badInvocations)

@@ -158,17 +158,17 @@ import Glibc
         installer.root = folder
         let executable = "/bin/true"
         let lines = try installer.install(executable: executable, presets: TestFiles.presets, soundFont: nil)
-        #expect(lines.count == 3)
+        #expect(lines.count == 4, "\(lines)")
         for path in [
             "/usr/local/bin/aulos", "/usr/local/share/aulos/presets/rigs/stage.yaml",
-            "/usr/local/share/aulos/presets/synth/089-warm-pad.json",
-            "/etc/systemd/system/aulos.service",
+            "/usr/local/share/aulos/presets/synth/089-warm-pad.json", "/var/lib/aulos/rigs/stage.yaml",
+            "/var/lib/aulos/recordings", "/etc/systemd/system/aulos.service",
         ] {
             #expect(access(folder + path, F_OK) == 0, "\(path)")
         }
         #expect(access(folder + "/usr/local/bin/aulos", X_OK) == 0)
-        // The installed set loads (its rig files are found beside it).
-        #expect(try RigSet.load(folder + "/usr/local/share/aulos/presets/rigs/stage.yaml").entries.count == 4)
+        // The set the service plays loads from its own writable folder (its rig files are found beside it).
+        #expect(try RigSet.load(folder + "/var/lib/aulos/rigs/stage.yaml").entries.count == 4)
         let unit = try String(contentsOfFile: folder + "/etc/systemd/system/aulos.service", encoding: .utf8)
         let shipped = try String(
             contentsOfFile: TestFiles.presets + "/../packaging/systemd/aulos.service", encoding: .utf8)
@@ -176,16 +176,18 @@ import Glibc
         for line in [
             "Type=notify", "LimitRTPRIO=95", "LimitMEMLOCK=infinity", "Restart=on-failure",
             "ExecReload=/bin/kill -HUP $MAINPID",
-            "ExecStart=/usr/local/bin/aulos play --service --rig /usr/local/share/aulos/presets/rigs/stage.yaml "
-                + "--device default --control-socket /run/aulos/control",
-            "RestrictAddressFamilies=AF_UNIX", "StandardError=journal",
+            "ExecStart=/usr/local/bin/aulos play --service --rig /var/lib/aulos/rigs/stage.yaml "
+                + "--device default --control-socket /run/aulos/control --record-dir /var/lib/aulos/recordings",
+            "RestrictAddressFamilies=AF_UNIX", "StandardError=journal", "StateDirectory=aulos", "ProtectSystem=strict",
         ] {
             #expect(unit.contains(line + "\n"), "\(line)")
         }
         let removed = try installer.uninstall()
         #expect(
-            removed.count == 3 && access(folder + "/usr/local/bin/aulos", F_OK) != 0
+            removed.count == 4 && access(folder + "/usr/local/bin/aulos", F_OK) != 0
                 && access(folder + "/usr/local/share/aulos", F_OK) != 0)
+        #expect(access(folder + "/var/lib/aulos/rigs/stage.yaml", F_OK) == 0, "the service's rigs are the user's")
+        try? FileManager.default.removeItem(atPath: folder + "/var")
         #expect(try installer.uninstall() == ["nothing to remove: aulos is not installed under \(folder)/usr/local"])
     }
 
@@ -210,6 +212,41 @@ import Glibc
         installer.webPasswordFile = "/etc/aulos/web-password"
         try installer.readRig()
         #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET\n"))
+    }
+
+    /// A set is installed with its rigs beside it; a reinstall keeps the rigs changed since (the panel's
+    /// uploads) and keeps an earlier copy of the rig asked for as NAME.old; a set reaching outside its
+    /// folder is refused.
+    @Test func aReinstallKeepsTheRigsChangedSince() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        mkdir(folder + "/mine", 0o755)
+        mkdir(folder + "/mine/more", 0o755)
+        TestFiles.write("name: A\nparts:\n  - instrument: synth\n", to: folder + "/mine/a.yaml")
+        TestFiles.write("name: B\nparts:\n  - instrument: synth\n", to: folder + "/mine/more/b.yaml")
+        TestFiles.write(
+            "rigs:\n  - program: 0\n    rig: a.yaml\n  - program: 1\n    rig: more/b.yaml\n",
+            to: folder + "/mine/set.yaml")
+        var installer = ServiceInstaller()
+        installer.root = folder + "/root"
+        installer.rig = folder + "/mine/set.yaml"
+        _ = try installer.install(executable: "/bin/true", presets: TestFiles.presets, soundFont: nil)
+        let rigs = folder + "/root/var/lib/aulos/rigs"
+        #expect(try RigSet.load(rigs + "/set.yaml").entries.map(\.rig.name) == ["A", "B"])
+        #expect(installer.unitText.contains("--rig /var/lib/aulos/rigs/set.yaml "))
+
+        // Changed where the service plays them (as the panel would), then installed again.
+        TestFiles.write("name: Changed\nparts:\n  - instrument: synth\n", to: rigs + "/band.yaml")
+        TestFiles.write("name: A2\nparts:\n  - instrument: synth\n", to: rigs + "/a.yaml")
+        let lines = try installer.install(executable: "/bin/true", presets: TestFiles.presets, soundFont: nil)
+        #expect(try RigSet.load(rigs + "/band.yaml").entries[0].rig.name == "Changed", "a factory rig kept")
+        #expect(try RigSet.load(rigs + "/a.yaml").entries[0].rig.name == "A", "the rig asked for is installed")
+        #expect(try RigSet.load(rigs + "/a.yaml.old").entries[0].rig.name == "A2", "and the earlier one kept")
+        #expect(lines.contains { $0.contains("a.yaml.old") } && lines.contains { $0.contains("kept 5 already") })
+
+        TestFiles.write("rigs:\n  - program: 0\n    rig: ../a.yaml\n", to: folder + "/mine/more/out.yaml")
+        installer.rig = folder + "/mine/more/out.yaml"
+        #expect(throws: InstallError.self) { try installer.readRig() }
     }
 
     @Test func installerRefusesARigThatWouldNotLoadAtBoot() throws {

@@ -27,22 +27,28 @@ public struct ServiceInstaller {
     /// The `web:`, `web-password:` and `osc:` of the rig file played (`readRig`): its servers need the
     /// network as much as the options' do.
     public private(set) var rigServers = LiveServers()
+    /// The rig files a set names (`readRig`), relative to its folder: they are installed beside it.
+    private var setMembers: [String] = []
 
     public init() {}
 
     public var unitPath: String { root + "/etc/systemd/system/aulos.service" }
     var binaryPath: String { prefix + "/bin/aulos" }
     var sharePath: String { prefix + "/share/aulos" }
-    var rigPath: String {
-        sharePath + "/presets/rigs/" + (rig.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "stage.yaml")
-    }
+    /// What the service writes, its user's alone: the rigs it plays (the panel replaces and saves them) and
+    /// what it records. The unit's StateDirectory=aulos gives it to that user under ProtectSystem=strict.
+    var statePath: String { "/var/lib/aulos" }
+    var rigsPath: String { statePath + "/rigs" }
+    var recordingsPath: String { statePath + "/recordings" }
+    var rigName: String { rig.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "stage.yaml" }
+    var rigPath: String { rigsPath + "/" + rigName }
 
     /// The unit file (packaging/systemd/aulos.service is this text for the defaults; a test keeps them equal).
     public var unitText: String {
         let arguments =
             ["play", "--service", "--rig", rigPath]
             + (driver == "jack" ? ["--driver", "jack"] : ["--device", device])
-            + ["--control-socket", "/run/aulos/control"]
+            + ["--control-socket", "/run/aulos/control", "--record-dir", recordingsPath]
             + (web.map { ["--web", $0] } ?? []) + (webPasswordFile.map { ["--web-password", $0] } ?? [])
             + (osc.map { ["--osc", $0] } ?? [])
             + extraArguments
@@ -55,7 +61,9 @@ public struct ServiceInstaller {
             # means playable; until then (no sound card or keyboard yet at boot) it waits, and says so in
             # the STATUS line. SIGHUP (reload) rebuilds the rig from its file; SIGTERM releases every note
             # and closes the device. A service reads no limits.d (that is PAM), so the unit grants the
-            # real-time priority and locked memory itself. /dev/snd must stay visible (no PrivateDevices);
+            # real-time priority and locked memory itself. The rigs it plays and its recordings are in
+            # /var/lib/aulos (StateDirectory), writable by it alone: the panel can replace a rig and record.
+            # /dev/snd must stay visible (no PrivateDevices);
             # RestrictRealtime would forbid SCHED_FIFO. No network but AF_UNIX (notify and control
             # sockets), and AF_INET when the web panel or OSC is served.
 
@@ -77,6 +85,8 @@ public struct ServiceInstaller {
             SupplementaryGroups=audio
             RuntimeDirectory=aulos
             RuntimeDirectoryMode=0750
+            StateDirectory=aulos
+            StateDirectoryMode=0750
             UMask=0007
             LimitRTPRIO=95
             LimitMEMLOCK=infinity
@@ -101,8 +111,14 @@ public struct ServiceInstaller {
     /// machine without a password, and keeps its servers for the unit.
     public mutating func readRig() throws(InstallError) {
         guard let rig else { return }
-        do { rigServers = try RigSet.load(rig).servers } catch {
-            throw InstallError("not installing: \(error.message)")
+        let set: RigSet
+        do { set = try RigSet.load(rig) } catch { throw InstallError("not installing: \(error.message)") }
+        rigServers = set.servers
+        setMembers = set.entries.compactMap(\.file).filter { !$0.hasPrefix("/") }
+        if let outside = setMembers.first(where: { $0.split(separator: "/").contains("..") }) {
+            throw InstallError(
+                "not installing: the set names '\(outside)', outside its folder; keep a set's rigs beside it "
+                    + "(the service plays a copy of that folder's rigs)")
         }
         if let spec = web ?? rigServers.web, ListenAddress(spec)?.isLoopback == false,
             (webPasswordFile ?? rigServers.webPassword) == nil
@@ -137,10 +153,7 @@ public struct ServiceInstaller {
             try copy(soundFont, to: root + sharePath + "/soundfonts/AulosGM.sf2", mode: 0o644)
             done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
         }
-        if let rig {
-            try copy(rig, to: root + rigPath, mode: 0o644)
-            done.append("installed rig \(root + rigPath)")
-        }
+        done += try installRigs(presets: presets)
         try makeDirectories(root + "/etc/systemd/system")
         try write(unitText, to: unitPath)
         done.append("wrote \(unitPath)")
@@ -171,9 +184,51 @@ public struct ServiceInstaller {
             try run(["rm", "-rf", "--", root + sharePath])
             done.append("removed \(root + sharePath)")
         }
+        if access(root + statePath, F_OK) == 0 {
+            done.append("kept \(root + statePath): the rigs the service played and its recordings are yours to remove")
+        }
         if root.isEmpty, access("/run/systemd/system", F_OK) == 0 { try? run(["systemctl", "daemon-reload"]) }
         if done.isEmpty {
             done.append("nothing to remove: aulos is not installed under \(root.isEmpty ? prefix : root + prefix)")
+        }
+        return done
+    }
+
+    /// The rigs into the state folder. The factory rigs where no file of that name is there yet, so a
+    /// reinstall keeps the rigs changed from the panel; then the rig asked for, with a set's rig files
+    /// beside it, where a different file of the same name is first kept as NAME.old.
+    private func installRigs(presets: String) throws(InstallError) -> [String] {
+        let rigs = root + rigsPath
+        try makeDirectories(rigs)
+        try makeDirectories(root + recordingsPath)
+        var done: [String] = []
+        var (added, kept) = (0, 0)
+        for (name, isFolder) in FileContents.entries(inFolder: presets + "/rigs") ?? []
+        where !isFolder && name.hasSuffix(".yaml") {
+            if access(rigs + "/" + name, F_OK) == 0 {
+                kept += 1
+            } else {
+                try copy(presets + "/rigs/" + name, to: rigs + "/" + name, mode: 0o644)
+                added += 1
+            }
+        }
+        done.append(
+            "installed \(added) factory rigs in \(rigs)" + (kept > 0 ? " (kept \(kept) already there)" : ""))
+        guard let rig else { return done }
+        let folder = FileContents.folder(of: rig)
+        for file in [rigName] + setMembers {
+            let (source, destination) = (file == rigName ? rig : folder + "/" + file, rigs + "/" + file)
+            try makeDirectories(FileContents.folder(of: destination))
+            if let old = try? FileContents.read(destination, limit: 1 << 20),
+                let new = try? FileContents.read(source, limit: 1 << 20), old != new
+            {
+                guard rename(destination, destination + ".old") == 0 else {
+                    throw InstallError("cannot keep \(destination): \(String(cString: strerror(errno)))")
+                }
+                done.append("kept the earlier \(destination) as \(destination).old")
+            }
+            try copy(source, to: destination, mode: 0o644)
+            done.append("installed rig \(destination)")
         }
         return done
     }

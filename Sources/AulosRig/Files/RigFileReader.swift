@@ -316,7 +316,7 @@ extension RigSet {
             guard !entries.contains(where: { $0.bank == bank && $0.program == program }) else {
                 throw reader.error(programNode, at + ".program", "bank \(bank) program \(program) is already taken")
             }
-            entries.append(Entry(bank: bank, program: program, rig: rig))
+            entries.append(Entry(bank: bank, program: program, rig: rig, file: file))
         }
         let totalParts = entries.reduce(0) { $0 + $1.rig.parts.count }
         guard totalParts <= PlaybackRig.maximumParts else {

@@ -10,6 +10,9 @@ public struct RigSet: Equatable, Sendable {
         public var bank: Int
         public var program: Int
         public var rig: Rig
+        /// The rig file as the set names it (relative to the set's folder, or absolute); nil for a plain
+        /// rig file, which is its own set.
+        public var file: String?
     }
 
     public var name: String
