@@ -87,8 +87,9 @@ lv2-sweep: setup-tests build
 realtime-test: setup
 	scripts/realtime-test.sh 64 30
 
-## A 10-minute file played live with --record equals its offline render, sample for sample (~20 s after
-## a release build).
+## A 10-minute file played live with --record equals its offline render, sample for sample; then two minutes
+## through the band rig with --record-parts, the mix and each part against `aulos render --parts` (~1.5 min
+## after a release build).
 record-test: setup
 	scripts/record-test.sh
 

@@ -45,6 +45,8 @@ public struct PlaybackOptions: Sendable {
     public var tuning: String?
     /// A WAV or FLAC file `aulos play` records its output into.
     public var record: String?
+    /// Recordings (`record`, `record start`) also write each part's own output beside the master's.
+    public var recordParts = false
     /// MPE zones for the synth (without a rig).
     public var mpe: MPELayout?
     public var keymap: String?

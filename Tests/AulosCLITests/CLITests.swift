@@ -200,6 +200,7 @@ func runAulos(
         BadInvocation(["play", "--midi-headroom", "10", "--lowest-latency"], 64),
         BadInvocation(["play", "--periods", "1"], 64),
         BadInvocation(["play", "--demo", "--record", "take.mp3"], 64),
+        BadInvocation(["play", "--demo", "--record-parts"], 64),
         BadInvocation(["play", "--duration", "-3"], 64),
         BadInvocation(["render", "--rig", "presets/rigs/band.yaml", "--program", "3"], 64),
         BadInvocation(["graph", "--rig", "/nonexistent/rig.yaml"], 1),

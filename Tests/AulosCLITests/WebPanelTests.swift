@@ -216,9 +216,9 @@ import Glibc
     @Test func theRecordButtonRecordsWhilePlaying() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (aulos, csrf) = try Self.servePanel("one.yaml", in: folder, port: port, adding: ["--record-dir", folder]) {
-            $0["rig"] as? String == "One"
-        }
+        let (aulos, csrf) = try Self.servePanel(
+            "one.yaml", in: folder, port: port, adding: ["--record-dir", folder, "--record-parts"]
+        ) { $0["rig"] as? String == "One" }
         func control(_ line: String) -> Response? { Self.control(line, port: port, csrf: csrf) }
         #expect(control("record start ../escape.wav")?.status == 400)
         #expect(control("record start take.mp3")?.status == 400)
@@ -241,7 +241,13 @@ import Glibc
         #expect(frames > 10_000, "\(stopped?.body ?? "")")
         let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/take.wav")[.size] as? Int) ?? 0
         #expect(size >= frames * 8, "a float stereo WAV of \(frames) frames: \(size) bytes")
+        // The part beside it (--record-parts), as long.
+        #expect(Self.json(stopped?.body ?? "")?["parts"] as? [String] == [folder + "/take.Lead.wav"])
+        let part = (try? FileManager.default.attributesOfItem(atPath: folder + "/take.Lead.wav")[.size] as? Int) ?? 0
+        #expect(part == size)
         #expect(control("record start take.wav")?.body.contains("never replace") == true)
+        unlink(folder + "/take.wav")
+        #expect(control("record start take.wav")?.body.contains("take.Lead.wav exists") == true)
         #expect(try aulos.waitForStatus { $0["recordingTo"] == nil && $0["xruns"] as? Int == 0 })
     }
 

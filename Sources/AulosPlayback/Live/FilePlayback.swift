@@ -29,7 +29,8 @@ public enum FilePlayback {
                 sampleRate: session.preferredSampleRate)
         }
         let rig = try PlaybackRig(
-            set: set, tempoMap: options.tempoMap(of: preview), arpeggio: options.arpeggio, session: session)
+            set: set, tempoMap: options.tempoMap(of: preview), arpeggio: options.arpeggio, session: session,
+            tappingParts: options.recordParts)
         defer { rig.close() }
         let live = LiveSession(
             rig: rig, observer: observer, shedsVoices: options.shedsVoicesUnderOverload, recordingTo: options.record)

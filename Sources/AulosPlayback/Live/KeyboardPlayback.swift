@@ -230,7 +230,7 @@ public final class KeyboardPlayback {
             try session.setPreferredIOBufferFrames(first.slice)
             let rig = try PlaybackRig(
                 set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? 120)], arpeggio: playback.arpeggio,
-                session: session)
+                session: session, tappingParts: playback.recordParts)
             if waitingForDevice != nil { observer.info("audio device ready") }
             waitingForDevice = nil
             return rig

@@ -33,13 +33,13 @@ final class LiveSession {
     let observer: PlaybackObserver
     private(set) var status: LiveStatus
     private var governor: OverloadGovernor
-    /// Where the master output is recorded (`--record`), and the recorder once started.
+    /// Where the master output is recorded (`--record`), and the recording once started.
     private let recordPath: String?
-    private var recorder: Recorder?
+    private var recording: Recording?
 
-    /// Recorders stopped while the device plays, each kept until the I/O unit has played past `frame`: only
-    /// then has the render thread surely left the plan whose notification fed it.
-    private var retiring: [(recorder: Recorder, frame: Int64)] = []
+    /// Recordings stopped while the device plays, each kept until the I/O unit has played past `frame`: only
+    /// then has the render thread surely left the cycle that fed them.
+    private var retiring: [(recording: Recording, frame: Int64)] = []
 
     /// `rig` must have been built on a session (its head is a live I/O unit: ALSA or JACK).
     init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool, recordingTo recordPath: String? = nil) {
@@ -59,46 +59,36 @@ final class LiveSession {
     func start(stoppingAfter frames: Int64?) throws {
         io.addListener(observer.deviceEvent)  // the session relays the same events as interruptions and route changes
         if let frames { io.stopRendering(after: frames) }
-        if let recordPath {
-            let recorder: Recorder
-            do { recorder = try Recorder(path: recordPath, sampleRate: grant.sampleRate) } catch {
-                throw RigError("cannot record: \(error.message)")
-            }
-            try rig.graph.addRenderNotify(recorder.renderNotify)
-            self.recorder = recorder
-        }
+        if let recordPath { recording = try Recording(to: recordPath, rig: rig, sampleRate: grant.sampleRate) }
         try rig.graph.start()
         if let jack = io as? JACKOutputUnit { observer.info(jack.startSummary) }
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
     }
 
-    /// The file being recorded now, if any.
-    var recordingPath: String? { recorder?.path }
+    /// The file being recorded now (the master's), if any.
+    var recordingPath: String? { recording?.master.path }
 
-    /// Starts recording the master output to `path` while playing (the panel's record button). Control thread.
-    func startRecording(to path: String) throws(RigError) {
-        guard recorder == nil else { throw RigError("already recording \(recorder!.path); stop that first") }
-        let recorder: Recorder
-        do { recorder = try Recorder(path: path, sampleRate: grant.sampleRate) } catch {
-            throw RigError("cannot record: \(error.message)")
-        }
-        do { try rig.graph.addRenderNotify(recorder.renderNotify) } catch {
-            throw RigError("cannot record: \(error.detail)")
-        }
-        self.recorder = recorder
+    /// The files a recording to `path` would write: the master's, then each part's when the rig taps them.
+    func recordingPaths(for path: String) -> [String] {
+        [path] + (rig.partTaps == nil ? [] : PartFileNames.paths(beside: path, parts: rig.partNames))
     }
 
-    /// Stops the recording started while playing: the notification leaves the render plan, the file is
-    /// finished and renamed into place. Returns what `--record` reports at the end. Control thread.
-    func stopRecording() throws(RigError) -> (path: String, frames: Int64, dropped: Int) {
-        guard let recorder else { throw RigError("not recording") }
-        self.recorder = nil
-        try? rig.graph.removeRenderNotify(refCon: UnsafeMutableRawPointer(recorder.tap))
-        // A cycle still under way may push once more into the ring; the tap outlives it (see `retiring`).
-        retiring.append((recorder, io.statistics.framesPlayed + 2 * Int64(grant.bufferFrames)))
-        let frames: Int64
-        do { frames = try recorder.finish() } catch { throw RigError("recording failed: \(error.message)") }
-        return (recorder.path, frames, recorder.droppedFrames)
+    /// Starts recording to `path` while playing (the panel's record button): the master output, and each
+    /// part beside it when the rig taps them. Control thread.
+    func startRecording(to path: String) throws(RigError) {
+        guard recording == nil else { throw RigError("already recording \(recording!.master.path); stop that first") }
+        recording = try Recording(to: path, rig: rig, sampleRate: grant.sampleRate)
+    }
+
+    /// Stops the recording started while playing: the recorders leave the rig, the files are finished and
+    /// renamed into place. Returns what `--record` reports at the end, the master's first. Control thread.
+    func stopRecording() throws(RigError) -> [(path: String, frames: Int64, dropped: Int)] {
+        guard let recording else { throw RigError("not recording") }
+        self.recording = nil
+        recording.detach(from: rig)
+        // A cycle still under way may push once more into a ring; the rings outlive it (see `retiring`).
+        retiring.append((recording, io.statistics.framesPlayed + 2 * Int64(grant.bufferFrames)))
+        return try recording.finish()
     }
 
     /// Runs the control loop until `tick` returns false or a signal ends the run. `tick` runs on every
@@ -130,16 +120,15 @@ final class LiveSession {
         try rig.graph.stop()
         rig.session?.dispatchEvents()
         refreshStatus()
-        if let recorder {
-            self.recorder = nil
-            let frames: Int64
-            do { frames = try recorder.finish() } catch { throw RigError("recording failed: \(error.message)") }
-            status.recording = (recorder.path, frames, recorder.droppedFrames)
-            let seconds = Double(frames) / grant.sampleRate
-            observer.info("recorded \(recorder.path): \(frames) frames (\(String(format: "%.1f", seconds)) s)")
-            if recorder.droppedFrames > 0 {
-                observer.warning(
-                    "the disk fell behind: \(recorder.droppedFrames) frames were dropped from \(recorder.path)")
+        if let recording {
+            // The device has stopped: nothing feeds the recorders any more.
+            self.recording = nil
+            let done = try recording.finish()
+            status.recording = done[0]
+            for (path, frames, dropped) in done {
+                let seconds = Double(frames) / grant.sampleRate
+                observer.info("recorded \(path): \(frames) frames (\(String(format: "%.1f", seconds)) s)")
+                if dropped > 0 { observer.warning("the disk fell behind: \(dropped) frames were dropped from \(path)") }
             }
         }
         for silent in rig.silentSamplers { observer.warning(silent) }

@@ -4,8 +4,8 @@ import AulosRealtime
 import Foundation
 import Synchronization
 
-/// Records what a live session plays — the master output, after every part, return and the master EQ —
-/// into a WAV (32-bit float) or FLAC (24-bit) file.
+/// Records what a live session plays — the master output, after every part, return and the master EQ, or
+/// one part's own output through its tap — into a WAV (32-bit float) or FLAC (24-bit) file.
 ///
 /// The render thread copies each cycle's output into a lock-free ring from a post-render notification; a
 /// disk thread of its own drains the ring into the file. The render thread never waits on the disk: if the
@@ -42,6 +42,8 @@ public final class Recorder: @unchecked Sendable {
         disk = try RecorderDisk(ring: ring, writer: writer, stall: stall)
         tap = .allocate(capacity: 1)
         tap.initialize(to: RecorderTap(ring: ring))
+        sliceSink = .allocate(capacity: 1)
+        sliceSink.initialize(to: RenderCallbackStruct(RecorderTap.slice, refCon: UnsafeMutableRawPointer(tap)))
         let disk = disk
         let thread = Thread { disk.drain() }
         thread.name = "aulos-recorder"
@@ -57,12 +59,17 @@ public final class Recorder: @unchecked Sendable {
         }
         tap.deinitialize(count: 1)
         tap.deallocate()
+        sliceSink.deallocate()
     }
 
     /// The post-render notification that feeds the ring.
     public var renderNotify: RenderCallbackStruct {
         RenderCallbackStruct(RecorderTap.postRender, refCon: UnsafeMutableRawPointer(tap))
     }
+
+    /// The same ring fed by every slice it is called with: what a part's tap is attached to
+    /// (`PartTaps.attach`). Lives as long as the recorder.
+    public let sliceSink: UnsafeMutablePointer<RenderCallbackStruct>
 
     /// Frames dropped because the ring was full (the disk fell more than `ringSeconds` behind).
     public var droppedFrames: Int { tap.pointee.dropped.load(ordering: .relaxed) }
@@ -177,6 +184,12 @@ struct RecorderTap: ~Copyable {
         guard flags.pointee.contains(.postRender), let refCon else { return 0 }
         let tap = refCon.assumingMemoryBound(to: RecorderTap.self)
         return tap.pointee.take(frameCount: Int(frameCount), ioData)
+    }
+
+    /// A part's slice (a tap's sink): its frames into the ring, as after a cycle.
+    static let slice: RenderCallback = { refCon, _, _, _, frameCount, ioData in
+        guard let refCon else { return 0 }
+        return refCon.assumingMemoryBound(to: RecorderTap.self).pointee.take(frameCount: Int(frameCount), ioData)
     }
 
     @_noAllocation @_noLocks

@@ -13,10 +13,13 @@ import Glibc
 public struct RenderOutput: Sendable {
     public var path: String
     public var sample: SampleFormat
+    /// Each part's own output too, in a file beside `path` (`PartFileNames`).
+    public var parts: Bool
 
-    public init(path: String, sample: SampleFormat = .int16) {
+    public init(path: String, sample: SampleFormat = .int16, parts: Bool = false) {
         self.path = path
         self.sample = sample
+        self.parts = parts
     }
 }
 
@@ -37,6 +40,8 @@ public struct RenderSummary: Sendable {
     public var isRF64: Bool
     /// What the user should know but did not stop the render: broken samples, a sampler that stayed silent.
     public var warnings: [String]
+    /// The parts' own files (`RenderOutput.parts`), in part order.
+    public var partFiles: [String] = []
 }
 
 /// Scripted playback: a MIDI file or score → the rig → Generic Output → WAV/FLAC, offline and
@@ -62,7 +67,8 @@ public enum FileRender {
             frames: input.end + tail, sampleRate: rate,
             output: (Int(output.sample.bytesPerSample) * PlaybackRig.outputChannels, fileType == .flac))
         let rig = try PlaybackRig(
-            set: set, fileSample: output.sample, tempoMap: options.tempoMap(of: input), arpeggio: options.arpeggio)
+            set: set, fileSample: output.sample, tempoMap: options.tempoMap(of: input), arpeggio: options.arpeggio,
+            tappingParts: output.parts)
         defer { rig.close() }
         let routed = try RoutedInput(input, through: rig)
         rig.timelinePlayer.play(routed.timeline)
@@ -73,6 +79,13 @@ public enum FileRender {
         // Dropped without close() on any error below, the writer removes its temporary file: the user's
         // file is never half-written, nor deleted.
         let writer = try AudioFileWriter(path: output.path, format: rig.fileFormat, expectedFrames: total)
+        let partFiles = output.parts ? PartFileNames.paths(beside: output.path, parts: rig.partNames) : []
+        let partSinks = try partFiles.map { path throws(AudioFileError) in
+            try PartFileSink(path: path, format: rig.fileFormat, sliceFrames: rig.rig.slice, expectedFrames: total)
+        }
+        for (index, part) in partSinks.enumerated() { rig.partTaps?.attach(part.sink, toPart: index) }
+        // Taken off before the sinks go, whatever happens below.
+        defer { for index in partSinks.indices { rig.partTaps?.attach(nil, toPart: index) } }
         do {
             // In segments that end where a rig switch or preset change is due, so each starts a slice.
             var position: Int64 = 0
@@ -81,6 +94,7 @@ public enum FileRender {
                 let end = min(total, max(next, position + 1))
                 try renderer.render(frameCount: end - position, to: writer) { start, frames in
                     if stopRequested() { throw Interrupted() }
+                    if let failure = partSinks.lazy.compactMap(\.failure).first { throw failure }
                     actions.applyParameters(to: rig, before: start + Int64(frames), sliceStart: start)
                     // An LV2 plugin's program changes of the slice before select its presets from this one.
                     rig.applyPluginProgramChanges()
@@ -91,7 +105,9 @@ public enum FileRender {
         } catch is Interrupted {
             // Stopped: what was rendered becomes the file, valid and complete up to here.
         }
+        if let failure = partSinks.lazy.compactMap(\.failure).first { throw failure }
         try writer.close()
+        for part in partSinks { try part.writer.close() }
         var notes = routed.notes
         if rig.scheduler.droppedCount > 0 {
             notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)")
@@ -99,7 +115,7 @@ public enum FileRender {
         return RenderSummary(
             frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
-            warnings: input.warnings + rig.warnings + rig.silentSamplers)
+            warnings: input.warnings + rig.warnings + rig.silentSamplers, partFiles: partFiles)
     }
 
     private struct Interrupted: Error {}

@@ -264,14 +264,15 @@ final class ControlServer {
     }
 
     /// `record start [NAME]` / `record stop`: the master output into NAME (.wav or .flac; default a dated
-    /// FLAC) in the record folder. A name is only a name — a request from the network chooses no folder —
+    /// FLAC) in the record folder, and each part beside it with `--record-parts`. A name is only a name — a request from the network chooses no folder —
     /// and an existing file is never replaced.
     private func record(_ words: [String]) throws -> String {
         guard let session else { return Self.error("not playing yet") }
         if words == ["stop"] {
             let done = try session.stopRecording()
-            return #"{"ok":true,"recorded":"\#(Self.escape(done.path))","frames":\#(done.frames),"#
-                + #""dropped":\#(done.dropped)}"#
+            let parts = done.dropFirst().map { #""\#(Self.escape($0.path))""# }.joined(separator: ",")
+            return #"{"ok":true,"recorded":"\#(Self.escape(done[0].path))","frames":\#(done[0].frames),"#
+                + #""dropped":\#(done.map(\.dropped).reduce(0, +)),"parts":[\#(parts)]}"#
         }
         guard words.first == "start" else { return Self.error("record takes start [NAME.wav|NAME.flac] or stop") }
         let formatter = DateFormatter()
@@ -281,8 +282,9 @@ final class ControlServer {
             return Self.error("record start takes a file name (no folder) ending in .wav or .flac, not '\(name)'")
         }
         let path = recordFolder + "/" + name
-        guard !FileManager.default.fileExists(atPath: path) else {
-            return Self.error("\(path) exists; recordings never replace a file")
+        // The parts' files too, when the rig taps its parts.
+        if let existing = session.recordingPaths(for: path).first(where: FileManager.default.fileExists) {
+            return Self.error("\(existing) exists; recordings never replace a file")
         }
         try session.startRecording(to: path)
         return #"{"ok":true,"recording":"\#(Self.escape(path))"}"#

@@ -78,6 +78,10 @@ public final class PlaybackRig {
     public let session: AudioSession?
     /// Messages to send before the input's own: each sampler part's program on its channels, to that part.
     public let prelude: [TimedMIDIEvent]
+    /// The parts' names in part order; a set's parts are told apart by their rig's name ("Band Piano").
+    public let partNames: [String]
+    /// Taps on every part's own output, when the rig was built `tappingParts`.
+    public let partTaps: PartTaps?
     /// Each rig's controller mappings with their targets resolved (so a rig naming a part or parameter that
     /// does not exist fails to build, with the list of what does).
     public private(set) var controls: [[ResolvedControl]] = []
@@ -99,10 +103,11 @@ public final class PlaybackRig {
     /// With a `session`, the graph's head is the session's I/O unit, ALSA or JACK (live playback): the session
     /// is activated first and the whole graph runs at the granted rate with the granted period (or the
     /// session's larger slice capacity) as the slice — every unit's maximumFramesPerSlice set before
-    /// initialize. Without, it is a Generic Output (offline render).
+    /// initialize. Without, it is a Generic Output (offline render). With `tappingParts`, every part's own
+    /// output can be recorded (`partTaps`).
     public init(
         set: RigSet, fileSample: SampleFormat = .int16, tempoMap: [(beat: Double, bpm: Double)] = [(0, 120)],
-        arpeggio: Arpeggio? = nil, session: AudioSession? = nil
+        arpeggio: Arpeggio? = nil, session: AudioSession? = nil, tappingParts: Bool = false
     ) throws {
         precondition(!set.entries.isEmpty, "a rig set has at least one rig")
         var set = set
@@ -152,10 +157,9 @@ public final class PlaybackRig {
             do { try registry.registerLV2(uri) } catch { throw RigError(spec.source.prefix + error.detail) }
         }
         // A live rig is headed by the session's I/O unit (ALSA, or JACK when the host chose it).
-        if let session {
-            registry.register(session.outputComponent)
-            registry.register(SideOutputUnit.component)  // parts' own outputs, where the I/O unit offers them
-        }
+        if let session { registry.register(session.outputComponent) }
+        // Parts' own outputs: where the I/O unit offers them (JACK's per-part ports), and to record them.
+        registry.register(SideOutputUnit.component)
         let graph = AudioGraph(registry: registry)
         self.graph = graph
         outputNode = try graph.addNode(
@@ -226,12 +230,16 @@ public final class PlaybackRig {
         var parts: [LoadedPart] = []
         var prelude: [TimedMIDIEvent] = []
         let io = session == nil ? nil : try graph.unit(for: outputNode) as? any LiveIOUnit
+        let taps = tappingParts ? PartTaps(count: rig.parts.count) : nil
+        partTaps = taps
+        var partNames: [String] = []
         for (bus, part) in rig.parts.enumerated() {
             // A set's parts are told apart by their rig's name.
             let name = set.entries.count > 1 ? "\(set.entries[partRigs[bus]].rig.name) \(part.name)" : part.name
             let (loaded, programs) = try units.addPart(
                 part, rigIndex: partRigs[bus], bus: Element(bus), sideBus: sideBuses[bus], arpeggio: arpeggio,
-                sideOutput: io?.partOutput(named: name))
+                sideOutputs: [io?.partOutput(named: name), taps?.callback(for: bus)].compactMap { $0 })
+            partNames.append(name)
             for (send, pair) in followedByPart[bus] {
                 try mixer.setSendSource(send, of: Element(bus), side: sideBuses[bus]!, pair: pair)
                 try mixer.setParameter(
@@ -241,6 +249,7 @@ public final class PlaybackRig {
             prelude += programs
         }
         self.parts = parts
+        self.partNames = partNames
         instruments = parts.map(\.instrument)
         self.prelude = prelude
         // An LV2 part sends its own signal to the returns that follow CC 91/93, at General MIDI's default

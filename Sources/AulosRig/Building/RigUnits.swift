@@ -71,13 +71,13 @@ struct RigUnits {
         return (first, last, lastOutput, units)
     }
 
-    /// One part: its instrument with its sound, its EQ, its mixer bus set to the part's volume, pan and
-    /// state — and, given a `sideBus`, the instrument's effect-send output (its MIDI channels weighed by
-    /// CC 91/93) on that mixer input. Returns the part and, for a sampler with a program, that program on
-    /// each of its channels.
+    /// One part: its instrument with its sound, its EQ, a Side Output for each of `sideOutputs`, its mixer
+    /// bus set to the part's volume, pan and state — and, given a `sideBus`, the instrument's effect-send
+    /// output (its MIDI channels weighed by CC 91/93) on that mixer input. Returns the part and, for a
+    /// sampler with a program, that program on each of its channels.
     func addPart(
         _ part: Rig.Part, rigIndex: Int, bus: Element, sideBus: Element?, arpeggio: Arpeggio?,
-        sideOutput: RenderCallbackStruct? = nil
+        sideOutputs: [RenderCallbackStruct] = []
     ) throws -> (
         PlaybackRig.LoadedPart, [TimedMIDIEvent]
     ) {
@@ -105,8 +105,9 @@ struct RigUnits {
         // Insert effects, then the EQ: the instrument's effect-send output (below) leaves before them.
         let chain = try addChain(part.effects, after: node)
         var (source, eq) = try part.eq.map { preset in try addEQ(preset, after: chain.last) } ?? (chain.last, nil)
-        if let sideOutput {
-            // The part's own output (JACK's per-part ports): what it sends into the mix, before volume and pan.
+        for sideOutput in sideOutputs {
+            // The part's own output (JACK's per-part ports, its recording tap): what it sends into the mix,
+            // before volume and pan.
             let node = try graph.addNode(SideOutputUnit.componentDescription)
             let side = try graph.unit(for: node) as! SideOutputUnit
             side.callback = sideOutput

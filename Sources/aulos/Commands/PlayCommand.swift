@@ -151,6 +151,13 @@ struct PlayCommand: ParsableCommand {
                 + "the run ends or is stopped.", valueName: "file"))
     var record: String?
 
+    @Flag(
+        name: .customLong("record-parts"),
+        help: ArgumentHelp(
+            "Recordings (--record, record start) also write each part's own output beside the master's "
+                + "(take.PART.wav): after the part's effects and EQ, before its volume, pan and sends."))
+    var recordParts = false
+
     func validate() throws {
         if let slice = slicing.slice, slice < 16 {
             throw ValidationError("--slice must be between 16 and 4096 frames to play (a device period), not \(slice)")
@@ -164,6 +171,9 @@ struct PlayCommand: ParsableCommand {
         if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
         if let record, AudioFileType(path: record) == nil {
             throw ValidationError("--record writes .wav or .flac, not '\(record)'")
+        }
+        if recordParts && record == nil && !isLive {
+            throw ValidationError("--record-parts goes with --record FILE")
         }
         if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
         if !isLive
@@ -200,6 +210,7 @@ struct PlayCommand: ParsableCommand {
     func run() throws {
         var options = try instrument.playbackOptions(input: file, slicing: slicing)
         options.record = record
+        options.recordParts = recordParts
         let session = AudioSession(device: device)
         try session.setPreferredPeriods(UInt32(periods))
         let set = options.playedRigSet()

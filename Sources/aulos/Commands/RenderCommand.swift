@@ -34,6 +34,12 @@ struct RenderCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Seconds rendered after the last event (release tails).")
     var tail: Double = 1.5
 
+    @Flag(
+        help: ArgumentHelp(
+            "Also write each part's own output beside the file (OUT.PART.wav): after the part's effects and EQ, "
+                + "before its volume, pan and sends."))
+    var parts = false
+
     @OptionGroup var instrument: InstrumentOptions
 
     @OptionGroup var slicing: SliceOptions
@@ -76,7 +82,8 @@ struct RenderCommand: ParsableCommand {
         StopSignals.catchThem(hangupStops: true)
         defer { StopSignals.release() }
         let summary = try FileRender.run(
-            options, to: RenderOutput(path: outputPath, sample: sampleFormat!), progress: { bar.update($0) },
+            options, to: RenderOutput(path: outputPath, sample: sampleFormat!, parts: parts),
+            progress: { bar.update($0) },
             stopRequested: { StopSignals.stopRequested != 0 })
         bar.finish()
         for warning in summary.warnings { printError("aulos: warning: \(warning)") }
@@ -91,6 +98,7 @@ struct RenderCommand: ParsableCommand {
             + "\(summary.isRF64 ? " as RF64 (a plain WAV holds at most 4 GiB)" : ""), \(summary.slice)-frame slices, "
             + "\(speed)"
         if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
+        if !summary.partFiles.isEmpty { line += "; parts: " + summary.partFiles.joined(separator: ", ") }
         guard summary.interrupted else { return print(line) }
         let planned = Double(summary.plannedFrames) / summary.format.sampleRate
         let signal = [SIGINT: "SIGINT", SIGHUP: "SIGHUP"][StopSignals.stopSignal] ?? "SIGTERM"
