@@ -264,8 +264,8 @@ final class ControlServer {
     }
 
     /// `record start [NAME]` / `record stop`: the master output into NAME (.wav or .flac; default a dated
-    /// FLAC) in the record folder, and each part beside it with `--record-parts`. A name is only a name — a request from the network chooses no folder —
-    /// and an existing file is never replaced.
+    /// FLAC) in the record folder, and each part beside it with `--record-parts`. A name is only a name — a
+    /// request from the network chooses no folder — and an existing file is never replaced.
     private func record(_ words: [String]) throws -> String {
         guard let session else { return Self.error("not playing yet") }
         if words == ["stop"] {
