@@ -6,7 +6,8 @@ import Foundation
 
 /// The web panel (`aulos play --web [ADDR:]PORT`, docs/web.md): the page, its JSON API and the status
 /// WebSocket, served by FlyingFox (pure Swift, no SwiftNIO: it adds about 20 s to a first build where
-/// Hummingbird adds minutes, and the panel needs only HTTP/1.1 and WebSockets).
+/// Hummingbird adds minutes, and the panel needs only HTTP/1.1 and WebSockets), behind a `WebGate` that
+/// holds the panel's address and limits what reaches it.
 ///
 /// Every request reaches the instrument through the `ControlBridge`: the control loop carries it out on its
 /// own tick, with the control socket's checks, so the panel never touches the rig and the render thread
@@ -17,6 +18,10 @@ public final class WebPanel: @unchecked Sendable {
     public let host: String
     public private(set) var port: UInt16 = 0
     private let server: HTTPServer
+    /// The front door on the panel's address (nil only while starting).
+    private var gate: WebGate?
+    /// The private folder holding the server's Unix socket.
+    private let folder: String
     private let task: Task<Void, any Error>
 
     /// Listens on `spec` (`PORT`, `127.0.0.1:PORT`, `0.0.0.0:PORT`, …). Anything but loopback needs a
@@ -38,15 +43,19 @@ public final class WebPanel: @unchecked Sendable {
             throw WebPanelError(
                 "--web-password's file holds no password hash; make it with `aulos web-password -o FILE`")
         }
-        let address: sockaddr_in
-        do { address = try .inet(ip4: host, port: requested) } catch {
-            throw WebPanelError("--web: '\(host)' is not an IPv4 address")
-        }
         self.host = host
         let files: PanelFiles
         do { files = try PanelFiles.load() } catch { throw WebPanelError(error.message) }
+        // The server listens on a Unix socket in a folder of this process's own; the gate in front takes the
+        // panel's address and passes on only what its limits allow (see WebGate).
+        var template = Array((NSTemporaryDirectory() + "aulos-web-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw WebPanelError("the panel cannot make its private folder (\(String(cString: strerror(errno))))")
+        }
+        folder = String(cString: made)
+        let socketPath = folder + "/panel.sock"
         // FlyingFox's default logger prints every request to standard output: noise in a service's journal.
-        server = HTTPServer(config: .init(address: address, timeout: 15, logger: .disabled))
+        server = HTTPServer(config: .init(address: sockaddr_un.unix(path: socketPath), timeout: 15, logger: .disabled))
         let api = PanelAPI(
             bridge: bridge, access: WebAccess(passwordHash: passwordHash), files: files,
             loopbackOnly: listen.isLoopback)
@@ -56,35 +65,27 @@ public final class WebPanel: @unchecked Sendable {
             try await server.run()
         }
         let listening = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<UInt16, WebPanelError>>(.failure(WebPanelError("the panel did not start")))
+        let outcome = Locked<WebPanelError?>(WebPanelError("the panel did not start"))
         Task { [task] in
             do {
                 try await server.waitUntilListening(timeout: 5)
-                let bound: UInt16 =
-                    switch await server.listeningAddress {
-                    case .ip4(_, let port): port
-                    default: 0
-                    }
-                outcome.withLock { $0 = .success(bound) }
+                outcome.withLock { $0 = nil }
             } catch {
-                // The server's own error says why (the port in use, no such address).
                 task.cancel()
-                var reason = ""
-                if case .failure(let failure) = await task.result {
-                    if case SocketError.failed(_, _, let message) = failure {
-                        reason = " (\(message.lowercased()))"
-                    } else {
-                        reason = " (\(failure))"
-                    }
-                }
-                outcome.withLock {
-                    $0 = .failure(WebPanelError("the panel cannot listen on \(host):\(requested)\(reason)"))
-                }
+                let reason = if case .failure(let failure) = await task.result { " (\(failure))" } else { "" }
+                outcome.withLock { $0 = WebPanelError("the panel's server did not start\(reason)") }
             }
             listening.signal()
         }
         listening.wait()
-        port = try outcome.withLock { $0 }.get()
+        do throws(WebPanelError) {
+            if let failure = outcome.withLock({ $0 }) { throw failure }
+            gate = try WebGate(listen, upstream: socketPath)
+        } catch {
+            stopServer()
+            throw error
+        }
+        port = gate!.port
     }
 
     /// A crypt(3) hash of `password` with a fresh salt, for `--web-password`'s file.
@@ -92,6 +93,11 @@ public final class WebPanel: @unchecked Sendable {
 
     /// Closes every connection and stops listening.
     public func stop() {
+        gate?.stop()
+        stopServer()
+    }
+
+    private func stopServer() {
         let done = DispatchSemaphore(value: 0)
         let server = server
         Task {
@@ -100,6 +106,8 @@ public final class WebPanel: @unchecked Sendable {
         }
         done.wait()
         task.cancel()
+        unlink(folder + "/panel.sock")
+        rmdir(folder)
     }
 }
 

@@ -330,6 +330,70 @@ import Glibc
         #expect(aulos.request("get Lead.cutoff")?.contains("777") == true)
     }
 
+    /// Sends `head` then up to `flood` bytes more (as fast as the panel takes them, never blocking on a
+    /// panel that stopped reading), and returns what the panel answered before it closed.
+    static func flood(_ head: String, _ flood: Int, port: UInt16, seconds: Int = 10) -> String {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return "" }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var pending = Array(head.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: flood)
+        var answer = Data()
+        let deadline = Date().addingTimeInterval(Double(seconds))
+        while Date() < deadline {
+            if !pending.isEmpty {
+                let sent = pending.withUnsafeBytes {
+                    send(descriptor, $0.baseAddress, min($0.count, 65_536), Int32(MSG_NOSIGNAL))
+                }
+                if sent > 0 { pending.removeFirst(sent) } else if errno != EAGAIN { pending = [] }
+            }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 { answer.append(contentsOf: buffer[..<count]) }
+            if count == 0 || (count < 0 && errno != EAGAIN) { break }
+            if count < 0 { usleep(1000) }
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
+    /// The gate in front of the server: a head over 16 KB (an endless header line, cut off at once instead
+    /// of being read as long as it is sent) or over 100 lines gets 431, a body over 1 MB 413, a chunked
+    /// body 411, two Content-Lengths 400, a head not whole in time 408 — each answered and closed, before
+    /// any password or token is asked for — and the panel serves on.
+    @Test func oversizedAndSlowRequestsAreRefusedAtTheDoor() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/one.yaml", "--device", "null", "--web", "127.0.0.1:\(port)"],
+            in: folder, environment: ["AULOS_WEB_HEAD_SECONDS": "1"])
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "One" }, "\(aulos.stderr)")
+        let host = "Host: 127.0.0.1:\(port)\r\n"
+        let cases: [(head: String, flood: Int, status: String)] = [
+            ("GET / HTTP/1.1\r\n\(host)X-Long: ", 50 << 20, "431"),
+            ("GET / HTTP/1.1\r\n\(host)" + String(repeating: "X-A: b\r\n", count: 120) + "\r\n", 0, "431"),
+            ("PUT /api/rig-file HTTP/1.1\r\n\(host)Content-Length: 5000000\r\n\r\n", 5_000_000, "413"),
+            ("POST /api/control HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n", 0, "411"),
+            ("POST /api/control HTTP/1.1\r\n\(host)Content-Length: 1\r\nContent-Length: 2\r\n\r\nab", 0, "400"),
+            ("GET / HTTP/1.1\r\n\(host)X-Slow: ", 0, "408"),
+        ]
+        for (head, flood, status) in cases {
+            let answer = Self.flood(head, flood, port: port)
+            #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(head.prefix(60)): \(answer.prefix(200))")
+            #expect(answer.contains(#"{"error":"#), "one line why")
+        }
+        #expect(Self.http("GET", "/api/session", port: port)?.status == 200, "the panel serves on")
+        #expect(try aulos.waitForStatus { $0["xruns"] as? Int == 0 })
+    }
+
     /// A rig file's `web:` and `osc:` start the panel and OSC as `--web` and `--osc` do; a panel open to the
     /// network from a rig file needs a password as much as one from the command line.
     @Test func aRigFileNamesItsPanelAndOSC() throws {
