@@ -17,6 +17,8 @@ let package = Package(
             targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
         // LV2 plugins as units, for the benchmark package's LV2 hosting benchmark.
         .library(name: "AulosLV2", targets: ["AulosLV2"]),
+        // The web panel, for the fuzz package's request-framing target.
+        .library(name: "AulosWeb", targets: ["AulosWeb"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -180,6 +182,7 @@ let package = Package(
                 "CAllocationCounter",
             ],
             path: "Tests/AulosJACKTests"),
+        .testTarget(name: "AulosWebTests", dependencies: ["AulosWeb"], path: "Tests/AulosWebTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )

@@ -29,6 +29,9 @@ let package = Package(
         .executableTarget(
             name: "FuzzRigSet", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
             path: "Sources/FuzzRigSet"),
+        .executableTarget(
+            name: "FuzzRequestFraming", dependencies: ["FuzzSupport", .product(name: "AulosWeb", package: "Aulos")],
+            path: "Sources/FuzzRequestFraming"),
         // The C API of libfluidsynth for the SoundFont target, which drives the library directly.
         .systemLibrary(name: "CFluidSynthFuzz", path: "Sources/CFluidSynthFuzz", pkgConfig: "fluidsynth"),
         .executableTarget(

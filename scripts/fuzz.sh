@@ -10,12 +10,13 @@
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
-#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc (midi-file-large runs RUNS/100)
+#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc http
+#   (midi-file-large runs RUNS/100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc http}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -41,7 +42,11 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
-seed osc
+seed osc; seed http
+# HTTP as clients send the web panel (the first byte is the chunk size): pipelined requests with a body and
+# a WebSocket upgrade, and one head just under the 16 KB limit.
+printf '\x07GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /api/control HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /api/status HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x80' > "$work/corpus/http/pipelined.bin"
+{ printf '\xffGET / HTTP/1.1\r\nX: '; head -c 16300 /dev/zero | tr '\0' 'a'; printf '\r\n\r\n'; } > "$work/corpus/http/large.bin"
 # OSC: a note, a part parameter, and a bundle of the two (the packets aulos play --osc reads).
 python3 - "$work/corpus/osc" <<'PY'
 import struct, sys
@@ -122,7 +127,7 @@ for target in "${targets[@]}"; do
     midi-file-large) exe=FuzzMIDIFile; max=1200000; count=$(( runs / 100 > 1000 ? runs / 100 : 1000 ))
       cp "$work"/corpus/midi-file/*.mid "$work/corpus/midi-file-large/" 2>/dev/null || true ;;
     score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
-    soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;;
+    soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;; http) exe=FuzzRequestFraming; max=65536 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "$work/artifacts/$target"

@@ -22,14 +22,8 @@ import Glibc
 /// Threads: a thread of its own ("aulos-web-gate") polls every connection; `init` and `stop` on the
 /// caller's.
 final class WebGate: @unchecked Sendable {
-    static let headLimit = 16 * 1024
-    static let headLines = 100
-    static let bodyLimit = (1 << 20) + 8 * 1024
-    static let tunnelLimit = 64 * 1024
     static let connectionLimit = 128
     static let pendingLimit = 64 * 1024
-    /// Seconds a request head may take (AULOS_WEB_HEAD_SECONDS for tests).
-    static let headSeconds = ProcessInfo.processInfo.environment["AULOS_WEB_HEAD_SECONDS"].flatMap(Double.init) ?? 10
 
     let port: UInt16
     private let listener: Int32
@@ -154,31 +148,19 @@ final class WebGate: @unchecked Sendable {
     static func reason() -> String { String(cString: strerror(errno)).lowercased() }
 }
 
-/// One client's connection and its own connection to the server behind, with the request parsing that
-/// enforces the gate's limits on what the client sends.
+/// One client's connection and its own connection to the server behind; what the client sends is passed on
+/// through its `RequestFraming`.
 ///
 /// Threads: the gate's thread only.
 private final class Link {
-    enum Phase {
-        /// Reading a request head (bytes so far).
-        case head
-        /// Passing on a body: bytes still to come.
-        case body(Int)
-        /// After a WebSocket upgrade: bytes the client may still send.
-        case tunnel(Int)
-        /// Refused: the answer is on its way to the client; what the client still sends is read and dropped
-        /// (up to a megabyte, for two seconds) so that closing does not reset the connection before the
-        /// client has read why.
-        case refused(until: Date, budget: Int)
-    }
-
     let client: Int32
     let server: Int32
     var toServer: [UInt8] = []
     var toClient: [UInt8] = []
-    private var phase = Phase.head
-    private var head: [UInt8] = []
-    private var headSince = Date()
+    private var framing = RequestFraming()
+    /// Once refused: until when, and how many more bytes, what the client still sends is read and dropped, so
+    /// that closing does not reset the connection before the client has read why.
+    private var draining: (until: Date, budget: Int)?
     private var clientEnded = false
     private var serverEnded = false
     private var failed = false
@@ -189,24 +171,14 @@ private final class Link {
 
     var readsClient: Bool { !clientEnded && !failed && toServer.count < WebGate.pendingLimit }
 
-    var readsServer: Bool { !serverEnded && !failed && toClient.count < WebGate.pendingLimit && !isRefused }
+    var readsServer: Bool { !serverEnded && !failed && toClient.count < WebGate.pendingLimit && draining == nil }
 
-    private var isRefused: Bool {
-        if case .refused = phase { return true }
-        return false
-    }
-
-    /// A refused connection is over once its answer is out and the client stopped sending, ran out of
-    /// budget or time.
-    private var refusalIsOver: Bool {
-        guard case .refused(let until, let budget) = phase else { return false }
-        return toClient.isEmpty && (clientEnded || budget <= 0 || Date() > until)
-    }
-
-    /// Over: an error, or both sides finished and everything passed on.
+    /// Over: an error; a refusal answered and drained; or both sides finished and everything passed on.
     var isDone: Bool {
         if failed { return true }
-        if isRefused { return refusalIsOver }
+        if let draining {
+            return toClient.isEmpty && (clientEnded || draining.budget <= 0 || Date() > draining.until)
+        }
         if serverEnded { return toClient.isEmpty }
         return clientEnded && toServer.isEmpty && serverEnded
     }
@@ -228,14 +200,11 @@ private final class Link {
         if clientEvents & Int16(POLLOUT) != 0 {
             write(&toClient, to: client)
             // A refusal's answer is complete: the client sees its end while what it still sends is dropped.
-            if isRefused && toClient.isEmpty { shutdown(client, Int32(SHUT_WR)) }
+            if draining != nil && toClient.isEmpty { shutdown(client, Int32(SHUT_WR)) }
         }
         // The client is done sending: so is the server's side, once what it sent has gone on.
         if clientEnded && toServer.isEmpty { shutdown(server, Int32(SHUT_WR)) }
-        // A head under way must be whole in time (an idle connection is the server's to time out).
-        if case .head = phase, !head.isEmpty, Date().timeIntervalSince(headSince) > WebGate.headSeconds {
-            refuse(408, "Request Timeout", "the request did not arrive within \(Int(WebGate.headSeconds)) s")
-        }
+        if draining == nil, let refusal = framing.refusalIfLate(now: Date()) { refuse(refusal) }
     }
 
     private func read(_ descriptor: Int32) -> [UInt8]? {
@@ -256,106 +225,25 @@ private final class Link {
         }
     }
 
-    /// Bytes from the client, passed on as far as the limits allow.
+    /// Bytes from the client: passed on as the framing allows, or dropped once refused.
     private func take(_ bytes: [UInt8]) {
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            switch phase {
-            case .refused(let until, let budget):
-                phase = .refused(until: until, budget: budget - rest.count)
-                return
-            case .head:
-                if head.isEmpty { headSince = Date() }
-                let searchFrom = max(0, head.count - 2)
-                head += rest
-                rest = []
-                let end = Self.headEnd(in: head, from: searchFrom)
-                if let end {
-                    rest = ArraySlice(head[(end + 1)...])
-                    head.removeSubrange((end + 1)...)
-                }
-                if head.count > WebGate.headLimit || head.lazy.filter({ $0 == 0x0A }).count > WebGate.headLines {
-                    return refuse(
-                        431, "Request Header Fields Too Large",
-                        "a request head is at most \(WebGate.headLimit / 1024) KB and \(WebGate.headLines) lines")
-                }
-                guard end != nil, let next = nextPhase() else { return }
-                toServer += head
-                head = []
-                phase = next
-            case .body(let remaining):
-                let passed = rest.prefix(remaining)
-                toServer += passed
-                rest = rest[passed.endIndex...]
-                phase = remaining == passed.count ? .head : .body(remaining - passed.count)
-            case .tunnel(let remaining):
-                guard rest.count <= remaining else {
-                    failed = true
-                    return
-                }
-                toServer += rest
-                phase = .tunnel(remaining - rest.count)
-                return
-            }
+        if let draining {
+            self.draining = (draining.until, draining.budget - bytes.count)
+            return
+        }
+        let (passed, outcome) = framing.take(bytes[...], now: Date())
+        toServer += passed
+        switch outcome {
+        case .goOn: break
+        case .refuse(let refusal): refuse(refusal)
+        case .overrun: failed = true
         }
     }
 
-    /// The index of the last byte of a head (its empty line's "\n"), searching from `start`.
-    static func headEnd(in bytes: [UInt8], from start: Int) -> Int? {
-        var index = start
-        while index < bytes.count {
-            if bytes[index] == 0x0A {
-                if index + 1 < bytes.count && bytes[index + 1] == 0x0A { return index + 1 }
-                if index + 2 < bytes.count && bytes[index + 1] == 0x0D && bytes[index + 2] == 0x0A { return index + 2 }
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    /// What follows the head just read, or nil after refusing it.
-    private func nextPhase() -> Phase? {
-        let text = String(decoding: head, as: UTF8.self)
-        var lengths: Set<String> = []
-        var upgrade = false
-        // Lines by Character: "\r\n" is one Character in Swift, so splitting on "\n" alone would not split them.
-        for line in text.split(whereSeparator: \.isNewline).dropFirst() {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = parts[1].trimmingCharacters(in: .whitespacesAndNewlines)
-            switch name {
-            case "content-length": lengths.insert(value)
-            case "transfer-encoding":
-                refuse(411, "Length Required", "a request body needs a Content-Length (no chunked bodies)")
-                return nil
-            case "upgrade": upgrade = value.lowercased() == "websocket"
-            default: break
-            }
-        }
-        guard lengths.count <= 1 else {
-            refuse(400, "Bad Request", "two different Content-Lengths")
-            return nil
-        }
-        guard let length = lengths.first.map({ Int($0) }) ?? 0, length >= 0 else {
-            refuse(400, "Bad Request", "the Content-Length is not a number")
-            return nil
-        }
-        guard length <= WebGate.bodyLimit else {
-            refuse(413, "Content Too Large", "a request body is at most 1 MB (a rig file)")
-            return nil
-        }
-        if upgrade { return .tunnel(WebGate.tunnelLimit) }
-        return length > 0 ? .body(length) : .head
-    }
-
-    /// Answers the client with `status` and one line why, then closes: nothing more reaches the server.
-    private func refuse(_ status: Int, _ phrase: String, _ why: String) {
-        let body = #"{"error":"\#(why)"}"#
-        toClient += Array(
-            ("HTTP/1.1 \(status) \(phrase)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
-                + "Connection: close\r\n\r\n" + body).utf8)
-        phase = .refused(until: Date().addingTimeInterval(2), budget: 1 << 20)
+    /// Answers the client, stops passing anything on, and drains what the client still sends.
+    private func refuse(_ refusal: RequestFraming.Refusal) {
+        toClient += refusal.response
+        draining = (Date().addingTimeInterval(2), 1 << 20)
         shutdown(server, Int32(SHUT_RDWR))
     }
 }
