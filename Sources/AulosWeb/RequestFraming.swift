@@ -57,6 +57,8 @@ public struct RequestFraming {
     /// The head read so far, not yet passed on.
     private var head: [UInt8] = []
     private var headSince = Date.distantPast
+    /// The lines in `head` ("\n" bytes).
+    private var headLineCount = 0
 
     /// Takes bytes from the client: returns what may be passed on now, and whether to go on.
     public mutating func take(_ bytes: ArraySlice<UInt8>, now: Date) -> (passed: [UInt8], outcome: Outcome) {
@@ -68,7 +70,8 @@ public struct RequestFraming {
                 return (passed, .goOn)
             case .head:
                 if head.isEmpty { headSince = now }
-                let searchFrom = max(0, head.count - 2)
+                // Only the new bytes are searched and counted: a head sent a byte at a time costs no more.
+                let (searchFrom, appended) = (max(0, head.count - 2), head.count)
                 head += rest
                 rest = []
                 let end = Self.headEnd(in: head, from: searchFrom)
@@ -76,7 +79,8 @@ public struct RequestFraming {
                     rest = ArraySlice(head[(end + 1)...])
                     head.removeSubrange((end + 1)...)
                 }
-                if head.count > Self.headLimit || head.lazy.filter({ $0 == 0x0A }).count > Self.headLines {
+                headLineCount += head[appended...].lazy.filter { $0 == 0x0A }.count
+                if head.count > Self.headLimit || headLineCount > Self.headLines {
                     return (passed, stop(refusing: Self.tooLarge))
                 }
                 guard end != nil else { return (passed, .goOn) }
@@ -84,6 +88,7 @@ public struct RequestFraming {
                 case .success(let next):
                     passed += head
                     head = []
+                    headLineCount = 0
                     phase = next
                 case .failure(let refusal):
                     return (passed, stop(refusing: refusal))
