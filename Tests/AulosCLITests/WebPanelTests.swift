@@ -39,20 +39,10 @@ import Glibc
     /// Sends `request` to 127.0.0.1:`port` and reads until the server closes (five seconds at most), or
     /// until `until` says enough has arrived.
     static func exchange(_ request: [UInt8], port: UInt16, until: ((Data) -> Bool)? = nil) -> Data? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let descriptor = connection(to: port) else { return nil }
         defer { close(descriptor) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return nil }
         _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -63,6 +53,25 @@ import Glibc
             if let until, until(data) { break }
         }
         return data
+    }
+
+    /// A TCP connection to 127.0.0.1:`port`, or nil.
+    static func connection(to port: UInt16) -> Int32? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
     }
 
     static func json(_ text: String) -> [String: Any]? {
@@ -333,18 +342,8 @@ import Glibc
     /// Sends `head` then up to `flood` bytes more (as fast as the panel takes them, never blocking on a
     /// panel that stopped reading), and returns what the panel answered before it closed.
     static func flood(_ head: String, _ flood: Int, port: UInt16, seconds: Int = 10) -> String {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let descriptor = connection(to: port) else { return "" }
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { return "" }
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var pending = Array(head.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: flood)
         var answer = Data()
