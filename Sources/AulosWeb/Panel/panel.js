@@ -319,7 +319,9 @@ function begin() {
     const recording = $("#record").classList.contains("on");
     const answer = await act(recording ? "record stop" : "record start");
     if (answer && answer.recorded) {
-      $("#record-state").textContent = `saved ${answer.recorded} (${(answer.frames / sampleRate).toFixed(1)} s)`;
+      const parts = answer.parts && answer.parts.length ? ` and ${answer.parts.length} part files beside it` : "";
+      $("#record-state").textContent =
+        `saved ${answer.recorded} (${(answer.frames / sampleRate).toFixed(1)} s)${parts}`;
     }
   });
   $("#rig-upload").addEventListener("change", async (event) => {
