@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// A real JACK server for a test: `jackd -d dummy` under a name of its own (so tests never meet another
 /// server), paced by its timer at the sample rate, with the test's C client (scripts/jack/jack-probe.c)
@@ -43,6 +44,30 @@ public final class JACKServer {
             usleep(100_000)
         }
         throw CocoaError(.featureUnsupported, userInfo: [NSDebugDescriptionErrorKey: "jackd did not come up"])
+    }
+
+    /// Cycles the server lost so far, by its log: its timer woke late, or a client had not finished in time
+    /// ("XRun"). A test checking timing to the frame cannot tell anything on a machine that lost one.
+    public var lostCycles: Int {
+        let log = (try? String(contentsOfFile: folder + "/jackd.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").filter { $0.contains("XRun") || $0.contains("was not finished") }.count
+    }
+
+    /// Runs `checks` — expectations that hold only if no cycle was lost — as known issues when the server
+    /// lost a cycle since `since` (its count at the start), or aulos said `lateMIDI` events came too late
+    /// to be placed on their frame (its MIDI thread was not scheduled in time): on a loaded machine the
+    /// scheduler, not Aulos, decided them. They are still run and reported.
+    public func timingChecks(lostSince since: Int, lateMIDI: Int = 0, _ checks: () throws -> Void) rethrows {
+        let lost = lostCycles - since
+        if lost > 0 || lateMIDI > 0 {
+            let why =
+                "on this loaded machine jackd lost \(lost) cycle(s) and aulos placed \(lateMIDI) MIDI event(s) late"
+            withKnownIssue(
+                Comment(rawValue: why + ": frame-exact timing cannot be judged"), isIntermittent: true
+            ) { try checks() }
+        } else {
+            try checks()
+        }
     }
 
     /// SIGKILL, as a crash or `killall -9 jackd` would end it.
