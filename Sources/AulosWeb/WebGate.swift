@@ -5,10 +5,10 @@ import Glibc
 /// The panel's front door: it listens on the panel's address and passes each connection on to the HTTP
 /// server behind it (on a private Unix socket) only as far as the limits allow. FlyingFox reads a request's
 /// head without a limit of its own — a single endless header line held a core busy for as long as it was
-/// sent, before any password was asked for — so every request's head is read here first:
+/// sent, before any password was asked for — so every request is framed here first (`RequestFraming`):
 ///
-/// - a head of at most 16 KB and 100 lines, whole within 10 seconds of its first byte (or of the
-///   connection's start); else 431 or 408, and the connection is closed;
+/// - a head of at most 16 KB and 100 lines, whole within 10 seconds of its first byte; else 431 or 408,
+///   and the connection is closed;
 /// - a body only with a Content-Length of at most 1 MB + 8 KB (a rig file, the API's largest), passed on
 ///   byte-counted; chunked bodies are refused (411), and so is a second, different Content-Length (400);
 /// - after a WebSocket upgrade (the status feed, which the page only reads) at most 64 KB more from the
