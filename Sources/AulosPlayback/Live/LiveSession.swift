@@ -68,10 +68,8 @@ final class LiveSession {
     /// The file being recorded now (the master's), if any.
     var recordingPath: String? { recording?.master.path }
 
-    /// The files a recording to `path` would write: the master's, then each part's when the rig taps them.
-    func recordingPaths(for path: String) -> [String] {
-        [path] + (rig.partTaps == nil ? [] : PartFileNames.paths(beside: path, parts: rig.partNames))
-    }
+    /// The files a recording to `path` would write, the master's first.
+    func recordingPaths(for path: String) -> [String] { Recording.files(for: path, rig: rig) }
 
     /// Starts recording to `path` while playing (the panel's record button): the master output, and each
     /// part beside it when the rig taps them. Control thread.

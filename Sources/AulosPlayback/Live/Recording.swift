@@ -17,8 +17,9 @@ final class Recording {
     init(to path: String, rig: PlaybackRig, sampleRate: Double) throws(RigError) {
         do {
             master = try Recorder(path: path, sampleRate: sampleRate)
-            let paths = rig.partTaps == nil ? [] : PartFileNames.paths(beside: path, parts: rig.partNames)
-            parts = try paths.map { path throws(AudioFileError) in try Recorder(path: path, sampleRate: sampleRate) }
+            parts = try Self.files(for: path, rig: rig).dropFirst().map { path throws(AudioFileError) in
+                try Recorder(path: path, sampleRate: sampleRate)
+            }
         } catch {
             throw RigError("cannot record: \(error.message)")
         }
@@ -29,8 +30,10 @@ final class Recording {
         for (index, part) in parts.enumerated() { taps?.attach(part.sliceSink, toPart: index) }
     }
 
-    /// Every file this recording writes, the master's first.
-    var paths: [String] { [master.path] + parts.map(\.path) }
+    /// The files a recording to `path` writes: the master's, then each part's when the rig taps them.
+    static func files(for path: String, rig: PlaybackRig) -> [String] {
+        [path] + (rig.partTaps == nil ? [] : PartFileNames.paths(beside: path, parts: rig.partNames))
+    }
 
     /// Takes the recorders off the rig: from the next cycle nothing more reaches them. The render thread may
     /// still be in a cycle that feeds them, so keep the recording until that cycle is surely over.
