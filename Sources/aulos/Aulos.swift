@@ -13,6 +13,6 @@ struct Aulos: ParsableCommand {
             DevicesCommand.self,
             PresetsCommand.self,
             SoundFontCommand.self, StatusCommand.self, SetCommand.self, LearnCommand.self, ServiceCommand.self,
-            WebPasswordCommand.self,
+            WebPasswordCommand.self, TryRigCommand.self,
         ])
 }

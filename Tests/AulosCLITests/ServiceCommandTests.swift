@@ -140,4 +140,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: aulos.socketPath))
         #expect(aulos.stdout.contains("rig reloaded 1 time; 1 reload failed (rig kept)"))
     }
+
+    /// SIGHUP with a set whose new rig reads but cannot be built (an unknown preset), then one whose plugin
+    /// crashes: each is tried in full in a child process first, so the rig plays on and the status says why
+    /// (the first used to end the service with exit 1 after the old rig was torn down).
+    @Test func aReloadThatCannotBeBuiltKeepsTheRigPlaying() throws {
+        defer { removeFolder() }
+        try Self.writeSet(listing: "one.yaml", in: folder)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder,
+            environment: try MisbehavingPlugins.environment())
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+
+        try "name: Two\nparts:\n  - instrument: synth\n    preset: No Such Preset\n".write(
+            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
+        try Self.writeSet(listing: "two.yaml", in: folder)
+        aulos.signal(SIGHUP)
+        #expect(
+            try aulos.waitForStatus { ($0["reloadFailure"] as? String)?.contains("no synth preset") == true },
+            "\(aulos.stderr)")
+        try MisbehavingPlugins.rig("segv-run", name: "Two").write(
+            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
+        aulos.signal(SIGHUP)
+        #expect(
+            try aulos.waitForStatus { ($0["reloadFailure"] as? String)?.contains("crashed (SIGSEGV") == true },
+            "\(aulos.stderr)")
+        #expect(aulos.process.isRunning)
+        #expect(try aulos.status()?["rigs"] as? [String] == ["One", "One"])
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0, "\(aulos.stderr)")
+    }
 }

@@ -90,11 +90,11 @@ import Glibc
     /// its status says `ready`; and the CSRF token the panel hands this machine.
     static func servePanel(
         _ rig: String, in folder: String, port: UInt16, adding extra: [String] = [],
-        ready: ([String: Any]) -> Bool
+        environment: [String: String] = [:], ready: ([String: Any]) -> Bool
     ) throws -> (aulos: BackgroundAulos, csrf: String) {
         let aulos = try BackgroundAulos(
             ["play", "--service", "--rig", folder + "/" + rig, "--device", "null", "--web", "127.0.0.1:\(port)"]
-                + extra, in: folder)
+                + extra, in: folder, environment: environment)
         #expect(try aulos.waitForStatus(ready), "\(aulos.stderr)")
         let csrf = try #require(json(http("GET", "/api/session", port: port)?.body ?? "")?["csrf"] as? String)
         return (aulos, csrf)
@@ -191,6 +191,44 @@ import Glibc
         #expect(replaced?.status == 200, "\(replaced?.body ?? "")")
         #expect(try aulos.waitForStatus { $0["reloads"] as? Int == 1 && ($0["rigs"] as? [String]) == ["Two"] })
         #expect(try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8) == good)
+    }
+
+    /// Rigs that read but cannot be built, or whose plugin crashes or exits: each upload is tried in full (in a
+    /// child process) before anything is replaced, so each gets a 400 naming what stands in the way, the file
+    /// stays as it was and the rig plays on. These used to get 200, replace the file, then end the service.
+    @Test func aRigThatReadsButDoesNotBuildReplacesNothing() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (aulos, csrf) = try Self.servePanel(
+            "set.yaml", in: folder, port: port, environment: try MisbehavingPlugins.environment()
+        ) { ($0["rigs"] as? [String])?.count == 2 }
+        let original = try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8)
+        let synth = "name: Bad\nparts:\n  - name: Lead\n    instrument: synth\n"
+        let cases: [(rig: String, says: String)] = [
+            (synth.replacingOccurrences(of: "synth\n", with: "synth\n    preset: No Such\n"), "no synth preset"),
+            (synth + "controls:\n  - cc: 1\n    target: Leed.cutoff\n", "no part 'Leed'"),
+            ("name: Bad\nparts:\n  - name: S\n    instrument: sampler\n    soundfont: /nonexistent.sf2\n", "sf2"),
+            ("name: Bad\nparts:\n  - name: S\n    instrument: sampler\n    soundfont: /etc/passwd\n", "SoundFont"),
+            (synth + "tuning: /nonexistent.scl\n", "nonexistent.scl"),
+            (synth + "    wavetable: /nonexistent.wav\n", "wavetable"),
+            ("name: Bad\nparts:\n  - name: X\n    instrument: lv2:urn:aulos:test:not-installed\n", "not-installed"),
+            (MisbehavingPlugins.rig("segv-run"), "crashed"),
+            (MisbehavingPlugins.rig("exit-instantiate"), "exit status 3"),
+        ]
+        for (rig, says) in cases {
+            let answer = Self.http("PUT", "/api/rig-file", port: port, headers: ["X-Aulos-CSRF": csrf], body: rig)
+            #expect(answer?.status == 400, "\(rig): \(answer?.body ?? "no answer")")
+            #expect(answer?.body.contains(says) == true, "\(rig): \(answer?.body ?? "")")
+            #expect(try String(contentsOfFile: folder + "/set.yaml", encoding: .utf8) == original)
+            #expect(aulos.process.isRunning, "\(aulos.stderr)")
+        }
+        // Load: a broken file beside the playing one is refused the same way.
+        try MisbehavingPlugins.rig("segv-run").write(toFile: folder + "/crash.yaml", atomically: true, encoding: .utf8)
+        let load = Self.http(
+            "POST", "/api/rig-files/load", port: port, headers: ["X-Aulos-CSRF": csrf], body: #"{"name":"crash.yaml"}"#)
+        #expect(load?.status == 400 && load?.body.contains("crashed") == true, "\(load?.body ?? "")")
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 && $0["reloads"] as? Int == 0 })
+        #expect(aulos.process.isRunning)
     }
 
     @Test func rigFilesBesideThePlayingOneAreLoadedAndSaved() throws {

@@ -40,6 +40,10 @@ public final class KeyboardPlayback {
         public var recordFolder = "."
         /// Where a network server (the web panel) hands requests in and reads the status, if one runs.
         public var bridge: ControlBridge?
+        /// How a new rig file is tried before it replaces the playing rig (SIGHUP, the panel's upload and
+        /// *Load*): in a child process running this `aulos`, so a plugin that crashes costs only the child.
+        /// Nil: built offline in this process (tests that run the instrument in their own process).
+        public var rigTrial: RigTrial?
 
         public init(
             autoconnect: Bool = true, requests: [ConnectionRequest] = [],
@@ -99,6 +103,14 @@ public final class KeyboardPlayback {
     private var failedReloads = 0
     /// What the device said the last time it was not there (each new reason is reported once).
     private var waitingForDevice: String?
+    /// The rate and slice the playing rig runs at: a new rig is tried at these.
+    private var playingFormat: (sampleRate: Double, slice: UInt32)?
+    /// What a reload replaced, put back if the new rig, though it came through its trial, cannot be built
+    /// here after all (the device refused its rate): the rig file the panel loaded from, or the file an
+    /// upload wrote over and its earlier text.
+    private var replaced: (rigPath: String?, file: (path: String, text: String)?)?
+    /// A rig file the panel has just had tried, so the reload it asks for need not try it again.
+    private var alreadyTried: String?
 
     /// Plays until stopped; see the type's description.
     public static func run(
@@ -156,13 +168,22 @@ public final class KeyboardPlayback {
                 answering { try ControlServer.json(["saved": try RigFileReplacement.saveCopy(of: rigPath, as: name)]) }
             case .loadRigFile(let name):
                 answering {
-                    rigPath = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
+                    let target = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
+                    try tryRig(target)
+                    replaced = (rigPath, nil)
+                    rigPath = target
+                    alreadyTried = target
                     StopSignals.reloadRequested = 1
                     return #"{"ok":true,"reloading":true}"#
                 }
             case .replaceRigFile(let text):
                 answering {
-                    try RigFileReplacement.replace(rigPath, with: text)
+                    let earlier = try? RigFileReplacement.text(of: rigPath)
+                    try RigFileReplacement.replace(rigPath, with: text) { scratch throws(RigError) in
+                        try tryRig(scratch)
+                    }
+                    replaced = (rigPath, rigPath.flatMap { path in earlier.map { (path, $0) } })
+                    alreadyTried = rigPath
                     StopSignals.reloadRequested = 1
                     return #"{"ok":true,"reloading":true}"#
                 }
@@ -197,8 +218,20 @@ public final class KeyboardPlayback {
         var set = playback.playedRigSet()
         var activeRig = 0
         var report: Report?
+        // The set that last played: a reload that cannot be built goes back to it.
+        var played: RigSet?
         while StopSignals.stopRequested == 0 {
-            guard let rig = try buildRig(set) else { continue }  // waiting for the device
+            let built: PlaybackRig?
+            do {
+                built = try buildRig(set)
+            } catch where !(error is DeviceError) && played != nil {
+                undoReload(error)
+                set = played!
+                continue
+            }
+            guard let rig = built else { continue }  // waiting for the device
+            played = set
+            replaced = nil
             let outcome = try play(rig, recalling: activeRig)
             report = outcome.report
             guard let reload = outcome.reload else { break }
@@ -209,6 +242,37 @@ public final class KeyboardPlayback {
         report.reloads = reloads
         report.failedReloads = failedReloads
         return report
+    }
+
+    /// Tries the rig or set file at `path` in full at the playing rate and slice (see `RigTrial`); the error
+    /// says what stands in the way, and nothing has changed.
+    private func tryRig(_ path: String) throws(RigError) {
+        let format = playingFormat ?? (48_000, 256)
+        if let trial = options.rigTrial {
+            try trial.attempt(path, sampleRate: format.sampleRate, slice: format.slice)
+            return
+        }
+        do {
+            try RigTrial.tryOut(try RigSet.load(path), sampleRate: format.sampleRate, slice: format.slice)
+        } catch let error as RigError {
+            throw error
+        } catch {
+            throw RigError((error as? ReportableError)?.message ?? "\(error)")
+        }
+    }
+
+    /// A new rig that came through its trial but cannot be built here: what the reload replaced is put back
+    /// (the panel's loaded file, an uploaded file's earlier text), said once, and shown in the status.
+    private func undoReload(_ error: any Error) {
+        let message = (error as? ReportableError)?.message ?? "\(error)"
+        failedReloads += 1
+        reloads = max(0, reloads - 1)
+        observer.warning("the new rig could not be built; playing on with the rig as it was: \(message)")
+        server.reloadFailure = message
+        guard let replaced else { return }
+        rigPath = replaced.rigPath
+        if let file = replaced.file { try? FileContents.replace(file.path, with: Array(file.text.utf8)) }
+        self.replaced = nil
     }
 
     private var playsThroughJACK: Bool {
@@ -266,6 +330,8 @@ public final class KeyboardPlayback {
         }
         do {
             let reloaded = try RigSet.load(path)
+            if alreadyTried != path { try tryRig(path) }
+            alreadyTried = nil
             observer.info(
                 "reloaded \(path): "
                     + "\(reloaded.entries.count == 1 ? "rig '\(reloaded.name)'" : "\(reloaded.entries.count) rigs")"
@@ -273,6 +339,7 @@ public final class KeyboardPlayback {
             server.reloadFailure = nil
             return reloaded
         } catch {
+            alreadyTried = nil
             failedReloads += 1
             observer.warning("reload failed, playing on with the rig as it was: \(error.message)")
             server.reloadFailure = error.message
@@ -290,6 +357,7 @@ public final class KeyboardPlayback {
             rig: rig, observer: observer, shedsVoices: playback.shedsVoicesUnderOverload,
             recordingTo: playback.record)
         let grant = live.grant
+        playingFormat = (grant.sampleRate, rig.rig.slice)
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,
         // which is heard one buffer later (one period of placement plus the rest of the buffer queued).

@@ -16,8 +16,11 @@ enum RigFileReplacement {
         return try readRigFile(path)
     }
 
-    /// Checks `text` as a rig or set file and writes it over `path`; the error says what is wrong with it.
-    static func replace(_ path: String?, with text: String) throws(RigError) {
+    /// Checks `text` as a rig or set file, has `trying` build it in full (given the scratch file's path), and
+    /// only then writes it over `path`; the error says what is wrong with it.
+    static func replace(
+        _ path: String?, with text: String, trying: (String) throws(RigError) -> Void = { _ throws(RigError) in }
+    ) throws(RigError) {
         guard let path else { throw RigError(noFile) }
         guard text.utf8.count <= rigFileLimit else {
             throw RigError("the rig file is larger than 1 MB; a rig is a page")
@@ -27,7 +30,10 @@ enum RigFileReplacement {
         do { try FileContents.replace(scratch, with: Array(text.utf8)) } catch {
             throw RigError("cannot check the new rig beside \(path): \(error.reason)")
         }
-        do { _ = try RigSet.load(scratch) } catch {
+        do {
+            _ = try RigSet.load(scratch)
+            try trying(scratch)
+        } catch {
             // Name the file being replaced, not the scratch copy.
             throw RigError("not replaced: " + error.message.replacingOccurrences(of: scratch, with: "uploaded rig"))
         }

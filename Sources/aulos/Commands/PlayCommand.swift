@@ -254,6 +254,7 @@ struct PlayCommand: ParsableCommand {
             let servers = set.servers
             live.osc = osc ?? servers.osc
             live.rigPath = instrument.rigFile
+            live.rigTrial = .ownExecutable
             live.recordFolder = recordFolder
             var panel: WebPanel?
             if let web = web ?? servers.web {
