@@ -170,4 +170,58 @@ import Testing
         aulos.signal(SIGTERM)
         #expect(aulos.waitForExit() == 0, "\(aulos.stderr)")
     }
+
+    /// Boot never loops on a bad rig: once a set has played five seconds it is kept in `.last-good/`; a set
+    /// that cannot be built, a file that cannot be read, and a rig whose last start crashed (its plugin
+    /// segfaults as it plays) each start the last good set instead, and the status says why.
+    @Test func aBadRigAtStartPlaysTheLastGoodOne() throws {
+        defer { removeFolder() }
+        let environment = try MisbehavingPlugins.environment()
+        func start() throws -> BackgroundAulos {
+            try BackgroundAulos(
+                ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null"], in: folder,
+                environment: environment)
+        }
+        try Self.writeSet(listing: "one.yaml", in: folder)
+        var aulos = try start()
+        #expect(try aulos.waitForStatus(seconds: 20) { _ in
+            FileManager.default.fileExists(atPath: folder + "/.last-good/set.yaml")
+        }, "\(aulos.stderr)")
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+
+        // Cannot be built.
+        try "name: Two\nparts:\n  - instrument: synth\n    preset: No Such Preset\n".write(
+            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
+        try Self.writeSet(listing: "two.yaml", in: folder)
+        aulos = try start()
+        #expect(try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("cannot be built") == true },
+            "\(aulos.stderr)")
+        #expect(try aulos.status()?["rigs"] as? [String] == ["One", "One"])
+        #expect(aulos.stderr.contains("playing the last rig that played"))
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+
+        // Cannot be read.
+        try "name: Set\nrigs: [\n".write(toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+        aulos = try start()
+        #expect(try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("cannot be read") == true },
+            "\(aulos.stderr)")
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+
+        // Crashes as it plays: the first start dies, the next plays the last good set.
+        try MisbehavingPlugins.rig("segv-run", name: "Two").write(
+            toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
+        try Self.writeSet(listing: "two.yaml", in: folder)
+        aulos = try start()
+        let crashed = aulos.waitForExit(seconds: 20)
+        #expect(crashed != nil && crashed != 0, "\(aulos.stderr)")
+        aulos = try start()
+        #expect(try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("last start") == true },
+            "\(aulos.stderr)")
+        #expect(try aulos.status()?["rigs"] as? [String] == ["One", "One"])
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+    }
 }

@@ -44,6 +44,12 @@ public final class KeyboardPlayback {
         /// *Load*): in a child process running this `aulos`, so a plugin that crashes costs only the child.
         /// Nil: built offline in this process (tests that run the instrument in their own process).
         public var rigTrial: RigTrial?
+        /// Keep the last rig that started and played beside the rig file (unattended play): a rig that cannot
+        /// be built at start, or whose last start never settled, is passed over for it (`LastKnownGoodRig`).
+        public var keepsLastKnownGood = false
+        /// Why the instrument starts on the last good rig rather than the configured one (its file could not be
+        /// read), when the command line already knows.
+        public var fallback: String?
 
         public init(
             autoconnect: Bool = true, requests: [ConnectionRequest] = [],
@@ -111,6 +117,10 @@ public final class KeyboardPlayback {
     private var replaced: (rigPath: String?, file: (path: String, text: String)?)?
     /// A rig file the panel has just had tried, so the reload it asks for need not try it again.
     private var alreadyTried: String?
+    /// The last rig that started and played (`Options.keepsLastKnownGood`).
+    private let lastKnownGood: LastKnownGoodRig?
+    /// The playing rig has played long enough to be the last good one.
+    private var settled = false
 
     /// Plays until stopped; see the type's description.
     public static func run(
@@ -132,6 +142,7 @@ public final class KeyboardPlayback {
         control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
         server.recordFolder = options.recordFolder
         rigPath = options.rigPath
+        lastKnownGood = options.keepsLastKnownGood ? options.rigPath.map(LastKnownGoodRig.init(beside:)) : nil
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
         if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
     }
@@ -218,15 +229,30 @@ public final class KeyboardPlayback {
         var set = playback.playedRigSet()
         var activeRig = 0
         var report: Report?
+        if let fallback = options.fallback { fallBack(because: fallback) }
+        if let lastGood = lastKnownGood, options.fallback == nil, lastGood.crashedTrying(set),
+            let good = lastGood.load()
+        {
+            fallBack(
+                because: "the last start with this rig ended within \(Int(LastKnownGoodRig.settlingSeconds)) s "
+                    + "(a crash, or a hang that was killed)")
+            set = good
+        }
         // The set that last played: a reload that cannot be built goes back to it.
         var played: RigSet?
         while StopSignals.stopRequested == 0 {
             let built: PlaybackRig?
+            if let warning = lastKnownGood?.beginTrying(set) { observer.warning(warning) }
             do {
                 built = try buildRig(set)
             } catch where !(error is DeviceError) && played != nil {
                 undoReload(error)
                 set = played!
+                continue
+            } catch where !(error is DeviceError) && played == nil && fallingBack(from: set) != nil {
+                // At start: the configured rig cannot be built; the last good one plays instead.
+                fallBack(because: "it cannot be built: \((error as? ReportableError)?.message ?? "\(error)")")
+                set = fallingBack(from: set)!
                 continue
             }
             guard let rig = built else { continue }  // waiting for the device
@@ -238,10 +264,29 @@ public final class KeyboardPlayback {
             (set, activeRig) = reload
         }
         ServiceNotifier.notify("STOPPING=1")
+        lastKnownGood?.stoppedCleanly()
         guard var report else { throw DeviceError(.missing, "stopped before the audio device appeared") }
         report.reloads = reloads
         report.failedReloads = failedReloads
         return report
+    }
+
+    /// The last good set to start instead of `set`, when one is kept and it is another set.
+    private func fallingBack(from set: RigSet) -> RigSet? {
+        guard let good = lastKnownGood?.load(),
+            LastKnownGoodRig.fingerprint(good) != LastKnownGoodRig.fingerprint(set)
+        else { return nil }
+        return good
+    }
+
+    /// Says, in the journal and the status (and so the panel), that the last good rig plays instead of the
+    /// configured one, and why.
+    private func fallBack(because reason: String) {
+        let folder = lastKnownGood?.folder ?? "the last good rig"
+        let message = "the configured rig \(rigPath ?? "") is not played: \(reason); playing the last rig that "
+            + "played (\(folder)) until it is fixed"
+        observer.warning(message)
+        server.fallback = message
     }
 
     /// Tries the rig or set file at `path` in full at the playing rate and slice (see `RigTrial`); the error
@@ -358,6 +403,7 @@ public final class KeyboardPlayback {
             recordingTo: playback.record)
         let grant = live.grant
         playingFormat = (grant.sampleRate, rig.rig.slice)
+        settled = false
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,
         // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
@@ -461,6 +507,12 @@ public final class KeyboardPlayback {
             if case .rigSwitched(let index) = action {
                 observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name)")
             }
+        }
+        if !settled, live.status.statistics.framesPlayed
+            >= Int64(LastKnownGoodRig.settlingSeconds * live.grant.sampleRate)
+        {
+            settled = true
+            if let warning = lastKnownGood?.settled(rig.set) { observer.warning(warning) }
         }
         live.note(midiLate: input.lateCount)
         server.update(live.status, sequencerUp: sequencer != nil)

@@ -26,6 +26,8 @@ final class ControlServer {
     private var tempo: Double?
     /// Why the last SIGHUP could not reload the rig file (nil once one succeeds).
     var reloadFailure: String?
+    /// Why the last good rig plays instead of the configured one, when it does.
+    var fallback: String?
 
     /// The session playing (for recording), and the folder `record start` writes in.
     private var session: LiveSession?
@@ -88,7 +90,7 @@ final class ControlServer {
                 ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
             },
             learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads,
-            reloadFailure: reloadFailure,
+            reloadFailure: reloadFailure, fallback: fallback,
             meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
             warnings: rig.warnings, tempo: tempo, transportPlaying: rig.transport.isPlaying,
             transportBeat: rig.transport.renderedPosition.beat, transportTempo: rig.transport.renderedPosition.tempo,

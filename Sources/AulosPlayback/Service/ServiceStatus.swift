@@ -42,6 +42,9 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var reloads: Int
     /// Why the last SIGHUP left the rig as it was (its file could not be read); nil after a good reload.
     public var reloadFailure: String?
+    /// Why the last rig that played runs instead of the configured one (it could not be read or built, or its
+    /// last start crashed); nil when the configured rig plays.
+    public var fallback: String?
     /// Levels after each fader, dBFS: every part, each send and return, the master (nil from an older aulos).
     public var meters: [Meter]?
     /// What lets the rig play but may cost it (an LV2 plugin that is not hard-real-time capable).

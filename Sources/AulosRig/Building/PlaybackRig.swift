@@ -166,6 +166,15 @@ public final class PlaybackRig {
             session?.outputComponent.componentDescription ?? GenericOutputUnit.componentDescription)
         mixerNode = try graph.addNode(MultichannelMixerUnit.componentDescription)
         graph.open()
+        // A rig that fails to build after the session was activated must let the device go, or the rig tried
+        // next (the one that played before, or the last good one) could not set its preferences.
+        var built = false
+        defer {
+            if !built {
+                try? graph.uninitialize()
+                try? session?.deactivate()
+            }
+        }
         if let session {
             let grant = try session.activate(
                 for: try graph.unit(for: outputNode) as! any LiveIOUnit, sizing: graph.units)
@@ -342,6 +351,7 @@ public final class PlaybackRig {
             }
             controls.append(resolved)
         }
+        built = true
     }
 
     // MARK: Playing

@@ -135,3 +135,24 @@ extension EffectSpec {
         return lines
     }
 }
+
+extension RigSet {
+    /// The set as a set file listing `rigFiles` (one per entry, as the set file names them), in a fixed key
+    /// order; a set of one plain rig (no file, no control channel) is that rig's own file.
+    public func yaml(listing rigFiles: [String]) -> String {
+        if entries.count == 1 && entries[0].file == nil && controlChannel == nil { return entries[0].rig.yaml() }
+        var lines = ["# Aulos rig set (docs/rigs.md)", "name: \(Rig.quoted(name))"]
+        if let controlChannel { lines.append("control-channel: \(controlChannel)") }
+        lines += servers.yamlLines
+        lines.append("rigs:")
+        for (entry, file) in zip(entries, rigFiles) {
+            lines.append("  - program: \(entry.program)")
+            if entry.bank != 0 { lines.append("    bank: \(entry.bank)") }
+            lines.append("    rig: \(Rig.quoted(file))")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Whether the set is a plain rig (its file is the rig's own).
+    public var isPlainRig: Bool { entries.count == 1 && entries[0].file == nil && controlChannel == nil }
+}

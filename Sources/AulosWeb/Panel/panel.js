@@ -224,6 +224,15 @@ function showStatus(message) {
   $("#status-keyboards").textContent = status.keyboards ? (status.keyboards.join(", ") || "none") : "no sequencer";
   $("#status-learning").textContent = status.learning || (status.controls.length ? `${status.controls.length} mapped` : "–");
   sampleRate = status.sampleRate;
+  // What the player must know: the last good rig playing instead of the configured one, a reload that failed,
+  // a unit that hangs, what the rig's sounds warn of.
+  const alerts = [status.fallback, status.stuckUnit, status.reloadFailure && `Last reload failed, rig unchanged: ${status.reloadFailure}`]
+    .concat(status.warnings || []).filter(Boolean);
+  if ($("#alerts").dataset.shown !== JSON.stringify(alerts)) {
+    $("#alerts").dataset.shown = JSON.stringify(alerts);
+    $("#alerts").replaceChildren(...alerts.map((text) => Object.assign(document.createElement("li"), { textContent: text })));
+    $("#alerts").hidden = alerts.length === 0;
+  }
   $("#record").classList.toggle("on", Boolean(status.recordingTo));
   $("#record").setAttribute("aria-pressed", String(Boolean(status.recordingTo)));
   if (status.recordingTo) $("#record-state").textContent = `recording ${status.recordingTo}`;

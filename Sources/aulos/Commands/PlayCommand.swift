@@ -3,6 +3,7 @@ import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosPlayback
+import AulosRig
 import AulosWeb
 
 #if canImport(Glibc)
@@ -207,8 +208,25 @@ struct PlayCommand: ParsableCommand {
         }
     }
 
+    /// The playback options; unattended, a rig file that cannot be read gives way to the last rig that played
+    /// (the reason comes back with them, for the status and the journal).
+    func playbackOptions() throws -> (PlaybackOptions, fallback: String?) {
+        do {
+            return (try instrument.playbackOptions(input: file, slicing: slicing), nil)
+        } catch let error as RigError {
+            guard service, isLive, let rigFile = instrument.rigFile,
+                let good = LastKnownGoodRig(beside: rigFile).load()
+            else { throw error }
+            var withoutRig = instrument
+            withoutRig.rigFile = nil
+            var options = try withoutRig.playbackOptions(input: file, slicing: slicing)
+            options.rigSet = good
+            return (options, "it cannot be read: \(error.message)")
+        }
+    }
+
     func run() throws {
-        var options = try instrument.playbackOptions(input: file, slicing: slicing)
+        var (options, fallback) = try playbackOptions()
         options.record = record
         options.recordParts = recordParts
         let session = AudioSession(device: device)
@@ -255,6 +273,8 @@ struct PlayCommand: ParsableCommand {
             live.osc = osc ?? servers.osc
             live.rigPath = instrument.rigFile
             live.rigTrial = .ownExecutable
+            live.keepsLastKnownGood = service
+            live.fallback = fallback
             live.recordFolder = recordFolder
             var panel: WebPanel?
             if let web = web ?? servers.web {
