@@ -35,6 +35,11 @@ public struct PlanNode {
     var outputCount: Int
     var maximumFrames: UInt32
     var lastRenderError: UnsafeMutablePointer<Atomic<Int32>>
+    /// The unit's name for the render thread's watch (see `UnitWatchNames`).
+    var name: UnsafePointer<CChar>
+    /// Whether its outputs are Float32, and so checked by the guard; the count of guarded samples.
+    var guardsOutput: Bool
+    var nonFinite: UnsafeMutablePointer<Atomic<Int>>
 }
 
 /// A render notification (Core Audio's AUGraphAddRenderNotify): called before and after every cycle.
@@ -110,13 +115,38 @@ public struct RenderPlan {
             let render = node.pointee.render
             let kernel = node.pointee.kernel
             // Unchecked hop into the unit's kernel; every kernel's own render method carries
-            // @_noAllocation/@_noLocks, so the compiler checks it where it is defined.
+            // @_noAllocation/@_noLocks, so the compiler checks it where it is defined. The watch marks which
+            // unit this thread is inside, for the watchdog and a crash report (two plain stores).
+            let name = node.pointee.name
             status = _unsafePerformance {
-                render(kernel, UnsafeRawPointer(node), flags, timeStamp, bus, frameCount, ioData)
+                let outer = aulos_watch_enter_unit(name)
+                defer { aulos_watch_leave_unit(outer) }
+                return render(kernel, UnsafeRawPointer(node), flags, timeStamp, bus, frameCount, ioData)
             }
+            if node.pointee.guardsOutput { guardOutput(node, ioData) }
         }
         if status != 0 { node.pointee.lastRenderError.pointee.store(status, ordering: .relaxed) }
         return status
+    }
+
+    /// The most a unit's output may be before it is taken for a fault: +60 dBFS. A mix of many loud parts
+    /// stays far below; a plugin that writes 3e38 or NaN does not.
+    @inlinable static var outputLimit: Float { 1024 }
+
+    /// One bad sample must cost one slice of one unit, never the rest of the run: a unit's output holding
+    /// NaN, infinity or more than ±`outputLimit` is played as silence for that slice (a reverb or filter
+    /// downstream would otherwise latch NaN forever), and counted for the unit's warning.
+    @_noAllocation @_noLocks
+    static func guardOutput(_ node: UnsafeMutablePointer<PlanNode>, _ ioData: UnsafeMutablePointer<AudioBufferList>) {
+        let buffers = ioData.pointee.buffers
+        for index in 0..<Int(ioData.pointee.bufferCount) {
+            guard let data = buffers[index].data else { continue }
+            let count = buffers[index].byteSize / 4
+            let silenced = _unsafePerformance {
+                aulos_guard_floats(data.assumingMemoryBound(to: Float.self), count, outputLimit)
+            }
+            if silenced != 0 { node.pointee.nonFinite.pointee.add(Int(count), ordering: .relaxed) }
+        }
     }
 }
 
@@ -279,7 +309,9 @@ public final class RenderPlanStorage: @unchecked Sendable {
             nodes[index] = PlanNode(
                 plan: plan, render: kernel.render, kernel: kernel.state, inputs: inputs, inputCount: spec.inputs.count,
                 outputs: outputs, outputCount: unit.outputBusCount, maximumFrames: unit.maximumFramesPerSlice,
-                lastRenderError: unit.lastRenderErrorCell)
+                lastRenderError: unit.lastRenderErrorCell, name: unit.watchName,
+                guardsOutput: (0..<unit.outputBusCount).allSatisfy { unit.outputFormat($0).sampleFormat == .float32 },
+                nonFinite: unit.nonFiniteCell)
         }
         for (index, notify) in notifies.enumerated() {
             notifyStorage[index] = RenderNotify(callback: notify.callback, refCon: notify.refCon)
@@ -333,9 +365,11 @@ public struct RenderEntry: @unchecked Sendable {
             ioData.pointee.zeroFill()
             return RenderStatus.uninitialized
         }
+        _unsafePerformance { aulos_watch_begin_cycle() }
         let status = RenderPlan.renderCycle(
             raw.assumingMemoryBound(to: RenderPlan.self), flags: flags, timeStamp: timeStamp, bus: 0,
             frameCount: frameCount, ioData: ioData)
+        _unsafePerformance { aulos_watch_end_cycle() }
         exchange.release()
         return status
     }

@@ -53,6 +53,12 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     public let parameters = ParameterStore()
     /// Written by the render thread when a render fails; read through the LastRenderError property.
     public let lastRenderErrorCell: UnsafeMutablePointer<Atomic<Int32>>
+    /// Counted by the render thread: output samples that were NaN, infinite or absurdly large, each slice of
+    /// them played as silence by the render plan's guard.
+    public let nonFiniteCell: UnsafeMutablePointer<Atomic<Int>>
+    /// The unit's name as a C string for the render thread's watch (`aulos_watch_enter_unit`): interned, so it
+    /// outlives every render plan that names it and the watchdog or a crash report can always read it.
+    public let watchName: UnsafePointer<CChar>
     /// Set by a graph while a published render plan calls this unit: direct reconfiguration is then refused,
     /// as Core Audio asks ("units are not thread-safe while processing").
     package var isInFlow = false
@@ -90,6 +96,9 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         self.outputs = Array(repeating: format, count: outputs)
         lastRenderErrorCell = .allocate(capacity: 1)
         lastRenderErrorCell.initialize(to: Atomic(0))
+        nonFiniteCell = .allocate(capacity: 1)
+        nonFiniteCell.initialize(to: Atomic(0))
+        watchName = UnitWatchNames.interned(name)
         self.parameters.rebuild(parameters, elementCount: { [inputs, outputs] in $0 == .input ? inputs : outputs })
     }
 
@@ -100,7 +109,13 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         }
         lastRenderErrorCell.deinitialize(count: 1)
         lastRenderErrorCell.deallocate()
+        nonFiniteCell.deinitialize(count: 1)
+        nonFiniteCell.deallocate()
     }
+
+    /// Output samples the render plan's guard found NaN, infinite or beyond ±1024 (+60 dBFS) and played as
+    /// silence, since the unit was created (`guardedSamples`).
+    public var guardedSamples: Int { nonFiniteCell.pointee.load(ordering: .relaxed) }
 
     public var description: String { "\(name) (\(componentDescription))" }
     public var isInitialized: Bool { state == .initialized }

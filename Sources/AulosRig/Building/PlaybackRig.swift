@@ -441,6 +441,12 @@ public final class PlaybackRig {
             seen.append(
                 "\(plugin.name) produced \(plugin.nonFiniteSamples) samples of NaN or infinity, played as silence")
         }
+        // Every unit's output is guarded by the render plan (see `RenderPlan.guardOutput`).
+        for unit in graph.units where unit.guardedSamples > 0 {
+            seen.append(
+                "\(unit.name) produced NaN, infinity or more than +60 dBFS in \(unit.guardedSamples) samples, each "
+                    + "such slice played as silence")
+        }
         return seen
     }
 

@@ -26,6 +26,13 @@ enum WavetableFile {
         guard contents.channels == 1 else {
             throw RigError("wavetable \(path): \(contents.channels) channels; a wavetable is mono")
         }
+        // One NaN in a table would silence the whole rig for good once a note plays it (a reverb latches it):
+        // a wavetable is audio, so every sample is a finite number within ±16 (+24 dBFS).
+        if let bad = contents.samples.firstIndex(where: { !(abs($0) <= 16) }) {
+            let value = contents.samples[bad]
+            let what = value.isNaN ? "NaN" : value.isInfinite ? "infinite" : "\(value), not audio"
+            throw RigError("wavetable \(path): sample \(bad) is \(what); a wavetable holds samples within ±1")
+        }
         let frames = contents.samples.count
         guard cycle >= 16, cycle <= 4096, cycle & (cycle - 1) == 0 else {
             throw RigError("wavetable \(path): a cycle of \(cycle) samples; it must be a power of two, 16…4096")

@@ -99,4 +99,7 @@ typedef struct AulosHostCallbackInfo {
     AulosHostTransportStateProc _Nullable transportState;
 } AulosHostCallbackInfo;
 
+// The render thread's watch, the output guard and the crash report.
+#include "AulosRenderWatch.h"
+
 #endif
