@@ -43,6 +43,10 @@ public final class AudioFileWriter {
     private var file: OpaquePointer?
     private var finished = false
     public private(set) var framesWritten: Int64 = 0
+    /// The system's (or libsndfile's) reason the last write failed, without the file's name.
+    public private(set) var failureReason: String?
+    /// A descriptor of the temporary file for `checkpoint`'s fdatasync (libsndfile does not share its own).
+    private var syncDescriptor: Int32 = -1
 
     /// The most audio data a plain WAV can hold: its RIFF size field is 32 bits, and the header and a
     /// possible padding byte come out of it.
@@ -135,15 +139,30 @@ public final class AudioFileWriter {
             written = sf_writef_int(file, wide, Int64(frameCount))
         }
         guard written == Int64(frameCount) else {
-            throw AudioFileError("cannot write \(path): \(Self.reason(errno, libsndfile: file))" + untouchedNote)
+            let reason = Self.reason(errno, libsndfile: file)
+            failureReason = reason
+            throw AudioFileError("cannot write \(path): \(reason)" + untouchedNote)
         }
         framesWritten += written
+    }
+
+    /// Makes the file on disk describe the frames written so far: a WAV's header sizes are rewritten (FLAC's
+    /// stream header is only written at the end; its frames are readable without it) and the data is synced.
+    /// A writer killed outright then leaves a file that is whole up to the last checkpoint, not one whose
+    /// header says 0 bytes. For a recording's disk thread every few seconds: never on a real-time thread.
+    public func checkpoint() {
+        guard let file else { return }
+        if type == .wav { sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
+        // A power cut loses what the kernel has not written yet; SIGKILL alone loses nothing written.
+        if syncDescriptor < 0 { syncDescriptor = open(temporaryPath, O_WRONLY | O_CLOEXEC) }
+        if syncDescriptor >= 0 { fdatasync(syncDescriptor) }
     }
 
     /// Finishes the file (headers, FLAC stream) and renames it into place. Safe to call twice.
     public func close() throws(AudioFileError) {
         guard let handle = file else { return }
         file = nil
+        closeSyncDescriptor()
         errno = 0
         guard sf_close(handle) == 0 else {
             let reason = Self.reason(errno, libsndfile: nil)
@@ -158,14 +177,47 @@ public final class AudioFileWriter {
         finished = true
     }
 
+    /// Finishes the file with whatever was written and renames it into place — also after a write error (a
+    /// full disk), when `close()` would give up: a recording cannot be made again, so what fitted is the
+    /// take. A WAV's header is made to describe the whole frames actually in the file (`WAVHeaderRepair`); a
+    /// FLAC keeps the blocks libFLAC wrote. Returns the frames kept (a FLAC's: those handed to the encoder)
+    /// and, when libsndfile could not finish the file, why. Throws only when the file cannot be put in place;
+    /// it is then left as `temporaryPath`, never removed. Safe to call twice.
+    public func closeKeepingWhatWasWritten() throws(AudioFileError) -> (frames: Int64, failure: String?) {
+        guard !finished else { return (framesWritten, nil) }
+        var failure: String?
+        if let handle = file {
+            file = nil
+            closeSyncDescriptor()
+            errno = 0
+            if sf_close(handle) != 0 { failure = Self.reason(errno, libsndfile: nil) }
+        }
+        // Whole frames of a write cut short count too: they are in the file.
+        if type == .wav, let present = try? WAVHeaderRepair.repair(temporaryPath) { framesWritten = present }
+        let frames = framesWritten
+        guard rename(temporaryPath, Self.resolvingLinks(path)) == 0 else {
+            throw AudioFileError(
+                "cannot put \(path) in place: \(String(cString: strerror(errno))); what was written is in "
+                    + temporaryPath)
+        }
+        finished = true
+        return (frames, failure)
+    }
+
     /// Gives up: the temporary file is removed and the target keeps what it had. Safe to call at any time.
     public func discard() {
         guard !finished else { return }
+        closeSyncDescriptor()
         if let handle = file {
             file = nil
             sf_close(handle)
         }
         unlink(temporaryPath)
+    }
+
+    private func closeSyncDescriptor() {
+        if syncDescriptor >= 0 { Glibc.close(syncDescriptor) }
+        syncDescriptor = -1
     }
 
     /// "; the old NAME is untouched" when there is one: what the user most wants to know after a failure.
@@ -181,13 +233,44 @@ public final class AudioFileWriter {
 
     /// Temporary files of earlier writers to the same target that were killed outright (SIGKILL, a power
     /// cut), named `NAME.partial-PID` for a process that no longer exists: removed, so they do not pile up.
+    /// A render can be made again; a recording's are kept instead (`recoverAbandonedPartials`).
     static func removeAbandonedPartials(of target: String) {
+        for (partial, _) in abandonedPartials(of: target) { unlink(partial) }
+    }
+
+    /// The temporary files beside `target` (`NAME.partial-PID`) of processes that no longer exist.
+    static func abandonedPartials(of target: String) -> [(path: String, pid: Int32)] {
         let slash = target.lastIndex(of: "/")
         let folder = slash.map { String(target[..<$0]) } ?? "."
         let prefix = (slash.map { String(target[target.index(after: $0)...]) } ?? target) + ".partial-"
-        for (name, _) in FileContents.entries(inFolder: folder.isEmpty ? "/" : folder) ?? [] {
-            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        return (FileContents.entries(inFolder: folder.isEmpty ? "/" : folder) ?? []).compactMap { name, _ in
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count)), pid > 0 else { return nil }
+            return kill(pid, 0) != 0 && errno == ESRCH ? ((folder.isEmpty ? "" : folder) + "/" + name, pid) : nil
+        }
+    }
+
+    /// A recording's temporary files left by a process killed outright (SIGKILL, the OOM killer, systemd's
+    /// TimeoutStopSec, a power cut) before it renamed them into place: moved aside as
+    /// `NAME.recovered-PID.EXT`, never removed — a take cannot be made again, and the next recording to the
+    /// same name would otherwise remove them. A WAV's header is rewritten to describe the audio in it (the
+    /// recorder's checkpoints keep it within seconds of the end; the rest is on disk too); a FLAC is kept as
+    /// it is: its frames play, and its stream header, written only at the end, gives no length. Returns what
+    /// was moved where, and the frames a WAV holds.
+    public static func recoverAbandonedPartials(of path: String) -> [(from: String, to: String, frames: Int64?)] {
+        let target = resolvingLinks(path)
+        let type = AudioFileType(path: target)
+        let dot = target.lastIndex(of: ".").flatMap { target[$0...].contains("/") ? nil : $0 } ?? target.endIndex
+        return abandonedPartials(of: target).compactMap { partial, pid in
+            let frames = type == .wav ? try? WAVHeaderRepair.repair(partial) : nil
+            // Never over a file already there (an earlier recovery of a reused process id).
+            var number = 1
+            var aside: String
+            repeat {
+                aside = target[..<dot] + ".recovered-\(pid)" + (number == 1 ? "" : "-\(number)") + target[dot...]
+                number += 1
+            } while access(aside, F_OK) == 0
+            guard rename(partial, aside) == 0 else { return nil }
+            return (partial, aside, frames)
         }
     }
 
@@ -229,9 +312,22 @@ public struct AudioFileContents: Sendable {
             throw AudioFileError("cannot read \(path): \(String(cString: sf_strerror(nil)))")
         }
         defer { sf_close(file) }
-        var samples = [Float](repeating: 0, count: Int(info.frames) * Int(info.channels))
-        let read = samples.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) }
-        guard read == info.frames else { throw AudioFileError("\(path) is truncated") }
+        // A FLAC whose writer was killed has no length in its header (libsndfile says SF_COUNT_MAX): read
+        // to its end.
+        let known = info.frames < Int64(Int32.max)
+        var samples = [Float](repeating: 0, count: known ? Int(info.frames) * Int(info.channels) : 0)
+        var read =
+            known ? samples.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) } : 0
+        if !known {
+            var block = [Float](repeating: 0, count: 4096 * Int(info.channels))
+            while case let got = block.withUnsafeMutableBufferPointer({ sf_readf_float(file, $0.baseAddress, 4096) }),
+                got > 0
+            {
+                samples += block[..<(Int(got) * Int(info.channels))]
+                read += got
+            }
+        }
+        guard !known || read == info.frames else { throw AudioFileError("\(path) is truncated") }
         sampleRate = Double(info.samplerate)
         channels = Int(info.channels)
         self.samples = samples

@@ -47,6 +47,8 @@ public struct PlaybackOptions: Sendable {
     public var record: String?
     /// Recordings (`record`, `record start`) also write each part's own output beside the master's.
     public var recordParts = false
+    /// `--force`: `record` may replace files that exist (refused otherwise, before playing).
+    public var recordReplacing = false
     /// MPE zones for the synth (without a rig).
     public var mpe: MPELayout?
     public var keymap: String?

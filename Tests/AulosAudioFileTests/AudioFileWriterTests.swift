@@ -199,4 +199,30 @@ import Glibc
         #expect(access(abandoned, F_OK) != 0)
         #expect(access(live, F_OK) == 0)
     }
+
+    /// A writer killed outright after a checkpoint leaves a WAV whose header describes the frames up to it
+    /// (it said 0 bytes); the repair makes it describe every whole frame in the file, the partial one cut.
+    @Test func aKilledWAVDescribesItsCheckpointAndIsRepairedToEveryWholeFrame() throws {
+        let path = TestFiles.scratch("killed.wav")
+        let copy = TestFiles.scratch("killed-copy.wav")
+        defer { unlink(copy) }
+        let writer = try AudioFileWriter(
+            path: path, format: StreamFormat(sample: .float32, channels: 2, sampleRate: 48_000, interleaved: true))
+        let samples = [Float](repeating: 0.5, count: 2 * 1000)
+        try samples.withUnsafeBytes { try writer.write($0.baseAddress!, frameCount: 1000) }
+        writer.checkpoint()
+        try samples.withUnsafeBytes { try writer.write($0.baseAddress!, frameCount: 500) }
+        // What a kill leaves: the temporary file as it is now, and half a frame more of a write cut short.
+        var bytes = try FileContents.read(writer.temporaryPath, limit: 1 << 20)
+        bytes += [0, 0, 0, 0]
+        TestFiles.write(bytes, to: copy)
+        writer.discard()
+        let killed = try #require(WAVHeaderRepair.sizes(of: copy))
+        #expect(killed.described == 1000 && killed.present == 1500)
+        #expect(try WAVHeaderRepair.repair(copy) == 1500)
+        let repaired = try #require(WAVHeaderRepair.sizes(of: copy))
+        #expect(repaired.described == 1500 && repaired.present == 1500)
+        let file = try AudioFileContents(path: copy)
+        #expect(file.frameCount == 1500 && file.samples.allSatisfy { $0 == 0.5 })
+    }
 }

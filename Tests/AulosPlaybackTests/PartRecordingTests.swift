@@ -123,7 +123,7 @@ import Glibc
         for _ in 0..<10_000 { harness.renderSlice(64, counting: true) }
         for index in recorders.indices { taps.attach(nil, toPart: index) }
         for (index, recorder) in recorders.enumerated() {
-            let frames = try recorder.finish()
+            let frames = try recorder.finish().frames
             #expect(frames + Int64(recorder.droppedFrames) == 10_100 * 64, "part \(index)")
             unlink(recorder.path)
         }

@@ -89,7 +89,7 @@ import Glibc
         list.list.pointee.floatChannel(1).update(repeating: -0.25, count: 64)
         // 0.4 s of cycles while the disk thread sleeps: 0.1 s fits.
         for _ in 0..<300 { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
-        let frames = try recorder.finish()
+        let frames = try recorder.finish().frames
         #expect(recorder.droppedFrames > 0 && recorder.droppedFrames % 64 == 0)
         #expect(frames + Int64(recorder.droppedFrames) == 300 * 64)
         let file = try AudioFileContents(path: path)
@@ -110,7 +110,7 @@ import Glibc
             list.list.pointee.floatChannel(0)[cycle % 64] = Float(cycle % 100) / 100
             _ = tally.count { recorder.tap.pointee.take(frameCount: 64, list.list) }
         }
-        let frames = try recorder.finish()
+        let frames = try recorder.finish().frames
         #expect(frames + Int64(recorder.droppedFrames) == 10_000 * 64)
         try expectNoAllocations(tally, "feeding the recorder")
     }
@@ -146,9 +146,71 @@ import Glibc
         list.list.pointee.floatChannel(0).update(repeating: .nan, count: 64)
         list.list.pointee.floatChannel(1).update(repeating: 4, count: 64)
         _ = recorder.tap.pointee.take(frameCount: 64, list.list)
-        #expect(try recorder.finish() == 64)
+        #expect(try recorder.finish().frames == 64)
         let file = try AudioFileContents(path: path)
         #expect(file.samples[0] == 0)
         #expect(file.samples[1] > 0.999)
+    }
+
+    /// A disk that fills mid-take (a 1 MiB tmpfs: 2.7 s of float stereo): the recorder finishes the file with
+    /// what fitted and puts it in place as it happens, says so through `failure`, and stops writing; the
+    /// file is a valid WAV whose header describes every whole frame in it. (It was deleted at the end.)
+    @Test(.enabled(if: SmallDisk.canMount, SmallDisk.skipReason))
+    func aFullDiskKeepsWhatFitAndSaysSo() throws {
+        let disk = try SmallDisk(size: "1m")
+        let path = disk.folder + "/take.wav"
+        let recorder = try Recorder(path: path, sampleRate: 48_000, stall: nil)
+        let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+        list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+        list.list.pointee.floatChannel(0).update(repeating: 0.25, count: 64)
+        list.list.pointee.floatChannel(1).update(repeating: -0.25, count: 64)
+        // 5 s of cycles (the ring holds 10): more than the disk holds.
+        for _ in 0..<(5 * 750) { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
+        var waited = 0
+        while recorder.failure == nil && waited < 100 {
+            usleep(50_000)
+            waited += 1
+        }
+        let failure = try #require(recorder.failure, "the full disk was not reported")
+        #expect(failure.contains("No space left on device") && failure.contains("are kept in it"), "\(failure)")
+        // In place and whole already, before the recording is stopped (the process may yet be killed).
+        let sizes = try #require(WAVHeaderRepair.sizes(of: path))
+        #expect(sizes.described == sizes.present)
+        #expect(Double(sizes.present) / 48_000 > 2.5, "\(sizes.present) frames kept")
+        let outcome = try recorder.finish()
+        #expect(outcome.failure == failure)
+        #expect(outcome.frames == sizes.present)
+        #expect(recorder.droppedFrames == 0)
+        let file = try AudioFileContents(path: path)
+        #expect(Int64(file.frameCount) == outcome.frames)
+        #expect(file.samples.last == -0.25)
+        let names = try FileManager.default.contentsOfDirectory(atPath: disk.folder)
+        #expect(names == ["take.wav"], "no temporary file left")
+    }
+
+    /// A FLAC take on a full disk is kept too: libFLAC's blocks that reached the disk read back.
+    @Test(.enabled(if: SmallDisk.canMount, SmallDisk.skipReason))
+    func aFullDiskKeepsAFLACTake() throws {
+        let disk = try SmallDisk(size: "1m")
+        let path = disk.folder + "/take.flac"
+        let recorder = try Recorder(path: path, sampleRate: 48_000, stall: nil)
+        let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+        list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+        var random = SeededRandom(seed: 7)
+        // Noise, so FLAC cannot make it small: 5 s fill the disk.
+        for _ in 0..<(5 * 750) {
+            for channel in 0..<2 {
+                for frame in 0..<64 {
+                    list.list.pointee.floatChannel(channel)[frame] = Float(random.next() % 1000) / 1000 - 0.5
+                }
+            }
+            _ = recorder.tap.pointee.take(frameCount: 64, list.list)
+        }
+        let outcome = try recorder.finish()
+        let failure = try #require(outcome.failure)
+        #expect(failure.contains("No space left on device"), "\(failure)")
+        let file = try AudioFileContents(path: path)
+        print("a full disk's FLAC: \(file.frameCount) frames read back, \(outcome.frames) handed to the encoder")
+        #expect(Double(file.frameCount) / 48_000 > 2, "\(file.frameCount) frames read back")
     }
 }

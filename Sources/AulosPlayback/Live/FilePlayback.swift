@@ -33,7 +33,8 @@ public enum FilePlayback {
             tappingParts: options.recordParts)
         defer { rig.close() }
         let live = LiveSession(
-            rig: rig, observer: observer, shedsVoices: options.shedsVoicesUnderOverload, recordingTo: options.record)
+            rig: rig, observer: observer, shedsVoices: options.shedsVoicesUnderOverload, recordingTo: options.record,
+            replacing: options.recordReplacing)
         // The device may have granted another rate: event times are frames at the granted rate.
         let input =
             live.grant.sampleRate == session.preferredSampleRate

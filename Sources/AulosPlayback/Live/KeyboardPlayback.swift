@@ -106,6 +106,9 @@ public final class KeyboardPlayback {
     /// READY=1 sent for the rig playing now.
     private var ready = false
     private var reloads = 0
+    /// Sessions that have recorded `--record`: after a reload or a device restart the rig is new and the
+    /// recording goes on in a file of its own (`take-2.wav`), never over the part already taken.
+    private var recordedSessions = 0
     private var failedReloads = 0
     /// What the device said the last time it was not there (each new reason is reported once).
     private var waitingForDevice: String?
@@ -398,9 +401,11 @@ public final class KeyboardPlayback {
         -> (report: Report, reload: (set: RigSet, activeRig: Int)?)
     {
         defer { rig.close() }
+        let recordPath = playback.record.map { recordedSessions == 0 ? $0 : RecordingTarget.continuation(of: $0) }
         let live = LiveSession(
             rig: rig, observer: observer, shedsVoices: playback.shedsVoicesUnderOverload,
-            recordingTo: playback.record)
+            recordingTo: recordPath, replacing: playback.recordReplacing && recordedSessions == 0)
+        if let recordPath, recordedSessions > 0 { observer.info("the recording goes on in \(recordPath)") }
         let grant = live.grant
         playingFormat = (grant.sampleRate, rig.rig.slice)
         settled = false
@@ -425,6 +430,7 @@ public final class KeyboardPlayback {
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
         (live.io as? JACKOutputUnit)?.midiReceiver = midi
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
+        if recordPath != nil { recordedSessions += 1 }
         if let sequencer { try sequencer.start() }
         server.begin(rig: rig, midi: midi, live: input, session: live, reloads: reloads)
         defer { server.end() }

@@ -35,6 +35,8 @@ final class LiveSession {
     private var governor: OverloadGovernor
     /// Where the master output is recorded (`--record`), and the recording once started.
     private let recordPath: String?
+    /// `--force`: `--record` may replace a file that exists.
+    private let replacesRecording: Bool
     private var recording: Recording?
 
     /// Recordings stopped while the device plays, each kept until the I/O unit has played past `frame`: only
@@ -42,9 +44,13 @@ final class LiveSession {
     private var retiring: [(recording: Recording, frame: Int64)] = []
 
     /// `rig` must have been built on a session (its head is a live I/O unit: ALSA or JACK).
-    init(rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool, recordingTo recordPath: String? = nil) {
+    init(
+        rig: PlaybackRig, observer: PlaybackObserver, shedsVoices: Bool, recordingTo recordPath: String? = nil,
+        replacing: Bool = false
+    ) {
         self.rig = rig
         self.recordPath = recordPath
+        replacesRecording = replacing
         self.observer = observer
         governor = OverloadGovernor(enabled: shedsVoices)
         io = rig.graph.outputUnit as! any LiveIOUnit
@@ -59,7 +65,12 @@ final class LiveSession {
     func start(stoppingAfter frames: Int64?) throws {
         io.addListener(observer.deviceEvent)  // the session relays the same events as interruptions and route changes
         if let frames { io.stopRendering(after: frames) }
-        if let recordPath { recording = try Recording(to: recordPath, rig: rig, sampleRate: grant.sampleRate) }
+        if let recordPath {
+            recording = try Recording(
+                to: recordPath, rig: rig, sampleRate: grant.sampleRate, replacing: replacesRecording,
+                advice: "choose another name, or pass --force to replace it")
+            for line in recording!.recoveries { observer.warning(line) }
+        }
         try rig.graph.start()
         if let jack = io as? JACKOutputUnit { observer.info(jack.startSummary) }
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
@@ -68,25 +79,37 @@ final class LiveSession {
     /// The file being recorded now (the master's), if any.
     var recordingPath: String? { recording?.master.path }
 
-    /// The files a recording to `path` would write, the master's first.
-    func recordingPaths(for path: String) -> [String] { Recording.files(for: path, rig: rig) }
-
     /// Starts recording to `path` while playing (the panel's record button): the master output, and each
     /// part beside it when the rig taps them. Control thread.
     func startRecording(to path: String) throws(RigError) {
         guard recording == nil else { throw RigError("already recording \(recording!.master.path); stop that first") }
-        recording = try Recording(to: path, rig: rig, sampleRate: grant.sampleRate)
+        recording = try Recording(
+            to: path, rig: rig, sampleRate: grant.sampleRate, replacing: false,
+            advice: "recordings never replace a file: choose another name")
+        status.recordingFailure = nil
+        for line in recording!.recoveries { observer.warning(line) }
     }
 
     /// Stops the recording started while playing: the recorders leave the rig, the files are finished and
     /// renamed into place. Returns what `--record` reports at the end, the master's first. Control thread.
-    func stopRecording() throws(RigError) -> [(path: String, frames: Int64, dropped: Int)] {
+    func stopRecording() throws(RigError) -> [RecordingOutcome] {
         guard let recording else { throw RigError("not recording") }
         self.recording = nil
         recording.detach(from: rig)
         // A cycle still under way may push once more into a ring; the rings outlive it (see `retiring`).
         retiring.append((recording, io.statistics.framesPlayed + 2 * Int64(grant.bufferFrames)))
-        return try recording.finish()
+        let done = try recording.finish()
+        reportFailures(of: recording, done)
+        return done
+    }
+
+    /// A disk failure as it happens (from the control tick) or found at the end (finishing a FLAC on a full
+    /// disk): a warning line, once each, and the status says it until the next recording starts.
+    private func reportFailures(of recording: Recording, _ done: [RecordingOutcome] = []) {
+        for failure in recording.newFailures(finished: done) {
+            observer.warning(failure)
+            status.recordingFailure = failure
+        }
     }
 
     /// Runs the control loop until `tick` returns false or a signal ends the run. `tick` runs on every
@@ -122,8 +145,10 @@ final class LiveSession {
             // The device has stopped: nothing feeds the recorders any more.
             self.recording = nil
             let done = try recording.finish()
+            reportFailures(of: recording, done)
             status.recording = done[0]
-            for (path, frames, dropped) in done {
+            for outcome in done {
+                let (path, frames, dropped) = (outcome.path, outcome.frames, outcome.dropped)
                 let seconds = Double(frames) / grant.sampleRate
                 observer.info("recorded \(path): \(frames) frames (\(String(format: "%.1f", seconds)) s)")
                 if dropped > 0 { observer.warning("the disk fell behind: \(dropped) frames were dropped from \(path)") }
@@ -151,5 +176,6 @@ final class LiveSession {
         status.voices = rig.activeVoices
         status.voicesShed = rig.voicesShed
         retiring.removeAll { $0.frame < status.statistics.framesPlayed }
+        if let recording { reportFailures(of: recording) }
     }
 }

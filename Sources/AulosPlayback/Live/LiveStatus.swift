@@ -13,8 +13,11 @@ public struct LiveStatus: Sendable {
     /// Voices ended early under overload.
     public var voicesShed = 0
     /// The recording (`--record`), once finished: its file, the frames in it, the frames dropped while the
-    /// disk fell behind.
-    public var recording: (path: String, frames: Int64, dropped: Int)?
+    /// disk fell behind, and what went wrong if the disk failed.
+    public var recording: RecordingOutcome?
+    /// Why the recording (the last one started) stopped writing before it was stopped — a full disk — and
+    /// what it kept; nil while it writes, and from the next `record start`.
+    public var recordingFailure: String?
 }
 
 /// What the caller of a live run wants to hear about as it goes — status, warnings, information, the

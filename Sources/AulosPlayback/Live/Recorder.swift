@@ -4,6 +4,17 @@ import AulosRealtime
 import Foundation
 import Synchronization
 
+/// What one recorder wrote: its file, the frames in it, the frames dropped while the disk fell behind, and,
+/// when the disk failed (full, a size limit), what happened and what was kept.
+///
+/// Threads: a value.
+public struct RecordingOutcome: Sendable, Equatable {
+    public var path: String
+    public var frames: Int64
+    public var dropped: Int
+    public var failure: String?
+}
+
 /// Records what a live session plays — the master output, after every part, return and the master EQ, or
 /// one part's own output through its tap — into a WAV (32-bit float) or FLAC (24-bit) file.
 ///
@@ -11,15 +22,26 @@ import Synchronization
 /// disk thread of its own drains the ring into the file. The render thread never waits on the disk: if the
 /// disk stalls longer than the ring holds (`ringSeconds`), whole cycles are dropped and counted, never
 /// half of one. The file is written beside its name and renamed into place when the recording stops (the
-/// end of the run, or SIGINT/SIGTERM), so it is always whole.
+/// end of the run, or SIGINT/SIGTERM), so it is always whole. Every `checkpointSeconds` of audio the disk
+/// thread rewrites the WAV header's sizes, so a process killed outright leaves a file that plays up to then;
+/// the next recording to the same name moves such a leftover aside (`NAME.recovered-PID.wav`), never over
+/// it. When the disk fails (full, a size limit) the disk thread finishes the file with what fitted and
+/// renames it into place there and then; `failure` says so, and the rest of the take is not written.
 ///
 /// Threads: created and finished on the control thread; `renderNotify` runs on the render thread; the disk
 /// thread is the recorder's own.
 public final class Recorder: @unchecked Sendable {
     /// Seconds of audio the ring holds before cycles are dropped.
     public static let ringSeconds = 10.0
+    /// Seconds of audio between the disk thread's checkpoints (a WAV's header rewritten, the data synced):
+    /// what a recording killed outright can lose from its header, at most. Short enough to lose little; long
+    /// enough that the header rewrite and the sync cost nothing next to the writes.
+    public static let checkpointSeconds = 2.0
 
     public let path: String
+    /// Leftovers of earlier recordings to the same name (processes killed outright) moved aside when this
+    /// one opened its file, and the frames each WAV holds.
+    public let recovered: [(from: String, to: String, frames: Int64?)]
     /// Render-side state: the ring and the dropped-frame counter, reached from the notification's refCon.
     let tap: UnsafeMutablePointer<RecorderTap>
     /// The disk thread's side (the thread holds it too, so it outlives whichever lets go last).
@@ -35,6 +57,8 @@ public final class Recorder: @unchecked Sendable {
             .flatMap(Double.init).map { (after: 1, seconds: $0) }
     ) throws(AudioFileError) {
         let sample: SampleFormat = AudioFileType(path: path) == .flac ? .int24 : .float32
+        // Before the writer opens its own temporary file, which would remove them.
+        recovered = AudioFileWriter.recoverAbandonedPartials(of: path)
         let writer = try AudioFileWriter(
             path: path, format: StreamFormat(sample: sample, channels: 2, sampleRate: sampleRate, interleaved: true))
         self.path = path
@@ -74,19 +98,30 @@ public final class Recorder: @unchecked Sendable {
     /// Frames dropped because the ring was full (the disk fell more than `ringSeconds` behind).
     public var droppedFrames: Int { tap.pointee.dropped.load(ordering: .relaxed) }
 
-    /// Stops the disk thread once the ring is drained, finishes the file and renames it into place. Call
-    /// after the render thread has stopped feeding it. Returns the frames written.
-    public func finish() throws(AudioFileError) -> Int64 {
+    /// Why the recording stopped writing, and what it kept, once the disk has failed (nil while it writes).
+    /// Control thread (the disk thread sets it).
+    public var failure: String? { disk.failureMessage }
+
+    /// Stops the disk thread once the ring is drained, finishes the file and renames it into place — after a
+    /// disk failure too: the file then holds what fitted, and `failure` in the outcome says what happened.
+    /// Call after the render thread has stopped feeding it. Throws only when the file cannot be put in place
+    /// (it is left beside its name, never removed).
+    public func finish() throws(AudioFileError) -> RecordingOutcome {
         finished = true
-        if let failure = disk.stop() { throw failure }
-        try disk.writer.close()
-        return disk.writer.framesWritten
+        let failed = disk.stop()
+        let (frames, closeFailure) = try disk.writer.closeKeepingWhatWasWritten()
+        let seconds = String(format: "%.1f", Double(frames) / disk.writer.format.sampleRate)
+        let failure =
+            failed.map { _ in disk.failureMessage! }
+            ?? closeFailure.map { "cannot finish \(path): \($0); the \(seconds) s written are kept in it" }
+        return RecordingOutcome(path: path, frames: frames, dropped: droppedFrames, failure: failure)
     }
 }
 
-/// The recorder's disk side: drains the ring into the file on a thread of its own.
+/// The recorder's disk side: drains the ring into the file on a thread of its own, checkpoints it, and on
+/// a write error finishes it with what fitted.
 ///
-/// Threads: `drain` on the recorder's disk thread; `stop` on the control thread.
+/// Threads: `drain` on the recorder's disk thread; `stop` and `failureMessage` on the control thread.
 final class RecorderDisk: @unchecked Sendable {
     let ring: SPSCRing<Float>
     let writer: AudioFileWriter
@@ -94,7 +129,12 @@ final class RecorderDisk: @unchecked Sendable {
     let stall: (after: Double, seconds: Double)?
     private let stopping = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
+    /// Set by the disk thread only; the control thread reads it after `stop` (the semaphore orders them).
     private var failure: AudioFileError?
+    /// The failure as the user reads it, published by the disk thread when it happens (a lock between two
+    /// threads that may block: neither is the render thread).
+    private let published = Mutex<String?>(nil)
+    var failureMessage: String? { published.withLock { $0 } }
 
     /// Frames written at a time; the ring's interleaved floats, and the file's samples made from them by the
     /// project's conversion (rounding and clipping as every other writer's; 24-bit for FLAC).
@@ -135,6 +175,8 @@ final class RecorderDisk: @unchecked Sendable {
         let capacity = Self.chunkFrames * channels
         var stalled = false
         let started = Date()
+        let checkpointFrames = Int64(Recorder.checkpointSeconds * writer.format.sampleRate)
+        var lastCheckpoint: Int64 = 0
         while true {
             let finishing = stopping.load(ordering: .acquiring)
             var count = 0
@@ -146,8 +188,18 @@ final class RecorderDisk: @unchecked Sendable {
             }
             let frames = count / channels
             if frames > 0 && failure == nil {
-                do { try write(frames: frames) } catch { failure = error }
+                do {
+                    try write(frames: frames)
+                    if writer.framesWritten - lastCheckpoint >= checkpointFrames {
+                        writer.checkpoint()
+                        lastCheckpoint = writer.framesWritten
+                    }
+                } catch {
+                    failure = error
+                    giveUp()
+                }
             }
+            // After a failure the ring is still drained (into nothing), so the render side counts no drops.
             if let stall, !stalled, Date().timeIntervalSince(started) >= stall.after {
                 stalled = true
                 Thread.sleep(forTimeInterval: stall.seconds)
@@ -158,6 +210,22 @@ final class RecorderDisk: @unchecked Sendable {
             }
         }
         done.signal()
+    }
+
+    /// After a write error: the file is finished with what fitted and put in place now, not when the
+    /// recording stops — the process may yet be killed — and the failure published for the control thread.
+    private func giveUp() {
+        let kept: String
+        do {
+            let (frames, _) = try writer.closeKeepingWhatWasWritten()
+            kept = "the \(String(format: "%.1f", Double(frames) / writer.format.sampleRate)) s recorded are kept in it"
+        } catch {
+            kept = error.message
+        }
+        let message =
+            "the recording to \(writer.path) stopped: \(writer.failureReason ?? failure?.message ?? "write error"); "
+            + kept
+        published.withLock { $0 = message }
     }
 
     /// Writes the chunk's first `frames` frames in the file's format.

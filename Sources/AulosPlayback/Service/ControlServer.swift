@@ -94,7 +94,7 @@ final class ControlServer {
             meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
             warnings: rig.warnings, tempo: tempo, transportPlaying: rig.transport.isPlaying,
             transportBeat: rig.transport.renderedPosition.beat, transportTempo: rig.transport.renderedPosition.tempo,
-            recordingTo: session?.recordingPath,
+            recordingTo: session?.recordingPath, recordingFailure: session?.status.recordingFailure,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
             })
@@ -273,8 +273,9 @@ final class ControlServer {
         if words == ["stop"] {
             let done = try session.stopRecording()
             let parts = done.dropFirst().map { #""\#(Self.escape($0.path))""# }.joined(separator: ",")
+            let failure = done.compactMap(\.failure).first.map { #","failed":"\#(Self.escape($0))""# } ?? ""
             return #"{"ok":true,"recorded":"\#(Self.escape(done[0].path))","frames":\#(done[0].frames),"#
-                + #""dropped":\#(done.map(\.dropped).reduce(0, +)),"parts":[\#(parts)]}"#
+                + #""dropped":\#(done.map(\.dropped).reduce(0, +)),"parts":[\#(parts)]\#(failure)}"#
         }
         guard words.first == "start" else { return Self.error("record takes start [NAME.wav|NAME.flac] or stop") }
         let formatter = DateFormatter()
@@ -284,10 +285,7 @@ final class ControlServer {
             return Self.error("record start takes a file name (no folder) ending in .wav or .flac, not '\(name)'")
         }
         let path = recordFolder + "/" + name
-        // The parts' files too, when the rig taps its parts.
-        if let existing = session.recordingPaths(for: path).first(where: FileManager.default.fileExists) {
-            return Self.error("\(existing) exists; recordings never replace a file")
-        }
+        // Refused (the parts' files too) by `RecordingTarget`, the rule `--record` follows.
         try session.startRecording(to: path)
         return #"{"ok":true,"recording":"\#(Self.escape(path))"}"#
     }

@@ -57,6 +57,9 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var transportTempo: Double?
     /// The file being recorded now (the panel's record button, `record start`), if any.
     public var recordingTo: String?
+    /// Why the recording (the last one started) stopped writing before `record stop` — a full disk — and
+    /// what it kept; nil while it writes, and from the next `record start`.
+    public var recordingFailure: String?
     /// The last channel messages in (at most 32), numbered from the start, oldest first.
     public var recentMIDI: [MIDIActivity]?
 

@@ -236,6 +236,8 @@ function showStatus(message) {
   $("#record").classList.toggle("on", Boolean(status.recordingTo));
   $("#record").setAttribute("aria-pressed", String(Boolean(status.recordingTo)));
   if (status.recordingTo) $("#record-state").textContent = `recording ${status.recordingTo}`;
+  // A full disk stops the take while the button still shows it on: say so until the next one starts.
+  if (status.recordingFailure) $("#record-state").textContent = status.recordingFailure;
   // The meters of this rig: its parts, the returns and sends, the master (not the set's other rigs' parts).
   const own = new Set((parts?.groups || []).filter((group) => group.kind === "part").map((group) => `part ${group.name}`));
   const shown = (status.meters || []).filter((meter) => !meter.name.startsWith("part ") || own.has(meter.name));
@@ -330,7 +332,7 @@ function begin() {
     if (answer && answer.recorded) {
       const parts = answer.parts && answer.parts.length ? ` and ${answer.parts.length} part files beside it` : "";
       $("#record-state").textContent =
-        `saved ${answer.recorded} (${(answer.frames / sampleRate).toFixed(1)} s)${parts}`;
+        answer.failed || `saved ${answer.recorded} (${(answer.frames / sampleRate).toFixed(1)} s)${parts}`;
     }
   });
   $("#rig-upload").addEventListener("change", async (event) => {

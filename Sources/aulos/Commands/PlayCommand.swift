@@ -159,6 +159,12 @@ struct PlayCommand: ParsableCommand {
                 + "(take.PART.wav): after the part's effects and EQ, before its volume, pan and sends."))
     var recordParts = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Let --record (and --record-parts) replace files that exist; without it an existing take is never "
+                + "replaced."))
+    var force = false
+
     func validate() throws {
         if let slice = slicing.slice, slice < 16 {
             throw ValidationError("--slice must be between 16 and 4096 frames to play (a device period), not \(slice)")
@@ -176,6 +182,7 @@ struct PlayCommand: ParsableCommand {
         if recordParts && record == nil && !isLive {
             throw ValidationError("--record-parts goes with --record FILE")
         }
+        if force && record == nil { throw ValidationError("--force goes with --record FILE") }
         if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
         if !isLive
             && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
@@ -229,6 +236,15 @@ struct PlayCommand: ParsableCommand {
         var (options, fallback) = try playbackOptions()
         options.record = record
         options.recordParts = recordParts
+        options.recordReplacing = force
+        // Before anything is built or played: a take refused at its end is a take lost. The parts' files,
+        // named after the rig's parts, are checked as the recording opens, still before playing.
+        if let record,
+            let refusal = RecordingTarget.refusal(
+                for: record, replacing: force, advice: "choose another name, or pass --force to replace it")
+        {
+            throw CommandError(refusal)
+        }
         let session = AudioSession(device: device)
         try session.setPreferredPeriods(UInt32(periods))
         let set = options.playedRigSet()
@@ -289,11 +305,20 @@ struct PlayCommand: ParsableCommand {
                 options, options: live, session: session, duration: duration, observer: report.observer(live: true))
             report.finish()
             print(report.summary(of: result))
+            try checkRecording(result.status)
         } else {
             let final = try FilePlayback.run(
                 options, session: session, duration: duration, observer: report.observer(live: false))
             report.finish()
             print(report.summary(of: final))
+            try checkRecording(final)
         }
+    }
+
+    /// A `--record` take that stopped early (a full disk) was warned of when it happened; the run still ends
+    /// in an error, so a script that asked for the take knows it does not have all of it. (A take started on
+    /// the control socket or the panel is answered there: the service does not fail for it.)
+    func checkRecording(_ status: LiveStatus) throws {
+        if record != nil, let failure = status.recording?.failure { throw CommandError(failure) }
     }
 }
