@@ -11,6 +11,8 @@ func runAulos() -> Never {
     // Past a file-size limit (ulimit -f, a quota) a write should fail with EFBIG and be reported, with
     // the temporary file removed — not kill the process by SIGXFSZ and leave it behind.
     signal(SIGXFSZ, SIG_IGN)
+    // A plugin that crashes or calls exit() gets one line naming it (and its last words) before aulos ends.
+    aulos_crash_report_install()
     // Qt-based LV2 plugins (synthv1, samplv1, drumkv1, padthv1) abort while being created when there is no
     // display to connect to, as on a headless box; offscreen is what they need there.
     if getenv("DISPLAY") == nil && getenv("WAYLAND_DISPLAY") == nil { setenv("QT_QPA_PLATFORM", "offscreen", 0) }

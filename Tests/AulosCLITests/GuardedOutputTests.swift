@@ -78,3 +78,50 @@ import Testing
         #expect(result.stderr.contains("sample 17 \(says)"), "\(result.stderr)")
     }
 }
+
+/// A plugin that crashes, exits or hangs takes the process with it, but never silently: the crash report names
+/// the unit that was rendering, and the watchdog names the unit a cycle is stuck in and lets SIGTERM end aulos.
+@Suite(.serialized) struct MisbehavingPluginTests {
+    let folder = NSTemporaryDirectory() + "aulos-misbehaving-run-\(UUID().uuidString)"
+
+    func render(_ behaviour: String) throws -> CommandResult {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try MisbehavingPlugins.rig(behaviour).write(toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
+        return try runAulos(
+            ["render", "--rig", "rig.yaml", "-o", "out.wav"], in: folder,
+            environment: try MisbehavingPlugins.environment())
+    }
+
+    /// A segfault or an exit() in a plugin's run(): one line naming the unit (it used to be Swift's backtrace,
+    /// or for exit() no message at all); the process ends as the plugin made it.
+    @Test(arguments: [
+        ("segv-run", "aulos: fatal: SIGSEGV (a segmentation fault) while rendering unit 'Misbehaving segv-run'"),
+        ("exit-run", "aulos: fatal: exit() called while rendering unit 'Misbehaving exit-run'"),
+    ])
+    func aPluginThatEndsTheProcessIsNamed(_ behaviour: String, _ says: String) throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try render(behaviour)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(says), "\(result.stderr)")
+    }
+
+    /// A plugin that spins in run(): the service's status names it within two seconds (it said "playing, DSP
+    /// 0.0 %"), and SIGTERM ends the process (it was ignored, the stop waiting on the render thread forever).
+    @Test func aPluginThatSpinsIsNamedAndSIGTERMStillEndsAulos() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try MisbehavingPlugins.rig("spin-run").write(toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/rig.yaml", "--device", "null"], in: folder,
+            environment: try MisbehavingPlugins.environment())
+        #expect(
+            try aulos.waitForStatus {
+                ($0["stuckUnit"] as? String)?.contains("inside 'Misbehaving spin-run'") == true
+            }, "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("it hangs"))
+        aulos.signal(SIGTERM)
+        let status = aulos.waitForExit(seconds: 5)
+        #expect(status != nil && status != 0, "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("stopping with the render thread stuck in 'Misbehaving spin-run'"))
+    }
+}

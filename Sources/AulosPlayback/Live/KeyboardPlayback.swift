@@ -122,6 +122,8 @@ public final class KeyboardPlayback {
     private var alreadyTried: String?
     /// The last rig that started and played (`Options.keepsLastKnownGood`).
     private let lastKnownGood: LastKnownGoodRig?
+    /// Names a unit a render cycle is stuck in, for the status.
+    private var watchdog: RenderWatchdog?
     /// The playing rig has played long enough to be the last good one.
     private var settled = false
 
@@ -209,6 +211,9 @@ public final class KeyboardPlayback {
     func run() throws -> Report {
         StopSignals.catchThem()
         defer { StopSignals.release() }
+        let watchdog = RenderWatchdog()
+        self.watchdog = watchdog
+        defer { watchdog.stop() }
         // The sequencer first: without one there is nothing to play, and the error should say so, not
         // something about the audio device. Unattended, it is waited for instead (checked every 2 s).
         // Through JACK, its MIDI port is an input of its own: the sequencer is welcome, not required.
@@ -520,6 +525,7 @@ public final class KeyboardPlayback {
             settled = true
             if let warning = lastKnownGood?.settled(rig.set) { observer.warning(warning) }
         }
+        server.stuckUnit = watchdog?.stuck?.message
         live.note(midiLate: input.lateCount)
         server.update(live.status, sequencerUp: sequencer != nil)
         control?.serve { line in server.handle(line) }

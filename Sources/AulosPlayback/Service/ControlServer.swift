@@ -28,6 +28,8 @@ final class ControlServer {
     var reloadFailure: String?
     /// Why the last good rig plays instead of the configured one, when it does.
     var fallback: String?
+    /// The unit a render cycle is stuck in, said as the watchdog says it.
+    var stuckUnit: String?
 
     /// The session playing (for recording), and the folder `record start` writes in.
     private var session: LiveSession?
@@ -90,7 +92,7 @@ final class ControlServer {
                 ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
             },
             learning: router.learnedMapping == nil ? learning : nil, rigSwitches: router.switchCount, reloads: reloads,
-            reloadFailure: reloadFailure, fallback: fallback,
+            reloadFailure: reloadFailure, fallback: fallback, stuckUnit: stuckUnit,
             meters: rig.meters.map { ServiceStatus.Meter(name: $0.name, peak: $0.peak, average: $0.average) },
             warnings: rig.warnings, tempo: tempo, transportPlaying: rig.transport.isPlaying,
             transportBeat: rig.transport.renderedPosition.beat, transportTempo: rig.transport.renderedPosition.tempo,

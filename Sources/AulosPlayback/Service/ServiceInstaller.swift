@@ -65,7 +65,9 @@ public struct ServiceInstaller {
             # /var/lib/aulos (StateDirectory), writable by it alone: the panel can replace a rig and record.
             # /dev/snd must stay visible (no PrivateDevices);
             # RestrictRealtime would forbid SCHED_FIFO. No network but AF_UNIX (notify and control
-            # sockets), and AF_INET when the web panel or OSC is served.
+            # sockets), and AF_INET when the web panel or OSC is served. WatchdogSec: aulos feeds systemd's
+            # watchdog only while render cycles complete, so an instrument hung in a plugin is restarted
+            # (and a rig whose last start never settled is passed over for the last good one).
 
             [Unit]
             Description=Aulos headless MIDI synth
@@ -78,6 +80,7 @@ public struct ServiceInstaller {
             ExecReload=/bin/kill -HUP $MAINPID
             KillSignal=SIGTERM
             TimeoutStopSec=10
+            WatchdogSec=10
             Restart=on-failure
             RestartSec=2
             User=\(user)

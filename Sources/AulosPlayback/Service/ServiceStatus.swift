@@ -45,6 +45,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     /// Why the last rig that played runs instead of the configured one (it could not be read or built, or its
     /// last start crashed); nil when the configured rig plays.
     public var fallback: String?
+    /// A render cycle stuck inside a unit (a plugin that hangs), named by the watchdog; nil while cycles run.
+    public var stuckUnit: String?
     /// Levels after each fader, dBFS: every part, each send and return, the master (nil from an older aulos).
     public var meters: [Meter]?
     /// What lets the rig play but may cost it (an LV2 plugin that is not hard-real-time capable).

@@ -79,6 +79,7 @@ struct StatusCommand: ParsableCommand {
         }
         if let failure = status.reloadFailure { print("last reload failed, rig unchanged: \(failure)") }
         if let fallback = status.fallback { print("warning: \(fallback)") }
+        if let stuck = status.stuckUnit { print("error: \(stuck)") }
         for warning in (status.warnings ?? []).prefix(20) { print("warning: \(warning)") }
         if let meters = status.meters, !meters.isEmpty {
             // Peak dBFS after each fader (silence: −inf); the numbers were checked as floats, any value prints.
