@@ -181,3 +181,35 @@ import Testing
         #expect(stray.stderr.contains("--keymap goes with --tuning"), "\(stray.stderr)")
     }
 }
+
+/// More events in one slice than a part's event list holds: the rest are carried into the next slice, late
+/// and counted, never dropped — a burst of 2,100 controllers before a note-off used to drop 53 events, the
+/// note-off among them, and the note sounded to the end of the file.
+@Suite struct EventBurstTests {
+    /// A format-0 MIDI file: a note-on, then a tick later (96 ticks a beat at 120 BPM: 5.2 ms) 2,100
+    /// modulation-wheel messages and the note-off, all in one slice.
+    static func burstFile() -> Data {
+        var track: [UInt8] = [0x00, 0x90, 60, 100]
+        for index in 0..<2100 { track += [index == 0 ? 0x01 : 0x00, 0xB0, 1, UInt8(index % 128)] }
+        track += [0x00, 0x80, 60, 0, 0x00, 0xFF, 0x2F, 0x00]
+        func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8((value >> $0) & 0xFF) } }
+        let header: [UInt8] = Array("MThd".utf8) + be32(6) + [0, 0, 0, 1, 0, 96]
+        return Data(header + Array("MTrk".utf8) + be32(track.count) + track)
+    }
+
+    @Test func aBurstOfControllersDelaysTheNoteOffInsteadOfLosingIt() throws {
+        let folder = NSTemporaryDirectory() + "aulos-burst-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.burstFile().write(to: URL(fileURLWithPath: folder + "/burst.mid"))
+        let result = try runAulos(
+            ["render", "burst.mid", "-o", "out.wav", "--format", "float", "--dry"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("54 events played up to"), "\(result.stdout)")
+        #expect(!result.stdout.contains("events dropped"), "\(result.stdout)")
+        // The tail's last quarter of a second: silent once the note was released (held, it rang to the end).
+        let samples = try GuardedOutputTests.floatSamples(folder + "/out.wav")
+        let lastQuarter = samples.suffix(2 * 12_000)
+        #expect(lastQuarter.allSatisfy { abs($0) < 1e-3 }, "peak \(lastQuarter.map(abs).max() ?? 0)")
+    }
+}

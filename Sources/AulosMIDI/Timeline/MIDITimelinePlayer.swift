@@ -10,6 +10,11 @@ import AulosRealtime
 /// beginning; one published while the graph runs plays from the slice that first sees it (earlier events
 /// are skipped, not played late).
 ///
+/// An instrument takes at most its event list's capacity (2,048) in one slice. Past that, nothing is dropped:
+/// the rest of the timeline waits for the next slice, in order, and lands at its start — late, and counted
+/// (`lateEvents`, `worstLateFrames`), so a burst of controllers before a note-off delays the note-off instead
+/// of losing it and leaving the note hanging.
+///
 /// Threads: `play` on the control thread; the notification on the render thread (no allocation, lock or
 /// ARC).
 public final class MIDITimelinePlayer: @unchecked Sendable {
@@ -19,6 +24,10 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
         /// The timeline being read and where in it; render thread only.
         var reading: UnsafeMutableRawPointer?
         var cursor: Int
+        /// Events carried into a later slice because an instrument's list was full, and the most frames one
+        /// was late (written by the render thread, read by the control thread after or between renders).
+        var lateEvents: Int
+        var worstLateFrames: Int64
     }
 
     private let state: UnsafeMutablePointer<RenderState>
@@ -32,7 +41,8 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
         state = .allocate(capacity: 1)
         state.initialize(
             to: RenderState(
-                exchange: exchange, destinations: MIDIDestinationLists(destinations), reading: nil, cursor: 0))
+                exchange: exchange, destinations: MIDIDestinationLists(destinations), reading: nil, cursor: 0,
+                lateEvents: 0, worstLateFrames: 0))
     }
 
     deinit {
@@ -55,6 +65,13 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
 
     /// The timeline being played.
     public var timeline: MIDITimeline? { current }
+
+    /// Events played after their frame because more than an instrument's list holds fell in one slice (read
+    /// when the render has stopped, or between offline slices).
+    public var lateEvents: Int { state.pointee.lateEvents }
+
+    /// The latest such an event was, in frames.
+    public var worstLateFrames: Int64 { state.pointee.worstLateFrames }
 
     /// Install with `AudioGraph.addRenderNotify`. Valid while this player lives.
     public var renderNotify: RenderCallbackStruct {
@@ -94,6 +111,13 @@ public final class MIDITimelinePlayer: @unchecked Sendable {
         var cursor = state.pointee.cursor
         while cursor < timeline.count && timeline.events[cursor].sampleTime < end {
             let event = timeline.events[cursor]
+            // A full list: this event and every later one wait for the next slice (order kept).
+            if state.pointee.destinations.isFull(event.destination) { break }
+            let lateness = sliceStart - event.sampleTime
+            if lateness > 0 {
+                state.pointee.lateEvents += 1
+                state.pointee.worstLateFrames = max(state.pointee.worstLateFrames, lateness)
+            }
             let offset = UInt32(max(0, event.sampleTime - sliceStart))
             state.pointee.destinations.insert(
                 MIDIEvent(offset: offset, message: event.message), into: event.destination)

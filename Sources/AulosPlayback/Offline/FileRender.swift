@@ -112,6 +112,12 @@ public enum FileRender {
         if rig.scheduler.droppedCount > 0 {
             notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)")
         }
+        if rig.timelinePlayer.lateEvents > 0 {
+            let late = Double(rig.timelinePlayer.worstLateFrames) / rig.rig.sampleRate * 1000
+            notes.append(
+                "\(rig.timelinePlayer.lateEvents) events played up to \(String(format: "%.1f", late)) ms late (more "
+                    + "than a part takes in one slice; none dropped)")
+        }
         return RenderSummary(
             frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
