@@ -306,7 +306,28 @@ public struct AudioFileContents: Sendable {
 
     public var frameCount: Int { channels == 0 ? 0 : samples.count / channels }
 
-    public init(path: String) throws(AudioFileError) {
+    /// The most frames read unless asked for more: 64 Mi (23 minutes of 48 kHz audio), so a small file whose
+    /// header, or whose compression, claims hours cannot take the machine's memory.
+    public static let defaultFrameLimit = 1 << 26
+
+    /// Reads the regular file at `path`, at most `frameLimit` frames. Anything else is refused before
+    /// libsndfile opens it: its open blocks forever on a FIFO nobody writes to (a rig's wavetable hung `aulos
+    /// render`, deaf to SIGTERM), and it calls a directory "Format not recognised".
+    public init(path: String, frameLimit: Int = AudioFileContents.defaultFrameLimit) throws(AudioFileError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw AudioFileError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        let kind: String? =
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: nil
+            case S_IFDIR: "a directory"
+            case S_IFIFO: "a named pipe (FIFO)"
+            case S_IFCHR, S_IFBLK: "a device"
+            case S_IFSOCK: "a socket"
+            default: "not a regular file"
+            }
+        if let kind { throw AudioFileError("\(path) is \(kind), not an audio file") }
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
             throw AudioFileError("cannot read \(path): \(String(cString: sf_strerror(nil)))")
@@ -315,6 +336,9 @@ public struct AudioFileContents: Sendable {
         // A FLAC whose writer was killed has no length in its header (libsndfile says SF_COUNT_MAX): read
         // to its end.
         let known = info.frames < Int64(Int32.max)
+        if known && info.frames > frameLimit {
+            throw AudioFileError("\(path) holds \(info.frames) frames, more than the \(frameLimit) read here")
+        }
         var samples = [Float](repeating: 0, count: known ? Int(info.frames) * Int(info.channels) : 0)
         var read =
             known ? samples.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) } : 0
@@ -325,6 +349,9 @@ public struct AudioFileContents: Sendable {
             {
                 samples += block[..<(Int(got) * Int(info.channels))]
                 read += got
+                if read > frameLimit {
+                    throw AudioFileError("\(path) holds more than the \(frameLimit) frames read here")
+                }
             }
         }
         guard !known || read == info.frames else { throw AudioFileError("\(path) is truncated") }
