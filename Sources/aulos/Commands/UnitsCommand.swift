@@ -31,7 +31,10 @@ struct UnitsCommand: ParsableCommand {
             }
             pattern = parsed
         }
-        let plugins = LV2Catalog.discover().filter { pattern.matches($0.componentDescription) }
+        let catalog = LV2World().catalog()
+        let plugins = catalog.plugins.filter { pattern.matches($0.componentDescription) }
+        // A broken plugin costs only itself: one line each, and the listing goes on.
+        for broken in catalog.broken { printError("aulos: warning: \(broken.message)") }
         if lv2 {
             Self.describe(plugins)
             return
