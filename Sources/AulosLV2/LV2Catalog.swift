@@ -125,8 +125,12 @@ public enum LV2Catalog {
     }
 
     /// One plugin of a loaded lilv world: checked first (`LV2PluginCheck`; lilv is asked for its ports only
-    /// if it passes), then described, or the reason it cannot be loaded.
-    static func describe(_ world: OpaquePointer, _ plugin: OpaquePointer) -> Result<LV2PluginInfo, LV2BrokenPlugin> {
+    /// if it passes), then described, or the reason it cannot be loaded. `forListing` reads only what a
+    /// listing shows (name, project, what its ports make it): not its presets (each a file of its own to
+    /// read), properties, or its ports' names, ranges and hints.
+    static func describe(
+        _ world: OpaquePointer, _ plugin: OpaquePointer, forListing: Bool = false
+    ) -> Result<LV2PluginInfo, LV2BrokenPlugin> {
         let pluginURI = string(lilv_plugin_get_uri(plugin)) ?? ""
         if let reason = LV2PluginCheck.problem(world: world, plugin: plugin) {
             let bundleURI = lilv_plugin_get_bundle_uri(plugin)
@@ -199,7 +203,7 @@ public enum LV2Catalog {
                         : lilv_port_is_a(plugin, port, nodes.cv) ? .cv : .unknown
             var range: (Float?, Float?, Float?) = (nil, nil, nil)
             var hints = LV2PluginInfo.Port.Hints()
-            if kind == .control {
+            if kind == .control && !forListing {
                 var defaultNode: OpaquePointer?
                 var minimumNode: OpaquePointer?
                 var maximumNode: OpaquePointer?
@@ -215,11 +219,11 @@ public enum LV2Catalog {
                 }
                 hints.scalePoints = scalePoints(plugin, port)
             }
-            let designation = taking(lilv_port_get(plugin, port, nodes.designation))
+            let designation = forListing ? nil : taking(lilv_port_get(plugin, port, nodes.designation))
             ports.append(
                 LV2PluginInfo.Port(
                     index: Int(index), symbol: string(lilv_port_get_symbol(plugin, port)) ?? "",
-                    name: taking(lilv_port_get_name(plugin, port)) ?? "", kind: kind,
+                    name: forListing ? "" : taking(lilv_port_get_name(plugin, port)) ?? "", kind: kind,
                     isInput: lilv_port_is_a(plugin, port, nodes.input),
                     isOptional: lilv_port_has_property(plugin, port, nodes.optional),
                     carriesMIDI: kind == .atom && lilv_port_supports_event(plugin, port, nodes.midiEvent),
@@ -238,7 +242,7 @@ public enum LV2Catalog {
             ports: ports, declaredInstrument: className == "http://lv2plug.in/ns/lv2core#InstrumentPlugin")
         let owner = project ?? Self.host(of: pluginURI)
         var presets: [LV2PluginInfo.PresetInfo] = []
-        if let related = lilv_plugin_get_related(plugin, nodes.preset) {
+        if !forListing, let related = lilv_plugin_get_related(plugin, nodes.preset) {
             for presetURI in strings(taking: related) {
                 let node = lilv_new_uri(world, presetURI)
                 lilv_world_load_resource(world, node)
@@ -257,8 +261,9 @@ public enum LV2Catalog {
                 || optional.contains(LV2URI.hardRTCapable))
         info.presets = presets
         var properties: [LV2PluginInfo.PropertyInfo] = []
-        for property in strings(
-            taking: lilv_world_find_nodes(world, lilv_plugin_get_uri(plugin), nodes.writable, nil))
+        for property in forListing
+            ? []
+            : strings(taking: lilv_world_find_nodes(world, lilv_plugin_get_uri(plugin), nodes.writable, nil))
         {
             let node = lilv_new_uri(world, property)
             let label = taking(lilv_world_get(world, node, nodes.label, nil))

@@ -70,16 +70,20 @@ public final class LV2World: @unchecked Sendable {
     /// Reads every bundle: for listings (`aulos units --lv2`), not for playing one plugin.
     public var plugins: [LV2PluginInfo] { catalog().plugins }
 
-    /// Every plugin on the search path: those that can be loaded, fully described, sorted by name (then
-    /// URI), and those that are broken, sorted by URI.
-    public func catalog() -> (plugins: [LV2PluginInfo], broken: [LV2BrokenPlugin]) {
+    /// Every plugin on the search path: those that can be loaded, sorted by name (then URI), and those
+    /// that are broken, sorted by URI. `forListing`: each described only as far as a listing needs (name,
+    /// project, component description; `LV2Catalog.describe`), and the descriptions not kept.
+    public func catalog(forListing: Bool = false) -> (plugins: [LV2PluginInfo], broken: [LV2BrokenPlugin]) {
         lock.withLock { loaded in
             guard let world else { return ([], []) }
             loadEverything(&loaded)
             var plugins: [LV2PluginInfo] = []
             var broken: [LV2BrokenPlugin] = []
             for plugin in LV2Catalog.allPlugins(world) {
-                switch describe(plugin, &loaded) {
+                let result =
+                    forListing
+                    ? LV2Catalog.describe(world, plugin, forListing: true) : describe(plugin, &loaded)
+                switch result {
                 case .success(let info): plugins.append(info)
                 case .failure(let plugin): broken.append(plugin)
                 }

@@ -39,6 +39,21 @@ import Testing
                 == [LV2TestBundles.hugeIndex, LV2TestBundles.negativeIndex, LV2TestBundles.syntaxError].sorted())
     }
 
+    /// `aulos units` lists each plugin's description and name: the listing reads no presets (a file each)
+    /// and no port details, and describes every plugin as the full description does.
+    @Test func aListingReadsOnlyWhatItShows() throws {
+        let folder = try LV2TestBundles.folder(good: ["mda.lv2", "eg-amp.lv2", "core.lv2"])
+        defer { TestFiles.remove(folder) }
+        let listing = LV2World(path: folder).catalog(forListing: true)
+        let full = LV2World(path: folder).catalog()
+        #expect(listing.plugins.count == 37 && listing.broken == full.broken)
+        #expect(listing.plugins.map(\.componentDescription) == full.plugins.map(\.componentDescription))
+        #expect(listing.plugins.map(\.name) == full.plugins.map(\.name))
+        let jx10 = try #require(listing.plugins.first { $0.uri == LV2TestBundles.jx10 })
+        #expect(jx10.presets.isEmpty && jx10.ports.allSatisfy { $0.name.isEmpty }, "presets and port names not read")
+        #expect(full.plugins.first { $0.uri == LV2TestBundles.jx10 }?.presets.count ?? 0 > 0)
+    }
+
     /// A plugin named in its manifest by a prefixed name (mda:JX10) or in full (<urn:…>) is found; a
     /// prefix of another namespace, or a different plugin of the same namespace, is not mistaken for it.
     @Test func manifestsAreSearchedForTheURIInFullOrPrefixed() {

@@ -31,7 +31,9 @@ struct UnitsCommand: ParsableCommand {
             }
             pattern = parsed
         }
-        let catalog = LV2World().catalog()
+        // The plain listing shows each plugin's description and name: its presets and ports' details
+        // are not read (with hundreds of plugins installed, they were most of the listing's cost).
+        let catalog = LV2World().catalog(forListing: !lv2)
         let plugins = catalog.plugins.filter { pattern.matches($0.componentDescription) }
         // A broken plugin costs only itself: one line each, and the listing goes on.
         for broken in catalog.broken { printError("aulos: warning: \(broken.message)") }
