@@ -36,9 +36,13 @@ enum LV2PluginCheck {
         // lilv_plugin_verify reads the data files and is false after a Turtle error, which lilv otherwise
         // keeps to itself: the plugin would look portless (an "effect that takes no audio in").
         let (verified, complaint) = LV2World.capturingStandardError { lilv_plugin_verify(plugin) }
-        let serdError = complaint.split(separator: "\n").first { $0.hasPrefix("error: ") }
-        if !verified, let serdError {
-            // "error: file:///…/plugin.ttl:7:12: bad verb" → "plugin.ttl line 7, column 12: bad verb"
+        let lines = complaint.split(separator: "\n")
+        // serd's own line says where; lilv's ("Error loading file …") only which file. (A plugin that is
+        // merely unverified — no doap:name — has neither, and is checked on.)
+        if !verified,
+            let serdError = lines.first(where: { $0.hasPrefix("error: ") })
+                ?? lines.first(where: { $0.contains("Error loading file") })
+        {
             return "its Turtle could not be read (\(Self.place(of: serdError)))"
         }
         let uri = { (text: String) in lilv_new_uri(world, text) }
@@ -60,7 +64,7 @@ enum LV2PluginCheck {
             guard let port = lilv_nodes_get(ports, iterator) else { continue }
             let indices = strings(lilv_world_find_nodes(world, port, indexPredicate, nil))
             guard indices.count == 1, let text = indices.first else {
-                return "a port has \(indices.count) lv2:index values (one each)"
+                return indices.isEmpty ? "a port has no lv2:index" : "a port has \(indices.count) lv2:index values"
             }
             // Read from the text: lilv keeps an integer in a C int, so 4000000000 would arrive wrapped.
             guard let index = Int(text.value), text.isInteger else {
@@ -80,10 +84,10 @@ enum LV2PluginCheck {
         return nil
     }
 
-    /// "error: file:///usr/lib/lv2/x.lv2/plugin.ttl:7:12: bad verb" → "plugin.ttl line 7, column 12: bad verb".
+    /// "error: /usr/lib/lv2/x.lv2/plugin.ttl:7:12: bad verb" → "plugin.ttl line 7, column 12: bad verb".
     static func place(of serdError: Substring) -> String {
-        let text = serdError.dropFirst("error: ".count)
-        // The file's URI has colons of its own ("file:///"): the line and column are the two fields after
+        let text = serdError.hasPrefix("error: ") ? serdError.dropFirst("error: ".count) : serdError
+        // A path (or a file URI) may hold colons of its own: the line and column are the two fields after
         // the last ".ttl".
         guard let ttl = text.ranges(of: ".ttl:").last else { return String(text) }
         let file = text[..<ttl.lowerBound].split(separator: "/").last.map { $0 + ".ttl" } ?? ""

@@ -51,7 +51,11 @@ public final class LV2World: @unchecked Sendable {
         let environment = ProcessEnvironment()
         let resolved = path ?? environment["LV2_PATH"] ?? Self.defaultPath
         let home = environment["HOME"] ?? "/"
-        searchPath = resolved.split(separator: ":").map { $0.hasPrefix("~") ? home + $0.dropFirst() : String($0) }
+        searchPath = resolved.split(separator: ":").map { directory in
+            var expanded = directory.hasPrefix("~") ? home + directory.dropFirst() : String(directory)
+            while expanded.count > 1 && expanded.hasSuffix("/") { expanded.removeLast() }
+            return expanded
+        }
         world = lilv_world_new()
         if let world {
             // lilv reads LV2_PATH itself only in lilv_world_load_all, which Aulos does not call; set for
@@ -198,6 +202,8 @@ public final class LV2World: @unchecked Sendable {
         manifests.filter { names($0.text, uri) }.map(\.bundle)
     }
 
+    /// Whether a manifest's text names `uri` (a quick look at the text, not a Turtle reader: a plugin whose
+    /// bundle it misses is still found, since `lookUp` then loads every bundle).
     static func names(_ text: String, _ uri: String) -> Bool {
         if text.contains("<" + uri + ">") { return true }
         for line in text.split(separator: "\n") {

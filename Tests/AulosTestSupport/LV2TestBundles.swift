@@ -33,14 +33,15 @@ public enum LV2TestBundles {
         return folder
     }
 
-    private static func port(index: String, input: Bool = false) -> String {
+    /// A port of the plugin.ttl `write` makes: an audio output (or input) with `index` written as given.
+    public static func port(index: String, input: Bool = false) -> String {
         "[ a lv2:AudioPort , lv2:\(input ? "Input" : "Output")Port ; lv2:index \(index) ; "
             + "lv2:symbol \"\(input ? "in" : "out")\" ; lv2:name \"\(input ? "In" : "Out")\" ]"
     }
 
     /// A bundle whose manifest is sound and whose plugin.ttl declares `ports`. The binary is eg-amp's,
     /// which knows none of these URIs: nothing here is meant to be instantiated.
-    private static func write(_ uri: String, in bundle: String, ports: String) throws {
+    public static func write(_ uri: String, in bundle: String, ports: String) throws {
         try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
         let prefixes =
             "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n@prefix doap: <http://usefulinc.com/ns/doap#> .\n"
