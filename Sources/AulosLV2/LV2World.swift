@@ -40,6 +40,9 @@ public final class LV2World: @unchecked Sendable {
         var described: [String: Result<LV2PluginInfo, LV2BrokenPlugin>] = [:]
         /// What lilv and serd printed while loading bundles (broken Turtle, missing files).
         var complaints: [String] = []
+        /// Bundles whose manifest lilv could not read (it then passes over all their plugins), and where
+        /// serd stopped ("manifest.ttl line 3, column 83: missing ';' or '.'").
+        var unreadable: [String: String] = [:]
     }
 
     /// lilv's default search path (lilv 0.24 on Linux), used when `LV2_PATH` is unset.
@@ -74,12 +77,15 @@ public final class LV2World: @unchecked Sendable {
     /// Reads every bundle: for listings (`aulos units --lv2`), not for playing one plugin.
     public var plugins: [LV2PluginInfo] { catalog().plugins }
 
-    /// Every plugin on the search path: those that can be loaded, sorted by name (then URI), and those
-    /// that are broken, sorted by URI. `forListing`: each described only as far as a listing needs (name,
+    /// Every plugin on the search path: those that can be loaded, sorted by name (then URI), those that
+    /// are broken, sorted by URI, and the bundles whose manifest could not be read (their plugins unknown),
+    /// each a line to show. `forListing`: each plugin described only as far as a listing needs (name,
     /// project, component description; `LV2Catalog.describe`), and the descriptions not kept.
-    public func catalog(forListing: Bool = false) -> (plugins: [LV2PluginInfo], broken: [LV2BrokenPlugin]) {
+    public func catalog(forListing: Bool = false) -> (
+        plugins: [LV2PluginInfo], broken: [LV2BrokenPlugin], unreadableBundles: [String]
+    ) {
         lock.withLock { loaded in
-            guard let world else { return ([], []) }
+            guard let world else { return ([], [], []) }
             loadEverything(&loaded)
             var plugins: [LV2PluginInfo] = []
             var broken: [LV2BrokenPlugin] = []
@@ -92,9 +98,13 @@ public final class LV2World: @unchecked Sendable {
                 case .failure(let plugin): broken.append(plugin)
                 }
             }
+            let unreadable = loaded.unreadable.sorted { $0.key < $1.key }.map { bundle, reason in
+                "the LV2 bundle \(Self.path(bundle)) cannot be read (\(reason)); none of its plugins can be "
+                    + "loaded: fix or remove it (other plugins are unaffected)"
+            }
             return (
                 plugins.sorted { ($0.name.lowercased(), $0.uri) < ($1.name.lowercased(), $1.uri) },
-                broken.sorted { $0.uri < $1.uri }
+                broken.sorted { $0.uri < $1.uri }, unreadable
             )
         }
     }
@@ -119,8 +129,21 @@ public final class LV2World: @unchecked Sendable {
                 // Named in a way the manifest scan does not recognize (a relative or oddly written URI).
                 loadEverything(&loaded)
             }
-            return lilvPlugin(uri).map { describe($0, &loaded) }
+            if let plugin = lilvPlugin(uri) { return describe(plugin, &loaded) }
+            // lilv passes over a bundle whose manifest it cannot read: a plugin it names is not "not
+            // installed", it is broken.
+            let bundles = Self.bundles(in: manifests(&loaded), naming: uri)
+            guard let bundle = bundles.first(where: { loaded.unreadable[$0] != nil }),
+                let place = loaded.unreadable[bundle]
+            else { return nil }
+            let reason = "its bundle's manifest could not be read (\(place))"
+            return .failure(LV2BrokenPlugin(uri: uri, bundle: Self.path(bundle), reason: reason))
         }
+    }
+
+    /// A bundle's directory as the user wrote it (without the trailing slash lilv wants).
+    static func path(_ bundle: String) -> String {
+        bundle.count > 1 && bundle.hasSuffix("/") ? String(bundle.dropLast()) : bundle
     }
 
     /// The bundles on the search path, each with its manifest's text (read once; a manifest over 4 MB is
@@ -182,7 +205,13 @@ public final class LV2World: @unchecked Sendable {
                 lilv_world_load_bundle(world, node)
                 lilv_node_free(node)
             }
-            loaded.complaints += complaint.split(separator: "\n").map(String.init)
+            let lines = complaint.split(separator: "\n")
+            loaded.complaints += lines.map(String.init)
+            // serd's line says where; lilv's "Error reading …/manifest.ttl" that the manifest was given up.
+            if lines.contains(where: { $0.contains("Error reading") }) {
+                let place = lines.first { $0.hasPrefix("error: ") }.map(LV2PluginCheck.place) ?? "manifest.ttl"
+                loaded.unreadable[bundle] = place
+            }
         }
     }
 

@@ -420,7 +420,7 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
         #expect(units.stdout.contains("MDA JX10  <\(LV2TestBundles.jx10)>"))
         #expect(units.stdout.contains("<\(LV2TestBundles.amp)>"))
         let warnings = units.stderr.split(separator: "\n")
-        #expect(warnings.count == 3, "one line per broken plugin: \(units.stderr)")
+        #expect(warnings.count == 4, "one line per broken plugin or bundle: \(units.stderr)")
         for (uri, bundle, reason) in [
             (LV2TestBundles.negativeIndex, "negative-index.lv2", "a port's lv2:index is -1, not 0…0"),
             (LV2TestBundles.hugeIndex, "huge-index.lv2", "a port's lv2:index is 4000000000, not 0…0"),
@@ -432,6 +432,10 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
             let line = "aulos: warning: the LV2 plugin <\(uri)> in \(folder)/\(bundle) cannot be loaded: \(reason)"
             #expect(warnings.contains { $0.hasPrefix(line) }, "\(line)\n\(units.stderr)")
         }
+        // A manifest lilv cannot read hides its plugins from lilv; the bundle is named instead.
+        let unreadable =
+            "aulos: warning: the LV2 bundle \(folder)/manifest-error.lv2 cannot be read (manifest.ttl line 3, column "
+        #expect(warnings.contains { $0.hasPrefix(unreadable) }, "\(units.stderr)")
 
         // A render that uses the good plugin neither crashes nor hears of the broken ones.
         let score = folder + "/song.score"
@@ -450,6 +454,13 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
         #expect(
             instrument.stderr.contains("cannot be loaded: a port's lv2:index is 4000000000"), "\(instrument.stderr)")
         #expect(instrument.stderr.split(separator: "\n").count == 1, "\(instrument.stderr)")
+        // One its bundle's manifest names was "not installed".
+        let hidden = try runAulos(
+            ["render", score, "--instrument", "lv2:" + LV2TestBundles.manifestError, "-o", folder + "/no.wav"],
+            environment: path)
+        #expect(
+            hidden.stderr.contains("cannot be loaded: its bundle's manifest could not be read (manifest.ttl line 3"))
+        #expect(hidden.stderr.split(separator: "\n").count == 1, "\(hidden.stderr)")
         let presets = try runAulos(["presets", "--unit", "lv2:" + LV2TestBundles.negativeIndex], environment: path)
         #expect(presets.status != 0)
         #expect(presets.stderr.contains("cannot be loaded: a port's lv2:index is -1"), "\(presets.stderr)")

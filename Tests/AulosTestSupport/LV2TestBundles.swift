@@ -2,8 +2,8 @@ import Foundation
 
 /// A folder of LV2 bundles for the "a bad plugin costs only itself" tests: good bundles linked from the
 /// installed ones (mda-lv2, lv2-examples) beside bundles written broken in the ways that used to crash or
-/// mislead every LV2 use — a port index of -1 or 4000000000 (lilv 0.24 memsets ~32 GB for either), and a
-/// plugin.ttl with a Turtle syntax error.
+/// mislead every LV2 use — a port index of -1 or 4000000000 (lilv 0.24 memsets ~32 GB for either), a
+/// plugin.ttl with a Turtle syntax error, and a manifest.ttl with one.
 ///
 /// Threads: the calling test's.
 public enum LV2TestBundles {
@@ -11,11 +11,13 @@ public enum LV2TestBundles {
     public static let negativeIndex = "urn:aulos:broken:negative-index"
     public static let hugeIndex = "urn:aulos:broken:huge-index"
     public static let syntaxError = "urn:aulos:broken:syntax-error"
+    /// Named in a manifest.ttl lilv gives up on (line 3 lacks a ';'): lilv knows none of its plugins.
+    public static let manifestError = "urn:aulos:broken:manifest-error"
     public static let jx10 = "http://drobilla.net/plugins/mda/JX10"
     public static let amp = "http://lv2plug.in/plugins/eg-amp"
 
     /// A new scratch folder (the caller removes it) holding `good` installed bundles (by folder name under
-    /// /usr/lib/lv2) as symbolic links, and the three broken bundles.
+    /// /usr/lib/lv2) as symbolic links, and the four broken bundles.
     public static func folder(good: [String] = ["mda.lv2", "eg-amp.lv2"]) throws -> String {
         let folder = TestFiles.scratch("lv2-bundles")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -30,6 +32,12 @@ public enum LV2TestBundles {
         try write(
             syntaxError, in: folder + "/syntax-error.lv2",
             ports: port(index: "0", input: true) + " ,\n\t\t" + unterminated)
+        let unreadable = folder + "/manifest-error.lv2"
+        try FileManager.default.createDirectory(atPath: unreadable, withIntermediateDirectories: true)
+        TestFiles.write(
+            "@prefix lv2: <http://lv2plug.in/ns/lv2core#> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                + "<\(manifestError)> a lv2:Plugin ; lv2:binary <file:///usr/lib/lv2/eg-amp.lv2/amp.so> "
+                + "rdfs:seeAlso <plugin.ttl> .\n", to: unreadable + "/manifest.ttl")
         return folder
     }
 

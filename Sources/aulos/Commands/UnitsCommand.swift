@@ -37,6 +37,7 @@ struct UnitsCommand: ParsableCommand {
         let plugins = catalog.plugins.filter { pattern.matches($0.componentDescription) }
         // A broken plugin costs only itself: one line each, and the listing goes on.
         for broken in catalog.broken { printError("aulos: warning: \(broken.message)") }
+        for bundle in catalog.unreadableBundles { printError("aulos: warning: \(bundle)") }
         if lv2 {
             Self.describe(plugins)
             return
