@@ -108,17 +108,38 @@ public enum LV2Catalog {
         LV2URI.isLive, LV2URI.hardRTCapable,
     ])
 
-    /// Every installed plugin, sorted by name (then URI). Loads the world once per call.
-    public static func discover() -> [LV2PluginInfo] {
-        guard let world = lilv_world_new() else { return [] }
-        defer { lilv_world_free(world) }
-        // Broken bundles make serd print; they are passed over, quietly.
-        _ = LV2World.capturingStandardError { lilv_world_load_all(world) }
-        return describe(world)
+    /// Every installed plugin that can be loaded, sorted by name (then URI). Reads every bundle on the
+    /// search path into a world of its own, once per call (a listing's cost, not a render's).
+    public static func discover() -> [LV2PluginInfo] { LV2World().plugins }
+
+    /// Every plugin of a loaded lilv world (none of them loaded or checked yet).
+    static func allPlugins(_ world: OpaquePointer) -> [OpaquePointer] {
+        var result: [OpaquePointer] = []
+        let plugins = lilv_world_get_all_plugins(world)
+        var iterator = lilv_plugins_begin(plugins)
+        while !lilv_plugins_is_end(plugins, iterator) {
+            if let plugin = lilv_plugins_get(plugins, iterator) { result.append(plugin) }
+            iterator = lilv_plugins_next(plugins, iterator)
+        }
+        return result
     }
 
-    /// Every plugin of a loaded lilv world, sorted by name (then URI).
-    static func describe(_ world: OpaquePointer) -> [LV2PluginInfo] {
+    /// One plugin of a loaded lilv world: checked first (`LV2PluginCheck`; lilv is asked for its ports only
+    /// if it passes), then described, or the reason it cannot be loaded. `forListing` reads only what a
+    /// listing shows (name, project, what its ports make it): not its presets (each a file of its own to
+    /// read), properties, or its ports' names, ranges and hints.
+    static func describe(
+        _ world: OpaquePointer, _ plugin: OpaquePointer, forListing: Bool = false
+    ) -> Result<LV2PluginInfo, LV2BrokenPlugin> {
+        let pluginURI = string(lilv_plugin_get_uri(plugin)) ?? ""
+        if let reason = LV2PluginCheck.problem(world: world, plugin: plugin) {
+            let bundleURI = lilv_plugin_get_bundle_uri(plugin)
+            let path = lilv_file_uri_parse(lilv_node_as_uri(bundleURI), nil)
+            defer { lilv_free(path) }
+            var bundle = path.map { String(cString: $0) } ?? string(bundleURI) ?? ""
+            if bundle.count > 1 && bundle.hasSuffix("/") { bundle.removeLast() }
+            return .failure(LV2BrokenPlugin(uri: pluginURI, bundle: bundle, reason: reason))
+        }
         let uri = { (text: String) in lilv_new_uri(world, text) }
         let nodes = (
             audio: uri("http://lv2plug.in/ns/lv2core#AudioPort"),
@@ -157,111 +178,103 @@ public enum LV2Catalog {
                 lilv_node_free(node)
             }
         }
-        var result: [LV2PluginInfo] = []
-        let plugins = lilv_world_get_all_plugins(world)
-        var iterator = lilv_plugins_begin(plugins)
-        while !lilv_plugins_is_end(plugins, iterator) {
-            defer { iterator = lilv_plugins_next(plugins, iterator) }
-            guard let plugin = lilv_plugins_get(plugins, iterator) else { continue }
-            let pluginURI = string(lilv_plugin_get_uri(plugin)) ?? ""
-            let name = taking(lilv_plugin_get_name(plugin)) ?? pluginURI
-            var project: String?
-            if let projectNode = lilv_plugin_get_project(plugin) {
-                if let names = lilv_world_find_nodes(world, projectNode, nodes.doapName, nil) {
-                    if !lilv_nodes_is_end(names, lilv_nodes_begin(names)) {
-                        project = string(lilv_nodes_get(names, lilv_nodes_begin(names)))
-                    }
-                    lilv_nodes_free(names)
+        let name = taking(lilv_plugin_get_name(plugin)) ?? pluginURI
+        var project: String?
+        if let projectNode = lilv_plugin_get_project(plugin) {
+            if let names = lilv_world_find_nodes(world, projectNode, nodes.doapName, nil) {
+                if !lilv_nodes_is_end(names, lilv_nodes_begin(names)) {
+                    project = string(lilv_nodes_get(names, lilv_nodes_begin(names)))
                 }
-                lilv_node_free(projectNode)
+                lilv_nodes_free(names)
             }
-            if project == nil { project = taking(lilv_plugin_get_author_name(plugin)) }
-            var ports: [LV2PluginInfo.Port] = []
-            for index in 0..<lilv_plugin_get_num_ports(plugin) {
-                guard let port = lilv_plugin_get_port_by_index(plugin, index) else { continue }
-                let kind: LV2PluginInfo.Port.Kind =
-                    lilv_port_is_a(plugin, port, nodes.audio)
-                    ? .audio
-                    : lilv_port_is_a(plugin, port, nodes.control)
-                        ? .control
-                        : lilv_port_is_a(plugin, port, nodes.atom)
-                            ? .atom
-                            : lilv_port_is_a(plugin, port, nodes.cv) ? .cv : .unknown
-                var range: (Float?, Float?, Float?) = (nil, nil, nil)
-                var hints = LV2PluginInfo.Port.Hints()
-                if kind == .control {
-                    var defaultNode: OpaquePointer?
-                    var minimumNode: OpaquePointer?
-                    var maximumNode: OpaquePointer?
-                    lilv_port_get_range(plugin, port, &defaultNode, &minimumNode, &maximumNode)
-                    range = (float(defaultNode), float(minimumNode), float(maximumNode))
-                    for node in [defaultNode, minimumNode, maximumNode] { lilv_node_free(node) }
-                    hints.isToggle = lilv_port_has_property(plugin, port, nodes.toggled)
-                    hints.isInteger = lilv_port_has_property(plugin, port, nodes.integer)
-                    hints.isEnumeration = lilv_port_has_property(plugin, port, nodes.enumeration)
-                    hints.isLogarithmic = lilv_port_has_property(plugin, port, nodes.logarithmic)
-                    if let unit = taking(lilv_port_get(plugin, port, nodes.unit)) {
-                        hints.unit = unit.split(separator: "#").last.map(String.init)
-                    }
-                    hints.scalePoints = scalePoints(plugin, port)
-                }
-                let designation = taking(lilv_port_get(plugin, port, nodes.designation))
-                ports.append(
-                    LV2PluginInfo.Port(
-                        index: Int(index), symbol: string(lilv_port_get_symbol(plugin, port)) ?? "",
-                        name: taking(lilv_port_get_name(plugin, port)) ?? "", kind: kind,
-                        isInput: lilv_port_is_a(plugin, port, nodes.input),
-                        isOptional: lilv_port_has_property(plugin, port, nodes.optional),
-                        carriesMIDI: kind == .atom && lilv_port_supports_event(plugin, port, nodes.midiEvent),
-                        range: range, hints: hints,
-                        followsTime: kind == .atom && lilv_port_is_a(plugin, port, nodes.input)
-                            && lilv_port_supports_event(plugin, port, nodes.timePosition),
-                        reportsLatency: kind == .control && !lilv_port_is_a(plugin, port, nodes.input)
-                            && (lilv_port_has_property(plugin, port, nodes.reportsLatency)
-                                || designation == "http://lv2plug.in/ns/lv2core#latency")
-                    ))
-            }
-            let className = string(lilv_plugin_class_get_uri(lilv_plugin_get_class(plugin))) ?? ""
-            let required = strings(taking: lilv_plugin_get_required_features(plugin))
-            let optional = strings(taking: lilv_plugin_get_optional_features(plugin))
-            let type = Self.type(
-                ports: ports, declaredInstrument: className == "http://lv2plug.in/ns/lv2core#InstrumentPlugin")
-            let owner = project ?? Self.host(of: pluginURI)
-            var presets: [LV2PluginInfo.PresetInfo] = []
-            if let related = lilv_plugin_get_related(plugin, nodes.preset) {
-                for presetURI in strings(taking: related) {
-                    let node = lilv_new_uri(world, presetURI)
-                    lilv_world_load_resource(world, node)
-                    let label = taking(lilv_world_get(world, node, nodes.label, nil))
-                    lilv_node_free(node)
-                    presets.append(.init(uri: presetURI, label: label ?? presetURI))
-                }
-            }
-            presets.sort { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
-            var info = LV2PluginInfo(
-                uri: pluginURI, name: name, project: project,
-                componentDescription: ComponentDescription(
-                    type: type, subtype: Self.code(for: pluginURI), manufacturer: Self.code(for: owner)),
-                ports: ports, requiredFeatures: required, optionalFeatures: optional,
-                isHardRealTimeCapable: lilv_plugin_has_feature(plugin, nodes.hardRT)
-                    || optional.contains(LV2URI.hardRTCapable))
-            info.presets = presets
-            var properties: [LV2PluginInfo.PropertyInfo] = []
-            for property in strings(
-                taking: lilv_world_find_nodes(world, lilv_plugin_get_uri(plugin), nodes.writable, nil))
-            {
-                let node = lilv_new_uri(world, property)
-                let label = taking(lilv_world_get(world, node, nodes.label, nil))
-                let range = taking(lilv_world_get(world, node, nodes.range, nil))
-                lilv_node_free(node)
-                properties.append(.init(uri: property, label: label ?? property, range: range ?? ""))
-            }
-            info.properties = properties.sorted { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
-            info.hasStateInterface = lilv_plugin_has_extension_data(plugin, nodes.stateInterface)
-            info.restoresStateWhileRunning = (required + optional).contains(LV2URI.stateThreadSafeRestore)
-            result.append(info)
+            lilv_node_free(projectNode)
         }
-        return result.sorted { ($0.name.lowercased(), $0.uri) < ($1.name.lowercased(), $1.uri) }
+        if project == nil { project = taking(lilv_plugin_get_author_name(plugin)) }
+        var ports: [LV2PluginInfo.Port] = []
+        for index in 0..<lilv_plugin_get_num_ports(plugin) {
+            guard let port = lilv_plugin_get_port_by_index(plugin, index) else { continue }
+            let kind: LV2PluginInfo.Port.Kind =
+                lilv_port_is_a(plugin, port, nodes.audio)
+                ? .audio
+                : lilv_port_is_a(plugin, port, nodes.control)
+                    ? .control
+                    : lilv_port_is_a(plugin, port, nodes.atom)
+                        ? .atom
+                        : lilv_port_is_a(plugin, port, nodes.cv) ? .cv : .unknown
+            var range: (Float?, Float?, Float?) = (nil, nil, nil)
+            var hints = LV2PluginInfo.Port.Hints()
+            if kind == .control && !forListing {
+                var defaultNode: OpaquePointer?
+                var minimumNode: OpaquePointer?
+                var maximumNode: OpaquePointer?
+                lilv_port_get_range(plugin, port, &defaultNode, &minimumNode, &maximumNode)
+                range = (float(defaultNode), float(minimumNode), float(maximumNode))
+                for node in [defaultNode, minimumNode, maximumNode] { lilv_node_free(node) }
+                hints.isToggle = lilv_port_has_property(plugin, port, nodes.toggled)
+                hints.isInteger = lilv_port_has_property(plugin, port, nodes.integer)
+                hints.isEnumeration = lilv_port_has_property(plugin, port, nodes.enumeration)
+                hints.isLogarithmic = lilv_port_has_property(plugin, port, nodes.logarithmic)
+                if let unit = taking(lilv_port_get(plugin, port, nodes.unit)) {
+                    hints.unit = unit.split(separator: "#").last.map(String.init)
+                }
+                hints.scalePoints = scalePoints(plugin, port)
+            }
+            let designation = forListing ? nil : taking(lilv_port_get(plugin, port, nodes.designation))
+            ports.append(
+                LV2PluginInfo.Port(
+                    index: Int(index), symbol: string(lilv_port_get_symbol(plugin, port)) ?? "",
+                    name: forListing ? "" : taking(lilv_port_get_name(plugin, port)) ?? "", kind: kind,
+                    isInput: lilv_port_is_a(plugin, port, nodes.input),
+                    isOptional: lilv_port_has_property(plugin, port, nodes.optional),
+                    carriesMIDI: kind == .atom && lilv_port_supports_event(plugin, port, nodes.midiEvent),
+                    range: range, hints: hints,
+                    followsTime: kind == .atom && lilv_port_is_a(plugin, port, nodes.input)
+                        && lilv_port_supports_event(plugin, port, nodes.timePosition),
+                    reportsLatency: kind == .control && !lilv_port_is_a(plugin, port, nodes.input)
+                        && (lilv_port_has_property(plugin, port, nodes.reportsLatency)
+                            || designation == "http://lv2plug.in/ns/lv2core#latency")
+                ))
+        }
+        let className = string(lilv_plugin_class_get_uri(lilv_plugin_get_class(plugin))) ?? ""
+        let required = strings(taking: lilv_plugin_get_required_features(plugin))
+        let optional = strings(taking: lilv_plugin_get_optional_features(plugin))
+        let type = Self.type(
+            ports: ports, declaredInstrument: className == "http://lv2plug.in/ns/lv2core#InstrumentPlugin")
+        let owner = project ?? Self.host(of: pluginURI)
+        var presets: [LV2PluginInfo.PresetInfo] = []
+        if !forListing, let related = lilv_plugin_get_related(plugin, nodes.preset) {
+            for presetURI in strings(taking: related) {
+                let node = lilv_new_uri(world, presetURI)
+                lilv_world_load_resource(world, node)
+                let label = taking(lilv_world_get(world, node, nodes.label, nil))
+                lilv_node_free(node)
+                presets.append(.init(uri: presetURI, label: label ?? presetURI))
+            }
+        }
+        presets.sort { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
+        var info = LV2PluginInfo(
+            uri: pluginURI, name: name, project: project,
+            componentDescription: ComponentDescription(
+                type: type, subtype: Self.code(for: pluginURI), manufacturer: Self.code(for: owner)),
+            ports: ports, requiredFeatures: required, optionalFeatures: optional,
+            isHardRealTimeCapable: lilv_plugin_has_feature(plugin, nodes.hardRT)
+                || optional.contains(LV2URI.hardRTCapable))
+        info.presets = presets
+        var properties: [LV2PluginInfo.PropertyInfo] = []
+        for property in forListing
+            ? []
+            : strings(taking: lilv_world_find_nodes(world, lilv_plugin_get_uri(plugin), nodes.writable, nil))
+        {
+            let node = lilv_new_uri(world, property)
+            let label = taking(lilv_world_get(world, node, nodes.label, nil))
+            let range = taking(lilv_world_get(world, node, nodes.range, nil))
+            lilv_node_free(node)
+            properties.append(.init(uri: property, label: label ?? property, range: range ?? ""))
+        }
+        info.properties = properties.sorted { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
+        info.hasStateInterface = lilv_plugin_has_extension_data(plugin, nodes.stateInterface)
+        info.restoresStateWhileRunning = (required + optional).contains(LV2URI.stateThreadSafeRestore)
+        return .success(info)
     }
 
     /// What a plugin is, by its ports: MIDI in and audio out without audio in (or a declared instrument),

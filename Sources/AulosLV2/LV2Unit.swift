@@ -43,10 +43,14 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     /// patch:Set messages on their way to the plugin's next run (`setProperty`).
     let propertyMessages: SPSCByteRing
 
-    /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a required feature
-    /// or port type Aulos does not provide). Control thread.
+    /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a broken bundle, a
+    /// required feature or port type Aulos does not provide). Control thread.
     public init(uri: String, world: LV2World = .shared) throws(AudioUnitError) {
-        guard let info = world.info(uri) else {
+        let info: LV2PluginInfo
+        switch world.lookUp(uri) {
+        case .success(let found)?: info = found
+        case .failure(let broken)?: throw AudioUnitError(.failedInitialization, broken.message)
+        case nil:
             throw AudioUnitError(.invalidPropertyValue, "no LV2 plugin <\(uri)> installed (see aulos units --lv2)")
         }
         let missing = info.missingFeatures.sorted()

@@ -49,9 +49,9 @@ extension LV2World {
         features: LV2InstanceFeatures?
     ) throws(AudioUnitError) -> String {
         // lilv warns on standard error about every absolute path it writes: kept out of the user's way.
-        let (result, _) = Self.capturingStandardError { () -> String? in
-            lock.withLock { _ in
-                guard let world, let plugin = plugin(pluginURI) else { return nil }
+        let (result, _) = lock.withLock { loaded in
+            Self.capturingStandardError { () -> String? in
+                guard let world, let plugin = plugin(pluginURI, loaded) else { return nil }
                 var values = PortValueTable(values: portValues)
                 return withUnsafeMutablePointer(to: &values) { table -> String? in
                     defer { table.pointee.deallocate() }

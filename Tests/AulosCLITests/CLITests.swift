@@ -1,3 +1,4 @@
+import AulosTestSupport
 import Foundation
 import Testing
 
@@ -403,5 +404,76 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
             environment: ["LV2_PATH": fixtures])
         #expect(render.status == 0, "\(render.stderr)")
         #expect(render.stderr.contains("Soft Amplifier is not hard-real-time capable"), "\(render.stderr)")
+    }
+}
+
+/// A bad plugin costs only itself: a bundle whose port index is -1 or 4000000000 (lilv 0.24 memsets some
+/// 32 GB for either, and every command that read any plugin died with signal 11), or whose plugin.ttl is
+/// not Turtle, beside good ones. Each runs as a child process, so the test outlives a crash.
+@Suite struct LV2BrokenBundleCommandTests {
+    @Test func brokenBundlesAreOneLineEachAndTheRestPlay() throws {
+        let folder = try LV2TestBundles.folder()
+        defer { TestFiles.remove(folder) }
+        let path = ["LV2_PATH": folder]
+        let units = try runAulos(["units"], environment: path)
+        #expect(units.status == 0, "\(units.stderr.prefix(300))")
+        #expect(units.stdout.contains("MDA JX10  <\(LV2TestBundles.jx10)>"))
+        #expect(units.stdout.contains("<\(LV2TestBundles.amp)>"))
+        let warnings = units.stderr.split(separator: "\n")
+        #expect(warnings.count == 4, "one line per broken plugin or bundle: \(units.stderr)")
+        for (uri, bundle, reason) in [
+            (LV2TestBundles.negativeIndex, "negative-index.lv2", "a port's lv2:index is -1, not 0…0"),
+            (LV2TestBundles.hugeIndex, "huge-index.lv2", "a port's lv2:index is 4000000000, not 0…0"),
+            (
+                LV2TestBundles.syntaxError, "syntax-error.lv2",
+                "its Turtle could not be read (plugin.ttl line 5, column 51: missing ';' or '.')"
+            ),
+        ] {
+            let line = "aulos: warning: the LV2 plugin <\(uri)> in \(folder)/\(bundle) cannot be loaded: \(reason)"
+            #expect(warnings.contains { $0.hasPrefix(line) }, "\(line)\n\(units.stderr)")
+        }
+        // A manifest lilv cannot read hides its plugins from lilv; the bundle is named instead.
+        let unreadable =
+            "aulos: warning: the LV2 bundle \(folder)/manifest-error.lv2 cannot be read (manifest.ttl line 3, column "
+        #expect(warnings.contains { $0.hasPrefix(unreadable) }, "\(units.stderr)")
+
+        // A render that uses the good plugin neither crashes nor hears of the broken ones.
+        let score = folder + "/song.score"
+        TestFiles.write("0b tempo 120\n0b note C4 1b vel=100\n1b end\n", to: score)
+        let render = try runAulos(
+            ["render", score, "--instrument", "lv2:" + LV2TestBundles.jx10, "-o", folder + "/jx.wav"],
+            environment: path)
+        #expect(render.status == 0, "\(render.stderr.prefix(300))")
+        #expect(render.stdout.contains("lv2 (MDA JX10)"))
+
+        // Naming a broken one is a one-line error with its reason, wherever it is named.
+        let instrument = try runAulos(
+            ["render", score, "--instrument", "lv2:" + LV2TestBundles.hugeIndex, "-o", folder + "/no.wav"],
+            environment: path)
+        #expect(instrument.status != 0)
+        #expect(
+            instrument.stderr.contains("cannot be loaded: a port's lv2:index is 4000000000"), "\(instrument.stderr)")
+        #expect(instrument.stderr.split(separator: "\n").count == 1, "\(instrument.stderr)")
+        // One its bundle's manifest names was "not installed".
+        let hidden = try runAulos(
+            ["render", score, "--instrument", "lv2:" + LV2TestBundles.manifestError, "-o", folder + "/no.wav"],
+            environment: path)
+        #expect(
+            hidden.stderr.contains("cannot be loaded: its bundle's manifest could not be read (manifest.ttl line 3"))
+        #expect(hidden.stderr.split(separator: "\n").count == 1, "\(hidden.stderr)")
+        let presets = try runAulos(["presets", "--unit", "lv2:" + LV2TestBundles.negativeIndex], environment: path)
+        #expect(presets.status != 0)
+        #expect(presets.stderr.contains("cannot be loaded: a port's lv2:index is -1"), "\(presets.stderr)")
+        // It read as an effect without audio inputs ("takes no audio in, so it cannot be an effect").
+        TestFiles.write(
+            "name: Broken\nparts:\n  - name: Lead\n    instrument: lv2:\(LV2TestBundles.jx10)\n    channels: [1]\n"
+                + "    effects:\n      - unit: lv2:\(LV2TestBundles.syntaxError)\n",
+            to: folder + "/rig.yaml")
+        let rig = try runAulos(
+            ["render", score, "--rig", folder + "/rig.yaml", "-o", folder + "/no.wav"], environment: path)
+        #expect(rig.status != 0)
+        #expect(
+            rig.stderr.contains("cannot be loaded: its Turtle could not be read (plugin.ttl line 5"), "\(rig.stderr)")
+        #expect(rig.stderr.split(separator: "\n").count == 1, "\(rig.stderr)")
     }
 }

@@ -31,7 +31,13 @@ struct UnitsCommand: ParsableCommand {
             }
             pattern = parsed
         }
-        let plugins = LV2Catalog.discover().filter { pattern.matches($0.componentDescription) }
+        // The plain listing shows each plugin's description and name: its presets and ports' details
+        // are not read (with hundreds of plugins installed, they were most of the listing's cost).
+        let catalog = LV2World().catalog(forListing: !lv2)
+        let plugins = catalog.plugins.filter { pattern.matches($0.componentDescription) }
+        // A broken plugin costs only itself: one line each, and the listing goes on.
+        for broken in catalog.broken { printError("aulos: warning: \(broken.message)") }
+        for bundle in catalog.unreadableBundles { printError("aulos: warning: \(bundle)") }
         if lv2 {
             Self.describe(plugins)
             return
