@@ -44,12 +44,15 @@ public struct SoundFontFile: Sendable, Equatable {
         -> SoundFontFile
     {
         func fail(_ what: String) -> AudioUnitError { AudioUnitError(.invalidFile, "SoundFont \(path): \(what)") }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Without blocking: an open of a FIFO nobody writes to would wait forever (and deaf to SIGTERM).
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw fail(String(cString: strerror(errno))) }
         defer { close(descriptor) }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw fail(String(cString: strerror(errno))) }
         guard info.st_mode & S_IFMT != S_IFDIR else { throw fail("is a directory, not a SoundFont file") }
+        guard info.st_mode & S_IFMT != S_IFIFO else { throw fail("is a named pipe (FIFO), not a SoundFont file") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw fail("is not a regular file") }
         let fileSize = Int64(info.st_size)
         guard fileSize <= sizeLimit + 8 else { throw fail("is larger than a SoundFont can be (4 GiB)") }

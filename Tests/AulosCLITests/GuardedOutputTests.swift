@@ -125,3 +125,34 @@ import Testing
         #expect(aulos.stderr.contains("stopping with the render thread stuck in 'Misbehaving spin-run'"))
     }
 }
+
+/// Every file a rig names is opened the guarded way: a FIFO nobody writes to, a directory, a huge line, a
+/// pitch outside hearing — each a one-line error at once, never a hang (a FIFO as a wavetable or SoundFont
+/// blocked `aulos render` in open(), deaf to SIGTERM, for as long as it was left).
+@Suite struct RigNamedFileTests {
+    @Test func whatARigNamesIsRefusedInOneLineAndNeverHangs() throws {
+        let folder = NSTemporaryDirectory() + "aulos-named-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/folder.wav", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for fifo in ["fifo.wav", "fifo.sf2"] { #expect(mkfifo(folder + "/" + fifo, 0o600) == 0) }
+        try ("! long\nlong\n 1\n" + String(repeating: "1", count: 900_000) + "/1\n").write(
+            toFile: folder + "/long.scl", atomically: true, encoding: .utf8)
+        try "! far\nfar\n 1\n 10000000000000000000000000000000/1\n".write(
+            toFile: folder + "/far.scl", atomically: true, encoding: .utf8)
+        let synth = "name: T\nparts:\n  - name: Lead\n    instrument: synth\n"
+        let cases: [(rig: String, says: String)] = [
+            (synth + "    wavetable: fifo.wav\n", "fifo.wav is a named pipe (FIFO), not an audio file"),
+            (synth + "    wavetable: folder.wav\n", "folder.wav is a directory, not an audio file"),
+            ("name: T\nparts:\n  - name: S\n    instrument: sampler\n    soundfont: fifo.sf2\n", "is a named pipe"),
+            (synth + "    tuning: long.scl\n", "'1111111111111111111111111111111111111111…' is not a pitch"),
+            (synth + "    tuning: far.scl\n", "more than ten octaves from the tonic"),
+        ]
+        for (rig, says) in cases {
+            try rig.write(toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
+            let result = try runAulos(["render", "--rig", "rig.yaml", "-o", "out.wav"], in: folder)
+            #expect(result.status == 1, "\(rig)")
+            #expect(result.stderr.contains(says), "\(result.stderr)")
+            #expect(result.stderr.utf8.count < 400 && result.stderr.split(separator: "\n").count == 1)
+        }
+    }
+}

@@ -49,9 +49,15 @@ public struct ScalaScale: Equatable, Sendable {
     /// A pitch line's value in cents: "701.955" (cents), "3/2" or "2" (a ratio).
     static func pitch(_ line: TuningLines.Line, file: String) throws(TuningError) -> Double {
         let word = line.firstWord
-        let problem = "\(file):\(line.number): '\(word)' is not a pitch (cents like 701.955, or a ratio like 3/2)"
+        // The word is clipped in the message: a 900 KB line was echoed whole.
+        let problem =
+            "\(file):\(line.number): '\(word.clipped(40))' is not a pitch (cents like 701.955, or a ratio like 3/2)"
+        let tooFar =
+            "\(file):\(line.number): '\(word.clipped(40))' is more than ten octaves from the tonic; every note "
+            + "tuned by it would be outside hearing"
         if word.contains(".") {
-            guard let value = Double(word), value.isFinite, abs(value) < 1e7 else { throw TuningError(problem) }
+            guard let value = Double(word), value.isFinite else { throw TuningError(problem) }
+            guard abs(value) <= maximumCents else { throw TuningError(tooFar) }
             return value
         }
         let parts = word.split(separator: "/", omittingEmptySubsequences: false)
@@ -61,8 +67,13 @@ public struct ScalaScale: Equatable, Sendable {
         else {
             throw TuningError(problem + (word.hasPrefix("-") ? "; a ratio must be positive" : ""))
         }
-        return 1200 * log2(numerator / denominator)
+        let cents = 1200 * log2(numerator / denominator)
+        guard abs(cents) <= maximumCents else { throw TuningError(tooFar) }
+        return cents
     }
+
+    /// The farthest a degree may be from the tonic: ten octaves (a 10^30/1 ratio rendered silence, exit 0).
+    static let maximumCents = 12_000.0
 
     /// The period in cents (the last degree; 1200 for a scale with no degrees, as Scala does).
     public var period: Double { cents.last ?? 1200 }
