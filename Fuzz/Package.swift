@@ -30,6 +30,9 @@ let package = Package(
             name: "FuzzRigSet", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
             path: "Sources/FuzzRigSet"),
         .executableTarget(
+            name: "FuzzRigBuild", dependencies: ["FuzzSupport", .product(name: "AulosPlayback", package: "Aulos")],
+            path: "Sources/FuzzRigBuild"),
+        .executableTarget(
             name: "FuzzRequestFraming", dependencies: ["FuzzSupport", .product(name: "AulosWeb", package: "Aulos")],
             path: "Sources/FuzzRequestFraming"),
         // The C API of libfluidsynth for the SoundFont target, which drives the library directly.

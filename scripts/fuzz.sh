@@ -10,13 +10,13 @@
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
-#   targets: midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc http
-#   (midi-file-large runs RUNS/100)
+#   targets: midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http
+#   (midi-file-large runs RUNS/100; rig-build, which builds and plays each rig, RUNS/20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set soundfont tuning osc http}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -42,7 +42,7 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
-seed osc; seed http
+seed osc; seed http; seed rig-build
 # HTTP as clients send the web panel (the first byte is the chunk size): pipelined requests with a body and
 # a WebSocket upgrade, and one head just under the 16 KB limit.
 printf '\x07GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /api/control HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /api/status HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x80' > "$work/corpus/http/pipelined.bin"
@@ -113,6 +113,23 @@ dense = [(0, b"\x90\x3c\x64")] + [(1, b"\x3c\x00"), (1, b"\x3c\x64")] * 170_000
 open(os.path.join(corpus, "midi-file-large", "dense.mid"), "wb").write(smf(0, 960, [track(dense)]))
 from sf2 import sf2
 open(os.path.join(corpus, "soundfont", "one.sf2"), "wb").write(sf2())
+# Rigs with the files they name (rig-build): a wavetable of two cycles, a 5-note scale and its mapping, a
+# SoundFont; split at "\n%%%\n" in the order rig.yaml, table.wav, scale.scl, map.kbm, font.sf2.
+import struct, math
+def wav(samples):
+    data = b"".join(struct.pack("<f", s) for s in samples)
+    return (b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 1, 48000, 192000, 4, 32)
+            + b"data" + struct.pack("<I", len(data)) + data)
+table = wav([math.sin(2 * math.pi * i / 64) for i in range(64)] + [1.0 if i < 32 else -1.0 for i in range(64)])
+scale = b"! five\nfive notes\n 5\n 240.0\n 480.0\n 3/2\n 960.0\n 2/1\n"
+keymap = b"! map\n5\n0\n127\n60\n60\n440.0\n5\n0\n1\n2\n3\n4\n"
+rig = (b"name: Fuzz\ntuning: scale.scl\nkeymap: map.kbm\nparts:\n  - name: Wave\n    instrument: synth\n"
+       b"    wavetable: table.wav\n    wavetable-cycle: 64\n    effects:\n      - unit: delay\n"
+       b"  - name: Font\n    instrument: sampler\n    soundfont: font.sf2\n    channels: [2]\n"
+       b"    sends: {reverb: 0.5}\nreturns:\n  - name: reverb\n    effects:\n      - unit: reverb\n")
+sep = b"\n%%%\n"
+open(os.path.join(corpus, "rig-build", "full.bin"), "wb").write(sep.join([rig, table, scale, keymap, sf2()]))
+open(os.path.join(corpus, "rig-build", "synth.bin"), "wb").write(b"name: S\nparts:\n  - instrument: synth\n")
 open(os.path.join(corpus, "soundfont", "three.sf2"), "wb").write(sf2(3, 100, ((0, 0), (0, 1), (128, 0))))
 open(os.path.join(corpus, "soundfont", "oneshot.sf2"), "wb").write(sf2(2, 40, ((0, 5),), loop=False))
 open(os.path.join(corpus, "midi-parser", "stream"), "wb").write(
@@ -127,6 +144,7 @@ for target in "${targets[@]}"; do
     midi-file-large) exe=FuzzMIDIFile; max=1200000; count=$(( runs / 100 > 1000 ? runs / 100 : 1000 ))
       cp "$work"/corpus/midi-file/*.mid "$work/corpus/midi-file-large/" 2>/dev/null || true ;;
     score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
+    rig-build) exe=FuzzRigBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 )) ;;
     soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;; http) exe=FuzzRequestFraming; max=65536 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac

@@ -17,7 +17,7 @@
 /// left and right diffuser chains and pre-delays sit side by side the same way. Each line still reads at
 /// its own position; the arithmetic, and so the output, is the same as line by line.
 ///
-/// Memory is allocated once, for the longest delays at `maximumSampleRate`, by the owner; nothing allocates
+/// Memory is allocated once, for the longest delays at the rate in use, by the owner; nothing allocates
 /// while processing. A tiny constant (far below −300 dB) rides in every loop so the tail never decays into
 /// denormal numbers, which are hundreds of times slower to compute on x86.
 ///
@@ -127,9 +127,9 @@ public struct FeedbackDelayNetwork: @unchecked Sendable {
     /// Allocates the network's memory for `sampleRate` (at most `maximumSampleRate`). Control thread.
     public init(sampleRate: Double) {
         self.sampleRate = min(sampleRate, Self.maximumSampleRate)
-        // Memory for the highest rate; the positions wrap at what the rate in use needs, so at 48 kHz the
-        // network cycles through a quarter of it (less memory touched, fewer cache and TLB misses).
-        let top = Self.maximumSampleRate
+        // Memory for the rate in use (a new rate re-initializes the unit, which builds a new network): sized
+        // for 192 kHz, a rig of many reverbs at 48 kHz took four times the memory it touched.
+        let top = self.sampleRate
         let rate = self.sampleRate
         func longestLine(_ rate: Double) -> Int {
             Int(Self.lineMilliseconds.max()! * Self.sizeRange.upperBound * rate / 1000)

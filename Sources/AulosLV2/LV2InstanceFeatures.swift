@@ -31,6 +31,8 @@ final class LV2InstanceFeatures: @unchecked Sendable {
     let log: UnsafeMutablePointer<AulosLV2Log>
     /// The directory this instance's files go in (made on first use by makePath).
     let directory: String
+    /// The plugin's name, for the crash report while it is freed.
+    let pluginName: String
     /// The NULL-terminated feature list handed to instantiate (and to state calls).
     let list: UnsafeMutablePointer<UnsafePointer<LV2_Feature>?>
     private var allocations: [UnsafeMutableRawPointer] = []
@@ -38,6 +40,7 @@ final class LV2InstanceFeatures: @unchecked Sendable {
     private var uriStrings: [UnsafeMutablePointer<CChar>] = []
 
     init(pluginName: String, sampleRate: Double, maximumFrames: Int, sequenceSize: Int, directory: String) {
+        self.pluginName = pluginName
         self.directory = directory
         let map = LV2URIDMap.shared
         log = .allocate(capacity: 1)

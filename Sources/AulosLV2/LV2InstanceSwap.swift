@@ -1,3 +1,4 @@
+import AulosCore
 import CLilv
 import Synchronization
 
@@ -51,6 +52,9 @@ final class LV2InstanceRecord {
 
     /// Deactivates and frees the instance, its worker thread stopped first (work() uses the instance).
     func free() {
+        // A plugin that crashes while being freed (Debian's padthv1 does) is named by the crash report.
+        aulos_crash_report_set_activity("freeing LV2 plugin \(features.pluginName)")
+        defer { aulos_crash_report_set_activity(nil) }
         lilv_instance_deactivate(instance)
         features.worker.stop()
         lilv_instance_free(instance)

@@ -270,6 +270,10 @@ public final class LV2World: @unchecked Sendable {
     func instantiate(_ uri: String, sampleRate: Double, features: LV2InstanceFeatures) throws(AudioUnitError)
         -> UnsafeMutablePointer<LilvInstance>
     {
+        // A plugin that crashes or calls exit() while being created is named by the crash report, after its
+        // own last words (which the capture would otherwise hold back).
+        aulos_crash_report_set_activity("creating LV2 plugin <\(uri)>")
+        defer { aulos_crash_report_set_activity(nil) }
         let (instance, complaint) = lock.withLock { loaded in
             Self.capturingStandardError { () -> UnsafeMutablePointer<LilvInstance>? in
                 guard let world, let plugin = plugin(uri, loaded) else { return nil }
@@ -286,9 +290,7 @@ public final class LV2World: @unchecked Sendable {
             }
         }
         guard let instance else {
-            let reason = complaint.split(separator: "\n").first.map { line in
-                String(line.split(separator: ": ").last ?? line)
-            }
+            let reason = complaint.split(separator: "\n").first.map { Self.lilvReason(String($0)) }
             throw AudioUnitError(.failedInitialization, reason.map { " (\($0))" } ?? "")
         }
         return instance
@@ -303,12 +305,28 @@ public final class LV2World: @unchecked Sendable {
 
     private static let captureLock = Locked(())
 
+    /// lilv's line with its function name and "error:" taken off ("lilv_lib_open(): error: Failed to open
+    /// library …"): what went wrong, whole (keeping only the text after the last ": " turned a missing
+    /// library into "No such file or directory)" and an unresolved symbol into "fftwf_execute)"), clipped.
+    static func lilvReason(_ line: String) -> String {
+        var text = Substring(line)
+        if let call = text.firstRange(of: "(): "), !text[..<call.lowerBound].contains(" ") {
+            text = text[call.upperBound...]
+        }
+        for prefix in ["error: ", "warning: "] where text.hasPrefix(prefix) { text = text.dropFirst(prefix.count) }
+        return String(text).clipped(240)
+    }
+
     private static func capturing<T>(_ body: () -> T) -> (T, String) {
         fflush(nil)
         let saved = dup(2)
         guard saved >= 0, let file = tmpfile() else { return (body(), "") }
         dup2(fileno(file), 2)
+        // Should the body crash or exit (a plugin being created), the crash report copies what was captured
+        // to the real stderr first: a plugin's last words are never held back.
+        aulos_crash_report_capturing(fileno(file), saved)
         let result = body()
+        aulos_crash_report_capturing(-1, -1)
         fflush(nil)
         dup2(saved, 2)
         close(saved)

@@ -376,6 +376,10 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
                 + "not provide"
         ),
         ("lv2:urn:aulos:test:no-instance", "part 'lv2': No Instance could not be instantiated at 48000 Hz"),
+        (
+            "lv2:urn:aulos:test:missing-binary",
+            "Missing Binary could not be instantiated at 48000 Hz (Failed to open library /nonexistent/aulos-missing.so"
+        ),
         ("lv2:urn:aulos:test:needs-cv", "part 'lv2': Needs CV: port 0 'cv' is cv, which Aulos cannot connect"),
         ("lv2:http://example.org/nothing", "part 'lv2': no LV2 plugin <http://example.org/nothing> installed"),
         ("lv2:jx10", "--instrument takes synth, sampler or lv2:URI, not 'lv2:jx10'"),

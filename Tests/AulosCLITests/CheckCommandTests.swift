@@ -54,6 +54,17 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder + "/strict.wav"))
     }
 
+    /// A file that is neither MIDI nor a score (and not named one) is said to be so, without its first line
+    /// read back (`aulos check /etc/hostname` reported "expected TIME COMMAND, got 'vm'").
+    @Test func aFileThatIsNeitherIsSaidToBe() throws {
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "secret-host-name\n".write(toFile: folder + "/hostname", atomically: true, encoding: .utf8)
+        let result = try runAulos(["check", folder + "/hostname"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("neither a MIDI file (it does not start with 'MThd') nor a score"))
+        #expect(!result.stderr.contains("secret-host-name"), "\(result.stderr)")
+    }
+
     @Test func karaokeAndRIFFFilesPlay() throws {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         write(scale(), "clean.mid")

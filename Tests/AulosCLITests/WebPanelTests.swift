@@ -231,6 +231,30 @@ import Glibc
         #expect(aulos.process.isRunning)
     }
 
+    /// Errors that go over the network name the file and the line, never the content of a file other than the
+    /// rig files: an uploaded set naming `rig: /etc/passwd` returned its first line, a tuning of /etc/passwd
+    /// quoted its second. An uploaded set may list only rig files of its own folder; what the upload itself
+    /// says is still quoted.
+    @Test func errorsSentOverTheNetworkNeverQuoteOtherFiles() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (aulos, csrf) = try Self.servePanel("set.yaml", in: folder, port: port) {
+            ($0["rigs"] as? [String])?.count == 2
+        }
+        func upload(_ text: String) -> String {
+            Self.http("PUT", "/api/rig-file", port: port, headers: ["X-Aulos-CSRF": csrf], body: text)?.body ?? ""
+        }
+        let outside = upload("name: Set\nrigs:\n  - program: 0\n    rig: /etc/passwd\n")
+        #expect(outside.contains("lists rig files in its own folder"), "\(outside)")
+        #expect(!outside.contains("root:"), "\(outside)")
+        let tuning = upload("name: T\ntuning: /etc/passwd\nparts:\n  - name: Lead\n    instrument: synth\n")
+        #expect(tuning.contains("/etc/passwd:"), "\(tuning)")
+        #expect(!tuning.contains("root:") && !tuning.contains("daemon:"), "\(tuning)")
+        let own = upload("name: T\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Nothing Like It\n")
+        #expect(own.contains("'Nothing Like It'"), "\(own)")
+        #expect(aulos.process.isRunning)
+    }
+
     @Test func rigFilesBesideThePlayingOneAreLoadedAndSaved() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }

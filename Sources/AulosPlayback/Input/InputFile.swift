@@ -72,6 +72,14 @@ public struct InputFile: Sendable {
         do {
             return try InputFile(score: Score(text: text, name: name), sampleRate: sampleRate)
         } catch {
+            // A file not named as a score whose first line is not one is some other file (/etc/hostname):
+            // say what it is not, without reading its line back.
+            let named = path.lowercased().hasSuffix(".score") || path.lowercased().hasSuffix(".txt")
+            if !named, error.message.hasPrefix("\(name):1: expected TIME COMMAND") {
+                throw InputFileError(
+                    "\(path): neither a MIDI file (it does not start with 'MThd') nor a score (its first line is "
+                        + "not TIME COMMAND; docs/score.md)")
+            }
             throw InputFileError(error.message)
         }
     }

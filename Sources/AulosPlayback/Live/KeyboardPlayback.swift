@@ -170,10 +170,11 @@ public final class KeyboardPlayback {
     private func answer(_ bridge: ControlBridge) {
         for (request, reply) in bridge.take() {
             // Each answer is JSON, or the one-line error of whatever could not be done.
-            func answering(_ body: () throws -> String) {
-                do { reply(try body()) } catch let error as RigError { reply(ControlServer.error(error.message)) } catch
-                {
-                    reply(ControlServer.error("\(error)"))
+            // Errors go over the network: quoted lines of files other than the rig files are left out.
+            func answering(sent: String? = nil, _ body: () throws -> String) {
+                do { reply(try body()) } catch {
+                    let message = (error as? ReportableError)?.message ?? "\(error)"
+                    reply(ControlServer.error(RigFileReplacement.redacted(message, beside: rigPath, sent: sent)))
                 }
             }
             switch request {
@@ -193,7 +194,7 @@ public final class KeyboardPlayback {
                     return #"{"ok":true,"reloading":true}"#
                 }
             case .replaceRigFile(let text):
-                answering {
+                answering(sent: text) {
                     let earlier = try? RigFileReplacement.text(of: rigPath)
                     try RigFileReplacement.replace(rigPath, with: text) { scratch throws(RigError) in
                         try tryRig(scratch)
@@ -294,7 +295,7 @@ public final class KeyboardPlayback {
         let message = "the configured rig \(rigPath ?? "") is not played: \(reason); playing the last rig that "
             + "played (\(folder)) until it is fixed"
         observer.warning(message)
-        server.fallback = message
+        server.fallback = RigFileReplacement.redacted(message, beside: rigPath)
     }
 
     /// Tries the rig or set file at `path` in full at the playing rate and slice (see `RigTrial`); the error
@@ -321,7 +322,7 @@ public final class KeyboardPlayback {
         failedReloads += 1
         reloads = max(0, reloads - 1)
         observer.warning("the new rig could not be built; playing on with the rig as it was: \(message)")
-        server.reloadFailure = message
+        server.reloadFailure = RigFileReplacement.redacted(message, beside: rigPath)
         guard let replaced else { return }
         rigPath = replaced.rigPath
         if let file = replaced.file { try? FileContents.replace(file.path, with: Array(file.text.utf8)) }
@@ -395,7 +396,7 @@ public final class KeyboardPlayback {
             alreadyTried = nil
             failedReloads += 1
             observer.warning("reload failed, playing on with the rig as it was: \(error.message)")
-            server.reloadFailure = error.message
+            server.reloadFailure = RigFileReplacement.redacted(error.message, beside: rigPath)
             return nil
         }
     }

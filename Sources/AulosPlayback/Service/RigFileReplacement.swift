@@ -31,7 +31,7 @@ enum RigFileReplacement {
             throw RigError("cannot check the new rig beside \(path): \(error.reason)")
         }
         do {
-            _ = try RigSet.load(scratch)
+            _ = try RigSet.load(scratch, confined: true)
             try trying(scratch)
         } catch {
             // Name the file being replaced, not the scratch copy.
@@ -69,7 +69,9 @@ enum RigFileReplacement {
         else { throw RigError("a rig file here is a name ending in .yaml, without a folder, not '\(name)'") }
         let target = FileContents.folder(of: path) + "/" + name
         if checked {
-            do { _ = try RigSet.load(target) } catch { throw RigError("not loaded: \(error.message)") }
+            do { _ = try RigSet.load(target, confined: true) } catch {
+                throw RigError("not loaded: \(error.message)")
+            }
         }
         return target
     }
@@ -85,6 +87,38 @@ enum RigFileReplacement {
             throw RigError("cannot write \(target): \(error.reason)")
         }
         return target
+    }
+
+    /// `message` as it may go over the network: a quoted text ('…') is kept only when it is in `sent` (what
+    /// the client itself sent) or in a rig file of the playing rig's folder (what the panel serves anyway);
+    /// any other is a line of some other file a rig named (a tuning of `/etc/passwd` quoted its second
+    /// line) and becomes '…'. File names and line numbers stay: they say where to look.
+    static func redacted(_ message: String, beside path: String?, sent: String? = nil) -> String {
+        var known: [String] = sent.map { [$0] } ?? []
+        if let path {
+            let folder = FileContents.folder(of: path)
+            known += siblings(of: path).compactMap { try? FileContents.text(folder + "/" + $0, limit: rigFileLimit) }
+        }
+        // A quote opens after a space or bracket and closes before a space, punctuation or the end, so the
+        // apostrophe in "plugin's" is neither.
+        let characters = Array(message)
+        func opens(_ index: Int) -> Bool { index == 0 || " (<[".contains(characters[index - 1]) }
+        func closes(_ index: Int) -> Bool { index + 1 == characters.count || " ,.;:)]>".contains(characters[index + 1]) }
+        var result = ""
+        var index = 0
+        while index < characters.count {
+            guard characters[index] == "'", opens(index),
+                let close = characters[(index + 1)...].indices.first(where: { characters[$0] == "'" && closes($0) })
+            else {
+                result.append(characters[index])
+                index += 1
+                continue
+            }
+            let quoted = String(characters[(index + 1)..<close])
+            result += "'" + (quoted.isEmpty || known.contains(where: { $0.contains(quoted) }) ? quoted : "…") + "'"
+            index = close + 1
+        }
+        return result
     }
 
     private static let noFile =

@@ -127,6 +127,13 @@ public final class PlaybackRig {
             throw RigError(
                 "\(partCount) parts; a rig\(set.entries.count > 1 ? " set" : "") holds at most \(Self.maximumParts)")
         }
+        let effectCount = set.entries.reduce(0) { count, entry in
+            count + entry.rig.parts.reduce(0) { $0 + $1.effects.count }
+                + entry.rig.returns.reduce(0) { $0 + $1.effects.count } + entry.rig.masterEffects.count
+        }
+        guard effectCount <= Rig.maximumEffects else {
+            throw RigError("\(effectCount) effects; a rig\(set.entries.count > 1 ? " set" : "") holds at most \(Rig.maximumEffects)")
+        }
         // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would silently
         // render something other than what was asked for.
         if arpeggio != nil && !set.entries.contains(where: { $0.rig.parts.contains { $0.instrument == .synth } }) {

@@ -227,7 +227,11 @@ struct RigUnits {
     /// the file and line).
     func tuningTable(_ scale: String, _ keymap: String?) throws(RigError) -> TuningTable {
         let scalePath = SearchPaths.tuningFile(scale, suffix: ".scl")
-        if !scale.contains("/") && !FileManager.default.fileExists(atPath: scalePath) {
+        // Something by that name that cannot be followed (a symbolic link in a loop, or to nothing) is read,
+        // so the error says why, rather than "no tuning".
+        var link = stat()
+        let present = lstat(scalePath, &link) == 0
+        if !scale.contains("/") && !present {
             let bundled = SearchPaths.tunings
             throw RigError(
                 "no tuning '\(scale)': give a .scl file"

@@ -265,8 +265,10 @@ extension Rig {
 
 extension RigSet {
     /// Reads a set file, or a rig file as a set of one. Errors name the file, line and key (a listed
-    /// rig's own errors name that rig's file).
-    public static func load(_ path: String) throws(RigError) -> RigSet {
+    /// rig's own errors name that rig's file). `confined` (a set that came over the network): every rig it
+    /// lists must be a file in the set's own folder, checked before it is read — `rig: /etc/shadow` in an
+    /// uploaded set returned the shadow file's first line in its error.
+    public static func load(_ path: String, confined: Bool = false) throws(RigError) -> RigSet {
         let root = try composeRigYAML(try readRigFile(path), file: path)
         guard let mapping = root?.mapping, mapping["rigs"] != nil else {
             return RigSet(try Rig(root: root, file: path))
@@ -301,6 +303,10 @@ extension RigSet {
                     try reader.integer(node, at + ".bank", in: 0...16383)
                 } ?? 0
             let file = try reader.string(rigNode, at + ".rig")
+            if confined && (file.contains("/") || file.hasPrefix(".")) {
+                throw reader.error(
+                    rigNode, at + ".rig", "a set sent over the network lists rig files in its own folder, by name")
+            }
             // Sets do not nest, so a set is never read as a rig: that is what makes a cycle of any length
             // (a set listing itself, or sets listing each other) an error here rather than a recursion.
             let listed = resolve(file, in: folder)
@@ -498,6 +504,10 @@ extension RigReader {
         guard let sequence = node.sequence else {
             throw error(
                 node, key, "must be a list of effects ({unit: reverb|chorus|delay|lv2:URI, preset, parameters})")
+        }
+        // A chain is a handful of effects; a rig of a thousand delays took gigabytes to build.
+        guard sequence.count <= Rig.maximumEffectsPerChain else {
+            throw error(node, key, "\(sequence.count) effects; a chain holds at most \(Rig.maximumEffectsPerChain)")
         }
         var chain: [EffectSpec] = []
         for (index, item) in sequence.enumerated() {

@@ -99,6 +99,10 @@ public struct Rig: Equatable, Sendable {
     /// straight to the output, as before effects existed — bit for bit.
     public var dry = false
 
+    /// The most effects one chain (a part's, a return's, the master's) may hold, and a whole set.
+    public static let maximumEffectsPerChain = 16
+    public static let maximumEffects = 128
+
     /// This rig as it plays when dry: no returns, no sends, no part or master effects.
     public var playedDry: Rig {
         var rig = self

@@ -37,16 +37,15 @@ public class StereoEffectUnit: AudioUnit, @unchecked Sendable {
         selected = Int(preset.number)
     }
 
-    /// A delay line per channel, each long enough for `seconds` at the highest sample rate, over one
-    /// allocation the kernel's release frees (`memory`).
+    /// A delay line per channel, each long enough for `seconds` at the rate in use, over one allocation the
+    /// kernel's release frees (`memory`). (A new rate re-initializes the unit: sized for 192 kHz, a rig of a
+    /// thousand delays at 48 kHz took 2.1 GB.)
     static func stereoDelayLines(seconds: Double, sampleRate: Double) -> (
         left: DelayLine, right: DelayLine, memory: UnsafeMutablePointer<Float>
     ) {
-        // Memory for the highest rate; each line wraps at what the rate in use needs (at 48 kHz a quarter
-        // of it is cycled through: less memory touched).
-        let allocated = DelayLine.capacity(forDelay: Int(seconds * FeedbackDelayNetwork.maximumSampleRate) + 2)
         let used = DelayLine.capacity(
             forDelay: Int(seconds * min(sampleRate, FeedbackDelayNetwork.maximumSampleRate)) + 2)
+        let allocated = used
         let memory = UnsafeMutablePointer<Float>.allocate(capacity: 2 * allocated)
         return (
             DelayLine(buffer: memory, capacity: used), DelayLine(buffer: memory + allocated, capacity: used), memory
