@@ -92,6 +92,30 @@ import Testing
         #expect(text.stdout.contains("levels (dBFS peak): part Sine "), "\(text.stdout)")
     }
 
+    /// The master meter reads what leaves for the device, after the master chain: with a master plugin whose
+    /// output is played as silence (it writes 3e38), the part sounds and the master reads silence (it read
+    /// the mix before the chain, about −20 dBFS, while the device got DC or nothing).
+    @Test func theMasterMeterReadsAfterTheMasterChain() throws {
+        defer { removeFolder() }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try ("name: Loud\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n"
+            + "output:\n  effects:\n    - unit: lv2:urn:aulos:test:misbehaving#huge\n")
+            .write(toFile: folder + "/loud.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/loud.yaml", "--device", "null"], in: folder,
+            environment: try MisbehavingPlugins.environment())
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Loud" }, "\(aulos.stderr)")
+        #expect(aulos.request("midi 90 45 7F")?.hasPrefix(#"{"ok":true"#) == true)
+        func level(_ name: String, in status: [String: Any]) -> Double {
+            let meters = status["meters"] as? [[String: Any]] ?? []
+            return meters.first { $0["name"] as? String == name }?["peak"] as? Double ?? -200
+        }
+        #expect(try aulos.waitForStatus { level("part Sine", in: $0) > -60 }, "\(aulos.stderr)")
+        let status = try #require(try aulos.status())
+        #expect(level("master", in: status) == -120, "\(status["meters"] ?? "")")
+        #expect((status["warnings"] as? [String])?.contains { $0.contains("Misbehaving huge") } == true)
+    }
+
     /// A MIDI-learn nobody completes gives up by itself (a client that timed out left "learning" in the
     /// status for ever), and `unlearn` gives up at once.
     @Test func anUnansweredLearnGivesUp() throws {

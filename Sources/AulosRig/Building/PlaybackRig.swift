@@ -82,6 +82,8 @@ public final class PlaybackRig {
     public let partNames: [String]
     /// Taps on every part's own output, when the rig was built `tappingParts`.
     public let partTaps: PartTaps?
+    /// The level of what goes to the device, once `startMetering` has run.
+    var outputMeter: OutputMeter?
     /// Each rig's controller mappings with their targets resolved (so a rig naming a part or parameter that
     /// does not exist fails to build, with the list of what does).
     public private(set) var controls: [[ResolvedControl]] = []

@@ -16,10 +16,15 @@ extension PlaybackRig {
     public func startMetering() throws(AudioUnitError) {
         try mixer.set(.meteringMode, UInt32(1))
         if outputMixer !== mixer { try outputMixer.set(.meteringMode, UInt32(1)) }
+        if outputMeter == nil, let grant = session?.grant {
+            let meter = OutputMeter(sampleRate: rig.sampleRate, sample: grant.format)
+            try graph.addRenderNotify(meter.renderNotify)
+            outputMeter = meter
+        }
     }
 
     /// Every part's level after its fader, each send as it leaves for its return, each return as it comes
-    /// back from its effects, and the master after the output volume. Readable at any time (the render
+    /// back from its effects, and the master as it leaves for the device. Readable at any time (the render
     /// thread publishes them as atomics); all −120 until `startMetering`.
     public var meters: [Meter] {
         func meter(_ name: String, _ unit: MultichannelMixerUnit, _ scope: Scope, _ element: Element) -> Meter? {
@@ -34,7 +39,12 @@ extension PlaybackRig {
                 meter("return \(entry.bus.name)", outputMixer, .input, Element(1 + index)),
             ].compactMap { $0 }
         }
-        if let master = meter("master", outputMixer, .output, 0) { result.append(master) }
+        // The master as it leaves for the device (after the master EQ and effects), once metering runs.
+        if let levels = outputMeter?.levels {
+            result.append(Meter(name: "master", peak: levels.peak, average: levels.average))
+        } else if let master = meter("master", outputMixer, .output, 0) {
+            result.append(master)
+        }
         return result
     }
 }
