@@ -32,7 +32,8 @@ import Testing
     func aUnitWritingGarbageCostsOnlyItsOwnSlices(_ behaviour: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let rig = MisbehavingPlugins.rig(behaviour) + "    sends: {reverb: 1}\nreturns:\n  - name: reverb\n"
+        let rig =
+            MisbehavingPlugins.rig(behaviour) + "    sends: {reverb: 1}\nreturns:\n  - name: reverb\n"
             + "    effects:\n      - unit: reverb\n"
         try rig.write(toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
         try "0s note C4 0.25s\n".write(toFile: folder + "/note.score", atomically: true, encoding: .utf8)
@@ -42,7 +43,9 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let samples = try Self.floatSamples(folder + "/out.wav")
         #expect(samples.count > 48_000)
-        #expect(samples.allSatisfy { $0.isFinite && abs($0) <= 1 }, "\(samples.first { !($0.isFinite && abs($0) <= 1) } ?? 0)")
+        #expect(
+            samples.allSatisfy { $0.isFinite && abs($0) <= 1 },
+            "\(samples.first { !($0.isFinite && abs($0) <= 1) } ?? 0)")
         #expect(result.stderr.contains("Misbehaving \(behaviour)"), "\(result.stderr)")
         #expect(result.stderr.contains("silence"), "\(result.stderr)")
     }

@@ -98,7 +98,8 @@ import Testing
     @Test func theMasterMeterReadsAfterTheMasterChain() throws {
         defer { removeFolder() }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try ("name: Loud\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n"
+        try
+            ("name: Loud\nparts:\n  - name: Sine\n    instrument: synth\n    preset: Glass Bell\n"
             + "output:\n  effects:\n    - unit: lv2:urn:aulos:test:misbehaving#huge\n")
             .write(toFile: folder + "/loud.yaml", atomically: true, encoding: .utf8)
         let aulos = try BackgroundAulos(
@@ -208,9 +209,10 @@ import Testing
         }
         try Self.writeSet(listing: "one.yaml", in: folder)
         var aulos = try start()
-        #expect(try aulos.waitForStatus(seconds: 20) { _ in
-            FileManager.default.fileExists(atPath: folder + "/.last-good/set.yaml")
-        }, "\(aulos.stderr)")
+        #expect(
+            try aulos.waitForStatus(seconds: 20) { _ in
+                FileManager.default.fileExists(atPath: folder + "/.last-good/set.yaml")
+            }, "\(aulos.stderr)")
         aulos.signal(SIGTERM)
         #expect(aulos.waitForExit() == 0)
 
@@ -219,7 +221,8 @@ import Testing
             toFile: folder + "/two.yaml", atomically: true, encoding: .utf8)
         try Self.writeSet(listing: "two.yaml", in: folder)
         aulos = try start()
-        #expect(try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("cannot be built") == true },
+        #expect(
+            try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("cannot be built") == true },
             "\(aulos.stderr)")
         #expect(try aulos.status()?["rigs"] as? [String] == ["One", "One"])
         #expect(aulos.stderr.contains("playing the last rig that played"))
@@ -229,7 +232,8 @@ import Testing
         // Cannot be read.
         try "name: Set\nrigs: [\n".write(toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
         aulos = try start()
-        #expect(try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("cannot be read") == true },
+        #expect(
+            try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("cannot be read") == true },
             "\(aulos.stderr)")
         aulos.signal(SIGTERM)
         #expect(aulos.waitForExit() == 0)
@@ -242,7 +246,8 @@ import Testing
         let crashed = aulos.waitForExit(seconds: 20)
         #expect(crashed != nil && crashed != 0, "\(aulos.stderr)")
         aulos = try start()
-        #expect(try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("last start") == true },
+        #expect(
+            try aulos.waitForStatus { ($0["fallback"] as? String)?.contains("last start") == true },
             "\(aulos.stderr)")
         #expect(try aulos.status()?["rigs"] as? [String] == ["One", "One"])
         aulos.signal(SIGTERM)

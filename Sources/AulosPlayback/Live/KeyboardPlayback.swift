@@ -254,11 +254,11 @@ public final class KeyboardPlayback {
             if let warning = lastKnownGood?.beginTrying(set) { observer.warning(warning) }
             do {
                 built = try buildRig(set)
-            } catch where !(error is DeviceError) && played != nil {
+            } catch  where !(error is DeviceError) && played != nil {
                 undoReload(error)
                 set = played!
                 continue
-            } catch where !(error is DeviceError) && played == nil && fallingBack(from: set) != nil {
+            } catch  where !(error is DeviceError) && played == nil && fallingBack(from: set) != nil {
                 // At start: the configured rig cannot be built; the last good one plays instead.
                 fallBack(because: "it cannot be built: \((error as? ReportableError)?.message ?? "\(error)")")
                 set = fallingBack(from: set)!
@@ -292,7 +292,8 @@ public final class KeyboardPlayback {
     /// configured one, and why.
     private func fallBack(because reason: String) {
         let folder = lastKnownGood?.folder ?? "the last good rig"
-        let message = "the configured rig \(rigPath ?? "") is not played: \(reason); playing the last rig that "
+        let message =
+            "the configured rig \(rigPath ?? "") is not played: \(reason); playing the last rig that "
             + "played (\(folder)) until it is fixed"
         observer.warning(message)
         server.fallback = RigFileReplacement.redacted(message, beside: rigPath)
@@ -520,8 +521,9 @@ public final class KeyboardPlayback {
                 observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name)")
             }
         }
-        if !settled, live.status.statistics.framesPlayed
-            >= Int64(LastKnownGoodRig.settlingSeconds * live.grant.sampleRate)
+        if !settled,
+            live.status.statistics.framesPlayed
+                >= Int64(LastKnownGoodRig.settlingSeconds * live.grant.sampleRate)
         {
             settled = true
             if let warning = lastKnownGood?.settled(rig.set) { observer.warning(warning) }

@@ -94,7 +94,8 @@ public final class LastKnownGoodRig {
             guard !complained else { return nil }
             complained = true
             let reason = (error as? ReportableError)?.message ?? error.localizedDescription
-            return "cannot keep the last good rig in \(folder), so a bad rig at boot has nothing to fall back to: \(reason)"
+            return "cannot keep the last good rig in \(folder), so a bad rig at boot has nothing to fall back to: "
+                + reason
         }
     }
 }

@@ -103,7 +103,9 @@ enum RigFileReplacement {
         // apostrophe in "plugin's" is neither.
         let characters = Array(message)
         func opens(_ index: Int) -> Bool { index == 0 || " (<[".contains(characters[index - 1]) }
-        func closes(_ index: Int) -> Bool { index + 1 == characters.count || " ,.;:)]>".contains(characters[index + 1]) }
+        func closes(_ index: Int) -> Bool {
+            index + 1 == characters.count || " ,.;:)]>".contains(characters[index + 1])
+        }
         var result = ""
         var index = 0
         while index < characters.count {

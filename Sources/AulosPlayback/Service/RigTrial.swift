@@ -83,9 +83,12 @@ public struct RigTrial: Sendable {
         var events = rig.prelude
         for (index, part) in rig.rig.parts.enumerated() {
             let channel = UInt8(max(0, (part.channels.first ?? 1) - 1))
-            events.append(TimedMIDIEvent(sampleTime: 0, destination: UInt16(index), status: 0x90 | channel, data1: 60, data2: 100))
             events.append(
-                TimedMIDIEvent(sampleTime: noteOff, destination: UInt16(index), status: 0x80 | channel, data1: 60, data2: 0))
+                TimedMIDIEvent(sampleTime: 0, destination: UInt16(index), status: 0x90 | channel, data1: 60, data2: 100)
+            )
+            events.append(
+                TimedMIDIEvent(
+                    sampleTime: noteOff, destination: UInt16(index), status: 0x80 | channel, data1: 60, data2: 0))
         }
         rig.timelinePlayer.play(MIDITimeline(events.sorted { $0.sampleTime < $1.sampleTime }))
         try renderer.render(frameCount: Int64(sampleRate / 4)) { _, _ in }
@@ -98,10 +101,12 @@ extension RigSet {
         var uris: [String] = []
         for rig in rigs {
             let effects = rig.parts.flatMap(\.effects) + rig.returns.flatMap(\.effects) + rig.masterEffects
-            let found = rig.parts.compactMap(\.plugin) + effects.compactMap { spec -> String? in
-                if case .lv2(let uri) = spec.kind { return uri }
-                return nil
-            }
+            let found =
+                rig.parts.compactMap(\.plugin)
+                + effects.compactMap { spec -> String? in
+                    if case .lv2(let uri) = spec.kind { return uri }
+                    return nil
+                }
             for uri in found where !uris.contains(uri) { uris.append(uri) }
         }
         return uris

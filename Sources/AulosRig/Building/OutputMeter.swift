@@ -69,7 +69,9 @@ final class OutputMeter: @unchecked Sendable {
 
     /// One slice, every sample of every buffer.
     @_noAllocation @_noLocks
-    static func measure(_ state: UnsafeMutablePointer<State>, _ ioData: UnsafeMutablePointer<AudioBufferList>, frames: Int) {
+    static func measure(
+        _ state: UnsafeMutablePointer<State>, _ ioData: UnsafeMutablePointer<AudioBufferList>, frames: Int
+    ) {
         let list = ioData.pointee
         let kind = state.pointee.sampleKind
         guard frames > 0, kind >= 0 else { return }

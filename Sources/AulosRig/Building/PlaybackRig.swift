@@ -134,7 +134,8 @@ public final class PlaybackRig {
                 + entry.rig.returns.reduce(0) { $0 + $1.effects.count } + entry.rig.masterEffects.count
         }
         guard effectCount <= Rig.maximumEffects else {
-            throw RigError("\(effectCount) effects; a rig\(set.entries.count > 1 ? " set" : "") holds at most \(Rig.maximumEffects)")
+            let whole = set.entries.count > 1 ? "a rig set" : "a rig"
+            throw RigError("\(effectCount) effects; \(whole) holds at most \(Rig.maximumEffects)")
         }
         // Only the oscillator synth arpeggiates; accepting --arpeggio for a sampler-only rig would silently
         // render something other than what was asked for.
