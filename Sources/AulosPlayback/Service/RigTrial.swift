@@ -14,10 +14,11 @@ import Glibc
 public struct RigTrial: Sendable {
     /// The `aulos` binary to run the trial with (the running one: /proc/self/exe).
     public var executable: String
-    /// How long building and rendering may take (a 120 MB SoundFont loads in about a second here).
-    public var timeout: Double = 60
+    /// How long building and rendering may take: a 120 MB SoundFont loads in about a second here (a Pi takes
+    /// a few), a plugin that hangs is stopped at this, and the panel's request (15 s) must get its answer.
+    public var timeout: Double = 12
 
-    public init(executable: String, timeout: Double = 60) {
+    public init(executable: String, timeout: Double = 12) {
         self.executable = executable
         self.timeout = timeout
     }

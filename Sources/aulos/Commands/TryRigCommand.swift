@@ -1,6 +1,11 @@
 import ArgumentParser
+import Foundation
 import AulosPlayback
 import AulosRig
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `aulos try-rig FILE` (hidden): what a live instrument runs in a child process before it commits to a new
 /// rig (`RigTrial`): the rig built in full at the live rate and slice and played for a quarter of a second.
@@ -18,6 +23,13 @@ struct TryRigCommand: ParsableCommand {
     @OptionGroup var slicing: SliceOptions
 
     func run() throws {
+        // Ends with the instrument that started it: a trial left spinning in a plugin must not outlive it.
+        // (prctl's PR_SET_PDEATHSIG is variadic, which Swift cannot call: a thread watches the parent.)
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(200_000) }
+            _exit(1)
+        }
         let set = try RigSet.load(file)
         let first = set.entries[0].rig
         try RigTrial.tryOut(
