@@ -16,6 +16,10 @@ import Glibc
 /// - at most 128 connections at once (more are closed at once), and never more than 64 KB waiting in either
 ///   direction of one (reading stops until it drains).
 ///
+/// On loopback without a password, a connection is served only when its owner — read from the kernel's
+/// table of TCP sockets (`PeerOwner`) — may use the control socket too: root, the panel's own user, or a
+/// member of its group. Anyone else is refused with 403 before anything is read.
+///
 /// What the server answers is passed back as it is. Requests are not rewritten, so the Host and Origin
 /// checks behind it see what the browser sent.
 ///
@@ -28,12 +32,18 @@ final class WebGate: @unchecked Sendable {
     let port: UInt16
     private let listener: Int32
     private let upstream: String
+    /// Whether each connection's owner is checked (loopback without a password).
+    private let checksOwners: Bool
     private let stopping = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    private var started = false
 
-    /// Listens on `address` and passes connections to the server on the Unix socket at `upstream`.
-    init(_ address: ListenAddress, upstream: String) throws(WebPanelError) {
+    /// Listens on `address`, to pass connections to the server on the Unix socket at `upstream` once
+    /// `start` is called (until then they wait in the kernel's queue). `checkingOwners`: serve only the
+    /// users the control socket serves.
+    init(_ address: ListenAddress, upstream: String, checkingOwners: Bool) throws(WebPanelError) {
         self.upstream = upstream
+        checksOwners = checkingOwners
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw WebPanelError("the panel cannot open a socket (\(Self.reason()))") }
         var yes: Int32 = 1
@@ -59,6 +69,11 @@ final class WebGate: @unchecked Sendable {
         port = UInt16(bigEndian: inet.sin_port)
         listener = descriptor
         Self.makeNonBlocking(descriptor)
+    }
+
+    /// Starts passing connections on.
+    func start() {
+        started = true
         let thread = Thread { [self] in run() }
         thread.name = "aulos-web-gate"
         thread.start()
@@ -66,6 +81,10 @@ final class WebGate: @unchecked Sendable {
 
     /// Closes every connection and the listening socket, and waits for the thread.
     func stop() {
+        guard started else {
+            close(listener)
+            return
+        }
         stopping.withLock { $0 = true }
         finished.wait()
     }
@@ -109,11 +128,21 @@ final class WebGate: @unchecked Sendable {
         while true {
             let client = Glibc.accept(listener, nil, nil)
             guard client >= 0 else { return }
-            guard links.count < Self.connectionLimit, let server = connectUpstream() else {
+            guard links.count < Self.connectionLimit else {
                 Glibc.close(client)
                 continue
             }
             Self.makeNonBlocking(client)
+            if checksOwners && !PeerOwner.mayUsePanel(client) {
+                let link = Link(client: client, server: -1)
+                link.refuse(PeerOwner.refusal)
+                links.append(link)
+                continue
+            }
+            guard let server = connectUpstream() else {
+                Glibc.close(client)
+                continue
+            }
             Self.makeNonBlocking(server)
             links.append(Link(client: client, server: server))
         }
@@ -241,7 +270,7 @@ private final class Link {
     }
 
     /// Answers the client, stops passing anything on, and drains what the client still sends.
-    private func refuse(_ refusal: RequestFraming.Refusal) {
+    func refuse(_ refusal: RequestFraming.Refusal) {
         toClient += refusal.response
         draining = (Date().addingTimeInterval(2), 1 << 20)
         shutdown(server, Int32(SHUT_RDWR))
