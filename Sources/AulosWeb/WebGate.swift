@@ -13,8 +13,11 @@ import Glibc
 ///   byte-counted; chunked bodies are refused (411), and so is a second, different Content-Length (400);
 /// - after a WebSocket upgrade (the status feed, which the page only reads) at most 64 KB more from the
 ///   client;
-/// - at most 128 connections at once (more are closed at once), and never more than 64 KB waiting in either
-///   direction of one (reading stops until it drains).
+/// - at most 128 connections at once, and 16 from one address: a newcomer past either limit takes the place
+///   of the connection quiet longest (no request under way), or is closed when none is quiet — idle
+///   connections held open cannot lock the panel out;
+/// - a connection quiet for 5 s before its first byte, or 15 s between requests, is closed;
+/// - never more than 64 KB waiting in either direction of one connection (reading stops until it drains).
 ///
 /// On loopback without a password, a connection is served only when its owner — read from the kernel's
 /// table of TCP sockets (`PeerOwner`) — may use the control socket too: root, the panel's own user, or a
@@ -27,7 +30,15 @@ import Glibc
 /// caller's.
 final class WebGate: @unchecked Sendable {
     static let connectionLimit = 128
+    static let addressLimit = 16
     static let pendingLimit = 64 * 1024
+    static let evictionGrace = 1.0
+    /// Seconds a connection may stay quiet before its first byte and between requests
+    /// (AULOS_WEB_IDLE_SECONDS sets both, for tests).
+    static let (firstByteSeconds, idleSeconds): (Double, Double) = {
+        let seconds = ProcessInfo.processInfo.environment["AULOS_WEB_IDLE_SECONDS"].flatMap(Double.init)
+        return seconds.map { ($0, $0) } ?? (5, 15)
+    }()
 
     let port: UInt16
     private let listener: Int32
@@ -123,18 +134,29 @@ final class WebGate: @unchecked Sendable {
         finished.signal()
     }
 
-    /// Takes every waiting connection, each with its own connection to the server behind.
+    /// Takes the waiting connections, each with its own connection to the server behind: at most 64 a turn,
+    /// so that clients reconnecting as fast as they are closed cannot keep the loop from the others.
     private func accept(into links: inout [Link]) {
-        while true {
-            let client = Glibc.accept(listener, nil, nil)
+        for _ in 0..<64 {
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let client = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+            }
             guard client >= 0 else { return }
-            guard links.count < Self.connectionLimit else {
+            Self.makeNonBlocking(client)
+            let address = peer.sin_addr.s_addr
+            // Room is made before anything else: a newcomer takes the place of the quietest connection of its
+            // address, or of anyone's at the overall limit, and is closed only when every one is busy.
+            let open = links.filter { !$0.isDone }
+            guard Self.makeRoom(among: open.filter { $0.address == address }, limit: Self.addressLimit),
+                Self.makeRoom(among: open, limit: Self.connectionLimit)
+            else {
                 Glibc.close(client)
                 continue
             }
-            Self.makeNonBlocking(client)
             if checksOwners && !PeerOwner.mayUsePanel(client) {
-                let link = Link(client: client, server: -1)
+                let link = Link(client: client, server: -1, address: address)
                 link.refuse(PeerOwner.refusal)
                 links.append(link)
                 continue
@@ -144,8 +166,19 @@ final class WebGate: @unchecked Sendable {
                 continue
             }
             Self.makeNonBlocking(server)
-            links.append(Link(client: client, server: server))
+            links.append(Link(client: client, server: server, address: address))
         }
+    }
+
+    /// Whether there is room for one more beside `links`, closing the one quiet longest if need be. Only one
+    /// quiet for `evictionGrace` gives way: a connection just taken has had no time to send its request.
+    private static func makeRoom(among links: [Link], limit: Int) -> Bool {
+        guard links.count >= limit else { return true }
+        let settled = Date().addingTimeInterval(-Self.evictionGrace)
+        let quiet = links.filter { $0.isQuiet && $0.lastHeard < settled }
+        guard let quietest = quiet.min(by: { $0.lastHeard < $1.lastHeard }) else { return false }
+        quietest.expire()
+        return true
     }
 
     private func connectUpstream() -> Int32? {
@@ -184,6 +217,8 @@ final class WebGate: @unchecked Sendable {
 private final class Link {
     let client: Int32
     let server: Int32
+    /// The client's IPv4 address (network order), for the per-address limit.
+    let address: UInt32
     var toServer: [UInt8] = []
     var toClient: [UInt8] = []
     private var framing = RequestFraming()
@@ -193,10 +228,26 @@ private final class Link {
     private var clientEnded = false
     private var serverEnded = false
     private var failed = false
+    /// When a byte last came from either side.
+    private(set) var lastHeard = Date()
+    private var heardFromClient = false
+    /// A request was passed on and the server has not begun its answer.
+    private var awaitingAnswer = false
+    private var requestsPassed = 0
 
-    init(client: Int32, server: Int32) {
-        (self.client, self.server) = (client, server)
+    init(client: Int32, server: Int32, address: UInt32) {
+        (self.client, self.server, self.address) = (client, server, address)
     }
+
+    /// Nothing under way: between requests (or before the first), nothing waiting either way, no answer
+    /// awaited, no WebSocket. Such a connection may be closed with no harm to any request.
+    var isQuiet: Bool {
+        draining == nil && !failed && framing.isBetweenRequests && !awaitingAnswer && toServer.isEmpty
+            && toClient.isEmpty
+    }
+
+    /// Closes it at the next turn of the loop.
+    func expire() { failed = true }
 
     var readsClient: Bool { !clientEnded && !failed && toServer.count < WebGate.pendingLimit }
 
@@ -220,10 +271,20 @@ private final class Link {
     /// Moves what poll says can move.
     func service(client clientEvents: Int16, server serverEvents: Int16) {
         if clientEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && readsClient {
-            if let bytes = read(client) { take(bytes) } else { clientEnded = true }
+            if let bytes = read(client) {
+                if !bytes.isEmpty { (lastHeard, heardFromClient) = (Date(), true) }
+                take(bytes)
+            } else {
+                clientEnded = true
+            }
         }
         if serverEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && readsServer {
-            if let bytes = read(server) { toClient += bytes } else { serverEnded = true }
+            if let bytes = read(server) {
+                if !bytes.isEmpty { (lastHeard, awaitingAnswer) = (Date(), false) }
+                toClient += bytes
+            } else {
+                serverEnded = true
+            }
         }
         if serverEvents & Int16(POLLOUT) != 0 { write(&toServer, to: server) }
         if clientEvents & Int16(POLLOUT) != 0 {
@@ -234,6 +295,9 @@ private final class Link {
         // The client is done sending: so is the server's side, once what it sent has gone on.
         if clientEnded && toServer.isEmpty { shutdown(server, Int32(SHUT_WR)) }
         if draining == nil, let refusal = framing.refusalIfLate(now: Date()) { refuse(refusal) }
+        // Quiet too long: closed, as HTTP lets a server close an idle connection (a client opens another).
+        let allowed = heardFromClient ? WebGate.idleSeconds : WebGate.firstByteSeconds
+        if isQuiet && Date().timeIntervalSince(lastHeard) > allowed { expire() }
     }
 
     private func read(_ descriptor: Int32) -> [UInt8]? {
@@ -262,6 +326,9 @@ private final class Link {
         }
         let (passed, outcome) = framing.take(bytes[...], now: Date())
         toServer += passed
+        if framing.requestsPassed != requestsPassed {
+            (requestsPassed, awaitingAnswer) = (framing.requestsPassed, true)
+        }
         switch outcome {
         case .goOn: break
         case .refuse(let refusal): refuse(refusal)
