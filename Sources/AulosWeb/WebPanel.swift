@@ -55,8 +55,8 @@ public final class WebPanel: @unchecked Sendable {
         let folder = String(cString: made)
         self.folder = folder
         let socketPath = folder + "/panel.sock"
-        // The gate listens first; connections wait in the kernel's queue until it starts, once the server
-        // behind it listens.
+        // The gate listens first: the session cookie's name carries the port (0 picks one). Connections wait
+        // in the kernel's queue until the gate starts.
         do throws(WebPanelError) {
             gate = try WebGate(listen, upstream: socketPath, checkingOwners: listen.isLoopback && passwordHash == nil)
         } catch {
@@ -68,7 +68,7 @@ public final class WebPanel: @unchecked Sendable {
         // FlyingFox's default logger prints every request to standard output: noise in a service's journal.
         server = HTTPServer(config: .init(address: sockaddr_un.unix(path: socketPath), timeout: 15, logger: .disabled))
         let api = PanelAPI(
-            bridge: bridge, access: WebAccess(passwordHash: passwordHash), files: files,
+            bridge: bridge, access: WebAccess(passwordHash: passwordHash, port: port), files: files,
             loopbackOnly: listen.isLoopback)
         let server = server
         task = Task {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The panel's limits on what one client may cost everyone else: who may use a loopback panel without a
-/// password, idle connections.
+/// password, idle connections, guessing passwords, passwords with a NUL, two panels' cookies.
 extension WebPanelTests {
     /// `executable ARGUMENTS`, its standard output and exit status.
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: String) {
@@ -21,6 +21,35 @@ extension WebPanelTests {
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// A `--web-password` file for `password`, made by `aulos web-password` as a user makes it.
+    static func passwordFile(in folder: String, _ password: String) throws -> String {
+        let path = folder + "/web-password"
+        let hasher = Process()
+        hasher.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        hasher.arguments = ["web-password", "--output", path]
+        let input = Pipe()
+        hasher.standardInput = input
+        hasher.standardOutput = FileHandle.nullDevice
+        try hasher.run()
+        input.fileHandleForWriting.write(Data((password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        hasher.waitUntilExit()
+        #expect(hasher.terminationStatus == 0)
+        return path
+    }
+
+    /// aulos on the null device playing one.yaml of `folder` with a panel on loopback at `port` that needs
+    /// the password of `passwordFile`, once its status says it plays.
+    static func servePasswordPanel(in folder: String, port: UInt16, passwordFile: String) throws -> BackgroundAulos {
+        let aulos = try BackgroundAulos(
+            [
+                "play", "--service", "--rig", folder + "/one.yaml", "--device", "null", "--web", "127.0.0.1:\(port)",
+                "--web-password", passwordFile,
+            ], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "One" }, "\(aulos.stderr)")
+        return aulos
     }
 
     /// The control socket refuses `nobody`; so does the passwordless loopback panel: a connection's owner
@@ -86,5 +115,85 @@ extension WebPanelTests {
         #expect(recv(silent, &byte, 1, 0) == 0, "closed by the panel")
         #expect(Date().timeIntervalSince(waited) < 4.5)
         #expect(aulos.process.isRunning)
+    }
+
+    /// Wrong passwords are evaluated at a rate for the whole panel, not a delay per request: 50 clients
+    /// guessing in parallel for two seconds get a handful of tries, the rest 429.
+    @Test func guessingPasswordsInParallelIsRateLimited() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let password = try Self.passwordFile(in: folder, "correct horse")
+        let aulos = try Self.servePasswordPanel(in: folder, port: port, passwordFile: password)
+        let lock = NSLock()
+        nonisolated(unsafe) var seen: [Int: Int] = [:]
+        let seconds = 2.0
+        let deadline = Date().addingTimeInterval(seconds)
+        let done = DispatchGroup()
+        for client in 0..<50 {
+            done.enter()
+            // Threads of their own: 50 clients at once, not as many as there are cores.
+            Thread {
+                while Date() < deadline {
+                    let body = #"{"password":"guess \#(client)"}"#
+                    let status = Self.http("POST", "/api/login", port: port, body: body)?.status ?? 0
+                    lock.withLock { seen[status, default: 0] += 1 }
+                    if status == 0 { usleep(20_000) }  // turned away at the door (16 per address): as a browser
+                }
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        let evaluated = seen[401, default: 0]
+        print("50 parallel guessers for \(seconds) s: \(seen) (401: tried, 429: refused untried)")
+        #expect(evaluated <= 12, "wrong passwords evaluated in \(seconds) s: \(seen)")
+        #expect(seen[429, default: 0] > 0, "\(seen)")
+        #expect(seen[200] == nil)
+        #expect(aulos.process.isRunning)
+    }
+
+    /// crypt(3) reads a C string: "PASSWORD\0anything" used to log in. Any control character is refused.
+    @Test func aPasswordWithANulOrControlCharacterIsRefused() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let password = try Self.passwordFile(in: folder, "correct horse")
+        let aulos = try Self.servePasswordPanel(in: folder, port: port, passwordFile: password)
+        for body in [#"{"password":"correct horse\u0000junk"}"#, #"{"password":"correct horse\u0000"}"#] {
+            let answer = Self.http("POST", "/api/login", port: port, body: body)
+            #expect(answer?.status == 400, "\(body): \(answer.debugDescription)")
+            #expect(answer?.headers["set-cookie"] == nil)
+            #expect(answer?.body.contains("control character") == true, "\(answer?.body ?? "")")
+        }
+        #expect(Self.http("POST", "/api/login", port: port, body: #"{"password":"correct horse"}"#)?.status == 200)
+        #expect(aulos.process.isRunning)
+    }
+
+    /// Two panels on one host (ports 8080 and 8081) used to share one cookie name; a browser keeps cookies
+    /// per host, not per port, so logging into one logged the other out. Each panel's cookie has its port.
+    @Test func twoPanelsOnOneHostKeepTheirSessions() throws {
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let other = folder + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try BackgroundAulos.writeTwoRigSet(in: other)
+        let password = try Self.passwordFile(in: folder, "correct horse")
+        let first = try Self.servePasswordPanel(in: folder, port: port, passwordFile: password)
+        let second = try Self.servePasswordPanel(in: other, port: port + 1, passwordFile: password)
+        // A browser's cookie jar for 127.0.0.1: one value per name, whatever the port.
+        var jar: [String: String] = [:]
+        for panel in [port, port + 1] {
+            let login = Self.http("POST", "/api/login", port: panel, body: #"{"password":"correct horse"}"#)
+            #expect(login?.status == 200)
+            let pair = String((login?.headers["set-cookie"] ?? "").prefix { $0 != ";" })
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            try #require(parts.count == 2, "\(pair)")
+            jar[parts[0]] = parts[1]
+        }
+        let cookies = jar.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
+        for panel in [port, port + 1] {
+            let session = Self.json(
+                Self.http("GET", "/api/session", port: panel, headers: ["Cookie": cookies])?.body ?? "")
+            #expect(session?["loggedIn"] as? Bool == true, "panel on \(panel) with cookies \(jar.keys.sorted())")
+        }
+        #expect(first.process.isRunning && second.process.isRunning)
     }
 }
