@@ -9,10 +9,12 @@ import Glibc
 /// control socket serves, so every check and every effect is the same. Replies go back to the sender.
 /// It binds to loopback: listening beyond this machine waits for the panel's tokens (issue 18).
 ///
-/// Replies to one sender (address and port) are limited to `replyBytesPerSecond`, with as much again at
-/// once: a 16-byte /aulos/status is answered with some 3.5 KB, and without a limit whoever can send from a
-/// spoofed address would aim 200 times their own traffic at it. On loopback only root can spoof, so this is
-/// mostly a bound on what one client costs; beyond it the requests are still carried out, unanswered.
+/// Replies to one sender (address and port) are limited to `replyRatio` times the bytes it sent plus
+/// `replyBytesPerSecond` (with as much again at once): a 20-byte /aulos/status is answered with 0.7 to
+/// 3.5 KB, and without a limit whoever can send from a spoofed address would aim up to 200 times their own
+/// traffic at it. On loopback only root can spoof, so this is mostly a bound on what one client costs; a
+/// controller's messages, answered with a few bytes each, are never held back, however many. Past the
+/// limit requests are still carried out, unanswered.
 ///
 /// Threads: created and served on the control thread; its receive thread only parses and queues.
 final class OSCServer: @unchecked Sendable {
@@ -28,6 +30,7 @@ final class OSCServer: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     static let replyBytesPerSecond = 32 * 1024.0
+    static let replyRatio = 4.0
     /// Each sender's reply bytes left and when they were counted (a token bucket; at most 256 senders
     /// remembered, the longest unheard forgotten first).
     private var replyBudgets: [UInt64: (left: Double, at: Date)] = [:]
@@ -106,6 +109,12 @@ final class OSCServer: @unchecked Sendable {
     /// Whether `count` bytes may go to `sender` now. A reply larger than the whole budget still goes when the
     /// budget is full (and leaves it in debt), so every reply can be had at the rate.
     private func spend(_ count: Int, on sender: Sender) -> Bool {
+        adjustBudget(of: sender, by: -Double(count))
+    }
+
+    /// Adds `change` to `sender`'s reply budget if it is positive (a request's credit), or takes it away if the
+    /// budget is not spent (a reply); whether it did. Refilled at `replyBytesPerSecond` up to as much again.
+    @discardableResult private func adjustBudget(of sender: Sender, by change: Double) -> Bool {
         let key = UInt64(sender.sin_addr.s_addr) << 16 | UInt64(sender.sin_port)
         let now = Date()
         return lock.withLock {
@@ -118,8 +127,14 @@ final class OSCServer: @unchecked Sendable {
             budget.left = min(
                 Self.replyBytesPerSecond, budget.left + now.timeIntervalSince(budget.at) * Self.replyBytesPerSecond)
             budget.at = now
-            let allowed = budget.left > 0
-            if allowed { budget.left -= Double(count) } else { repliesDropped += 1 }
+            let allowed = change >= 0 || budget.left > 0
+            if change >= 0 {
+                budget.left = min(Self.replyBytesPerSecond, budget.left + change)
+            } else if allowed {
+                budget.left += change
+            } else {
+                repliesDropped += 1
+            }
             replyBudgets[key] = budget
             return allowed
         }
@@ -142,6 +157,7 @@ final class OSCServer: @unchecked Sendable {
                 }
             }
             guard count > 0 else { continue }
+            adjustBudget(of: sender, by: Double(count) * Self.replyRatio)
             let parsed: [OSCMessage]
             do throws(OSCError) {
                 guard count <= OSCMessage.packetLimit else { throw OSCMessage.oversized(count) }
