@@ -13,7 +13,8 @@ import Glibc
 ///   byte-counted; chunked bodies are refused (411), and so is a second, different Content-Length (400);
 /// - after a WebSocket upgrade (the status feed, which the page only reads) at most 64 KB more from the
 ///   client;
-/// - at most 128 connections at once, and 16 from one address: a newcomer past either limit takes the place
+/// - at most 128 connections at once, and 16 from one address — on loopback, where every local user connects
+///   from 127.0.0.1, from one user (uid, from /proc/net/tcp): a newcomer past either limit takes the place
 ///   of the connection quiet longest (no request under way), or is closed when none is quiet — idle
 ///   connections held open cannot lock the panel out;
 /// - a connection quiet for 5 s before its first byte, or 15 s between requests, is closed;
@@ -145,18 +146,22 @@ final class WebGate: @unchecked Sendable {
             }
             guard client >= 0 else { return }
             Self.makeNonBlocking(client)
-            let address = peer.sin_addr.s_addr
+            // Every user of this machine connects from 127.0.0.1 (or any of 127/8): there a client is counted by
+            // its owner instead, so that one local user cannot crowd out another.
+            let loopback = UInt32(bigEndian: peer.sin_addr.s_addr) >> 24 == 127
+            let owner = loopback ? PeerOwner.owner(of: client) : nil
+            let source = owner.map { 1 << 32 | UInt64($0) } ?? UInt64(peer.sin_addr.s_addr)
             // Room is made before anything else: a newcomer takes the place of the quietest connection of its
-            // address, or of anyone's at the overall limit, and is closed only when every one is busy.
+            // source, or of anyone's at the overall limit, and is closed only when every one is busy.
             let open = links.filter { !$0.isDone }
-            guard Self.makeRoom(among: open.filter { $0.address == address }, limit: Self.addressLimit),
+            guard Self.makeRoom(among: open.filter { $0.source == source }, limit: Self.addressLimit),
                 Self.makeRoom(among: open, limit: Self.connectionLimit)
             else {
                 Glibc.close(client)
                 continue
             }
-            if checksOwners && !PeerOwner.mayUsePanel(client) {
-                let link = Link(client: client, server: -1, address: address)
+            if checksOwners && !PeerOwner.mayUsePanel(owner) {
+                let link = Link(client: client, server: -1, source: source)
                 link.refuse(PeerOwner.refusal)
                 links.append(link)
                 continue
@@ -166,7 +171,7 @@ final class WebGate: @unchecked Sendable {
                 continue
             }
             Self.makeNonBlocking(server)
-            links.append(Link(client: client, server: server, address: address))
+            links.append(Link(client: client, server: server, source: source))
         }
     }
 
@@ -217,8 +222,9 @@ final class WebGate: @unchecked Sendable {
 private final class Link {
     let client: Int32
     let server: Int32
-    /// The client's IPv4 address (network order), for the per-address limit.
-    let address: UInt32
+    /// Whom the per-address limit counts it for: the client's IPv4 address (network order), or on loopback
+    /// 1 << 32 | the uid owning the client's socket.
+    let source: UInt64
     var toServer: [UInt8] = []
     var toClient: [UInt8] = []
     private var framing = RequestFraming()
@@ -235,8 +241,8 @@ private final class Link {
     private var awaitingAnswer = false
     private var requestsPassed = 0
 
-    init(client: Int32, server: Int32, address: UInt32) {
-        (self.client, self.server, self.address) = (client, server, address)
+    init(client: Int32, server: Int32, source: UInt64) {
+        (self.client, self.server, self.source) = (client, server, source)
     }
 
     /// Nothing under way: between requests (or before the first), nothing waiting either way, no answer

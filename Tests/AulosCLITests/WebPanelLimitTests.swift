@@ -85,6 +85,39 @@ extension WebPanelTests {
         #expect(aulos.process.isRunning)
     }
 
+    /// Every local user connects from 127.0.0.1: the per-address limit counts each user (uid) apart there, so
+    /// `nobody` holding 20 connections (refused, or a head begun and never ended) cannot crowd out the
+    /// panel's own user, as it did when 16 from 127.0.0.1 were all the panel would take.
+    @Test func anotherLocalUserCannotCrowdTheOwnerOut() throws {
+        guard getuid() == 0 else { return }
+        let (folder, port) = try Self.makeSet()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (aulos, _) = try Self.servePanel("one.yaml", in: folder, port: port) { $0["rig"] as? String == "One" }
+        let script = """
+            import socket, time
+            held = []
+            for _ in range(20):
+                s = socket.create_connection(("127.0.0.1", \(port)))
+                s.sendall(b"GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n")
+                held.append(s)
+            print("holding", flush=True)
+            time.sleep(3)
+            """
+        let crowd = Process()
+        crowd.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        crowd.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3", "-c", script]
+        let out = Pipe()
+        crowd.standardOutput = out
+        try crowd.run()
+        defer { crowd.terminate() }
+        let said = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(said.contains("holding"), "\(said)")
+        usleep(300_000)
+        let answer = Self.http("GET", "/api/session", port: port)
+        #expect(answer?.status == 200, "the owner beside nobody's 20 connections: \(answer.debugDescription)")
+        #expect(aulos.process.isRunning)
+    }
+
     /// 128 connections that never send a byte, all from one address, used to take every place at the door
     /// for as long as they were held, before any login. Now one address holds at most 16 (its idlest is
     /// closed for a newcomer), and a connection silent past its time is closed.
