@@ -153,7 +153,7 @@ for target in "${targets[@]}"; do
   set +e
   # FluidSynth's own leak on refused fonts is known and reported (scripts/fuzz-lsan.supp); other leaks fail.
   LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/fuzz-lsan.supp} "$bin/$exe" -runs="$count" -max_len="$max" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" > "$work/$target.log" 2>&1 < /dev/null
+      -artifact_prefix="$PWD/$work/artifacts/$target/" "$PWD/$work/corpus/$target" > "$work/$target.log" 2>&1 < /dev/null
   status=$?
   set -e
   seconds=$(( $(date +%s) - start ))

@@ -51,14 +51,22 @@ struct PanelAPI: Sendable {
             guard let password = try await Self.field("password", of: request) else {
                 return Self.refused(.badRequest, "send {\"password\": \"…\"}")
             }
-            // Guessing is slowed on the server's time, without holding a thread.
-            if access.isThrottled { try await Task.sleep(for: .seconds(1)) }
-            guard let session = access.login(password) else { return Self.refused(.unauthorized, "wrong password") }
-            var response = Self.json(["csrf": session.csrf])
-            response.headers[HTTPHeader("Set-Cookie")] =
-                "\(WebAccess.cookieName)=\(session.cookie); Path=/; HttpOnly; SameSite=Strict; "
-                + "Max-Age=\(Int(WebAccess.sessionSeconds))"
-            return response
+            switch access.login(password) {
+            case .session(let cookie, let csrf):
+                var response = Self.json(["csrf": csrf])
+                response.headers[HTTPHeader("Set-Cookie")] =
+                    "\(access.cookieName)=\(cookie); Path=/; HttpOnly; SameSite=Strict; "
+                    + "Max-Age=\(Int(WebAccess.sessionSeconds))"
+                return response
+            case .wrong: return Self.refused(.unauthorized, "wrong password")
+            case .unreadable:
+                return Self.refused(.badRequest, "a password has no control characters (NUL, newline, …)")
+            case .tooSoon:
+                var response = Self.refused(
+                    .tooManyRequests, "too many password tries: wait a second and try again")
+                response.headers[HTTPHeader("Retry-After")] = "1"
+                return response
+            }
         }
         await server.appendRoute("POST /api/logout") { request in
             access.logout(cookieHeader: request.headers[.cookie])

@@ -52,8 +52,13 @@ public struct RequestFraming {
     }
 
     public private(set) var phase = Phase.head
+    /// Request heads passed on so far (the gate waits for an answer after each).
+    public private(set) var requestsPassed = 0
 
     public init() {}
+
+    /// Between requests (or before the first): no head begun, no body or WebSocket under way.
+    public var isBetweenRequests: Bool { phase == .head && head.isEmpty }
     /// The head read so far, not yet passed on.
     private var head: [UInt8] = []
     private var headSince = Date.distantPast
@@ -90,6 +95,7 @@ public struct RequestFraming {
                     head = []
                     headLineCount = 0
                     phase = next
+                    requestsPassed += 1
                 case .failure(let refusal):
                     return (passed, stop(refusing: refusal))
                 }

@@ -2,10 +2,15 @@ import CCrypt
 import Foundation
 import Glibc
 
-/// Who may use the panel. On loopback anyone on this machine may; anywhere else a password is needed,
+/// Who may use the panel. On loopback without a password, the users the control socket serves (the gate
+/// checks each connection's owner: `PeerOwner`); anywhere else a password is needed,
 /// checked against a crypt(3) hash (yescrypt, from `aulos web-password`) so the configuration never holds
 /// the password itself. A login makes a session: a random cookie (HttpOnly, SameSite=Strict) and a CSRF
 /// token the page sends back in a header on every write; a page of another site can send neither.
+///
+/// Passwords are tried at a rate for the whole panel (`tryBurst` at once, then `triesPerSecond`), however
+/// many clients guess at once; the cookie's name carries the panel's port, as a browser keeps cookies per
+/// host, not per port, and two panels on one host would otherwise log each other out.
 ///
 /// Threads: any (the server's tasks); one lock guards the sessions.
 final class WebAccess: @unchecked Sendable {
@@ -17,17 +22,24 @@ final class WebAccess: @unchecked Sendable {
     private let lock = NSLock()
     /// Session cookie → its CSRF token and when it ends (CLOCK_MONOTONIC seconds).
     private var sessions: [String: (csrf: String, expires: Double)] = [:]
-    /// Failed logins lately, to slow guessing: each costs a second's wait after the fifth in a minute.
-    private var failures: [Double] = []
-    static let cookieName = "aulos_session"
+    /// Password tries left now, and when they were counted (a token bucket for the whole panel).
+    private var tries: (left: Double, at: Double)
+    static let tryBurst = 5.0
+    static let triesPerSecond = 1.0
+    /// `aulos_session_PORT`.
+    let cookieName: String
     static let sessionSeconds = 12.0 * 3600
 
-    init(passwordHash: String?) { self.passwordHash = passwordHash }
+    init(passwordHash: String?, port: UInt16) {
+        self.passwordHash = passwordHash
+        cookieName = "aulos_session_\(port)"
+        tries = (Self.tryBurst, Self.now())
+    }
 
     /// The CSRF token of the request's session (or the open token, without a password); nil: not logged in.
     func csrfToken(cookieHeader: String?) -> String? {
         guard passwordHash != nil else { return openToken }
-        guard let cookie = Self.cookie(Self.cookieName, in: cookieHeader) else { return nil }
+        guard let cookie = Self.cookie(cookieName, in: cookieHeader) else { return nil }
         let now = Self.now()
         return lock.withLock {
             sessions = sessions.filter { $0.value.expires > now }
@@ -41,30 +53,42 @@ final class WebAccess: @unchecked Sendable {
         return Self.constantTimeEqual(expected, csrfHeader)
     }
 
-    /// Whether a login should wait a second first: five wrong passwords in the last minute.
-    var isThrottled: Bool {
-        lock.withLock {
-            failures = failures.filter { $0 > Self.now() - 60 }
-            return failures.count >= 5
-        }
+    /// What a login comes to.
+    enum Login {
+        case session(cookie: String, csrf: String)
+        case wrong
+        /// Not tried: too many tries lately (429).
+        case tooSoon
+        /// Not tried: a control character (crypt(3) reads a C string, so "PASSWORD\0anything" would match).
+        case unreadable
     }
 
-    /// Checks `password`; a new session's cookie and CSRF token when it is right.
-    func login(_ password: String) -> (cookie: String, csrf: String)? {
-        guard let passwordHash else { return nil }
+    /// Checks `password` if a try is left; a new session's cookie and CSRF token when it is right. A right
+    /// password gives its try back: only wrong ones use them up.
+    func login(_ password: String) -> Login {
+        guard let passwordHash else { return .wrong }
+        guard !password.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return .unreadable
+        }
+        let allowed = lock.withLock {
+            let now = Self.now()
+            tries = (min(Self.tryBurst, tries.left + (now - tries.at) * Self.triesPerSecond), now)
+            guard tries.left >= 1 else { return false }
+            tries.left -= 1
+            return true
+        }
+        guard allowed else { return .tooSoon }
         guard password.utf8.count <= 256, let computed = Self.crypt(password, setting: passwordHash),
             Self.constantTimeEqual(computed, passwordHash)
-        else {
-            lock.withLock { failures.append(Self.now()) }
-            return nil
-        }
+        else { return .wrong }
+        lock.withLock { tries.left = min(Self.tryBurst, tries.left + 1) }
         let session = (cookie: Self.randomToken(), csrf: Self.randomToken())
         lock.withLock { sessions[session.cookie] = (session.csrf, Self.now() + Self.sessionSeconds) }
-        return session
+        return .session(cookie: session.cookie, csrf: session.csrf)
     }
 
     func logout(cookieHeader: String?) {
-        guard let cookie = Self.cookie(Self.cookieName, in: cookieHeader) else { return }
+        guard let cookie = Self.cookie(cookieName, in: cookieHeader) else { return }
         _ = lock.withLock { sessions.removeValue(forKey: cookie) }
     }
 

@@ -13,8 +13,16 @@ import Glibc
 ///   byte-counted; chunked bodies are refused (411), and so is a second, different Content-Length (400);
 /// - after a WebSocket upgrade (the status feed, which the page only reads) at most 64 KB more from the
 ///   client;
-/// - at most 128 connections at once (more are closed at once), and never more than 64 KB waiting in either
-///   direction of one (reading stops until it drains).
+/// - at most 128 connections at once, and 16 from one address — on loopback, where every local user connects
+///   from 127.0.0.1, from one user (uid, from /proc/net/tcp): a newcomer past either limit takes the place
+///   of the connection quiet longest (no request under way), or is closed when none is quiet — idle
+///   connections held open cannot lock the panel out;
+/// - a connection quiet for 5 s before its first byte, or 15 s between requests, is closed;
+/// - never more than 64 KB waiting in either direction of one connection (reading stops until it drains).
+///
+/// On loopback without a password, a connection is served only when its owner — read from the kernel's
+/// table of TCP sockets (`PeerOwner`) — may use the control socket too: root, the panel's own user, or a
+/// member of its group. Anyone else is refused with 403 before anything is read.
 ///
 /// What the server answers is passed back as it is. Requests are not rewritten, so the Host and Origin
 /// checks behind it see what the browser sent.
@@ -23,17 +31,31 @@ import Glibc
 /// caller's.
 final class WebGate: @unchecked Sendable {
     static let connectionLimit = 128
+    static let addressLimit = 16
     static let pendingLimit = 64 * 1024
+    static let evictionGrace = 1.0
+    /// Seconds a connection may stay quiet before its first byte and between requests
+    /// (AULOS_WEB_IDLE_SECONDS sets both, for tests).
+    static let (firstByteSeconds, idleSeconds): (Double, Double) = {
+        let seconds = ProcessInfo.processInfo.environment["AULOS_WEB_IDLE_SECONDS"].flatMap(Double.init)
+        return seconds.map { ($0, $0) } ?? (5, 15)
+    }()
 
     let port: UInt16
     private let listener: Int32
     private let upstream: String
+    /// Whether each connection's owner is checked (loopback without a password).
+    private let checksOwners: Bool
     private let stopping = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
+    private var started = false
 
-    /// Listens on `address` and passes connections to the server on the Unix socket at `upstream`.
-    init(_ address: ListenAddress, upstream: String) throws(WebPanelError) {
+    /// Listens on `address`, to pass connections to the server on the Unix socket at `upstream` once
+    /// `start` is called (until then they wait in the kernel's queue). `checkingOwners`: serve only the
+    /// users the control socket serves.
+    init(_ address: ListenAddress, upstream: String, checkingOwners: Bool) throws(WebPanelError) {
         self.upstream = upstream
+        checksOwners = checkingOwners
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw WebPanelError("the panel cannot open a socket (\(Self.reason()))") }
         var yes: Int32 = 1
@@ -59,6 +81,11 @@ final class WebGate: @unchecked Sendable {
         port = UInt16(bigEndian: inet.sin_port)
         listener = descriptor
         Self.makeNonBlocking(descriptor)
+    }
+
+    /// Starts passing connections on.
+    func start() {
+        started = true
         let thread = Thread { [self] in run() }
         thread.name = "aulos-web-gate"
         thread.start()
@@ -66,6 +93,10 @@ final class WebGate: @unchecked Sendable {
 
     /// Closes every connection and the listening socket, and waits for the thread.
     func stop() {
+        guard started else {
+            close(listener)
+            return
+        }
         stopping.withLock { $0 = true }
         finished.wait()
     }
@@ -104,19 +135,55 @@ final class WebGate: @unchecked Sendable {
         finished.signal()
     }
 
-    /// Takes every waiting connection, each with its own connection to the server behind.
+    /// Takes the waiting connections, each with its own connection to the server behind: at most 64 a turn,
+    /// so that clients reconnecting as fast as they are closed cannot keep the loop from the others.
     private func accept(into links: inout [Link]) {
-        while true {
-            let client = Glibc.accept(listener, nil, nil)
+        for _ in 0..<64 {
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let client = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+            }
             guard client >= 0 else { return }
-            guard links.count < Self.connectionLimit, let server = connectUpstream() else {
+            Self.makeNonBlocking(client)
+            // Every user of this machine connects from 127.0.0.1 (or any of 127/8): there a client is counted by
+            // its owner instead, so that one local user cannot crowd out another.
+            let loopback = UInt32(bigEndian: peer.sin_addr.s_addr) >> 24 == 127
+            let owner = loopback ? PeerOwner.owner(of: client) : nil
+            let source = owner.map { 1 << 32 | UInt64($0) } ?? UInt64(peer.sin_addr.s_addr)
+            // Room is made before anything else: a newcomer takes the place of the quietest connection of its
+            // source, or of anyone's at the overall limit, and is closed only when every one is busy.
+            let open = links.filter { !$0.isDone }
+            guard Self.makeRoom(among: open.filter { $0.source == source }, limit: Self.addressLimit),
+                Self.makeRoom(among: open, limit: Self.connectionLimit)
+            else {
                 Glibc.close(client)
                 continue
             }
-            Self.makeNonBlocking(client)
+            if checksOwners && !PeerOwner.mayUsePanel(owner) {
+                let link = Link(client: client, server: -1, source: source)
+                link.refuse(PeerOwner.refusal)
+                links.append(link)
+                continue
+            }
+            guard let server = connectUpstream() else {
+                Glibc.close(client)
+                continue
+            }
             Self.makeNonBlocking(server)
-            links.append(Link(client: client, server: server))
+            links.append(Link(client: client, server: server, source: source))
         }
+    }
+
+    /// Whether there is room for one more beside `links`, closing the one quiet longest if need be. Only one
+    /// quiet for `evictionGrace` gives way: a connection just taken has had no time to send its request.
+    private static func makeRoom(among links: [Link], limit: Int) -> Bool {
+        guard links.count >= limit else { return true }
+        let settled = Date().addingTimeInterval(-Self.evictionGrace)
+        let quiet = links.filter { $0.isQuiet && $0.lastHeard < settled }
+        guard let quietest = quiet.min(by: { $0.lastHeard < $1.lastHeard }) else { return false }
+        quietest.expire()
+        return true
     }
 
     private func connectUpstream() -> Int32? {
@@ -155,6 +222,9 @@ final class WebGate: @unchecked Sendable {
 private final class Link {
     let client: Int32
     let server: Int32
+    /// Whom the per-address limit counts it for: the client's IPv4 address (network order), or on loopback
+    /// 1 << 32 | the uid owning the client's socket.
+    let source: UInt64
     var toServer: [UInt8] = []
     var toClient: [UInt8] = []
     private var framing = RequestFraming()
@@ -164,10 +234,26 @@ private final class Link {
     private var clientEnded = false
     private var serverEnded = false
     private var failed = false
+    /// When a byte last came from either side.
+    private(set) var lastHeard = Date()
+    private var heardFromClient = false
+    /// A request was passed on and the server has not begun its answer.
+    private var awaitingAnswer = false
+    private var requestsPassed = 0
 
-    init(client: Int32, server: Int32) {
-        (self.client, self.server) = (client, server)
+    init(client: Int32, server: Int32, source: UInt64) {
+        (self.client, self.server, self.source) = (client, server, source)
     }
+
+    /// Nothing under way: between requests (or before the first), nothing waiting either way, no answer
+    /// awaited, no WebSocket. Such a connection may be closed with no harm to any request.
+    var isQuiet: Bool {
+        draining == nil && !failed && framing.isBetweenRequests && !awaitingAnswer && toServer.isEmpty
+            && toClient.isEmpty
+    }
+
+    /// Closes it at the next turn of the loop.
+    func expire() { failed = true }
 
     var readsClient: Bool { !clientEnded && !failed && toServer.count < WebGate.pendingLimit }
 
@@ -191,10 +277,20 @@ private final class Link {
     /// Moves what poll says can move.
     func service(client clientEvents: Int16, server serverEvents: Int16) {
         if clientEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && readsClient {
-            if let bytes = read(client) { take(bytes) } else { clientEnded = true }
+            if let bytes = read(client) {
+                if !bytes.isEmpty { (lastHeard, heardFromClient) = (Date(), true) }
+                take(bytes)
+            } else {
+                clientEnded = true
+            }
         }
         if serverEvents & Int16(POLLIN | POLLHUP | POLLERR) != 0 && readsServer {
-            if let bytes = read(server) { toClient += bytes } else { serverEnded = true }
+            if let bytes = read(server) {
+                if !bytes.isEmpty { (lastHeard, awaitingAnswer) = (Date(), false) }
+                toClient += bytes
+            } else {
+                serverEnded = true
+            }
         }
         if serverEvents & Int16(POLLOUT) != 0 { write(&toServer, to: server) }
         if clientEvents & Int16(POLLOUT) != 0 {
@@ -205,6 +301,9 @@ private final class Link {
         // The client is done sending: so is the server's side, once what it sent has gone on.
         if clientEnded && toServer.isEmpty { shutdown(server, Int32(SHUT_WR)) }
         if draining == nil, let refusal = framing.refusalIfLate(now: Date()) { refuse(refusal) }
+        // Quiet too long: closed, as HTTP lets a server close an idle connection (a client opens another).
+        let allowed = heardFromClient ? WebGate.idleSeconds : WebGate.firstByteSeconds
+        if isQuiet && Date().timeIntervalSince(lastHeard) > allowed { expire() }
     }
 
     private func read(_ descriptor: Int32) -> [UInt8]? {
@@ -233,6 +332,9 @@ private final class Link {
         }
         let (passed, outcome) = framing.take(bytes[...], now: Date())
         toServer += passed
+        if framing.requestsPassed != requestsPassed {
+            (requestsPassed, awaitingAnswer) = (framing.requestsPassed, true)
+        }
         switch outcome {
         case .goOn: break
         case .refuse(let refusal): refuse(refusal)
@@ -241,7 +343,7 @@ private final class Link {
     }
 
     /// Answers the client, stops passing anything on, and drains what the client still sends.
-    private func refuse(_ refusal: RequestFraming.Refusal) {
+    func refuse(_ refusal: RequestFraming.Refusal) {
         toClient += refusal.response
         draining = (Date().addingTimeInterval(2), 1 << 20)
         shutdown(server, Int32(SHUT_RDWR))

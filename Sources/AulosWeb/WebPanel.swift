@@ -18,8 +18,8 @@ public final class WebPanel: @unchecked Sendable {
     public let host: String
     public private(set) var port: UInt16 = 0
     private let server: HTTPServer
-    /// The front door on the panel's address (nil only while starting).
-    private var gate: WebGate?
+    /// The front door on the panel's address.
+    private let gate: WebGate
     /// The private folder holding the server's Unix socket.
     private let folder: String
     private let task: Task<Void, any Error>
@@ -52,12 +52,23 @@ public final class WebPanel: @unchecked Sendable {
         guard let made = mkdtemp(&template) else {
             throw WebPanelError("the panel cannot make its private folder (\(String(cString: strerror(errno))))")
         }
-        folder = String(cString: made)
+        let folder = String(cString: made)
+        self.folder = folder
         let socketPath = folder + "/panel.sock"
+        // The gate listens first: the session cookie's name carries the port (0 picks one). Connections wait
+        // in the kernel's queue until the gate starts.
+        do throws(WebPanelError) {
+            gate = try WebGate(listen, upstream: socketPath, checkingOwners: listen.isLoopback && passwordHash == nil)
+        } catch {
+            rmdir(folder)
+            throw error
+        }
+        let port = gate.port
+        self.port = port
         // FlyingFox's default logger prints every request to standard output: noise in a service's journal.
         server = HTTPServer(config: .init(address: sockaddr_un.unix(path: socketPath), timeout: 15, logger: .disabled))
         let api = PanelAPI(
-            bridge: bridge, access: WebAccess(passwordHash: passwordHash), files: files,
+            bridge: bridge, access: WebAccess(passwordHash: passwordHash, port: port), files: files,
             loopbackOnly: listen.isLoopback)
         let server = server
         task = Task {
@@ -78,14 +89,12 @@ public final class WebPanel: @unchecked Sendable {
             listening.signal()
         }
         listening.wait()
-        do throws(WebPanelError) {
-            if let failure = outcome.withLock({ $0 }) { throw failure }
-            gate = try WebGate(listen, upstream: socketPath)
-        } catch {
+        if let failure = outcome.withLock({ $0 }) {
+            gate.stop()
             stopServer()
-            throw error
+            throw failure
         }
-        port = gate!.port
+        gate.start()
     }
 
     /// A crypt(3) hash of `password` with a fresh salt, for `--web-password`'s file.
@@ -93,7 +102,7 @@ public final class WebPanel: @unchecked Sendable {
 
     /// Closes every connection and stops listening.
     public func stop() {
-        gate?.stop()
+        gate.stop()
         stopServer()
     }
 

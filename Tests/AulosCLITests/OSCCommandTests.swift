@@ -129,6 +129,68 @@ import Glibc
         #expect(try aulos.waitForStatus { _ in true })
     }
 
+    /// A packet over 8 KB is answered with its real size (it used to be "8193 bytes", whatever it was); and
+    /// replies to one sender are limited to 4 times what it sent plus 32 KB a second (a 20-byte
+    /// /aulos/status asks for 0.7 KB here, 3.5 KB with a larger rig: a sender asking as fast as it can used
+    /// to get 35–200 times what it sent). Small replies to a flood of small messages are all sent.
+    @Test func oversizedPacketsAndRepliesAreMeasured() throws {
+        let folder = NSTemporaryDirectory() + "aulos-osc-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try BackgroundAulos.writeTwoRigSet(in: folder)
+        let port = UInt16(20_000 + (getpid() + 3_001) % 20_000)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/set.yaml", "--device", "null", "--osc", "127.0.0.1:\(port)"],
+            in: folder)
+        #expect(try aulos.waitForStatus { ($0["rigs"] as? [String])?.count == 2 }, "\(aulos.stderr)")
+
+        let oversized = Client(port: port).send(Client.padded("/aulos/status") + [UInt8](repeating: 0, count: 10_000))
+        #expect(oversized?.text.contains("10016 bytes") == true, "\(oversized?.text ?? "no reply")")
+
+        let client = Client(port: port)
+        let request = Client.message("/aulos/status")
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = port.bigEndian
+        target.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var received = 0
+        var replies = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        func drain() {
+            while true {
+                let count = recv(client.descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                guard count > 0 else { return }
+                received += count
+                replies += 1
+            }
+        }
+        let started = Date()
+        for _ in 0..<300 {
+            _ = withUnsafePointer(to: &target) { address in
+                address.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    request.withUnsafeBytes {
+                        sendto(
+                            client.descriptor, $0.baseAddress, $0.count, 0, raw,
+                            socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            drain()
+            usleep(1_000)
+        }
+        while Date().timeIntervalSince(started) < 1.5 {
+            drain()
+            usleep(10_000)
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        print("300 /aulos/status of \(request.count) bytes in \(elapsed) s: \(replies) replies, \(received) bytes")
+        #expect(replies > 0)
+        // 32 KB at once, 32 KB a second, 4 bytes for every byte sent, and one reply that may overdraw.
+        let allowed = 32_768 * (1 + elapsed) + 4 * Double(300 * request.count) + 8_192
+        #expect(Double(received) <= allowed, "\(received) bytes in \(elapsed) s (at most \(allowed))")
+        #expect(aulos.process.isRunning)
+    }
+
     /// OSC listens on loopback only, for now: another address is refused in one line.
     @Test func otherAddressesAreRefused() throws {
         let result = try runAulos(["play", "--device", "null", "--osc", "0.0.0.0:9000", "--duration", "1"])

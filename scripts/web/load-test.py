@@ -213,7 +213,10 @@ def prepare(arguments):
     clients = []
     try:
         for index in range(arguments.clients):
-            clients.append(Client(index, WebSocket.connect(url, timeout=10)))
+            # On loopback each client connects from an address of its own (127.0.1.1, 127.0.1.2, …), as phones
+            # on a network would: the panel takes at most 16 connections from one address.
+            source = f"127.0.{1 + index // 250}.{1 + index % 250}" if host.startswith("127.") else None
+            clients.append(Client(index, WebSocket.connect(url, timeout=10, source=source)))
     except (OSError, WebSocketError) as error:
         for client in clients:
             client.ws.close()

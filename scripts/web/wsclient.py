@@ -73,10 +73,11 @@ class WebSocket:
             self._receive(buffered)
 
     @classmethod
-    def connect(cls, url, headers=None, timeout=10.0, max_message=DEFAULT_MAX_MESSAGE):
+    def connect(cls, url, headers=None, timeout=10.0, max_message=DEFAULT_MAX_MESSAGE, source=None):
         """Opens `url` (ws://host[:port]/path), sending `headers` with the handshake.
 
-        `timeout` (seconds) bounds the connection, the handshake and, later, each blocking call."""
+        `timeout` (seconds) bounds the connection, the handshake and, later, each blocking call. `source`:
+        the local address to connect from (any port)."""
         parts = urllib.parse.urlsplit(url)
         if parts.scheme != "ws" or not parts.hostname:
             raise WebSocketError(f"not a ws:// URL: {url}")
@@ -94,7 +95,9 @@ class WebSocket:
             f"Sec-WebSocket-Key: {key}",
             "Sec-WebSocket-Version: 13",
         ] + [f"{name}: {value}" for name, value in (headers or {}).items()]
-        sock = socket.create_connection((parts.hostname, port), timeout=timeout)
+        sock = socket.create_connection(
+            (parts.hostname, port), timeout=timeout, source_address=(source, 0) if source else None
+        )
         try:
             # Status messages are small and latency is measured: do not let Nagle hold our frames back.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

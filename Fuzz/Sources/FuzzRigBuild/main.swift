@@ -12,6 +12,7 @@ import Glibc
 
 let folder = "/tmp/aulos-fuzz-rigbuild-\(getpid())"
 mkdir(folder, 0o700)
+// The rig names its files relative to the working directory (scripts/fuzz.sh passes libFuzzer absolute paths).
 chdir(folder)
 // No LV2 plugin is installed for the fuzzer: a rig naming one fails to build, as it should, without the
 // fuzzer exploring whatever plugins the machine has.

@@ -31,11 +31,14 @@ public struct OSCMessage: Equatable, Sendable {
     static let messageLimit = 256
     static let bundleDepthLimit = 8
 
+    /// Why a packet of `count` bytes is refused.
+    static func oversized(_ count: Int) -> OSCError {
+        OSCError("a packet of \(count) bytes is over the \(packetLimit)-byte limit")
+    }
+
     /// The messages in one packet, in order (a bundle's flattened).
     public static func parse(_ bytes: [UInt8]) throws(OSCError) -> [OSCMessage] {
-        guard bytes.count <= packetLimit else {
-            throw OSCError("a packet of \(bytes.count) bytes is over the \(packetLimit)-byte limit")
-        }
+        guard bytes.count <= packetLimit else { throw oversized(bytes.count) }
         var messages: [OSCMessage] = []
         try parse(bytes[...], depth: 0, into: &messages)
         return messages

@@ -9,6 +9,13 @@ import Glibc
 /// control socket serves, so every check and every effect is the same. Replies go back to the sender.
 /// It binds to loopback: listening beyond this machine waits for the panel's tokens (issue 18).
 ///
+/// Replies to one sender (address and port) are limited to `replyRatio` times the bytes it sent plus
+/// `replyBytesPerSecond` (with as much again at once): a 20-byte /aulos/status is answered with 0.7 to
+/// 3.5 KB, and without a limit whoever can send from a spoofed address would aim up to 200 times their own
+/// traffic at it. On loopback only root can spoof, so this is mostly a bound on what one client costs; a
+/// controller's messages, answered with a few bytes each, are never held back, however many. Past the
+/// limit requests are still carried out, unanswered.
+///
 /// Threads: created and served on the control thread; its receive thread only parses and queues.
 final class OSCServer: @unchecked Sendable {
     typealias Sender = sockaddr_in
@@ -22,6 +29,13 @@ final class OSCServer: @unchecked Sendable {
     private var running = true
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
+    static let replyBytesPerSecond = 32 * 1024.0
+    static let replyRatio = 4.0
+    /// Each sender's reply bytes left and when they were counted (a token bucket; at most 256 senders
+    /// remembered, the longest unheard forgotten first).
+    private var replyBudgets: [UInt64: (left: Double, at: Date)] = [:]
+    /// Replies not sent for being over the limit.
+    private(set) var repliesDropped = 0
 
     /// Binds `spec` — `PORT` or `127.0.0.1:PORT` (`localhost:PORT`); port 0 picks a free one.
     init(_ spec: String) throws(OSCError) {
@@ -78,16 +92,51 @@ final class OSCServer: @unchecked Sendable {
         }
     }
 
-    /// Sends `message` to `sender`. Control thread.
+    /// Sends `message` to `sender`, within the sender's reply budget. Control or receive thread.
     func reply(_ message: OSCMessage, to sender: Sender) {
         var target = sender
         let bytes = message.encoded()
+        guard spend(bytes.count, on: sender) else { return }
         _ = withUnsafePointer(to: &target) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
                 bytes.withUnsafeBytes {
                     sendto(descriptor, $0.baseAddress, $0.count, 0, raw, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
+        }
+    }
+
+    /// Whether `count` bytes may go to `sender` now. A reply larger than the whole budget still goes when the
+    /// budget is full (and leaves it in debt), so every reply can be had at the rate.
+    private func spend(_ count: Int, on sender: Sender) -> Bool {
+        adjustBudget(of: sender, by: -Double(count))
+    }
+
+    /// Adds `change` to `sender`'s reply budget if it is positive (a request's credit), or takes it away if the
+    /// budget is not spent (a reply); whether it did. Refilled at `replyBytesPerSecond` up to as much again.
+    @discardableResult private func adjustBudget(of sender: Sender, by change: Double) -> Bool {
+        let key = UInt64(sender.sin_addr.s_addr) << 16 | UInt64(sender.sin_port)
+        let now = Date()
+        return lock.withLock {
+            if replyBudgets[key] == nil && replyBudgets.count >= 256,
+                let oldest = replyBudgets.min(by: { $0.value.at < $1.value.at })
+            {
+                replyBudgets[oldest.key] = nil
+            }
+            var budget = replyBudgets[key] ?? (Self.replyBytesPerSecond, now)
+            budget.left = min(
+                Self.replyBytesPerSecond, budget.left + now.timeIntervalSince(budget.at) * Self.replyBytesPerSecond)
+            budget.at = now
+            let allowed = change >= 0 || budget.left > 0
+            if change >= 0 {
+                budget.left = min(Self.replyBytesPerSecond, budget.left + change)
+            } else if allowed {
+                budget.left += change
+            } else {
+                repliesDropped += 1
+            }
+            replyBudgets[key] = budget
+            return allowed
         }
     }
 
@@ -102,13 +151,18 @@ final class OSCServer: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { bytes in
                 withUnsafeMutablePointer(to: &sender) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(descriptor, bytes.baseAddress, bytes.count, 0, $0, &length)
+                        // MSG_TRUNC: the datagram's whole size, even where it did not fit.
+                        recvfrom(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_TRUNC), $0, &length)
                     }
                 }
             }
             guard count > 0 else { continue }
+            adjustBudget(of: sender, by: Double(count) * Self.replyRatio)
             let parsed: [OSCMessage]
-            do { parsed = try OSCMessage.parse(Array(buffer[..<count])) } catch {
+            do throws(OSCError) {
+                guard count <= OSCMessage.packetLimit else { throw OSCMessage.oversized(count) }
+                parsed = try OSCMessage.parse(Array(buffer[..<count]))
+            } catch {
                 lock.withLock { rejected += 1 }
                 reply(OSCMessage("/aulos/error", [.string(error.message)]), to: sender)
                 continue

@@ -43,51 +43,71 @@ struct StatusCommand: ParsableCommand {
         else {
             throw ControlSocketError("unreadable status from aulos at \(socket.resolved)")
         }
+        // Names come from rig files anyone may have written: a terminal escape, a bidi override or a newline in
+        // one would act on the terminal (recolour it, reverse text, forge a line), so each line is shown with
+        // such characters escaped.
+        func say(_ line: String) { print(Self.shown(line)) }
         let minutes = Int(status.seconds) / 60
-        print(
+        say(
             "aulos \(status.pid): playing rig \(status.activeRig + 1) '\(status.rig)'"
                 + (status.rigs.count > 1 ? " of \(status.rigs.count) in '\(status.rigSet)'" : "")
                 + " for \(minutes / 60)h \(minutes % 60)m")
-        print(
+        say(
             "audio: \(status.device), \(Int(status.sampleRate)) Hz, "
                 + "\(status.period)-frame periods × \(status.periods) "
                 + String(format: "(%.1f ms buffer)", status.bufferMs)
                 + (status.deviceLost ? ", DEVICE LOST (waiting for it)" : ""))
-        print(
+        say(
             String(
                 format: "load: DSP %.1f%% (peak %.1f%%), %d xruns, %d late slices; voices %d, %d shed under overload",
                 status.dspLoad * 100, status.peakLoad * 100, status.xruns, status.lateSlices, status.voices,
                 status.voicesShed))
-        print(
+        say(
             "MIDI: \(status.midiDelivered) event\(status.midiDelivered == 1 ? "" : "s"), \(status.midiLate) late, "
                 + "\(status.midiDropped) dropped, \(status.midiStale) stale"
         )
         if let keyboards = status.keyboards {
-            print("keyboards: " + (keyboards.isEmpty ? "none connected" : keyboards.joined(separator: "; ")))
+            say("keyboards: " + (keyboards.isEmpty ? "none connected" : keyboards.joined(separator: "; ")))
         } else {
-            print("keyboards: no ALSA sequencer yet")
+            say("keyboards: no ALSA sequencer yet")
         }
         if !status.controls.isEmpty {
-            print(
+            say(
                 "controls: "
                     + status.controls.map { "cc \($0.cc)\($0.channel.map { " ch \($0)" } ?? "") → \($0.target)" }
                     .joined(separator: ", "))
         }
-        if let learning = status.learning { print("learning: move a controller to map it to \(learning)") }
+        if let learning = status.learning { say("learning: move a controller to map it to \(learning)") }
         if status.reloads > 0 || status.rigSwitches > 0 {
-            print("rig switches \(status.rigSwitches), reloads \(status.reloads)")
+            say("rig switches \(status.rigSwitches), reloads \(status.reloads)")
         }
-        if let failure = status.reloadFailure { print("last reload failed, rig unchanged: \(failure)") }
-        if let fallback = status.fallback { print("warning: \(fallback)") }
-        if let stuck = status.stuckUnit { print("error: \(stuck)") }
-        for warning in (status.warnings ?? []).prefix(20) { print("warning: \(warning)") }
+        if let failure = status.reloadFailure { say("last reload failed, rig unchanged: \(failure)") }
+        if let fallback = status.fallback { say("warning: \(fallback)") }
+        if let stuck = status.stuckUnit { say("error: \(stuck)") }
+        for warning in (status.warnings ?? []).prefix(20) { say("warning: \(warning)") }
         if let meters = status.meters, !meters.isEmpty {
             // Peak dBFS after each fader (silence: −inf); the numbers were checked as floats, any value prints.
             let levels = meters.prefix(200).map { meter in
                 let peak = meter.peak.isFinite && meter.peak > -120 ? String(format: "%.1f", meter.peak) : "-inf"
                 return "\(meter.name) \(peak)"
             }
-            print("levels (dBFS peak): " + levels.joined(separator: ", "))
+            say("levels (dBFS peak): " + levels.joined(separator: ", "))
         }
+    }
+
+    /// `text` with every character a terminal would act on or not show written as `\u{HEX}`: controls
+    /// (C0, DEL, C1), format characters (bidi overrides and isolates, zero-width ones), line and paragraph
+    /// separators, and unassigned code points.
+    static func shown(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate:
+                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default:
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 }
