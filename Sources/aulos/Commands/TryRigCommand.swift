@@ -1,7 +1,7 @@
 import ArgumentParser
-import Foundation
 import AulosPlayback
 import AulosRig
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
