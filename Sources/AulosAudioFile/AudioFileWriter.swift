@@ -150,10 +150,12 @@ public final class AudioFileWriter {
     /// stream header is only written at the end; its frames are readable without it) and the data is synced.
     /// A writer killed outright then leaves a file that is whole up to the last checkpoint, not one whose
     /// header says 0 bytes. For a recording's disk thread every few seconds: never on a real-time thread.
-    public func checkpoint() {
+    /// Without `syncing`, only the header: enough for SIGKILL, which loses nothing the kernel was given.
+    public func checkpoint(syncing: Bool = true) {
         guard let file else { return }
         if type == .wav { sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
         // A power cut loses what the kernel has not written yet; SIGKILL alone loses nothing written.
+        guard syncing else { return }
         if syncDescriptor < 0 { syncDescriptor = open(temporaryPath, O_WRONLY | O_CLOEXEC) }
         if syncDescriptor >= 0 { fdatasync(syncDescriptor) }
     }

@@ -33,8 +33,8 @@ public struct RecordingOutcome: Sendable, Equatable {
 public final class Recorder: @unchecked Sendable {
     /// Seconds of audio the ring holds before cycles are dropped.
     public static let ringSeconds = 10.0
-    /// Seconds of audio between the disk thread's checkpoints (a WAV's header rewritten, the data synced):
-    /// what a recording killed outright can lose from its header, at most. Short enough to lose little; long
+    /// Seconds of audio (and of wall-clock time) between the disk thread's checkpoints (a WAV's header
+    /// rewritten, the data synced): what a recording killed outright can lose from its header, at most. Short enough to lose little; long
     /// enough that the header rewrite and the sync cost nothing next to the writes.
     public static let checkpointSeconds = 2.0
 
@@ -175,8 +175,8 @@ final class RecorderDisk: @unchecked Sendable {
         let capacity = Self.chunkFrames * channels
         var stalled = false
         let started = Date()
-        let checkpointFrames = Int64(Recorder.checkpointSeconds * writer.format.sampleRate)
         var lastCheckpoint: Int64 = 0
+        var lastCheckpointTime = Date()
         while true {
             let finishing = stopping.load(ordering: .acquiring)
             var count = 0
@@ -190,9 +190,16 @@ final class RecorderDisk: @unchecked Sendable {
             if frames > 0 && failure == nil {
                 do {
                     try write(frames: frames)
-                    if writer.framesWritten - lastCheckpoint >= checkpointFrames {
-                        writer.checkpoint()
+                    // Every 2 s of audio and of wall-clock time both. Played much faster than real time (an
+                    // unpaced device) the data is not synced, only the header rewritten: syncing tens of
+                    // megabytes at a time stalled the disk thread past the ring (a quarter of a second of
+                    // wall-clock time there), and a power cut is no concern of a file rendered that fast.
+                    let wall = Date().timeIntervalSince(lastCheckpointTime)
+                    let audio = Double(writer.framesWritten - lastCheckpoint) / writer.format.sampleRate
+                    if audio >= Recorder.checkpointSeconds, wall >= Recorder.checkpointSeconds {
+                        writer.checkpoint(syncing: audio <= 2 * wall)
                         lastCheckpoint = writer.framesWritten
+                        lastCheckpointTime = Date()
                     }
                 } catch {
                     failure = error
