@@ -68,6 +68,12 @@ import Testing
 
     /// The status shows each part's, send's and return's level: a note played through the socket reaches the
     /// part, its send to the hall and the hall's return.
+    /// The peak of the meter `name` in a status (−200 when there is none).
+    static func level(_ name: String, in status: [String: Any]) -> Double {
+        let meters = status["meters"] as? [[String: Any]] ?? []
+        return meters.first { $0["name"] as? String == name }?["peak"] as? Double ?? -200
+    }
+
     @Test func statusShowsPartSendAndReturnLevels() throws {
         defer { removeFolder() }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -79,12 +85,8 @@ import Testing
             ["play", "--service", "--rig", folder + "/wet.yaml", "--device", "null"], in: folder)
         #expect(try aulos.waitForStatus { $0["rig"] as? String == "Wet" }, "\(aulos.stderr)")
         #expect(aulos.request("midi 90 45 7F")?.hasPrefix(#"{"ok":true"#) == true)
-        func level(_ name: String, in status: [String: Any]) -> Double {
-            let meters = status["meters"] as? [[String: Any]] ?? []
-            return meters.first { $0["name"] as? String == name }?["peak"] as? Double ?? -200
-        }
         let heard = try aulos.waitForStatus { status in
-            ["part Sine", "send hall", "return hall", "master"].allSatisfy { level($0, in: status) > -60 }
+            ["part Sine", "send hall", "return hall", "master"].allSatisfy { Self.level($0, in: status) > -60 }
         }
         let meters = try aulos.status()?["meters"]
         #expect(heard, "\(meters ?? "no meters")")
@@ -107,13 +109,9 @@ import Testing
             environment: try MisbehavingPlugins.environment())
         #expect(try aulos.waitForStatus { $0["rig"] as? String == "Loud" }, "\(aulos.stderr)")
         #expect(aulos.request("midi 90 45 7F")?.hasPrefix(#"{"ok":true"#) == true)
-        func level(_ name: String, in status: [String: Any]) -> Double {
-            let meters = status["meters"] as? [[String: Any]] ?? []
-            return meters.first { $0["name"] as? String == name }?["peak"] as? Double ?? -200
-        }
-        #expect(try aulos.waitForStatus { level("part Sine", in: $0) > -60 }, "\(aulos.stderr)")
+        #expect(try aulos.waitForStatus { Self.level("part Sine", in: $0) > -60 }, "\(aulos.stderr)")
         let status = try #require(try aulos.status())
-        #expect(level("master", in: status) == -120, "\(status["meters"] ?? "")")
+        #expect(Self.level("master", in: status) == -120, "\(status["meters"] ?? "")")
         #expect((status["warnings"] as? [String])?.contains { $0.contains("Misbehaving huge") } == true)
     }
 
