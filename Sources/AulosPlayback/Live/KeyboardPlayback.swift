@@ -254,14 +254,17 @@ public final class KeyboardPlayback {
             if let warning = lastKnownGood?.beginTrying(set) { observer.warning(warning) }
             do {
                 built = try buildRig(set)
-            } catch  where !(error is DeviceError) && played != nil {
-                undoReload(error)
-                set = played!
-                continue
-            } catch  where !(error is DeviceError) && played == nil && fallingBack(from: set) != nil {
-                // At start: the configured rig cannot be built; the last good one plays instead.
-                fallBack(because: "it cannot be built: \((error as? ReportableError)?.message ?? "\(error)")")
-                set = fallingBack(from: set)!
+            } catch  where !(error is DeviceError) {
+                if let played {
+                    undoReload(error)
+                    set = played
+                } else if let good = fallingBack(from: set) {
+                    // At start: the configured rig cannot be built; the last good one plays instead.
+                    fallBack(because: "it cannot be built: \(error)")
+                    set = good
+                } else {
+                    throw error
+                }
                 continue
             }
             guard let rig = built else { continue }  // waiting for the device

@@ -1,3 +1,4 @@
+import AulosALSA
 import AulosCore
 import AulosMIDI
 import AulosRig
@@ -164,11 +165,11 @@ struct ChildOutcome {
             throw Failure(message: "\(arguments[0]): \(String(cString: strerror(spawned)))")
         }
         var outcome = ChildOutcome()
-        let deadline = monotonicSeconds() + timeout
+        let deadline = monotonicNanoseconds() + Int64(timeout * 1e9)
         var chunk = [UInt8](repeating: 0, count: 4096)
         var open = true
         while open {
-            let left = deadline - monotonicSeconds()
+            let left = Double(deadline - monotonicNanoseconds()) / 1e9
             if left <= 0 {
                 outcome.timedOut = true
                 kill(-pid, SIGKILL)
@@ -194,11 +195,5 @@ struct ChildOutcome {
         let signal = status & 0x7F
         if signal == 0 { outcome.exitStatus = (status >> 8) & 0xFF } else { outcome.signal = signal }
         return outcome
-    }
-
-    private static func monotonicSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
