@@ -34,8 +34,9 @@ public final class Recorder: @unchecked Sendable {
     /// Seconds of audio the ring holds before cycles are dropped.
     public static let ringSeconds = 10.0
     /// Seconds of audio (and of wall-clock time) between the disk thread's checkpoints (a WAV's header
-    /// rewritten, the data synced): what a recording killed outright can lose from its header, at most. Short enough to lose little; long
-    /// enough that the header rewrite and the sync cost nothing next to the writes.
+    /// rewritten, the data synced): what a recording killed outright can lose from its header, at most.
+    /// Short enough to lose little; long enough that the header rewrite and the sync cost nothing next to the
+    /// writes.
     public static let checkpointSeconds = 2.0
 
     public let path: String
