@@ -32,7 +32,7 @@ fuzzer_lib=$(find "$toolchain_lib" -name "libclang_rt.fuzzer_no_main-$arch.a" 2>
 rm -f Fuzz/.build/release.yaml
 if ! (cd Fuzz && swift build -c release -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
     -Xlinker "$fuzzer_lib" -Xlinker -lstdc++ > ../"$work/build.log" 2>&1); then
-    grep -E "error" "$work/build.log" | head -20 >&2
+    grep -m 20 -E "error" "$work/build.log" >&2 || true
     echo "fuzz: the fuzz targets did not build (see $work/build.log)" >&2
     exit 2
 fi
@@ -164,7 +164,7 @@ for target in "${targets[@]}"; do
     echo "fuzz: $target: $done_runs inputs in $seconds s, 0 crashes (coverage $coverage edges, corpus $(ls "$work/corpus/$target" | wc -l) files, largest $largest bytes)"
   else
     echo "fuzz: $target: FAILED after $seconds s (exit $status); see $work/$target.log and $work/artifacts/$target/"
-    grep -E "ERROR|Fatal error|SUMMARY|artifact" "$work/$target.log" | head -n 5
+    grep -m 5 -E "ERROR|Fatal error|SUMMARY|artifact" "$work/$target.log" || true
     failed=1
   fi
 done

@@ -198,6 +198,6 @@ cmd_pid=""
 xruns="$(grep -c 'XRun' "$jack_log" || true)"
 if [ "${xruns:-0}" -gt 0 ]; then
   echo "jack-pacing: warning: jackd logged $xruns xrun line(s) during the run (late timer or a slow client):" >&2
-  grep 'XRun' "$jack_log" | head -5 >&2
+  grep -m 5 'XRun' "$jack_log" >&2 || true
 fi
 exit "$status"
