@@ -25,6 +25,7 @@ public enum BuiltInUnits {
         Component(ReverbUnit.componentDescription, name: "Aulos: Reverb") { ReverbUnit() },
         Component(ChorusUnit.componentDescription, name: "Aulos: Chorus") { ChorusUnit() },
         Component(DelayUnit.componentDescription, name: "Aulos: Delay") { DelayUnit() },
+        Component(PeakLimiterUnit.componentDescription, name: "Aulos: Peak Limiter") { PeakLimiterUnit() },
     ]
 
     /// A registry holding every built-in unit.
