@@ -54,7 +54,8 @@ public struct TruePeakLimiter: @unchecked Sendable {
     /// The peak of the interval between the previous sample and the one being measured.
     var previousIntervalPeak: Float = 0
 
-    /// What the limiter did since the counters were last read: samples it turned down and its deepest gain.
+    /// What the limiter did since the counters were last read: samples it turned down by 0.1 dB or more, and
+    /// its deepest gain.
     public var limitedSamples = 0
     public var lowestGain: Float = 1
 
@@ -185,7 +186,7 @@ public struct TruePeakLimiter: @unchecked Sendable {
             // Down at once, up with the release; exactly 1 once nothing needs turning down.
             if held < released {
                 released = held
-            } else if held == 1 && released > 0.999_999 {
+            } else if held == 1 && released > 0.9999 {  // 0.0009 dB from 1: the last step is inaudible
                 released = 1
             } else {
                 released += releaseStep * (held - released)
@@ -215,7 +216,8 @@ public struct TruePeakLimiter: @unchecked Sendable {
             delayIndex = delayIndex + 1 == delayCapacity ? 0 : delayIndex + 1
             left[frame] = outLeft * applied
             right[frame] = outRight * applied
-            if applied < 1 {
+            // Counted when turned down by 0.1 dB or more: a release's last hundredths of a dB are not "limiting".
+            if applied < 0.988_553 {
                 limitedSamples += 1
                 lowestGain = min(lowestGain, applied)
             }

@@ -53,7 +53,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
 
         public var info: ParameterInfo {
             switch self {
-            case .gain: .init(id: id, name: "Gain", unit: .linearGain, range: 0...5, defaultValue: 0.6)
+            case .gain: .init(id: id, name: "Gain", unit: .linearGain, range: 0...5, defaultValue: 0.2)
             // FluidSynth's reverb and chorus are off by default: Debian's libfluidsynth runs them through
             // OpenMP, whose parallel region allocates on every render call — not real-time safe.
             case .reverbEnabled: .init(id: id, name: "Reverb", unit: .boolean, range: 0...1, defaultValue: 0)

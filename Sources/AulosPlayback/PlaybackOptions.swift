@@ -41,6 +41,10 @@ public struct PlaybackOptions: Sendable {
     public var dry = false
     /// A master iPod-style EQ preset (overrides the rig's).
     public var eq: String?
+    /// The output stage's gain in dB (`--gain`; overrides the rig's `output.gain`).
+    public var gain: Float?
+    /// Whether the output stage limits (`--no-limiter` sets false; nil: the rig's `output.limiter`, on).
+    public var limiter: Bool?
     /// A Scala scale and keyboard mapping for every synth and sampler part (over a rig's own).
     public var tuning: String?
     /// A WAV or FLAC file `aulos play` records its output into.
@@ -71,6 +75,8 @@ public struct PlaybackOptions: Sendable {
         if var set = rigSet ?? rig.map(RigSet.init) {
             for index in set.entries.indices {
                 if let eq { set.entries[index].rig.eq = eq }
+                if let gain { set.entries[index].rig.gain = gain }
+                if let limiter { set.entries[index].rig.limiter = limiter }
                 if let sampleRate { set.entries[index].rig.sampleRate = sampleRate }
                 if let slice { set.entries[index].rig.slice = slice }
                 if dry { set.entries[index].rig.dry = true }
@@ -97,6 +103,8 @@ public struct PlaybackOptions: Sendable {
         rig.sampleRate = sampleRate ?? rig.sampleRate
         rig.slice = slice ?? rig.slice
         rig.eq = eq
+        rig.gain = gain ?? rig.gain
+        rig.limiter = limiter ?? rig.limiter
         // Like FluidSynth: General MIDI's reverb and chorus, following each channel's CC 91 and 93.
         if dry { rig.dry = true } else { rig.returns = ReturnBus.generalMIDI }
         return RigSet(rig)

@@ -38,7 +38,7 @@ func samplerRegistry() -> ComponentRegistry {
 
 /// Bare libfluidsynth with the sampler's settings: events applied just before the 64-frame block that
 /// contains them, rendered block by block. What the sampler must reproduce.
-func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0.6) -> ([Float], [Float]) {
+func bareFluidSynth(_ messages: [ScheduledMessage], frames: Int, gain: Float = 0.2) -> ([Float], [Float]) {
     let settings = new_fluid_settings()!
     fluid_settings_setnum(settings, "synth.sample-rate", 48_000)
     fluid_settings_setint(settings, "synth.threadsafe-api", 0)

@@ -76,6 +76,8 @@ public enum FileRender {
 
         let renderer = try OfflineRenderer(graph: rig.graph, sliceFrames: rig.rig.slice)
         let total = max(input.end, routed.timeline.lastSampleTime) + tail
+        // The output stage looks ahead: render that much further; the renderer leaves it out of the file.
+        let rendered = total + renderer.leadingFramesToDrop
         // Dropped without close() on any error below, the writer removes its temporary file: the user's
         // file is never half-written, nor deleted.
         let writer = try AudioFileWriter(path: output.path, format: rig.fileFormat, expectedFrames: total)
@@ -89,16 +91,16 @@ public enum FileRender {
         do {
             // In segments that end where a rig switch or preset change is due, so each starts a slice.
             var position: Int64 = 0
-            while position < total {
-                let next = actions.applyBoundaries(to: rig, before: position + 1) ?? total
-                let end = min(total, max(next, position + 1))
+            while position < rendered {
+                let next = actions.applyBoundaries(to: rig, before: position + 1) ?? rendered
+                let end = min(rendered, max(next, position + 1))
                 try renderer.render(frameCount: end - position, to: writer) { start, frames in
                     if stopRequested() { throw Interrupted() }
                     if let failure = partSinks.lazy.compactMap(\.failure).first { throw failure }
                     actions.applyParameters(to: rig, before: start + Int64(frames), sliceStart: start)
                     // An LV2 plugin's program changes of the slice before select its presets from this one.
                     rig.applyPluginProgramChanges()
-                    progress(Double(start + Int64(frames)) / Double(max(1, total)))
+                    progress(Double(start + Int64(frames)) / Double(max(1, rendered)))
                 }
                 position = end
             }
@@ -109,6 +111,16 @@ public enum FileRender {
         try writer.close()
         for part in partSinks { try part.writer.close() }
         var notes = routed.notes
+        var warnings = input.warnings + rig.warnings + rig.silentSamplers
+        let stage = rig.outputStage.activity
+        notes.append(Self.describe(stage, limiting: rig.outputStage.limiting, frames: writer.framesWritten))
+        if stage.fullScaleSamples > 0 {
+            warnings.append(
+                "\(stage.fullScaleSamples) samples at or past full scale with the limiter off: "
+                    + (output.sample == .float32
+                        ? "kept as they are in the float file; they clip on a device"
+                        : "clipped in the file; turn it down with --gain, or leave the limiter on"))
+        }
         if rig.scheduler.droppedCount > 0 {
             notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)")
         }
@@ -121,7 +133,7 @@ public enum FileRender {
         return RenderSummary(
             frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
-            warnings: input.warnings + rig.warnings + rig.silentSamplers, partFiles: partFiles)
+            warnings: warnings, partFiles: partFiles)
     }
 
     private struct Interrupted: Error {}
@@ -135,6 +147,16 @@ public enum FileRender {
             throw InputFileError(
                 "the output \(output) is also an input (\(input)); give the output another name with -o")
         }
+    }
+
+    /// "peak −1.0 dBFS, the limiter turned 0.42 % of it down (at most 4.1 dB)": the output stage's work.
+    static func describe(_ stage: PeakLimiterUnit.Activity, limiting: Bool, frames: Int64) -> String {
+        var text = "peak \(stage.peak <= -120 ? "silence" : String(format: "%.1f dBFS", stage.peak))"
+        guard limiting else { return text + ", no limiter" }
+        guard stage.limitedSamples > 0 else { return text + ", the limiter never acted" }
+        let share = 100 * Double(stage.limitedSamples) / Double(max(1, frames))
+        text += ", the limiter turned \(String(format: share < 0.01 ? "%.4f" : "%.2f", share)) % of it down "
+        return text + "(at most \(String(format: "%.1f", stage.deepestReduction)) dB)"
     }
 
     /// "synth (Warm Pad) + sampler (AulosGM.sf2), EQ Rock": what played, for the summary.

@@ -15,6 +15,10 @@ public final class OfflineRenderer {
     private let entry: RenderEntry
     private let output: AudioBufferListStorage
     public private(set) var sampleTime: Int64 = 0
+    /// Frames the file and memory renders still leave out at their start: the look-ahead of the graph's
+    /// output stage (`PeakLimiterUnit.latencyFrames`), so frame n of what they hand on is what sounded at
+    /// sample time n — a note on frame 37 is on frame 37 of the file, limiter or not.
+    public private(set) var leadingFramesToDrop: Int64
 
     /// `graph` must be initialized, headed by a Generic Output; its output-scope format is what the sink gets.
     public init(graph: AudioGraph, sliceFrames: UInt32) throws(AudioUnitError) {
@@ -31,6 +35,7 @@ public final class OfflineRenderer {
         self.sliceFrames = sliceFrames
         self.entry = entry
         output = AudioBufferListStorage(format: io.outputFormat(0), maximumFrames: sliceFrames)
+        leadingFramesToDrop = Int64(graph.units.compactMap { ($0 as? PeakLimiterUnit)?.latencyFrames }.max() ?? 0)
         if !graph.isRunning { try graph.start() }
     }
 
@@ -58,16 +63,29 @@ public final class OfflineRenderer {
         }
     }
 
-    /// Renders into an audio file; the Generic Output's output format must be interleaved.
+    /// How many of a slice's `frames` to leave out (`leadingFramesToDrop`), counting them off.
+    private func framesToDrop(of frames: Int) -> Int {
+        let drop = Int(min(Int64(frames), leadingFramesToDrop))
+        leadingFramesToDrop -= Int64(drop)
+        return drop
+    }
+
+    /// Renders into an audio file; the Generic Output's output format must be interleaved. The file gets
+    /// `frameCount` frames less what is left of `leadingFramesToDrop`: the caller renders that much longer.
     public func render(
         frameCount: Int64, to writer: AudioFileWriter, beforeSlice: (Int64, UInt32) throws -> Void = { _, _ in }
     ) throws {
+        let bytesPerFrame = Int(output.format.bytesPerFrame)
         try render(frameCount: frameCount, beforeSlice: beforeSlice) { list, frames in
-            try writer.write(UnsafeRawPointer(list.pointee.buffers[0].data!), frameCount: frames)
+            let drop = framesToDrop(of: frames)
+            guard frames > drop else { return }
+            try writer.write(
+                UnsafeRawPointer(list.pointee.buffers[0].data!) + drop * bytesPerFrame, frameCount: frames - drop)
         }
     }
 
-    /// Renders into memory, one Float array per channel; the output format must be canonical.
+    /// Renders `frameCount` frames into memory, one Float array per channel (rendering further by what is left
+    /// of `leadingFramesToDrop`, which are left out); the output format must be canonical.
     public func renderChannels(frameCount: Int64, beforeSlice: (Int64, UInt32) throws -> Void = { _, _ in }) throws
         -> [[Float]]
     {
@@ -78,10 +96,12 @@ public final class OfflineRenderer {
         }
         var channels = Array(repeating: [Float](), count: Int(format.channelsPerFrame))
         for index in channels.indices { channels[index].reserveCapacity(Int(frameCount)) }
-        try render(frameCount: frameCount, beforeSlice: beforeSlice) { list, frames in
+        try render(frameCount: frameCount + leadingFramesToDrop, beforeSlice: beforeSlice) { list, frames in
+            let drop = framesToDrop(of: frames)
             for index in channels.indices {
                 channels[index].append(
-                    contentsOf: UnsafeBufferPointer(start: list.pointee.floatChannel(index), count: frames))
+                    contentsOf: UnsafeBufferPointer(
+                        start: list.pointee.floatChannel(index) + drop, count: frames - drop))
             }
         }
         return channels

@@ -15,10 +15,14 @@ final class PartFileSink {
     private let conversion: FormatConversion
     private let encoded: AudioBufferListStorage
     private let scratch: UnsafeMutablePointer<Float>
+    /// Frames still to write: a part's file is as long as the master's, though the render runs on past it by
+    /// the output stage's look-ahead (which the part taps, before it, do not have).
+    private var framesLeft: Int64
 
     /// A file at `path` in `format` (interleaved, the render's), fed slices of at most `sliceFrames`.
     init(path: String, format: StreamFormat, sliceFrames: UInt32, expectedFrames: Int64) throws(AudioFileError) {
         writer = try AudioFileWriter(path: path, format: format, expectedFrames: expectedFrames)
+        framesLeft = expectedFrames
         let source = StreamFormat.canonical(channels: format.channelsPerFrame, sampleRate: format.sampleRate)
         do { conversion = try FormatConversion(from: source, to: format) } catch {
             throw AudioFileError("cannot write \(path): \(error.detail)")
@@ -43,10 +47,12 @@ final class PartFileSink {
     }
 
     private func write(_ slice: UnsafeMutablePointer<AudioBufferList>, frameCount: Int) {
-        guard failure == nil else { return }
+        let frames = Int(min(Int64(frameCount), framesLeft))
+        guard failure == nil, frames > 0 else { return }
+        framesLeft -= Int64(frames)
         conversion.convert(slice, into: encoded.list, frameCount: frameCount, scratch: scratch)
         do {
-            try writer.write(UnsafeRawPointer(encoded.list.pointee.buffers[0].data!), frameCount: frameCount)
+            try writer.write(UnsafeRawPointer(encoded.list.pointee.buffers[0].data!), frameCount: frames)
         } catch {
             failure = error
         }

@@ -51,6 +51,9 @@ public final class PlaybackRig {
     public let returns: [(bus: ReturnBus, units: [AudioUnit])]
     /// The master insert chain's units, after the master EQ.
     public let masterEffects: [AudioUnit]
+    /// The output stage after them: the set's gain (`output.gain`, `--gain`) and its true-peak limiter
+    /// (`output.limiter`, `--no-limiter`), as the set's first rig has them.
+    public let outputStage: PeakLimiterUnit
     /// Every LV2 plugin the rig plays: instruments, then part, return and master effects.
     let lv2Plugins: [LV2Unit]
     /// The master EQ, once the set (or `setMasterEQ`) asked for one; `masterEQInFlow` says whether it is
@@ -328,8 +331,16 @@ public final class PlaybackRig {
         masterEffects = masterChain.units
         let effects: [AudioUnit] = parts.flatMap(\.effects) + builtReturns.flatMap(\.units) + masterEffects
         lv2Plugins = instruments.compactMap { $0 as? LV2Unit } + effects.compactMap { $0 as? LV2Unit }
-        afterEQNode = masterChain.first ?? outputNode
-        try graph.connectNodeInput(masterChain.last, sourceOutput: 0, outputNode, destinationInput: 0)
+        // The output stage: the rig's gain and the true-peak limiter, last before the device or the file.
+        let stageNode = try graph.addNode(PeakLimiterUnit.componentDescription)
+        let stage = try graph.unit(for: stageNode) as! PeakLimiterUnit
+        stage.limiting = first.limiter
+        try units.configure(stage)
+        try stage.setParameter(PeakLimiterUnit.Parameter.gain.id, scope: .global, element: 0, value: first.gain)
+        outputStage = stage
+        try graph.connectNodeInput(masterChain.last, sourceOutput: 0, stageNode, destinationInput: 0)
+        afterEQNode = masterChain.first ?? stageNode
+        try graph.connectNodeInput(stageNode, sourceOutput: 0, outputNode, destinationInput: 0)
         if let inputBus, let io = try graph.unit(for: outputNode) as? any LiveIOUnit {
             try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
             try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)

@@ -66,10 +66,19 @@ extension Rig {
         }
         if let output = keys["output"] {
             guard let outputMapping = output.mapping else {
-                throw reader.error(output, "output", "must be a mapping (volume, eq)")
+                throw reader.error(output, "output", "must be a mapping (volume, eq, effects, gain, limiter)")
             }
-            let outputKeys = try reader.keys(outputMapping, allowed: ["volume", "eq", "effects"], at: "output.")
+            let outputKeys = try reader.keys(
+                outputMapping, allowed: ["volume", "eq", "effects", "gain", "limiter"], at: "output.")
             if let node = outputKeys["volume"] { volume = Float(try reader.number(node, "output.volume", in: 0...2)) }
+            if let node = outputKeys["gain"] { gain = Float(try reader.number(node, "output.gain", in: -40...24)) }
+            if let node = outputKeys["limiter"] {
+                let text = node.scalar?.string.lowercased()
+                guard let flag = node.bool ?? (text == "on" ? true : text == "off" ? false : nil) else {
+                    throw reader.error(node, "output.limiter", "must be on or off")
+                }
+                limiter = flag
+            }
             if let node = outputKeys["eq"] { eq = try reader.eqPreset(node, "output.eq") }
             if let node = outputKeys["effects"] { masterEffects = try reader.effects(node, "output.effects") }
         }

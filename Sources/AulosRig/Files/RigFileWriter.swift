@@ -35,6 +35,8 @@ extension Rig {
         if let keymap { lines.append("keymap: \(quote(keymap))") }
         lines += ["output:", "  volume: \(volume.clean)"]
         if let eq { lines.append("  eq: \(quote(eq))") }
+        if gain != 0 { lines.append("  gain: \(gain.clean)") }
+        if !limiter { lines.append("  limiter: off") }
         if !masterEffects.isEmpty {
             lines.append("  effects:")
             lines += masterEffects.flatMap { $0.yamlLines(indent: "    ") }

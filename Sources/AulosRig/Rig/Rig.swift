@@ -83,6 +83,11 @@ public struct Rig: Equatable, Sendable {
     /// The web panel and OSC for live play (`web:`, `web-password:`, `osc:`).
     public var servers = LiveServers()
     public var volume: Float = 1
+    /// The output stage's gain in dB (`output.gain`), before its limiter.
+    public var gain: Float = 0
+    /// Whether the output stage limits (`output.limiter: off` turns it off): the true-peak limiter at the end
+    /// of the master chain that keeps the output at or below −1 dBTP.
+    public var limiter = true
     /// Master iPod-style EQ preset.
     public var eq: String?
     public var parts: [Part]

@@ -46,20 +46,19 @@ public final class PeakLimiterUnit: StereoEffectUnit, @unchecked Sendable {
         didSet { precondition(!isInitialized || limiting == oldValue, "set limiting before initializing") }
     }
 
-    /// The counters the kernel publishes: samples turned down (since the unit was initialized) and the
-    /// lowest gain applied, as Float bits.
-    private let counters = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 2)
+    /// The counters the kernel publishes (since the unit was initialized): samples turned down, the lowest
+    /// gain applied (Float bits), samples that left at or past full scale, and the highest sample (Float bits).
+    private let counters = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 4)
 
     public init() {
-        counters.initialize(to: Atomic(0))
-        (counters + 1).initialize(to: Atomic(UInt64(Float(1).bitPattern)))
+        for index in 0..<4 { (counters + index).initialize(to: Atomic(0)) }
         super.init(
             description: Self.componentDescription, name: "Aulos: Peak Limiter", parameters: Self.definitions,
             presets: [])
     }
 
     deinit {
-        counters.deinitialize(count: 2)
+        counters.deinitialize(count: 4)
         counters.deallocate()
     }
 
@@ -78,17 +77,35 @@ public final class PeakLimiterUnit: StereoEffectUnit, @unchecked Sendable {
             : 0
     }
 
-    /// What the limiter did since it was initialized: samples turned down and the deepest reduction in dB
-    /// (0 when it never acted). Control side; the kernel's counters are read atomically.
-    public var activity: (limitedSamples: Int, deepestReduction: Float) {
-        let limited = Int(counters[0].load(ordering: .relaxed))
-        let lowest = Float(bitPattern: UInt32(truncatingIfNeeded: counters[1].load(ordering: .relaxed)))
-        return (limited, lowest < 1 && lowest > 0 ? -20 * log10(lowest) : 0)
+    /// What the output stage did since it was initialized. Control side; the kernel's counters are read
+    /// atomically.
+    public struct Activity: Equatable, Sendable {
+        /// Samples (per channel pair) the limiter turned down, and its deepest reduction in dB (0: none).
+        public var limitedSamples: Int
+        public var deepestReduction: Float
+        /// Samples (each channel's counted) that left at or past full scale: clipped in an integer file or
+        /// on the device; kept as they are in a float file. None while the limiter is on.
+        public var fullScaleSamples: Int
+        /// The highest sample that left, in dBFS (−120 for silence).
+        public var peak: Float
+    }
+
+    public var activity: Activity {
+        func float(_ index: Int) -> Float {
+            Float(bitPattern: UInt32(truncatingIfNeeded: counters[index].load(ordering: .relaxed)))
+        }
+        let lowest = float(1)
+        let peak = float(3)
+        return Activity(
+            limitedSamples: Int(counters[0].load(ordering: .relaxed)),
+            deepestReduction: lowest < 1 && lowest > 0 ? -20 * log10(lowest) : 0,
+            fullScaleSamples: Int(counters[2].load(ordering: .relaxed)),
+            peak: peak > 1e-6 ? 20 * log10(peak) : -120)
     }
 
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = try checkedStereoFormat()
-        counters[0].store(0, ordering: .relaxed)
+        for index in 0..<4 { counters[index].store(0, ordering: .relaxed) }
         counters[1].store(UInt64(Float(1).bitPattern), ordering: .relaxed)
         let limiter =
             limiting
@@ -146,21 +163,38 @@ struct PeakLimiterKernel {
                 right[frame] *= gain
             }
         }
-        guard var limiter else { return 0 }
-        let ceiling = Float(FastMath.exp2(Double(parameters.value(Int(P.ceiling.rawValue))) / 6.020_599_913_279_624))
-        let release = parameters.value(Int(P.release.rawValue)) / 1000
-        limiter.process(
-            left: left, right: right, frames: frameCount, gain: 1, ceiling: ceiling, releaseSeconds: release)
-        if limiter.limitedSamples > 0 {
-            counters[0].add(UInt64(limiter.limitedSamples), ordering: .relaxed)
-            let lowest = Float(bitPattern: UInt32(truncatingIfNeeded: counters[1].load(ordering: .relaxed)))
-            if limiter.lowestGain < lowest {
-                counters[1].store(UInt64(limiter.lowestGain.bitPattern), ordering: .relaxed)
+        if var limiter {
+            let ceiling = Float(
+                FastMath.exp2(Double(parameters.value(Int(P.ceiling.rawValue))) / 6.020_599_913_279_624))
+            let release = parameters.value(Int(P.release.rawValue)) / 1000
+            limiter.process(
+                left: left, right: right, frames: frameCount, gain: 1, ceiling: ceiling, releaseSeconds: release)
+            if limiter.limitedSamples > 0 {
+                counters[0].add(UInt64(limiter.limitedSamples), ordering: .relaxed)
+                if limiter.lowestGain < float(1) {
+                    counters[1].store(UInt64(limiter.lowestGain.bitPattern), ordering: .relaxed)
+                }
+                limiter.limitedSamples = 0
+                limiter.lowestGain = 1
             }
-            limiter.limitedSamples = 0
-            limiter.lowestGain = 1
+            self.limiter = limiter
         }
-        self.limiter = limiter
+        // What leaves: its peak, and how much of it is at or past full scale.
+        var peak: Float = 0
+        var overs = 0
+        for frame in 0..<frameCount {
+            let larger = max(abs(left[frame]), abs(right[frame]))
+            peak = max(peak, larger)
+            if larger >= 1 { overs += (abs(left[frame]) >= 1 ? 1 : 0) + (abs(right[frame]) >= 1 ? 1 : 0) }
+        }
+        if overs > 0 { counters[2].add(UInt64(overs), ordering: .relaxed) }
+        if peak > float(3) { counters[3].store(UInt64(peak.bitPattern), ordering: .relaxed) }
         return 0
+    }
+
+    /// Counter `index` as the Float whose bits it holds (the render thread is its only writer).
+    @inline(__always) @_noAllocation @_noLocks
+    func float(_ index: Int) -> Float {
+        Float(bitPattern: UInt32(truncatingIfNeeded: counters[index].load(ordering: .relaxed)))
     }
 }

@@ -31,6 +31,19 @@ struct InstrumentOptions: ParsableArguments {
     @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
     var eq: String?
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Output gain in dB, -40…24, before the limiter (default: the rig's output.gain, 0).", valueName: "dB"))
+    var gain: Double?
+
+    @Flag(
+        help: ArgumentHelp(
+            "No true-peak limiter at the end of the master chain (on by default: it keeps the output at or below "
+                + "-1 dBTP and adds 1.3 ms of latency); float output then carries values past full scale as they are."
+        ))
+    var noLimiter = false
+
     @Option(help: "A Scala scale (.scl) the synth or sampler plays in (with a rig: every synth and sampler part).")
     var tuning: String?
 
@@ -95,6 +108,9 @@ struct InstrumentOptions: ParsableArguments {
         if preset != nil && choice.0 != .synth {
             throw ValidationError("--preset names a synth preset; the sampler takes --program")
         }
+        if let gain, !(gain >= -40 && gain <= 24) {
+            throw ValidationError("--gain must be between -40 and 24 dB, not \(gain.clean)")
+        }
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
             throw ValidationError("--tempo must be between 1 and 1000 BPM, not \(tempo.clean)")
         }
@@ -140,6 +156,8 @@ struct InstrumentOptions: ParsableArguments {
             }
         }
         options.eq = try eq.map(checkedEQ)
+        options.gain = gain.map(Float.init)
+        if noLimiter { options.limiter = false }
         (options.tuning, options.keymap) = (tuning, keymap)
         if let mpe, case .success(let layout) = MPELayout.parse(mpe) { options.mpe = layout }
         options.dry = dry
