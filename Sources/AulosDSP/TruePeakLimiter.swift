@@ -41,6 +41,7 @@ public struct TruePeakLimiter: @unchecked Sendable {
     /// (sample number, gain) in a ring.
     let queueIndex: UnsafeMutablePointer<Int>
     let queueGain: UnsafeMutablePointer<Float>
+    /// A power of two, so wrapping is a mask.
     let queueCapacity: Int
     var queueHead = 0
     var queueCount = 0
@@ -53,6 +54,9 @@ public struct TruePeakLimiter: @unchecked Sendable {
     var sampleNumber = 0
     /// The peak of the interval between the previous sample and the one being measured.
     var previousIntervalPeak: Float = 0
+    /// How many more samples the detector's window holds one loud enough to be interpolated around (at or
+    /// above `ceiling / phaseGain`: below that no point between samples can reach the ceiling).
+    var loudFrames = 0
 
     /// What the limiter did since the counters were last read: samples it turned down by 0.1 dB or more, and
     /// its deepest gain.
@@ -93,7 +97,9 @@ public struct TruePeakLimiter: @unchecked Sendable {
         delayCapacity = lookahead + Self.tapsPerPhase / 2
         delayed = .allocate(capacity: 2 * delayCapacity)
         delayed.initialize(repeating: 0, count: 2 * delayCapacity)
-        queueCapacity = lookahead + 2
+        var capacity = 4
+        while capacity < lookahead + 2 { capacity <<= 1 }
+        queueCapacity = capacity
         queueIndex = .allocate(capacity: queueCapacity)
         queueIndex.initialize(repeating: 0, count: queueCapacity)
         queueGain = .allocate(capacity: queueCapacity)
@@ -146,7 +152,7 @@ public struct TruePeakLimiter: @unchecked Sendable {
         let taps = Self.tapsPerPhase
         let middle = taps / 2 - 1
         let releaseStep = Float(1 - FastMath.exp(-1 / (Double(releaseSeconds) * sampleRate)))
-        // Below this window peak no point between samples can reach the ceiling: skip the interpolation.
+        // Below this level no point between samples can reach the ceiling: no interpolation needed.
         let quiet = ceiling / phaseGain
         for frame in 0..<frames {
             let inLeft = left[frame] * gain
@@ -160,24 +166,24 @@ public struct TruePeakLimiter: @unchecked Sendable {
             // The sample measured now is `taps / 2` behind the newest; the interval after it is interpolated.
             let leftWindow = history + historyIndex
             let rightWindow = history + 2 * taps + historyIndex
-            var windowPeak: Float = 0
-            for tap in 0..<taps { windowPeak = max(windowPeak, max(abs(leftWindow[tap]), abs(rightWindow[tap]))) }
+            // A loud sample keeps the interpolation on while it is in the window (`taps` samples).
+            loudFrames = max(abs(inLeft), abs(inRight)) >= quiet ? taps : max(0, loudFrames - 1)
             let samplePeak = max(abs(leftWindow[middle]), abs(rightWindow[middle]))
             let nextInterval =
-                windowPeak < quiet ? 0 : max(intervalPeak(channel: 0), intervalPeak(channel: 1))
+                loudFrames <= 0 ? 0 : max(intervalPeak(channel: 0), intervalPeak(channel: 1))
             let peak = max(samplePeak, max(previousIntervalPeak, nextInterval))
             previousIntervalPeak = nextInterval
             let needed: Float = peak > ceiling ? ceiling / peak : 1
 
             // Running minimum over the last `lookahead + 1` needed gains.
-            while queueCount > 0 && queueGain[(queueHead + queueCount - 1) % queueCapacity] >= needed {
+            while queueCount > 0 && queueGain[(queueHead + queueCount - 1) & (queueCapacity - 1)] >= needed {
                 queueCount -= 1
             }
-            queueIndex[(queueHead + queueCount) % queueCapacity] = sampleNumber
-            queueGain[(queueHead + queueCount) % queueCapacity] = needed
+            queueIndex[(queueHead + queueCount) & (queueCapacity - 1)] = sampleNumber
+            queueGain[(queueHead + queueCount) & (queueCapacity - 1)] = needed
             queueCount += 1
             if queueIndex[queueHead] < sampleNumber - lookahead {
-                queueHead = (queueHead + 1) % queueCapacity
+                queueHead = (queueHead + 1) & (queueCapacity - 1)
                 queueCount -= 1
             }
             let held = queueGain[queueHead]
