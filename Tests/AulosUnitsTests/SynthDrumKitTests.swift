@@ -52,7 +52,9 @@ import Glibc
         for key in keys {
             let samples = try hit(key)
             let peak = samples.map(abs).max()!
-            #expect(peak > 0.05, "key \(key) peaks at \(peak)")
+            // (The kit plays at FluidR3's level on FluidSynth's gain 0.2: the open hat and the ride peak
+            // near 0.017.)
+            #expect(peak > 0.01, "key \(key) peaks at \(peak)")
             #expect(samples.allSatisfy { $0.isFinite && abs($0) < 1 }, "key \(key)")
             prints[key] = fingerprint(samples)
         }
