@@ -135,7 +135,9 @@ let package = Package(
             path: "Tests/AulosMIDITests"),
         .testTarget(
             name: "AulosUnitsTests",
-            dependencies: ["AulosUnits", "AulosCore", "AulosDSP", "AulosGraph", "AulosMIDI", "AulosTestSupport"],
+            dependencies: [
+                "AulosUnits", "AulosCore", "AulosDSP", "AulosGraph", "AulosMIDI", "AulosFluid", "AulosTestSupport",
+            ],
             path: "Tests/AulosUnitsTests"),
         .testTarget(
             name: "AulosFluidTests",

@@ -52,7 +52,9 @@ import Glibc
         for key in keys {
             let samples = try hit(key)
             let peak = samples.map(abs).max()!
-            #expect(peak > 0.05, "key \(key) peaks at \(peak)")
+            // (The kit plays at FluidR3's level on FluidSynth's gain 0.2: the open hat and the ride peak
+            // near 0.017.)
+            #expect(peak > 0.01, "key \(key) peaks at \(peak)")
             #expect(samples.allSatisfy { $0.isFinite && abs($0) < 1 }, "key \(key)")
             prints[key] = fingerprint(samples)
         }
@@ -132,5 +134,27 @@ import Glibc
                 try OscillatorSynthUnit().setProperty(
                     OscillatorSynthUnit.drumChannelsProperty, scope: .global, element: 0, value: UInt32(1 << 16))
             })
+    }
+
+    /// Every key of the kit struck in a run (bursts, warbles, stopped whistles, chokes among them) gives the
+    /// same bits whatever the slice size, and each hit starts at its frame: frame k is silent before a
+    /// lone hit at k, sounding at k.
+    @Test func theWholeKitIsSliceIndependentAndSampleExact() throws {
+        func run(slice: Int) throws -> [Float] {
+            let rig = try InstrumentRig(synth)
+            for key in 35...81 {
+                rig.scheduler.schedule(
+                    .noteOn(channel: 9, note: UInt8(key), velocity: UInt8(40 + key)), at: Int64((key - 35) * 1_531))
+            }
+            return rig.render(80_000, slice: slice).0
+        }
+        let whole = try run(slice: 4096)
+        for slice in [17, 64, 1000] { #expect(try run(slice: slice) == whole, "slice \(slice)") }
+        for key in [54, 58, 71, 73, 81] {
+            let rig = try InstrumentRig(synth)
+            rig.scheduler.schedule(.noteOn(channel: 9, note: UInt8(key), velocity: 100), at: 333)
+            let (left, _) = rig.render(1024, slice: 256)
+            #expect(left[..<333].allSatisfy { $0 == 0 } && left[333] != 0, "key \(key)")
+        }
     }
 }

@@ -93,7 +93,7 @@ import Glibc
         // Channel 1 is the base channel: its program change loaded the unit's parameters (Soft Keys), which
         // channel 6 plays, sample for sample.
         let unit = rig.instrument as! OscillatorSynthUnit
-        #expect(try unit.getParameter(P.osc1Waveform.id) == 2)
+        #expect(try unit.getParameter(P.osc1Waveform.id) == 0)  // Soft Keys' saw
         #expect(left[100..<window] == left[(4 * window + 100)..<(5 * window)])
     }
 
@@ -142,22 +142,24 @@ import Glibc
         #expect(unit.factoryPresets.map(\.number) == [5, 133])
     }
 
-    /// In bank 0 a program without a preset takes the first preset of its General MIDI family.
+    /// In bank 0 a program without a preset takes the nearest preset below it in its General MIDI family,
+    /// else the family's first.
     @Test func programsFallBackToTheirGeneralMIDIFamily() throws {
         let presets = try SynthPresetLibrary.load(from: TestFiles.presets + "/synth")
         let table = SynthPreset.programTable(presets)
         func name(_ program: Int) -> String? { table[program] < 0 ? nil : presets[Int(table[program])].name }
         #expect(name(0) == "Soft Keys")
-        #expect(name(2) == "Soft Keys")  // Electric Grand: the piano family's first
+        #expect(name(2) == "FM Piano")  // Electric Grand: the piano below it
         #expect(name(4) == "Electric Piano")
-        #expect(name(35) == "Ladder Bass")  // Fretless: the bass family's first
-        #expect(name(51) == "String Ensemble")  // Synth Strings 2
-        #expect(name(91) == "Warm Pad")  // Pad 4 (choir)
+        #expect(name(8) == "FM Bell")  // Celesta: no preset below it in its family, so the family's first
+        #expect(name(30) == "Overdrive Guitar")  // Distortion Guitar
+        #expect(name(35) == "Sub Bass")  // Fretless
+        #expect(name(51) == "PWM Strings")  // Synth Strings 2
+        #expect(name(91) == "Expressive Pad")  // Pad 4 (choir)
         #expect(table[128 + 38] == -1)  // bank 1 has nothing: the kernel falls back to bank 0
-        // Every General MIDI family but ethnic (104–111), percussive (112–119) and synth effects (96–103)
-        // has a preset of its own.
+        // Every General MIDI family has a preset of its own.
         let covered = Set(presets.filter { $0.bank == 0 }.map { $0.program / 8 })
-        #expect(covered.isSuperset(of: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15]), "\(covered.sorted())")
+        #expect(covered == Set(0..<16), "\(covered.sorted())")
     }
 
     /// Sixteen channels with their own programs, drums on channel 10, bends, controllers and tuning-free

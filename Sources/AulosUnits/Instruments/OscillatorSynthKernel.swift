@@ -192,7 +192,7 @@ struct OscillatorSynthKernel {
     /// The first modulation-matrix parameter.
     static var modulationSlot: Int { 33 }
     /// `SynthDrum.allCases.count` and the drum hits that can sound at once.
-    static var drumCount: Int { 13 }
+    static var drumCount: Int { 30 }
     static var drumVoiceCount: Int { 32 }
 
     /// `OscillatorSynthUnit.NoteRate.beats`, as a switch the render-side checker can see.
@@ -224,12 +224,13 @@ struct OscillatorSynthKernel {
     /// does; every other channel that receives one plays a patch of its own.
     let baseChannel: Int
     /// The drum kit: channels that play it (a bit per channel), its sounding hits, its models, and for each
-    /// key the drum (−1: none) and the semitones it is tuned by.
+    /// key the drum (−1: none), the semitones it is tuned by and the factor on its decay.
     let drumChannels: UInt16
     let drumVoices: UnsafeMutablePointer<DrumVoice>
     let drumModels: UnsafeMutablePointer<DrumModel>
     let drumOfKey: UnsafeMutablePointer<Int8>
     let drumOffsetOfKey: UnsafeMutablePointer<Float>
+    let drumDecayOfKey: UnsafeMutablePointer<Float>
     /// Each channel's 128 controller values (modulation sources).
     let controllerValues: UnsafeMutablePointer<UInt8>
     /// MPE: the member channels of the lower zone (manager channel 1) and the upper zone (manager channel
@@ -326,10 +327,12 @@ struct OscillatorSynthKernel {
         drumModels.initialize(from: SynthDrum.allCases.map(\.model), count: Self.drumCount)
         drumOfKey = .allocate(capacity: 128)
         drumOffsetOfKey = .allocate(capacity: 128)
+        drumDecayOfKey = .allocate(capacity: 128)
         for key in 0..<128 {
             let played = SynthDrum.playedBy(key: key)
             (drumOfKey + key).initialize(to: Int8(played?.drum.rawValue ?? -1))
             (drumOffsetOfKey + key).initialize(to: played?.semitones ?? 0)
+            (drumDecayOfKey + key).initialize(to: SynthDrum.decayFactor(key: key))
         }
         channelControls = .allocate(capacity: 16)
         channelControls.initialize(repeating: SynthControls(), count: 16)
@@ -401,6 +404,7 @@ struct OscillatorSynthKernel {
         drumModels.deallocate()
         drumOfKey.deallocate()
         drumOffsetOfKey.deallocate()
+        drumDecayOfKey.deallocate()
         controllerValues.deallocate()
         mpeMembers.deallocate()
         groupCounts.deallocate()
@@ -1681,7 +1685,7 @@ struct OscillatorSynthKernel {
         ageCounter.pointee += 1
         var hit = DrumVoice(
             model: model, semitones: drumOffsetOfKey[Int(note & 0x7F)] + parameters.value(slot),
-            decayScale: parameters.value(slot + 1),
+            decayScale: parameters.value(slot + 1) * drumDecayOfKey[Int(note & 0x7F)],
             level: level * Float(FastMath.exp2(decibels / 6.020_599_913_279_624)), sampleRate: sampleRate,
             seed: UInt32(truncatingIfNeeded: ageCounter.pointee &* 2_654_435_761) | 1)
         hit.note = note

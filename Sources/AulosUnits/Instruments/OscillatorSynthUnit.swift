@@ -418,11 +418,11 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         retainForKernel(tables)
         if let wavetable { retainForKernel(wavetable) }
         let count = Parameter.allCases.count
-        let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, presets.count * count))
-        for (row, preset) in presets.enumerated() {
-            (presetValues + row * count).initialize(from: preset.orderedValues, count: count)
+        let (values, rows) = SynthPreset.levelledRows(presets)
+        let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, values.count * count))
+        for (row, preset) in values.enumerated() {
+            (presetValues + row * count).initialize(from: preset, count: count)
         }
-        let rows = SynthPreset.programTable(presets)
         let presetRows = UnsafeMutablePointer<Int16>.allocate(capacity: rows.count)
         presetRows.initialize(from: rows, count: rows.count)
         let kernel = OscillatorSynthKernel(

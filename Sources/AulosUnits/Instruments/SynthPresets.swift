@@ -23,21 +23,46 @@ public struct SynthPreset: Sendable, Equatable {
     public var number: Int { bank * 128 + program }
 
     /// Which preset (index into `presets`) answers each bank · 128 + program, −1 for none. In bank 0 a
-    /// program without a preset of its own takes the first preset of its General MIDI family (programs in
-    /// eights: pianos 0–7, chromatic percussion 8–15, …), so a file asking for "Electric Piano 2" gets the
-    /// electric piano rather than nothing.
+    /// program without a preset of its own takes the nearest preset below it in its General MIDI family
+    /// (programs in eights: pianos 0–7, chromatic percussion 8–15, …), else the family's first: General
+    /// MIDI puts like next to like (Synth Strings 2 after Synth Strings 1, Distortion after Overdriven
+    /// Guitar), so a file asking for "Electric Piano 2" gets the electric piano rather than nothing.
     public static func programTable(_ presets: [SynthPreset]) -> [Int16] {
         var table = [Int16](repeating: -1, count: 128 * 128)
         for (row, preset) in presets.enumerated() where table[preset.bank * 128 + preset.program] < 0 {
             table[preset.bank * 128 + preset.program] = Int16(row)
         }
-        for program in 0..<128 where table[program] < 0 {
+        let own = Array(table[0..<128])
+        for program in 0..<128 where own[program] < 0 {
             let family = program / 8 * 8
-            if let row = (family..<family + 8).lazy.map({ table[$0] }).first(where: { $0 >= 0 }) {
+            let below = (family..<program).reversed().lazy.map { own[$0] }.first { $0 >= 0 }
+            if let row = below ?? (program..<family + 8).lazy.map({ own[$0] }).first(where: { $0 >= 0 }) {
                 table[program] = row
             }
         }
         return table
+    }
+
+    /// What the kernel loads: a row of values for each preset, then one for each bank-0 program that
+    /// `SynthProgramLevels` trims (the preset it takes with its volume moved by the trim, within the
+    /// volume's range, and the trim's velocity sensitivity); and which row answers each bank · 128 +
+    /// program (−1: none).
+    static func levelledRows(_ presets: [SynthPreset]) -> (values: [[Float]], table: [Int16]) {
+        var table = programTable(presets)
+        var values = presets.map(\.orderedValues)
+        let volume = OscillatorSynthUnit.Parameter.volume
+        let sensitivity = Int(OscillatorSynthUnit.Parameter.velocitySensitivity.rawValue)
+        for program in 0..<128 where table[program] >= 0 {
+            let row = Int(table[program])
+            guard let trim = SynthProgramLevels.trim(program: program, preset: presets[row].name) else { continue }
+            var levelled = values[row]
+            let slot = Int(volume.rawValue)
+            levelled[slot] = min(volume.info.maxValue, max(volume.info.minValue, levelled[slot] + trim.decibels))
+            levelled[sensitivity] = min(1, max(0, trim.velocitySensitivity))
+            table[program] = Int16(values.count)
+            values.append(levelled)
+        }
+        return (values, table)
     }
 
     /// The file as JSON: a value is a number or, for indexed parameters, one of its value names.
