@@ -56,7 +56,7 @@ public enum AulosGMSoundFont {
             builder.instrument(
                 "Honky-tonk",
                 [Layer(set: grandHard, cents: -14, pan: -300), Layer(set: grandHard, cents: 14, pan: 300)],
-                piano, modulators: velocityToFilter, attenuation: 238))
+                piano, modulators: velocityToFilter, attenuation: 181))
         let tine = builder.sampleSet("Tine EP", roots: [36, 48, 60, 72, 84], rate: 24_000) { m.tinePiano($0) }
         assign(
             [4],
@@ -498,7 +498,7 @@ public enum AulosGMSoundFont {
             [88],
             builder.instrument(
                 "New Age Pad", [Layer(set: warm), Layer(set: celesta, attenuation: 40)],
-                sustaining(attack: 0.01, release: 1.2), attenuation: 212))
+                sustaining(attack: 0.01, release: 1.2), attenuation: 290))
         assign([89], builder.instrument("Warm Pad", [Layer(set: warm)], pad, attenuation: 58))
         assign(
             [90],
@@ -509,7 +509,7 @@ public enum AulosGMSoundFont {
         assign([91], builder.instrument("Choir Pad", [Layer(set: choir)], pad + filter(3500), attenuation: 0))
         assign(
             [92],
-            builder.instrument("Bowed Pad", [Layer(set: solo), Layer(set: warm)], pad + filter(2000), attenuation: 57))
+            builder.instrument("Bowed Pad", [Layer(set: solo), Layer(set: warm)], pad + filter(2000), attenuation: 117))
         assign(
             [93],
             builder.instrument(
@@ -546,7 +546,7 @@ public enum AulosGMSoundFont {
             [99],
             builder.instrument(
                 "Atmosphere", [Layer(set: nylon), Layer(set: warm, attenuation: 40)], decaying(10, release: 1.5),
-                attenuation: 0))
+                attenuation: 35))
         assign(
             [100],
             builder.instrument(
