@@ -147,7 +147,10 @@ let package = Package(
             ],
             path: "Tests/AulosFluidTests", exclude: ["Fixtures"]),
         .testTarget(
-            name: "AulosSoundFontTests", dependencies: ["AulosSoundFont", "AulosTestSupport"],
+            name: "AulosSoundFontTests",
+            dependencies: [
+                "AulosSoundFont", "AulosFluid", "AulosCore", "AulosMIDI", "AulosUnits", "AulosTestSupport",
+            ],
             path: "Tests/AulosSoundFontTests"),
         .testTarget(
             name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport", "CSndfile"],

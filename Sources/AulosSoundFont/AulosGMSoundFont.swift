@@ -1,360 +1,715 @@
 import AulosDSP
 
-/// The project's own General-MIDI-style SoundFont: every sample is synthesised here (additive tones,
-/// plucked strings, noise drums), so its origin and licence are the project's. Small (about 1 MB) but
-/// covers all 128 GM programs by mapping each family to one of eleven instruments, plus a drum kit on
-/// bank 128 for channel 10. Deterministic: pure arithmetic (no libm), so every machine writes the same bytes.
+/// The project's own General MIDI SoundFont: every sample is synthesised here (additive and modal tones,
+/// plucked and bowed string models, formant voices, FM-like sidebands, metallic clusters and shaped noise), so
+/// its origin and licence are the project's. All 128 GM programs, with distinct instruments within each of the
+/// 16 families where the real ones differ (see `soundfonts/README.md`), and a complete GM drum kit on bank 128.
+/// Deterministic: pure arithmetic (FastMath, no libm, whose last bits differ between C libraries), so every
+/// machine writes the same bytes and the committed file can be checked against the code.
+///
+/// This file answers "which program plays what": the program map, family by family, with each program's
+/// envelopes, filters, LFOs and level (`initialAttenuation`, measured against FluidR3_GM with
+/// `scripts/font-loudness.py`; FluidSynth applies 0.4 × the SF2 value, so 25 cB here is 1 dB). The shaping
+/// vocabulary is in `SoundShaping.swift`, the kit's zones in `DrumKitZones.swift`, the samples' recipes in
+/// `MelodicTones` and `DrumKit`.
+///
+/// Threads: control side, generation time.
 public enum AulosGMSoundFont {
-    public static let sampleRate = 32_000
     public static let fileName = "AulosGM.sf2"
-
-    /// GM family of each program (0…127) → index into `instrumentNames`.
-    static let familyInstrument: [Int] = [
-        0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  // piano, chromatic percussion
-        2, 2, 2, 2, 2, 2, 2, 2,  // organ
-        3, 3, 3, 3, 3, 3, 3, 3,  // guitar
-        4, 4, 4, 4, 4, 4, 4, 4,  // bass
-        5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,  // strings, ensemble
-        6, 6, 6, 6, 6, 6, 6, 6,  // brass
-        6, 6, 6, 6, 7, 7, 7, 7,  // reed
-        7, 7, 7, 7, 7, 7, 7, 7,  // pipe
-        8, 8, 8, 8, 8, 8, 8, 8,  // synth lead
-        9, 9, 9, 9, 9, 9, 9, 9,  // synth pad
-        9, 9, 9, 9, 9, 9, 9, 9,  // synth effects
-        3, 3, 3, 3, 3, 3, 3, 3,  // ethnic
-        1, 1, 1, 1, 1, 1, 1, 1,  // percussive
-        9, 9, 9, 9, 9, 9, 9, 9,
-    ]  // sound effects
-    static let instrumentNames = [
-        "Piano", "Electric Piano", "Organ", "Guitar", "Bass", "Strings", "Brass", "Flute",
-        "Square Lead", "Pad", "Drum Kit",
-    ]
-    static let programNames = [
-        "Acoustic Grand Piano", "Bright Acoustic Piano", "Electric Grand Piano", "Honky-tonk Piano", "Electric Piano 1",
-        "Electric Piano 2", "Harpsichord", "Clavinet", "Celesta", "Glockenspiel", "Music Box", "Vibraphone", "Marimba",
-        "Xylophone", "Tubular Bells", "Dulcimer", "Drawbar Organ", "Percussive Organ", "Rock Organ", "Church Organ",
-        "Reed Organ", "Accordion", "Harmonica", "Tango Accordion", "Nylon Guitar", "Steel Guitar", "Jazz Guitar",
-        "Clean Guitar", "Muted Guitar", "Overdriven Guitar", "Distortion Guitar", "Guitar Harmonics", "Acoustic Bass",
-        "Finger Bass", "Pick Bass", "Fretless Bass", "Slap Bass 1", "Slap Bass 2", "Synth Bass 1", "Synth Bass 2",
-        "Violin", "Viola", "Cello", "Contrabass", "Tremolo Strings", "Pizzicato Strings", "Orchestral Harp", "Timpani",
-        "String Ensemble 1", "String Ensemble 2", "Synth Strings 1", "Synth Strings 2", "Choir Aahs", "Voice Oohs",
-        "Synth Voice", "Orchestra Hit", "Trumpet", "Trombone", "Tuba", "Muted Trumpet", "French Horn", "Brass Section",
-        "Synth Brass 1", "Synth Brass 2", "Soprano Sax", "Alto Sax", "Tenor Sax", "Baritone Sax", "Oboe",
-        "English Horn",
-        "Bassoon", "Clarinet", "Piccolo", "Flute", "Recorder", "Pan Flute", "Blown Bottle", "Shakuhachi", "Whistle",
-        "Ocarina", "Square Lead", "Sawtooth Lead", "Calliope Lead", "Chiff Lead", "Charang Lead", "Voice Lead",
-        "Fifths Lead", "Bass and Lead", "New Age Pad", "Warm Pad", "Polysynth Pad", "Choir Pad", "Bowed Pad",
-        "Metallic Pad", "Halo Pad", "Sweep Pad", "Rain", "Soundtrack", "Crystal", "Atmosphere", "Brightness", "Goblins",
-        "Echoes", "Sci-fi", "Sitar", "Banjo", "Shamisen", "Koto", "Kalimba", "Bagpipe", "Fiddle", "Shanai",
-        "Tinkle Bell",
-        "Agogo", "Steel Drums", "Woodblock", "Taiko Drum", "Melodic Tom", "Synth Drum", "Reverse Cymbal",
-        "Guitar Fret Noise", "Breath Noise", "Seashore", "Bird Tweet", "Telephone Ring", "Helicopter", "Applause",
-        "Gunshot",
-    ]
-
-    /// Seconds → SF2 timecents.
-    static func timecents(_ seconds: Double) -> Int16 {
-        Int16(max(-12_000, min(8000, (1200 * FastMath.log2(seconds)).rounded())))
-    }
+    typealias Generator = SoundFontWriter.Generator
+    typealias Layer = FontBuilder.Layer
 
     /// Builds the font.
     public static func make() -> SoundFontWriter {
-        var font = SoundFontWriter(
-            name: "Aulos GM", copyright: "Generated by Aulos; no third-party samples",
-            comment: "Synthesised by AulosGMSoundFont.make(): additive, plucked-string and noise synthesis.")
-        let synth = SampleSynth(sampleRate: Double(sampleRate))
-        // Instrument 0…9: one sample each; 10: drum kit.
-        let melodic: [(SoundFontWriter.Sample, [(SoundFontWriter.Generator, Int16)])] = [
-            (
-                synth.piano(),
-                [
-                    (.attackVolEnv, timecents(0.001)), (.decayVolEnv, timecents(6)), (.sustainVolEnv, 960),
-                    (.releaseVolEnv, timecents(0.4)),
-                ]
-            ),
-            (
-                synth.electricPiano(),
-                [
-                    (.attackVolEnv, timecents(0.001)), (.decayVolEnv, timecents(4)), (.sustainVolEnv, 960),
-                    (.releaseVolEnv, timecents(0.5)),
-                ]
-            ),
-            (
-                synth.organ(),
-                [(.attackVolEnv, timecents(0.005)), (.releaseVolEnv, timecents(0.08)), (.initialAttenuation, 30)]
-            ),
-            (synth.guitar(), [(.attackVolEnv, timecents(0.001)), (.releaseVolEnv, timecents(0.25))]),
-            (synth.bass(), [(.attackVolEnv, timecents(0.002)), (.releaseVolEnv, timecents(0.12))]),
-            (
-                synth.strings(),
-                [(.attackVolEnv, timecents(0.18)), (.releaseVolEnv, timecents(0.6)), (.initialAttenuation, 40)]
-            ),
-            (
-                synth.brass(),
-                [
-                    (.attackVolEnv, timecents(0.05)), (.decayVolEnv, timecents(0.4)), (.sustainVolEnv, 40),
-                    (.releaseVolEnv, timecents(0.18)), (.initialAttenuation, 30),
-                ]
-            ),
-            (
-                synth.flute(),
-                [(.attackVolEnv, timecents(0.06)), (.releaseVolEnv, timecents(0.15)), (.initialAttenuation, 20)]
-            ),
-            (
-                synth.squareLead(),
-                [(.attackVolEnv, timecents(0.004)), (.releaseVolEnv, timecents(0.1)), (.initialAttenuation, 60)]
-            ),
-            (
-                synth.pad(),
-                [(.attackVolEnv, timecents(0.5)), (.releaseVolEnv, timecents(1.2)), (.initialAttenuation, 40)]
-            ),
+        var builder = FontBuilder(
+            font: SoundFontWriter(
+                name: "Aulos GM", copyright: "Generated by Aulos; no third-party samples",
+                comment:
+                    "Synthesised by AulosGMSoundFont.make(): additive, modal, plucked and bowed string, formant, "
+                    + "FM-like, metallic and noise synthesis. All 128 GM programs and the GM drum kit."))
+        var program = [Int](repeating: -1, count: 128)
+        func assign(_ programs: [Int], _ instrument: Int) { for p in programs { program[p] = instrument } }
+        let m = MelodicTones.self
+
+        // MARK: Pianos (0–7)
+        let grandSoft = builder.sampleSet("Grand p", roots: [28, 40, 52, 64, 76, 88], rate: 24_000, stereo: true) {
+            m.grandPiano($0, hard: false)
+        }
+        let grandHard = builder.sampleSet("Grand f", roots: [28, 40, 52, 64, 76, 88], rate: 32_000, stereo: true) {
+            m.grandPiano($0, hard: true)
+        }
+        let piano = decaying(14, release: 0.35, keyScale: 25)
+        let grandLayers = [Layer(set: grandSoft, velocity: 0...84), Layer(set: grandHard, velocity: 85...127)]
+        assign(
+            [0], builder.instrument("Grand Piano", grandLayers, piano, modulators: velocityToFilter, attenuation: 120))
+        assign(
+            [1],
+            builder.instrument(
+                "Bright Piano", [Layer(set: grandHard)], piano, modulators: velocityToFilter, attenuation: 114))
+        assign(
+            [2],
+            builder.instrument(
+                "Electric Grand", [Layer(set: grandHard)], decaying(7, release: 0.3) + filter(5000, resonance: 40),
+                modulators: velocityToFilter, attenuation: 0))
+        assign(
+            [3],
+            builder.instrument(
+                "Honky-tonk",
+                [Layer(set: grandHard, cents: -14, pan: -300), Layer(set: grandHard, cents: 14, pan: 300)],
+                piano, modulators: velocityToFilter, attenuation: 181))
+        let tine = builder.sampleSet("Tine EP", roots: [36, 48, 60, 72, 84], rate: 24_000) { m.tinePiano($0) }
+        assign(
+            [4],
+            builder.instrument(
+                "Electric Piano 1", [Layer(set: tine, pan: -150), Layer(set: tine, cents: 5, pan: 150)],
+                decaying(9, release: 0.3) + tremolo(15, hertz: 4.5), modulators: velocityToFilter, attenuation: 79))
+        let fm = builder.sampleSet("FM EP", roots: [36, 48, 60, 72, 84], rate: 24_000) { m.fmPiano($0) }
+        assign(
+            [5],
+            builder.instrument(
+                "Electric Piano 2", [Layer(set: fm, cents: -6, pan: -300), Layer(set: fm, cents: 6, pan: 300)],
+                decaying(8, release: 0.3), modulators: velocityToFilter, attenuation: 184))
+        let harpsichord = builder.sampleSet("Harpsichord", roots: [36, 48, 60, 72, 84], rate: 24_000) {
+            m.harpsichord($0)
+        }
+        assign(
+            [6],
+            builder.instrument(
+                "Harpsichord", [Layer(set: harpsichord, pan: -200), Layer(set: harpsichord, cents: 4, pan: 200)],
+                decaying(9, release: 0.15), attenuation: 55))
+        let clavinet = builder.sampleSet("Clavinet", roots: [36, 48, 60, 72, 84], rate: 24_000) { m.clavinet($0) }
+        assign(
+            [7],
+            builder.instrument(
+                "Clavinet", [Layer(set: clavinet)], decaying(5, release: 0.05) + filter(7000, resonance: 40),
+                modulators: velocityToFilter, attenuation: 0))
+
+        // MARK: Chromatic percussion (8–15)
+        // Name, roots, recipe, sample rate, decay (s), extra generators, attenuation (cB).
+        let mallets: [(String, [Int], (Int) -> Tone, Int, Double, [(Generator, Int16)], Int16)] = [
+            ("Celesta", [60, 72, 84, 96], m.celesta, 24_000, 5, [], 66),
+            ("Glockenspiel", [72, 84, 96, 108], m.glockenspiel, 32_000, 6, [], 54),
+            ("Music Box", [60, 72, 84, 96], m.musicBox, 32_000, 4, [], 76),
+            ("Vibraphone", [53, 65, 77, 89], m.vibraphone, 24_000, 12, tremolo(40, hertz: 5), 198),
+            ("Marimba", [48, 60, 72, 84, 96], m.marimba, 24_000, 3, [], 0),
+            ("Xylophone", [65, 77, 89, 101], m.xylophone, 32_000, 2, [], 220),
+            ("Tubular Bells", [60, 72, 84], m.tubularBell, 24_000, 14, [], 43),
         ]
-        for (index, entry) in melodic.enumerated() {
-            font.samples.append(entry.0)
-            font.instruments.append(
-                .init(name: instrumentNames[index], zones: [.init(sample: index, generators: entry.1)]))
+        var malletIndex: [String: FontBuilder.SampleSet] = [:]
+        for (offset, mallet) in mallets.enumerated() {
+            let set = builder.sampleSet(mallet.0, roots: mallet.1, rate: mallet.3, tone: mallet.2)
+            malletIndex[mallet.0] = set
+            assign(
+                [8 + offset],
+                builder.instrument(
+                    mallet.0, [Layer(set: set)], decaying(mallet.4, release: 0.5, keyScale: 10) + mallet.5,
+                    modulators: velocityToFilter, attenuation: mallet.6))
         }
-        var drumZones: [SoundFontWriter.Zone] = []
-        var drumSamples: [String: Int] = [:]
-        for (key, sample) in synth.drums() {
-            // Several keys share one sound (two kicks, two snares…): store each sample once.
-            let index =
-                drumSamples[sample.name]
-                ?? {
-                    font.samples.append(sample)
-                    return font.samples.count - 1
-                }()
-            drumSamples[sample.name] = index
-            drumZones.append(
-                .init(
-                    keyRange: key...key, sample: index,
-                    generators: [
-                        (.attackVolEnv, timecents(0.001)), (.releaseVolEnv, timecents(0.3)),
-                        (.overridingRootKey, Int16(key)),
-                    ]))
+        let dulcimer = builder.sampleSet("Dulcimer", roots: [48, 60, 72, 84], rate: 24_000) {
+            m.plucked($0, position: 0.15, power: 0.9, ring: 2, damping: 0.1, pick: 0.1)
         }
-        font.instruments.append(.init(name: "Drum Kit", zones: drumZones))
-        for program in 0..<128 {
-            font.presets.append(
-                .init(
-                    name: programNames[program], bank: 0, program: UInt16(program),
-                    instrument: familyInstrument[program]))
+        assign(
+            [15],
+            builder.instrument(
+                "Dulcimer", [Layer(set: dulcimer, cents: -5, pan: -200), Layer(set: dulcimer, cents: 5, pan: 200)],
+                decaying(7, release: 0.3), modulators: velocityToFilter, attenuation: 284))
+
+        // MARK: Organs (16–23)
+        let organRoots = [36, 48, 60, 72, 84]
+        let drawbar = builder.sampleSet("Drawbar", roots: organRoots, rate: 24_000) { m.drawbar($0) }
+        let organ = sustaining(attack: 0.004, release: 0.06)
+        assign([16], builder.instrument("Drawbar Organ", [Layer(set: drawbar)], organ, attenuation: 144))
+        let percussive = builder.sampleSet("Perc Organ", roots: organRoots, rate: 24_000) {
+            m.drawbar($0, percussion: true)
         }
-        font.presets.append(.init(name: "Standard Kit", bank: 128, program: 0, instrument: 10))
-        return font
-    }
-}
-
-/// The synthesis behind the font's samples. All deterministic.
-struct SampleSynth {
-    let sampleRate: Double
-
-    func frequency(_ note: Int) -> Double { FastMath.frequency(ofNote: Double(note)) }
-
-    /// Scales to 16 bits with a peak of −2 dBFS.
-    func quantize(_ signal: [Double]) -> [Int16] {
-        let peak = signal.reduce(0) { max($0, abs($1)) }
-        let scale = peak > 0 ? 0.8 * 32767 / peak : 0
-        return signal.map { Int16(max(-32768, min(32767, ($0 * scale).rounded()))) }
-    }
-
-    /// A looped tone: `periods` whole periods of a harmonic spectrum at (nearly) the note's pitch, the tiny
-    /// difference from equal temperament stored as the sample's pitch correction.
-    func loopedTone(name: String, note: Int, periods: Int, harmonics: [(Int, Double)], attack: [Double] = [])
-        -> SoundFontWriter.Sample
-    {
-        let target = frequency(note)
-        let length = Int((Double(periods) * sampleRate / target).rounded())
-        let actual = Double(periods) * sampleRate / Double(length)
-        let correction = (1200 * FastMath.log2(target / actual)).rounded()
-        var signal = attack
-        for n in 0..<length {
-            var value = 0.0
-            for (k, amplitude) in harmonics {
-                value += amplitude * FastMath.sine(Double(k * periods) * Double(n) / Double(length))
-            }
-            signal.append(value)
+        assign([17], builder.instrument("Percussive Organ", [Layer(set: percussive)], organ, attenuation: 0))
+        let rock = builder.sampleSet("Rock Organ", roots: organRoots, rate: 24_000) { m.drawbar($0, drive: 1.8) }
+        assign(
+            [18],
+            builder.instrument("Rock Organ", [Layer(set: rock)], organ + tremolo(30, hertz: 6.5), attenuation: 127))
+        let church = builder.sampleSet("Pipe Organ", roots: organRoots, rate: 24_000, stereo: true) { m.pipeOrgan($0) }
+        assign(
+            [19],
+            builder.instrument(
+                "Church Organ", [Layer(set: church)], sustaining(attack: 0.03, release: 0.4), attenuation: 155))
+        let accordion = builder.sampleSet("Accordion", roots: [48, 60, 72, 84], rate: 32_000) {
+            m.freeReed($0, formant: 1400, power: 0.6, breath: 0.01)
         }
-        return .init(
-            name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: UInt8(note),
-            loop: attack.count..<(attack.count + length), pitchCorrection: Int8(correction))
-    }
-
-    /// A decaying tone made of partials that each fade at their own rate (piano, bells).
-    func decayingTone(
-        name: String, note: Int, seconds: Double, partials: [(ratio: Double, amplitude: Double, decay: Double)],
-        noise: Double = 0
-    ) -> SoundFontWriter.Sample {
-        let f0 = frequency(note)
-        let count = Int(seconds * sampleRate)
-        var generator = NoiseGenerator(seed: UInt32(note) &* 7919)
-        var signal = [Double](repeating: 0, count: count)
-        for partial in partials {
-            let step = f0 * partial.ratio / sampleRate
-            guard step < 0.45 else { continue }  // keep every partial below Nyquist
-            let fall = FastMath.exp(-1 / (partial.decay * sampleRate))
-            var amplitude = partial.amplitude
-            for n in 0..<count {
-                signal[n] += amplitude * FastMath.sine(step * Double(n))
-                amplitude *= fall
-            }
+        assign(
+            [20],
+            builder.instrument(
+                "Reed Organ", [Layer(set: accordion)], sustaining(attack: 0.04, release: 0.15) + filter(2500),
+                attenuation: 66))
+        assign(
+            [21],
+            builder.instrument(
+                "Accordion", [Layer(set: accordion, cents: -7, pan: -200), Layer(set: accordion, cents: 7, pan: 200)],
+                sustaining(attack: 0.03, release: 0.1), attenuation: 220))
+        let harmonica = builder.sampleSet("Harmonica", roots: [60, 72, 84], rate: 32_000) {
+            m.freeReed($0, formant: 2000, power: 0.9, breath: 0.05)
         }
-        if noise > 0 {
-            var level = noise
-            for n in 0..<min(count, Int(0.02 * sampleRate)) {
-                signal[n] += level * Double(generator.next())
-                level *= 0.995
-            }
+        assign(
+            [22],
+            builder.instrument(
+                "Harmonica", [Layer(set: harmonica)], sustaining(attack: 0.03, release: 0.08) + vibrato(12),
+                attenuation: 154))
+        assign(
+            [23],
+            builder.instrument(
+                "Tango Accordion",
+                [Layer(set: accordion, cents: -12, pan: -200), Layer(set: accordion, cents: 12, pan: 200)],
+                sustaining(attack: 0.02, release: 0.1) + filter(4000), attenuation: 213))
+
+        // MARK: Guitars (24–31)
+        let guitarRoots = [40, 52, 64, 76]
+        let nylon = builder.sampleSet("Nylon Gtr", roots: guitarRoots, rate: 24_000) { m.nylonGuitar($0) }
+        assign(
+            [24],
+            builder.instrument(
+                "Nylon Guitar", [Layer(set: nylon)], decaying(6, release: 0.25), modulators: velocityToFilter,
+                attenuation: 78))
+        let steel = builder.sampleSet("Steel Gtr", roots: guitarRoots, rate: 24_000) { m.steelGuitar($0) }
+        assign(
+            [25],
+            builder.instrument(
+                "Steel Guitar", [Layer(set: steel)], decaying(7, release: 0.25), modulators: velocityToFilter,
+                attenuation: 18))
+        let electric = builder.sampleSet("Electric Gtr", roots: guitarRoots, rate: 24_000) { m.electricGuitar($0) }
+        assign(
+            [26],
+            builder.instrument(
+                "Jazz Guitar", [Layer(set: electric)], decaying(7, release: 0.2) + filter(1800),
+                modulators: velocityToFilter, attenuation: 19))
+        assign(
+            [27],
+            builder.instrument(
+                "Clean Guitar", [Layer(set: electric)], decaying(8, release: 0.2), modulators: velocityToFilter,
+                attenuation: 154))
+        assign(
+            [28],
+            builder.instrument(
+                "Muted Guitar", [Layer(set: electric)], decaying(0.5, release: 0.05) + filter(2500),
+                modulators: velocityToFilter, attenuation: 14))
+        let overdriven = builder.sampleSet("Overdrive Gtr", roots: guitarRoots, rate: 24_000) {
+            m.overdrivenGuitar($0)
         }
-        // 2 ms fade-in and a fade-out over the last 10 %, so nothing clicks.
-        for n in 0..<min(count, 64) { signal[n] *= Double(n) / 64 }
-        let tail = count / 10
-        for n in 0..<tail { signal[count - 1 - n] *= Double(n) / Double(tail) }
-        return .init(name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: UInt8(note), loop: nil)
-    }
-
-    /// Karplus–Strong plucked string with a two-point averaging loop filter.
-    func pluck(name: String, note: Int, seconds: Double, brightness: Double, sub: Double = 0) -> SoundFontWriter.Sample
-    {
-        let period = Int((sampleRate / frequency(note)).rounded())
-        var line = [Double](repeating: 0, count: period)
-        var generator = NoiseGenerator(seed: UInt32(note) &* 104_729)
-        var smooth = 0.0
-        for i in 0..<period {
-            smooth = brightness * Double(generator.next()) + (1 - brightness) * smooth
-            line[i] = smooth
+        assign(
+            [29],
+            builder.instrument(
+                "Overdriven Guitar", [Layer(set: overdriven)], decaying(12, release: 0.15) + filter(5000),
+                attenuation: 57))
+        let distortion = builder.sampleSet("Distortion Gtr", roots: guitarRoots, rate: 24_000) {
+            m.distortionGuitar($0)
         }
-        let count = Int(seconds * sampleRate)
-        var signal = [Double](repeating: 0, count: count)
-        var index = 0
-        for n in 0..<count {
-            let next = (index + 1) % period
-            let value = line[index]
-            line[index] = 0.4985 * (value + line[next])
-            signal[n] =
-                value + sub * FastMath.sine(Double(n) / Double(period)) * FastMath.exp(-Double(n) / (0.6 * sampleRate))
-            index = next
+        assign(
+            [30],
+            builder.instrument(
+                "Distortion Guitar", [Layer(set: distortion)],
+                decaying(14, release: 0.15) + filter(4500, resonance: 30),
+                attenuation: 1))
+        let harmonics = builder.sampleSet("Gtr Harmonics", roots: [64, 76, 88], rate: 32_000) {
+            m.guitarHarmonics($0)
         }
-        let tail = count / 10
-        for n in 0..<tail { signal[count - 1 - n] *= Double(n) / Double(tail) }
-        return .init(name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: UInt8(note), loop: nil)
-    }
+        assign(
+            [31],
+            builder.instrument("Guitar Harmonics", [Layer(set: harmonics)], decaying(6, release: 0.3), attenuation: 0))
 
-    func piano() -> SoundFontWriter.Sample {
-        // Slightly stretched partials, higher ones fading faster, a little hammer noise.
-        let partials = (1...14).map { k -> (Double, Double, Double) in
-            let ratio = Double(k) * (1 + 0.0004 * Double(k * k))
-            return (ratio, 1 / Double(k) * (k == 1 ? 1 : 0.8), 1.8 / Double(k).squareRoot())
+        // MARK: Basses (32–39)
+        let bassRoots = [28, 40, 52]
+        let upright = builder.sampleSet("Upright Bass", roots: bassRoots, rate: 22_050) { m.uprightBass($0) }
+        assign(
+            [32],
+            builder.instrument(
+                "Acoustic Bass", [Layer(set: upright)], decaying(5, release: 0.1), modulators: velocityToFilter,
+                attenuation: 43))
+        let finger = builder.sampleSet("Finger Bass", roots: bassRoots, rate: 22_050) { m.fingerBass($0) }
+        assign(
+            [33],
+            builder.instrument(
+                "Finger Bass", [Layer(set: finger)], decaying(8, release: 0.1) + filter(2500),
+                modulators: velocityToFilter, attenuation: 11))
+        assign(
+            [34],
+            builder.instrument(
+                "Pick Bass", [Layer(set: finger)], decaying(7, release: 0.08), modulators: velocityToFilter,
+                attenuation: 17))
+        assign(
+            [35],
+            builder.instrument(
+                "Fretless Bass", [Layer(set: finger)],
+                decaying(9, release: 0.15) + filter(2200, resonance: 20) + [(.attackVolEnv, timecents(0.02))],
+                attenuation: 0))
+        let slap = builder.sampleSet("Slap Bass", roots: bassRoots, rate: 22_050) { m.slapBass($0) }
+        assign(
+            [36],
+            builder.instrument(
+                "Slap Bass 1", [Layer(set: slap)], decaying(5, release: 0.08), modulators: velocityToFilter,
+                attenuation: 0))
+        assign(
+            [37],
+            builder.instrument(
+                "Slap Bass 2", [Layer(set: slap)], decaying(4, release: 0.08) + filter(5000, resonance: 40),
+                modulators: velocityToFilter, attenuation: 0))
+        let sawBass = builder.sampleSet("Saw Bass", roots: bassRoots, rate: 22_050) { m.synthBass($0, pulse: false) }
+        assign(
+            [38],
+            builder.instrument(
+                "Synth Bass 1", [Layer(set: sawBass)],
+                sustaining(attack: 0.002, release: 0.08) + filter(300, resonance: 80)
+                    + filterEnvelope(3600, decay: 0.35, sustain: 0.2), modulators: velocityToFilter, attenuation: 83))
+        let pulseBass = builder.sampleSet("Pulse Bass", roots: bassRoots, rate: 22_050) {
+            m.synthBass($0, pulse: true)
         }
-        return decayingTone(name: "Piano C4", note: 60, seconds: 2.2, partials: partials, noise: 0.15)
-    }
+        assign(
+            [39],
+            builder.instrument(
+                "Synth Bass 2", [Layer(set: pulseBass)],
+                sustaining(attack: 0.002, release: 0.06) + filter(900, resonance: 100)
+                    + filterEnvelope(3000, decay: 0.2, sustain: 0.3), modulators: velocityToFilter, attenuation: 0))
 
-    func electricPiano() -> SoundFontWriter.Sample {
-        decayingTone(
-            name: "EPiano C4", note: 60, seconds: 2.0,
-            partials: [
-                (1, 1, 1.6), (2, 0.25, 0.9), (3, 0.12, 0.5), (14, 0.08, 0.05), (16.5, 0.04, 0.04),
-            ])
-    }
-
-    func organ() -> SoundFontWriter.Sample {
-        loopedTone(
-            name: "Organ C4", note: 60, periods: 64,
-            harmonics: [(1, 1), (2, 0.8), (3, 0.45), (4, 0.5), (6, 0.2), (8, 0.25)])
-    }
-
-    func guitar() -> SoundFontWriter.Sample { pluck(name: "Guitar E3", note: 52, seconds: 1.8, brightness: 0.55) }
-
-    func bass() -> SoundFontWriter.Sample { pluck(name: "Bass E2", note: 40, seconds: 1.6, brightness: 0.3, sub: 0.3) }
-
-    func strings() -> SoundFontWriter.Sample {
-        loopedTone(
-            name: "Strings C4", note: 60, periods: 96,
-            harmonics: (1...24).map { ($0, 0.9 / Double($0) * (1 - Double($0) / 30)) })
-    }
-
-    func brass() -> SoundFontWriter.Sample {
-        loopedTone(
-            name: "Brass C4", note: 60, periods: 64, harmonics: (1...18).map { ($0, $0 <= 4 ? 0.8 : 2.4 / Double($0)) })
-    }
-
-    func flute() -> SoundFontWriter.Sample {
-        var generator = NoiseGenerator(seed: 4242)
-        let breath = (0..<Int(0.05 * sampleRate)).map { n in
-            0.08 * Double(generator.next()) * (1 - Double(n) / (0.05 * sampleRate))
+        // MARK: Strings (40–47) and ensembles (48–55)
+        let solo = builder.sampleSet("Solo String", roots: [31, 43, 55, 67, 79, 91], rate: 24_000) {
+            m.bowedString($0)
         }
-        return loopedTone(
-            name: "Flute C5", note: 72, periods: 128, harmonics: [(1, 1), (2, 0.18), (3, 0.06)], attack: breath)
-    }
-
-    func squareLead() -> SoundFontWriter.Sample {
-        loopedTone(
-            name: "Square C4", note: 60, periods: 64,
-            harmonics: stride(from: 1, through: 31, by: 2).map { ($0, 1 / Double($0)) })
-    }
-
-    func pad() -> SoundFontWriter.Sample {
-        loopedTone(
-            name: "Pad C4", note: 60, periods: 128,
-            harmonics: [(1, 1), (2, 0.35), (3, 0.3), (4, 0.12), (5, 0.1), (6, 0.05)])
-    }
-
-    /// GM drum keys → samples: kick, snare, hand clap, toms, hi-hats, crash, ride.
-    func drums() -> [(UInt8, SoundFontWriter.Sample)] {
-        func hit(
-            _ name: String, seconds: Double, tone: Double, toneDrop: Double, toneDecay: Double, noiseLevel: Double,
-            noiseDecay: Double, noiseColour: Double, seed: UInt32
-        ) -> SoundFontWriter.Sample {
-            let count = Int(seconds * sampleRate)
-            var generator = NoiseGenerator(seed: seed)
-            var phase = 0.0
-            var filtered = 0.0
-            var previous = 0.0
-            let signal = (0..<count).map { n -> Double in
-                let t = Double(n) / sampleRate
-                let f = tone * (1 + toneDrop * FastMath.exp(-t * 40))
-                phase += f / sampleRate
-                let body = tone > 0 ? FastMath.sine(phase) * FastMath.exp(-t / toneDecay) : 0
-                let white = Double(generator.next())
-                // Colour: 0 = low-passed noise, 1 = high-passed noise.
-                filtered += 0.2 * (white - filtered)
-                let noise = noiseColour * (white - previous) + (1 - noiseColour) * filtered
-                previous = white
-                return body + noiseLevel * noise * FastMath.exp(-t / noiseDecay)
-            }
-            return .init(name: name, data: quantize(signal), sampleRate: Int(sampleRate), rootKey: 60, loop: nil)
+        let bowed = sustaining(attack: 0.08, release: 0.25) + vibrato(18, hertz: 5.5, delay: 0.25)
+        assign([40], builder.instrument("Violin", [Layer(set: solo)], bowed, attenuation: 148))
+        assign([41], builder.instrument("Viola", [Layer(set: solo)], bowed + filter(4500), attenuation: 191))
+        assign([42], builder.instrument("Cello", [Layer(set: solo)], bowed + filter(4000), attenuation: 203))
+        assign([43], builder.instrument("Contrabass", [Layer(set: solo)], bowed + filter(2500), attenuation: 71))
+        let ensemble = builder.sampleSet("String Ens", roots: [36, 48, 60, 72, 84], rate: 22_050, stereo: true) {
+            m.stringEnsemble($0)
         }
-        let kick = hit(
-            "Kick", seconds: 0.5, tone: 55, toneDrop: 2.5, toneDecay: 0.18, noiseLevel: 0.1, noiseDecay: 0.01,
-            noiseColour: 0, seed: 1)
-        let snare = hit(
-            "Snare", seconds: 0.35, tone: 190, toneDrop: 0.3, toneDecay: 0.06, noiseLevel: 0.9, noiseDecay: 0.09,
-            noiseColour: 0.6, seed: 2)
-        let clap = hit(
-            "Clap", seconds: 0.3, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.07, noiseColour: 0.5,
-            seed: 3)
-        let lowTom = hit(
-            "Low Tom", seconds: 0.6, tone: 100, toneDrop: 0.6, toneDecay: 0.25, noiseLevel: 0.15, noiseDecay: 0.03,
-            noiseColour: 0.2, seed: 4)
-        let highTom = hit(
-            "High Tom", seconds: 0.5, tone: 160, toneDrop: 0.6, toneDecay: 0.2, noiseLevel: 0.15, noiseDecay: 0.03,
-            noiseColour: 0.2, seed: 5)
-        let closedHat = hit(
-            "Closed Hat", seconds: 0.12, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.025,
-            noiseColour: 1, seed: 6)
-        let openHat = hit(
-            "Open Hat", seconds: 0.6, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.22,
-            noiseColour: 1, seed: 7)
-        let crash = hit(
-            "Crash", seconds: 1.6, tone: 0, toneDrop: 0, toneDecay: 1, noiseLevel: 1, noiseDecay: 0.6, noiseColour: 0.9,
-            seed: 8)
-        let ride = hit(
-            "Ride", seconds: 1.2, tone: 3100, toneDrop: 0, toneDecay: 0.5, noiseLevel: 0.6, noiseDecay: 0.4,
-            noiseColour: 1, seed: 9)
-        return [
-            (35, kick), (36, kick), (37, clap), (38, snare), (39, clap), (40, snare), (41, lowTom), (42, closedHat),
-            (43, lowTom), (44, closedHat), (45, lowTom), (46, openHat), (47, highTom), (48, highTom), (49, crash),
-            (50, highTom), (51, ride), (52, crash), (53, ride), (55, crash), (57, crash), (59, ride),
-        ]
+        assign(
+            [44],
+            builder.instrument(
+                "Tremolo Strings", [Layer(set: ensemble)],
+                sustaining(attack: 0.05, release: 0.3) + tremolo(90, hertz: 8),
+                attenuation: 66))
+        let pizzicato = builder.sampleSet("Pizzicato", roots: [36, 48, 60, 72, 84], rate: 24_000) { m.pizzicato($0) }
+        assign(
+            [45],
+            builder.instrument(
+                "Pizzicato Strings",
+                [Layer(set: pizzicato, cents: -4, pan: -250), Layer(set: pizzicato, cents: 4, pan: 250)],
+                decaying(2, release: 0.2), modulators: velocityToFilter, attenuation: 53))
+        let harp = builder.sampleSet("Harp", roots: [36, 48, 60, 72, 84, 96], rate: 24_000) { m.harp($0) }
+        assign(
+            [46],
+            builder.instrument(
+                "Orchestral Harp", [Layer(set: harp)], decaying(9, release: 0.8), modulators: velocityToFilter,
+                attenuation: 140))
+        let timpani = builder.sampleSet("Timpani", roots: [40, 52], rate: 22_050) { m.timpani($0) }
+        assign(
+            [47],
+            builder.instrument(
+                "Timpani", [Layer(set: timpani)], decaying(6, release: 0.8), modulators: velocityToFilter,
+                attenuation: 292))
+        assign(
+            [48],
+            builder.instrument(
+                "String Ensemble 1", [Layer(set: ensemble)], sustaining(attack: 0.12, release: 0.4), attenuation: 112))
+        assign(
+            [49],
+            builder.instrument(
+                "String Ensemble 2", [Layer(set: ensemble)], sustaining(attack: 0.35, release: 0.6) + filter(3500),
+                attenuation: 11))
+        let sawEnsemble = builder.sampleSet("Saw Ens", roots: [36, 48, 60, 72, 84], rate: 22_050, stereo: true) {
+            m.sawEnsemble($0)
+        }
+        assign(
+            [50],
+            builder.instrument(
+                "Synth Strings 1", [Layer(set: sawEnsemble)], sustaining(attack: 0.1, release: 0.4) + filter(3000),
+                attenuation: 23))
+        assign(
+            [51],
+            builder.instrument(
+                "Synth Strings 2", [Layer(set: sawEnsemble)],
+                sustaining(attack: 0.3, release: 0.5) + filter(1800, resonance: 60), attenuation: 0))
+        let choir = builder.sampleSet("Choir Aah", roots: [48, 60, 72, 84], rate: 22_050, stereo: true) {
+            m.voice($0, vowel: m.vowelAh, ensemble: true)
+        }
+        let sung = sustaining(attack: 0.15, release: 0.4) + vibrato(10, hertz: 5, delay: 0.3)
+        assign([52], builder.instrument("Choir Aahs", [Layer(set: choir)], sung, attenuation: 94))
+        let oohs = builder.sampleSet("Voice Ooh", roots: [48, 60, 72, 84], rate: 22_050) {
+            m.voice($0, vowel: m.vowelOo, ensemble: false)
+        }
+        assign(
+            [53],
+            builder.instrument(
+                "Voice Oohs", [Layer(set: oohs, cents: -6, pan: -250), Layer(set: oohs, cents: 6, pan: 250)], sung,
+                attenuation: 201))
+        assign(
+            [54],
+            builder.instrument(
+                "Synth Voice", [Layer(set: oohs)], sustaining(attack: 0.05, release: 0.3) + filter(3000, resonance: 60),
+                attenuation: 121))
+        let hit = builder.sampleSet("Orch Hit", roots: [48, 60, 72], rate: 24_000) { m.orchestraHit($0) }
+        assign([55], builder.instrument("Orchestra Hit", [Layer(set: hit)], decaying(2, release: 0.3), attenuation: 0))
+
+        // MARK: Brass (56–63)
+        let trumpet = builder.sampleSet("Brass", roots: [34, 46, 58, 70, 82], rate: 32_000) {
+            m.brass($0, power: 0.6, formant: 1200)
+        }
+        let horn = builder.sampleSet("Horn", roots: [41, 53, 65, 77], rate: 22_050) {
+            m.brass($0, power: 1.5, formant: 500)
+        }
+        let blown = sustaining(attack: 0.02, release: 0.12) + vibrato(10, hertz: 5.5, delay: 0.4)
+        let blat = filterEnvelope(1200, attack: 0.04, decay: 0.3, sustain: 0.5)
+        assign(
+            [56],
+            builder.instrument(
+                "Trumpet", [Layer(set: trumpet)], blown + filter(2500) + blat, modulators: velocityToFilter,
+                attenuation: 122))
+        assign(
+            [57],
+            builder.instrument(
+                "Trombone", [Layer(set: trumpet)], blown + filter(1600) + blat, modulators: velocityToFilter,
+                attenuation: 0))
+        assign(
+            [58],
+            builder.instrument(
+                "Tuba", [Layer(set: horn)], blown + filter(2000), modulators: velocityToFilter, attenuation: 123))
+        assign(
+            [59],
+            builder.instrument(
+                "Muted Trumpet", [Layer(set: trumpet)], blown + filter(1700, resonance: 120), attenuation: 15))
+        assign(
+            [60],
+            builder.instrument(
+                "French Horn", [Layer(set: horn)], sustaining(attack: 0.05, release: 0.2) + vibrato(6),
+                modulators: velocityToFilter, attenuation: 94))
+        assign(
+            [61],
+            builder.instrument(
+                "Brass Section", [Layer(set: trumpet, cents: -8, pan: -300), Layer(set: trumpet, cents: 8, pan: 300)],
+                blown + filter(3000) + blat, modulators: velocityToFilter, attenuation: 158))
+        let saw = builder.sampleSet("Saw", roots: [36, 48, 60, 72, 84, 96], rate: 32_000) { m.saw($0) }
+        assign(
+            [62],
+            builder.instrument(
+                "Synth Brass 1", [Layer(set: saw, cents: -6, pan: -200), Layer(set: saw, cents: 6, pan: 200)],
+                sustaining(attack: 0.01, release: 0.15) + filter(700, resonance: 40)
+                    + filterEnvelope(3000, attack: 0.06, decay: 0.4, sustain: 0.5), attenuation: 153))
+        assign(
+            [63],
+            builder.instrument(
+                "Synth Brass 2", [Layer(set: saw, cents: -10, pan: -300), Layer(set: saw, cents: 10, pan: 300)],
+                sustaining(attack: 0.05, release: 0.2) + filter(1000, resonance: 20)
+                    + filterEnvelope(2000, attack: 0.15, decay: 0.6, sustain: 0.6), attenuation: 170))
+
+        // MARK: Reeds (64–71)
+        let sax = builder.sampleSet("Sax", roots: [46, 58, 70, 82], rate: 32_000) {
+            m.reed($0, peaks: [(600, 1, 300), (1500, 0.6, 500)], power: 0.9, breath: 0.02)
+        }
+        let reedy = sustaining(attack: 0.02, release: 0.1) + vibrato(12, hertz: 5, delay: 0.35)
+        assign([64], builder.instrument("Soprano Sax", [Layer(set: sax)], reedy + filter(5000), attenuation: 124))
+        assign([65], builder.instrument("Alto Sax", [Layer(set: sax)], reedy + filter(3500), attenuation: 54))
+        assign([66], builder.instrument("Tenor Sax", [Layer(set: sax)], reedy + filter(2500), attenuation: 122))
+        assign([67], builder.instrument("Baritone Sax", [Layer(set: sax)], reedy + filter(1600), attenuation: 72))
+        let oboe = builder.sampleSet("Oboe", roots: [58, 70, 82], rate: 32_000) {
+            m.reed($0, peaks: [(1100, 1, 250), (2800, 0.5, 600)], power: 0.4, breath: 0.01)
+        }
+        assign([68], builder.instrument("Oboe", [Layer(set: oboe)], reedy, attenuation: 0))
+        assign([69], builder.instrument("English Horn", [Layer(set: oboe)], reedy + filter(2000), attenuation: 0))
+        let bassoon = builder.sampleSet("Bassoon", roots: [34, 46, 58], rate: 22_050) {
+            m.reed($0, peaks: [(450, 1, 150), (1150, 0.4, 300)], power: 0.7, breath: 0.01)
+        }
+        assign([70], builder.instrument("Bassoon", [Layer(set: bassoon)], reedy, attenuation: 0))
+        let clarinet = builder.sampleSet("Clarinet", roots: [50, 62, 74, 86], rate: 32_000) {
+            m.reed($0, peaks: [(1500, 0.5, 800)], power: 1.0, oddOnly: true, breath: 0.01)
+        }
+        assign([71], builder.instrument("Clarinet", [Layer(set: clarinet)], reedy, attenuation: 119))
+
+        // MARK: Pipes (72–79)
+        let flute = builder.sampleSet("Flute", roots: [60, 72, 84, 96], rate: 32_000) {
+            m.pipe($0, breath: 0.03, second: 0.2)
+        }
+        let piped = sustaining(attack: 0.04, release: 0.1) + vibrato(10, hertz: 5, delay: 0.3)
+        assign([72], builder.instrument("Piccolo", [Layer(set: flute, semitones: 0)], piped, attenuation: 134))
+        assign([73], builder.instrument("Flute", [Layer(set: flute)], piped, attenuation: 157))
+        assign([74], builder.instrument("Recorder", [Layer(set: flute)], piped + filter(3000), attenuation: 141))
+        let breathy = builder.sampleSet("Breathy Pipe", roots: [60, 72, 84], rate: 32_000) {
+            m.pipe($0, breath: 0.15, second: 0.05)
+        }
+        assign([75], builder.instrument("Pan Flute", [Layer(set: breathy)], piped, attenuation: 130))
+        assign([76], builder.instrument("Blown Bottle", [Layer(set: breathy)], piped + filter(1500), attenuation: 89))
+        assign(
+            [77],
+            builder.instrument(
+                "Shakuhachi", [Layer(set: breathy)], sustaining(attack: 0.08, release: 0.15) + vibrato(25, hertz: 4),
+                attenuation: 75))
+        let ocarina = builder.sampleSet("Ocarina", roots: [60, 72, 84, 96], rate: 32_000) {
+            m.pipe($0, breath: 0.01, second: 0.03)
+        }
+        assign(
+            [78], builder.instrument("Whistle", [Layer(set: ocarina)], piped + vibrato(15, hertz: 6), attenuation: 50))
+        assign([79], builder.instrument("Ocarina", [Layer(set: ocarina)], piped, attenuation: 117))
+
+        // MARK: Synth leads (80–87)
+        let square = builder.sampleSet("Square", roots: [36, 48, 60, 72, 84, 96], rate: 32_000) { m.square($0) }
+        let lead = sustaining(attack: 0.003, release: 0.08)
+        assign([80], builder.instrument("Square Lead", [Layer(set: square)], lead + filter(6000), attenuation: 179))
+        assign(
+            [81],
+            builder.instrument(
+                "Sawtooth Lead", [Layer(set: saw, cents: -5, pan: -200), Layer(set: saw, cents: 5, pan: 200)],
+                lead + filter(5000), attenuation: 220))
+        assign(
+            [82],
+            builder.instrument(
+                "Calliope Lead", [Layer(set: ocarina), Layer(set: breathy, semitones: 12, attenuation: 60)], piped,
+                attenuation: 322))
+        assign(
+            [83],
+            builder.instrument(
+                "Chiff Lead", [Layer(set: square), Layer(set: breathy, attenuation: 30)],
+                sustaining(attack: 0.005, release: 0.1) + filter(2500), attenuation: 349))
+        assign(
+            [84],
+            builder.instrument(
+                "Charang Lead", [Layer(set: distortion)], sustaining(attack: 0.003, release: 0.1) + filter(3500),
+                attenuation: 203))
+        assign(
+            [85],
+            builder.instrument(
+                "Voice Lead", [Layer(set: choir), Layer(set: saw, attenuation: 100)], lead + filter(4000),
+                attenuation: 44))
+        assign(
+            [86],
+            builder.instrument(
+                "Fifths Lead", [Layer(set: saw), Layer(set: saw, semitones: 7, attenuation: 20)], lead + filter(3500),
+                attenuation: 360))
+        assign(
+            [87],
+            builder.instrument(
+                "Bass and Lead", [Layer(set: saw), Layer(set: square, semitones: -12, attenuation: 20)],
+                lead + filter(2500, resonance: 60), attenuation: 231))
+
+        // MARK: Synth pads (88–95) and synth effects (96–103)
+        let warm = builder.sampleSet("Warm Pad", roots: [36, 48, 60, 72, 84], rate: 22_050, stereo: true) {
+            m.warmPad($0)
+        }
+        let metallic = builder.sampleSet("Metal Pad", roots: [48, 60, 72, 84], rate: 22_050) { m.metallicPad($0) }
+        let pad = sustaining(attack: 0.6, release: 1.2)
+        let celesta = malletIndex["Celesta"]!
+        let glock = malletIndex["Glockenspiel"]!
+        assign(
+            [88],
+            builder.instrument(
+                "New Age Pad", [Layer(set: warm), Layer(set: celesta, attenuation: 40)],
+                sustaining(attack: 0.01, release: 1.2), attenuation: 290))
+        assign([89], builder.instrument("Warm Pad", [Layer(set: warm)], pad, attenuation: 58))
+        assign(
+            [90],
+            builder.instrument(
+                "Polysynth Pad", [Layer(set: sawEnsemble)],
+                sustaining(attack: 0.01, release: 0.6) + [(.decayVolEnv, timecents(1.5)), (.sustainVolEnv, 40)]
+                    + filter(5000), attenuation: 0))
+        assign([91], builder.instrument("Choir Pad", [Layer(set: choir)], pad + filter(3500), attenuation: 0))
+        assign(
+            [92],
+            builder.instrument("Bowed Pad", [Layer(set: solo), Layer(set: warm)], pad + filter(2000), attenuation: 117))
+        assign(
+            [93],
+            builder.instrument(
+                "Metallic Pad", [Layer(set: metallic, pan: -150), Layer(set: metallic, cents: 7, pan: 150)], pad,
+                attenuation: 0))
+        assign(
+            [94],
+            builder.instrument(
+                "Halo Pad", [Layer(set: choir), Layer(set: metallic, attenuation: 60)], pad + filter(3000),
+                attenuation: 52))
+        assign(
+            [95],
+            builder.instrument(
+                "Sweep Pad", [Layer(set: sawEnsemble)],
+                pad + filter(2500, resonance: 40) + [(.modLfoToFilterFc, 1200), (.freqModLFO, absoluteCents(0.2))],
+                attenuation: 0))
+        let musicBox = malletIndex["Music Box"]!
+        assign(
+            [96],
+            builder.instrument(
+                "Rain", [Layer(set: musicBox), Layer(set: warm, attenuation: 60)], decaying(6, release: 1.0),
+                attenuation: 40))
+        assign(
+            [97],
+            builder.instrument(
+                "Soundtrack", [Layer(set: ensemble), Layer(set: metallic, attenuation: 60)], pad + filter(2500),
+                attenuation: 90))
+        assign(
+            [98],
+            builder.instrument(
+                "Crystal", [Layer(set: glock), Layer(set: metallic, attenuation: 40)], decaying(8, release: 1.5),
+                attenuation: 132))
+        assign(
+            [99],
+            builder.instrument(
+                "Atmosphere", [Layer(set: nylon), Layer(set: warm, attenuation: 40)], decaying(10, release: 1.5),
+                attenuation: 35))
+        assign(
+            [100],
+            builder.instrument(
+                "Brightness", [Layer(set: sawEnsemble), Layer(set: glock, attenuation: 60)], pad + filter(7000),
+                attenuation: 0))
+        assign(
+            [101],
+            builder.instrument(
+                "Goblins", [Layer(set: choir)],
+                sustaining(attack: 0.8, release: 1.5) + [(.modLfoToPitch, 60), (.freqModLFO, absoluteCents(0.4))]
+                    + filter(1500, resonance: 100), attenuation: 0))
+        assign(
+            [102],
+            builder.instrument(
+                "Echoes", [Layer(set: tine), Layer(set: warm, attenuation: 50)],
+                decaying(10, release: 1.5) + tremolo(60, hertz: 2), attenuation: 140))
+        assign(
+            [103],
+            builder.instrument(
+                "Sci-fi", [Layer(set: metallic)],
+                pad + [(.modLfoToPitch, 200), (.freqModLFO, absoluteCents(0.3))] + filter(8000, resonance: 30),
+                attenuation: 0))
+
+        // MARK: Ethnic (104–111)
+        let sitar = builder.sampleSet("Sitar", roots: [48, 60, 72], rate: 24_000) { m.sitar($0) }
+        assign([104], builder.instrument("Sitar", [Layer(set: sitar)], decaying(8, release: 0.4), attenuation: 8))
+        let banjo = builder.sampleSet("Banjo", roots: [48, 60, 72, 84], rate: 24_000) { m.banjo($0) }
+        assign([105], builder.instrument("Banjo", [Layer(set: banjo)], decaying(3, release: 0.1), attenuation: 0))
+        assign(
+            [106],
+            builder.instrument(
+                "Shamisen", [Layer(set: banjo)], decaying(2, release: 0.1) + filter(3000, resonance: 80),
+                attenuation: 0))
+        let koto = builder.sampleSet("Koto", roots: [48, 60, 72, 84], rate: 24_000) { m.koto($0) }
+        assign(
+            [107],
+            builder.instrument(
+                "Koto", [Layer(set: koto)], decaying(6, release: 0.3) + vibrato(8, hertz: 5, delay: 0.5),
+                attenuation: 146))
+        let kalimba = builder.sampleSet("Kalimba", roots: [60, 72, 84], rate: 24_000) { m.kalimba($0) }
+        assign([108], builder.instrument("Kalimba", [Layer(set: kalimba)], decaying(3, release: 0.2), attenuation: 164))
+        let bagpipe = builder.sampleSet("Bagpipe", roots: [60, 72, 84], rate: 32_000) {
+            m.freeReed($0, formant: 1800, power: 0.4, breath: 0.02)
+        }
+        assign(
+            [109],
+            builder.instrument(
+                "Bagpipe", [Layer(set: bagpipe), Layer(set: bagpipe, semitones: -12, attenuation: 60)],
+                sustaining(attack: 0.02, release: 0.1), attenuation: 117))
+        assign(
+            [110],
+            builder.instrument(
+                "Fiddle", [Layer(set: solo)], sustaining(attack: 0.03, release: 0.15) + vibrato(12), attenuation: 151))
+        assign(
+            [111],
+            builder.instrument("Shanai", [Layer(set: oboe)], reedy + filter(6000, resonance: 60), attenuation: 0))
+
+        // MARK: Percussive (112–119): pitched drums and bells, from the kit's samples where they exist
+        let kit = makeKit(&builder)
+        assign(
+            [112],
+            builder.instrument(
+                "Tinkle Bell", [Layer(set: glock, semitones: 12)], decaying(4, release: 0.5), attenuation: 44))
+        /// A drum's sample as a melodic instrument: it follows the keyboard from the key given as its root.
+        func pitched(_ key: UInt8) -> FontBuilder.SampleSet {
+            FontBuilder.SampleSet(zones: [(0...127, kit[key]!, nil)])
+        }
+        let oneShot = decaying(3, release: 0.3)
+        assign(
+            [113],
+            builder.instrument(
+                "Agogo", [Layer(set: pitched(67))], oneShot + [(.overridingRootKey, 72)],
+                attenuation: 212))
+        let steelDrum = builder.sampleSet("Steel Drum", roots: [60, 72, 84], rate: 24_000) { m.steelDrum($0) }
+        assign(
+            [114],
+            builder.instrument("Steel Drums", [Layer(set: steelDrum)], decaying(4, release: 0.3), attenuation: 61))
+        assign(
+            [115],
+            builder.instrument(
+                "Woodblock", [Layer(set: pitched(76))], oneShot + [(.overridingRootKey, 72)],
+                attenuation: 188))
+        assign(
+            [116],
+            builder.instrument(
+                "Taiko Drum", [Layer(set: pitched(35))], oneShot + [(.overridingRootKey, 60)],
+                attenuation: 0))
+        assign(
+            [117],
+            builder.instrument(
+                "Melodic Tom", [Layer(set: pitched(45))], oneShot + [(.overridingRootKey, 60)],
+                attenuation: 0))
+        assign(
+            [118],
+            builder.instrument(
+                "Synth Drum", [Layer(set: pitched(41)), Layer(set: pitched(36))],
+                oneShot + [(.overridingRootKey, 60)], attenuation: 0))
+        let reversed = builder.sample(
+            // The first 0.8 s of the crash, backwards: a swell that peaks 0.8 s after the key.
+            "Reverse Cymbal",
+            frames: Array(DrumKit.render(DrumKit.drums.first { $0.key == 57 }!).prefix(25_600).reversed()),
+            rate: 22_050, rootKey: 60)
+        assign(
+            [119],
+            builder.instrument(
+                "Reverse Cymbal", [Layer(set: FontBuilder.SampleSet(zones: [(0...127, reversed, nil)]))],
+                sustaining(attack: 0.001, release: 0.2), attenuation: 0))
+
+        // MARK: Sound effects (120–127): filtered noise, shaped by SF2 filters and LFOs
+        let noise = builder.sampleSet("Noise", roots: [60], rate: 22_050) { m.noiseLoop($0) }
+        let noiseLayer = [Layer(set: noise)]
+        assign(
+            [120],
+            builder.instrument(
+                "Guitar Fret Noise", [Layer(set: pitched(74)), Layer(set: pitched(69))],
+                oneShot + [(.overridingRootKey, 60)],
+                attenuation: 0))
+        assign(
+            [121],
+            builder.instrument(
+                "Breath Noise", noiseLayer, sustaining(attack: 0.1, release: 0.2) + filter(3000, resonance: 30),
+                attenuation: 97))
+        assign(
+            [122],
+            builder.instrument(
+                "Seashore", noiseLayer,
+                sustaining(attack: 0.3, release: 2) + filter(5000) + tremolo(60, hertz: 0.15), attenuation: 132))
+        assign(
+            [123],
+            builder.instrument(
+                "Bird Tweet", [Layer(set: ocarina, semitones: 24)],
+                sustaining(attack: 0.01, release: 0.1) + [(.modLfoToPitch, 400), (.freqModLFO, absoluteCents(12))]
+                    + tremolo(300, hertz: 12), attenuation: 188))
+        assign(
+            [124],
+            builder.instrument(
+                "Telephone Ring", [Layer(set: square, semitones: 12)],
+                lead + [(.modLfoToPitch, 100), (.freqModLFO, absoluteCents(16))] + filter(3000), attenuation: 230))
+        assign(
+            [125],
+            builder.instrument(
+                "Helicopter", noiseLayer,
+                sustaining(attack: 0.5, release: 1) + filter(400, resonance: 60)
+                    + tremolo(300, hertz: 14), attenuation: 43))
+        assign(
+            [126],
+            builder.instrument(
+                "Applause", noiseLayer, sustaining(attack: 0.4, release: 1) + filter(8000) + tremolo(30, hertz: 9),
+                attenuation: 39))
+        assign(
+            [127],
+            builder.instrument(
+                "Gunshot", [Layer(set: pitched(49)), Layer(set: pitched(35))],
+                decaying(3, release: 1) + [(.overridingRootKey, 66)], attenuation: 0))
+
+        for (number, instrument) in program.enumerated() {
+            precondition(instrument >= 0, "program \(number) has no instrument")
+            builder.font.presets.append(
+                .init(name: programNames[number], bank: 0, program: UInt16(number), instrument: instrument))
+        }
+        builder.font.instruments.append(drumInstrument(kit))
+        builder.font.presets.append(
+            .init(name: "Standard Kit", bank: 128, program: 0, instrument: builder.font.instruments.count - 1))
+        return builder.font
     }
 }

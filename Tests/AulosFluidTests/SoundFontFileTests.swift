@@ -14,7 +14,7 @@ import Glibc
 @Suite struct SoundFontFileTests {
     @Test func theBundledFontIsWhole() throws {
         let font = try SoundFontFile.inspect(TestFiles.bundledFont)
-        #expect(font.sampleCount == 19 && font.playableSampleCount == 19)
+        #expect(font.sampleCount == 329 && font.playableSampleCount == 329)
         #expect(font.presetCount > 100)
         #expect(font.warnings.isEmpty)
         // The preset headers, as a panel lists them: every one, each GM program once in bank 0, drums in 128.
@@ -38,14 +38,14 @@ import Glibc
         } catch {
             #expect(
                 error.detail.hasSuffix(
-                    "none.sf2: no sample can sound: all 19 sample headers point outside its "
-                        + "489024 sample frames (a corrupt or truncated font)"), "\(error.detail)")
+                    "none.sf2: no sample can sound: all 329 sample headers point outside its "
+                        + "5605518 sample frames (a corrupt or truncated font)"), "\(error.detail)")
         }
         let half = try SoundFontFile.inspect(folder + "/half.sf2")
-        #expect(half.playableSampleCount == 9)
+        #expect(half.playableSampleCount == 164)
         #expect(
             half.warnings == [
-                "SoundFont \(folder)/half.sf2: 10 of 19 samples point outside its sample data; notes that use them "
+                "SoundFont \(folder)/half.sf2: 165 of 329 samples point outside its sample data; notes that use them "
                     + "will be silent"
             ])
         let sampler = FluidSynthSamplerUnit()
@@ -54,16 +54,16 @@ import Glibc
     }
 
     /// FluidSynth holds every sample in memory: a font bigger than the memory available is refused up front
-    /// rather than ending with the process killed. (The bundled font's 978 kB against an imagined 500 kB.)
+    /// rather than ending with the process killed. (The bundled font's 11.2 MB against an imagined 500 kB.)
     @Test func aFontLargerThanMemoryIsRefused() throws {
-        #expect(try SoundFontFile.inspect(TestFiles.bundledFont).sampleBytes == 978_048)
+        #expect(try SoundFontFile.inspect(TestFiles.bundledFont).sampleBytes == 11_211_036)
         do {
             _ = try SoundFontFile.inspect(TestFiles.bundledFont, availableMemory: 500_000)
             Issue.record("a font larger than memory was accepted")
         } catch {
             #expect(
                 error.detail.hasSuffix(
-                    "its samples need 978.0 kB of memory and this machine has 500.0 kB available; use a smaller font"),
+                    "its samples need 11.2 MB of memory and this machine has 500.0 kB available; use a smaller font"),
                 "\(error.detail)")
         }
         #expect(systemAvailableMemory().map { $0 > 0 } == true)

@@ -10,4 +10,10 @@ import Testing
         let committed = try #require(FileManager.default.contents(atPath: TestFiles.bundledFont))
         #expect([UInt8](committed) == AulosGMSoundFont.make().encode())
     }
+
+    /// The size budget (soundfonts/README.md): small enough to ship and to load on a Raspberry Pi.
+    @Test func theFontKeepsWithinItsSizeBudget() throws {
+        let committed = try #require(FileManager.default.contents(atPath: TestFiles.bundledFont))
+        #expect(committed.count < 12_000_000, "\(committed.count) bytes")
+    }
 }

@@ -2,11 +2,11 @@ import ArgumentParser
 import AulosCore
 import AulosSoundFont
 
-/// `aulos soundfont`: writes the project's own General-MIDI-style SoundFont (how soundfonts/AulosGM.sf2 is made).
+/// `aulos soundfont`: writes the project's own General MIDI SoundFont (how soundfonts/AulosGM.sf2 is made).
 struct SoundFontCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soundfont",
-        abstract: "Write the project's own General-MIDI-style SoundFont (synthesised, deterministic).")
+        abstract: "Write the project's own General MIDI SoundFont (synthesised, deterministic).")
 
     @Option(name: .shortAndLong, help: "Output .sf2 file.")
     var output: String = "soundfonts/" + AulosGMSoundFont.fileName
