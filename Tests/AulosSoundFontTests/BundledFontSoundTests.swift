@@ -116,7 +116,8 @@ import Testing
         var pitches: [UInt8: Double] = [:]
         for key in UInt8(35)...81 {
             let signal = player.play([(0.0, 0x99, key, 100), (0.1, 0x89, key, 0)], seconds: 0.6)
-            #expect(Self.level(signal, from: 0, to: 0.3) > -50, "drum key \(key) is silent")
+            // (-60 dBFS over 0.3 s: the sampler now plays at FluidSynth's gain, 0.2; the quietest hits read -55.)
+            #expect(Self.level(signal, from: 0, to: 0.3) > -60, "drum key \(key) is silent")
             #expect(signal.allSatisfy { $0.isFinite && abs($0) < 0.99 }, "drum key \(key) clips")
             prints[key] = Self.fingerprint(signal)
             pitches[key] = Self.pitch(signal)
