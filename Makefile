@@ -51,11 +51,11 @@ asan: setup
 ## sampler with the bundled SoundFont), then plays it live on the sampler where a sound device exists.
 demo: setup
 	$(SWIFT) build -c release --product aulos
-	.build/release/aulos graph --instrument sampler
+	.build/release/aulos graph --instrument sampler --soundfont soundfonts/AulosGM.sf2
 	.build/release/aulos render --instrument synth --output $(DEMO_DIR)/demo-synth.wav
-	.build/release/aulos render --instrument sampler --output $(DEMO_DIR)/demo-sampler.wav
+	.build/release/aulos render --instrument sampler --soundfont soundfonts/AulosGM.sf2 --output $(DEMO_DIR)/demo-sampler.wav
 	@if [ -e /dev/snd/pcmC0D0p ]; then \
-		.build/release/aulos play --demo --instrument sampler; \
+		.build/release/aulos play --demo --instrument sampler --soundfont soundfonts/AulosGM.sf2; \
 	else \
 		echo "demo: no sound device here; open demo-synth.wav and demo-sampler.wav in any player"; \
 	fi

@@ -32,6 +32,9 @@ if [ "${1:-}" = "--tests" ]; then
     pipewire             # a headless PipeWire (scripts/jack/pipewire-null.conf) for the JACK driver through it
     pipewire-bin
     pipewire-jack        # pw-jack: JACK clients as PipeWire clients
+    fluid-soundfont-gm   # FluidR3 (MIT, 141 MB): the General MIDI reference the synth's programs are measured
+                         # against, and the default font a user with it installed gets
+    openttd-openmsx      # real General MIDI songs (GPL-2, 36 files) for the song corpus (make gm-songs)
   )
 fi
 

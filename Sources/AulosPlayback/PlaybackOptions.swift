@@ -23,8 +23,13 @@ public struct PlaybackOptions: Sendable {
     /// rig of a set. Nil: the rig's own, or 48 kHz and 256 frames for one instrument.
     public var sampleRate: Double?
     public var slice: UInt32?
-    /// Seconds played after the last event, for release tails and reverb.
+    /// Seconds played after the last event, for release tails and reverb: exactly this long, or — with
+    /// `tailEndsBelow` — at most this long.
     public var tail = 1.5
+    /// A level in dBFS (−90 for `aulos render` without `--tail`): an offline render's tail ends once the output
+    /// has stayed below it for `PlaybackOptions.quietTail` seconds, as FluidSynth's ends when its voices do.
+    public var tailEndsBelow: Float?
+    public static let quietTail = 0.2
     /// The longest a file may play or render, in seconds, checked before anything starts: a day unless the
     /// user asks for more (`--max-duration`, at most `InputTimeLimit.seconds`). A wrong tick in a small
     /// file must not fill a disk with hours of silence.

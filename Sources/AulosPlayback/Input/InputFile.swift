@@ -2,6 +2,10 @@ import AulosCore
 import AulosMIDI
 import AulosRig
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A MIDI file or score ready to play: its messages at sample times, where it ends, and its tempo map.
 ///
 /// Threads: a value, made on the control thread.
@@ -86,6 +90,20 @@ public struct InputFile: Sendable {
 
     /// Names a MIDI file goes by: Standard MIDI Files, karaoke files (SMF with lyrics) and RIFF-wrapped ones.
     static let midiFileExtensions = [".mid", ".midi", ".smf", ".kar", ".rmi"]
+
+    /// Whether the file at `path` is a Standard MIDI File or a RIFF `RMID` file, by its first 12 bytes. Only a
+    /// regular file is looked into (reading a pipe would take what the load needs); anything else, or a file
+    /// that cannot be read, is not (the load that follows says why).
+    public static func isMIDIFile(path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        var bytes = [UInt8](repeating: 0, count: 12)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, 12) }
+        return count > 0 && isMIDIFile(Array(bytes.prefix(count)))
+    }
 
     /// A Standard MIDI File or a RIFF `RMID` file, by content.
     static func isMIDIFile(_ bytes: [UInt8]) -> Bool {

@@ -1,9 +1,11 @@
 import AulosAudioFile
 import AulosCore
+import AulosDSP
 import AulosFluid
 import AulosMIDI
 import AulosRig
 import AulosUnits
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -88,11 +90,28 @@ public enum FileRender {
         for (index, part) in partSinks.enumerated() { rig.partTaps?.attach(part.sink, toPart: index) }
         // Taken off before the sinks go, whatever happens below.
         defer { for index in partSinks.indices { rig.partTaps?.attach(nil, toPart: index) } }
+        var endedQuiet = false
         do {
             // In segments that end where a rig switch or preset change is due, so each starts a slice.
             var position: Int64 = 0
+            // With a level to end at, the tail is rendered in steps of 50 ms once the input has played, and
+            // ends after `quietTail` seconds below the level.
+            let music = rendered - tail
+            let step = Int64(0.05 * rate)
+            var quietFrames: Int64 = 0
+            let floor = options.tailEndsBelow.map { Float(FastMath.exp2(Double($0) / 6.020_599_913_279_624)) }
+            _ = rig.outputStage.takeRecentPeak()
             while position < rendered {
-                let next = actions.applyBoundaries(to: rig, before: position + 1) ?? rendered
+                if let floor, position > music {
+                    quietFrames = rig.outputStage.takeRecentPeak() < floor ? quietFrames + step : 0
+                    if Double(quietFrames) >= PlaybackOptions.quietTail * rate {
+                        endedQuiet = true
+                        break
+                    }
+                }
+                let next = min(
+                    actions.applyBoundaries(to: rig, before: position + 1) ?? rendered,
+                    floor == nil ? rendered : position >= music ? position + step : music)
                 let end = min(rendered, max(next, position + 1))
                 try renderer.render(frameCount: end - position, to: writer) { start, frames in
                     if stopRequested() { throw Interrupted() }
@@ -110,7 +129,12 @@ public enum FileRender {
         if let failure = partSinks.lazy.compactMap(\.failure).first { throw failure }
         try writer.close()
         for part in partSinks { try part.writer.close() }
-        var notes = routed.notes
+        var heard = GeneralMIDI.ProgramsHeard()
+        for event in rig.prelude {
+            heard.take(ChannelMessage(status: event.status, data1: event.data1, data2: event.data2))
+        }
+        for scheduled in input.messages { if let message = ChannelMessage(scheduled.message) { heard.take(message) } }
+        var notes = ["programs heard: " + heard.description()] + routed.notes
         var warnings = input.warnings + rig.warnings + rig.silentSamplers
         let stage = rig.outputStage.activity
         notes.append(Self.describe(stage, limiting: rig.outputStage.limiting, frames: writer.framesWritten))
@@ -131,7 +155,8 @@ public enum FileRender {
                     + "than a part takes in one slice; none dropped)")
         }
         return RenderSummary(
-            frames: writer.framesWritten, plannedFrames: total, events: routed.timeline.count, format: rig.fileFormat,
+            frames: writer.framesWritten, plannedFrames: endedQuiet ? writer.framesWritten : total,
+            events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
             warnings: warnings, partFiles: partFiles)
     }
@@ -159,13 +184,25 @@ public enum FileRender {
         return text + "(at most \(String(format: "%.1f", stage.deepestReduction)) dB)"
     }
 
+    /// "FluidR3_GM.sf2, the system's General MIDI font": the font's file name (through a link such as Debian's
+    /// default-GM.sf2 alternative) and, when nothing named it, why it was chosen.
+    static func describeFont(_ path: String?, named: String?) -> String {
+        guard let path else { return "no SoundFont" }
+        let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().lastPathComponent
+        guard named == nil, let choice = SearchPaths.soundFontChoice, choice.path == path else { return file }
+        return "\(file), \(choice.reason)"
+    }
+
     /// "synth (Warm Pad) + sampler (AulosGM.sf2), EQ Rock": what played, for the summary.
     static func describe(_ rig: PlaybackRig) -> String {
         let parts = rig.parts.map { loaded in
             switch loaded.instrument {
-            case let synth as OscillatorSynthUnit: "synth (\(synth.currentPreset?.name ?? "default"))"
+            // Without a preset or program of its own, the synth plays each channel's General MIDI program.
+            case let synth as OscillatorSynthUnit:
+                loaded.part.preset == nil && loaded.part.program == nil && loaded.part.channels.count > 1
+                    ? "synth (General MIDI)" : "synth (\(synth.currentPreset?.name ?? "default"))"
             case let sampler as FluidSynthSamplerUnit:
-                "sampler (\((sampler.soundFontPath ?? "").split(separator: "/").last ?? ""))"
+                "sampler (\(describeFont(sampler.soundFontPath, named: loaded.part.soundFont)))"
             default: "\(loaded.part.instrument.rawValue) (\(loaded.instrument.name))"
             }
         }

@@ -6,8 +6,8 @@ import Foundation
 /// A data root is a folder holding `presets/` and `soundfonts/`: in order, `<executable>/../share/aulos`
 /// (an installed aulos finds its own files), `/usr/local/share/aulos`, `/usr/share/aulos`, and the source
 /// tree (so a checkout works without installing). `$AULOS_PRESETS` (folders separated by ':') comes before
-/// the roots' preset folders and `$AULOS_SOUNDFONT` (a file) before their fonts. Debian's default GM
-/// SoundFont is the last resort for the sampler.
+/// the roots' preset folders. The sampler's font, when nothing names one, is `soundFontChoice`: a General
+/// MIDI font the user or the system has installed wins over the bundled one.
 ///
 /// Threads: any (reads the environment and the file system).
 public enum SearchPaths {
@@ -83,14 +83,50 @@ public enum SearchPaths {
     public static let synthPresets: [SynthPreset] =
         presetFolder.map { SynthPresetLibrary.loadSkippingBroken(from: $0 + "/synth") } ?? []
 
+    /// Where the sampler looks for a SoundFont when neither `--soundfont` nor the rig names one, in order,
+    /// each with why it is there — the order a FluidSynth user expects: `$AULOS_SOUNDFONT`, the user's own
+    /// General MIDI font, the system's (Debian's `default-GM.sf2` alternative, which `fluidsynth` plays: FluidR3
+    /// or TimGM6mb when installed), then the bundled `AulosGM.sf2`.
+    public static var soundFontCandidates: [(path: String, reason: String)] {
+        let environment = ProcessInfo.processInfo.environment
+        var candidates: [(String, String)] = []
+        if let chosen = environment["AULOS_SOUNDFONT"] { candidates.append((chosen, "$AULOS_SOUNDFONT")) }
+        let home = environment["HOME"].map { $0 + "/.local/share" }
+        if let data = environment["XDG_DATA_HOME"] ?? home {
+            for name in ["sf2/default-GM.sf2", "sf3/default-GM.sf3"] {
+                candidates.append((data + "/sounds/" + name, "your General MIDI font"))
+            }
+        }
+        for name in ["sf2/default-GM.sf2", "sf3/default-GM.sf3"] {
+            candidates.append(("/usr/share/sounds/" + name, "the system's General MIDI font"))
+        }
+        candidates += bundledSoundFonts.map { ($0, "the bundled font: no General MIDI font is installed") }
+        return candidates
+    }
+
+    /// Where the bundled `AulosGM.sf2` may be: in each data root.
+    public static var bundledSoundFonts: [String] { dataRoots.map { $0 + "/soundfonts/AulosGM.sf2" } }
+
+    /// The bundled font, when one is readable (`make demo` renders with it: deterministic).
+    public static var bundledSoundFont: String? {
+        bundledSoundFonts.first { FileManager.default.isReadableFile(atPath: $0) }
+    }
+
     /// Where the sampler looks for a SoundFont when none is named, in order.
-    public static var soundFonts: [String] {
-        let environment = ProcessInfo.processInfo.environment["AULOS_SOUNDFONT"].map { [$0] } ?? []
-        return environment + dataRoots.map { $0 + "/soundfonts/AulosGM.sf2" } + ["/usr/share/sounds/sf2/default-GM.sf2"]
+    public static var soundFonts: [String] { soundFontCandidates.map(\.path) }
+
+    /// The first readable SoundFont of `soundFonts`, and why it is the one.
+    public static var soundFontChoice: (path: String, reason: String)? {
+        soundFontCandidates.first { FileManager.default.isReadableFile(atPath: $0.path) && !isDirectory($0.path) }
     }
 
     /// The first readable SoundFont of `soundFonts`.
-    public static var soundFont: String? { soundFonts.first { FileManager.default.isReadableFile(atPath: $0) } }
+    public static var soundFont: String? { soundFontChoice?.path }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
 
     /// The built-in demo piece (`presets/scores/demo.score`), played by `aulos render` and `aulos play
     /// --demo` without an input.

@@ -47,18 +47,19 @@ public final class PeakLimiterUnit: StereoEffectUnit, @unchecked Sendable {
     }
 
     /// The counters the kernel publishes (since the unit was initialized): samples turned down, the lowest
-    /// gain applied (Float bits), samples that left at or past full scale, and the highest sample (Float bits).
-    private let counters = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 4)
+    /// gain applied (Float bits), samples that left at or past full scale, the highest sample (Float bits), and
+    /// the highest since `takeRecentPeak` last read it (Float bits).
+    private let counters = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 5)
 
     public init() {
-        for index in 0..<4 { (counters + index).initialize(to: Atomic(0)) }
+        for index in 0..<5 { (counters + index).initialize(to: Atomic(0)) }
         super.init(
             description: Self.componentDescription, name: "Aulos: Peak Limiter", parameters: Self.definitions,
             presets: [])
     }
 
     deinit {
-        counters.deinitialize(count: 4)
+        counters.deinitialize(count: 5)
         counters.deallocate()
     }
 
@@ -103,9 +104,15 @@ public final class PeakLimiterUnit: StereoEffectUnit, @unchecked Sendable {
             peak: peak > 1e-6 ? 20 * log10(peak) : -120)
     }
 
+    /// The highest sample that left since the last call (linear; 0 for silence): how an offline render
+    /// knows its tail has died away.
+    public func takeRecentPeak() -> Float {
+        Float(bitPattern: UInt32(truncatingIfNeeded: counters[4].exchange(0, ordering: .relaxed)))
+    }
+
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let input = try checkedStereoFormat()
-        for index in 0..<4 { counters[index].store(0, ordering: .relaxed) }
+        for index in 0..<5 { counters[index].store(0, ordering: .relaxed) }
         counters[1].store(UInt64(Float(1).bitPattern), ordering: .relaxed)
         let limiter =
             limiting
@@ -189,6 +196,9 @@ struct PeakLimiterKernel {
         }
         if overs > 0 { counters[2].add(UInt64(overs), ordering: .relaxed) }
         if peak > float(3) { counters[3].store(UInt64(peak.bitPattern), ordering: .relaxed) }
+        // (A plain store after a load: the control side only ever exchanges it for 0, and a peak lost to that
+        // race is one slice's, read again at the next.)
+        if peak > float(4) { counters[4].store(UInt64(peak.bitPattern), ordering: .relaxed) }
         return 0
     }
 

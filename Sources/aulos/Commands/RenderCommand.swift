@@ -16,10 +16,14 @@ struct RenderCommand: ParsableCommand {
             INPUT is a Standard MIDI File (format 0, 1 or 2; also karaoke .kar and RIFF .rmi files) or a \
             score (docs/score.md). A MIDI file that deviates from the specification is read as other players \
             read it, with a warning for each kind of deviation (--strict makes it an error; aulos check lists \
-            them). The output type comes \
-            from its extension (.wav or .flac). Rendering is faster than real time and deterministic: the \
-            same input and options give the same bytes. With --instrument synth, channel 10 (GM drums) \
-            and program changes are skipped: the synth plays one preset (--preset or --program).
+            them). The output type comes from its extension (.wav or .flac). Rendering is faster than real \
+            time and deterministic: the same input and options give the same bytes.
+
+            A MIDI file plays on the sampler by default, with the General MIDI SoundFont fluidsynth would use \
+            (the summary names the font and why it was chosen); a score and the demo play on the synth. Both \
+            play all 16 channels: program changes pick each channel's sound, channel 10 plays drums. The output \
+            ends in a true-peak limiter at -1 dBTP (--no-limiter; --gain to turn the whole mix up or down), and \
+            the summary says the peak and how much the limiter did.
             """)
 
     @Argument(help: "A .mid file or a score; omit for the built-in demo piece.")
@@ -31,8 +35,12 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Sample format: float, s16 or s24 (FLAC: s16 or s24).")
     var format: String = "s16"
 
-    @Option(parsing: .unconditional, help: "Seconds rendered after the last event (release tails).")
-    var tail: Double = 1.5
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds rendered after the last event, exactly. Default: until the output has stayed below -90 dBFS "
+                + "for 0.2 s (release tails and reverb die away, as fluidsynth renders), at most 30 s."))
+    var tail: Double?
 
     @Flag(
         help: ArgumentHelp(
@@ -51,10 +59,13 @@ struct RenderCommand: ParsableCommand {
         guard sampleFormat != nil else {
             throw ValidationError("--format must be float, s16 or s24, not '\(format)'")
         }
-        guard tail >= 0, tail <= 60 else {
+        if let tail, !(tail >= 0 && tail <= 60) {
             throw ValidationError("--tail must be between 0 and 60 seconds, not \(tail.clean)")
         }
     }
+
+    /// The most a tail that ends at -90 dBFS may last: a sustained sample or a long delay must not run on.
+    static let longestTail = 30.0
 
     var sampleFormat: SampleFormat? {
         switch format.lowercased() {
@@ -75,7 +86,8 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         var options = try instrument.playbackOptions(input: input, slicing: slicing)
-        options.tail = tail
+        options.tail = tail ?? Self.longestTail
+        if tail == nil { options.tailEndsBelow = -90 }
         let bar = ProgressBar()
         let started = ContinuousClock.now
         // SIGINT, SIGTERM or a closed terminal stop the render with a valid file of what was rendered.

@@ -7,13 +7,27 @@ import AulosUnits
 /// What plays and with what — an instrument and its sound, or a rig file; the master EQ; tempo and
 /// arpeggio: shared by `render` and `play`.
 struct InstrumentOptions: ParsableArguments {
-    @Option(help: "Instrument: synth, sampler, or lv2:URI (an LV2 instrument aulos units --lv2 lists).")
-    var instrument = "synth"
+    @Option(
+        help: ArgumentHelp(
+            "Instrument: synth, sampler, or lv2:URI (an LV2 instrument aulos units --lv2 lists). Default: the sampler "
+                + "for a MIDI file (General MIDI samples, as fluidsynth plays it), the synth for a score, the demo "
+                + "and live play."))
+    var instrument: String?
 
-    /// The instrument asked for, and the LV2 plugin's URI for lv2:URI.
-    var choice: (InstrumentChoice, plugin: String?) { InstrumentChoice.parse(instrument) ?? (.synth, nil) }
+    /// The instrument asked for, and the LV2 plugin's URI for lv2:URI; without --instrument, the sampler for
+    /// a MIDI file (or with --soundfont), the synth otherwise.
+    func choice(input: String?) -> (InstrumentChoice, plugin: String?) {
+        if let instrument { return InstrumentChoice.parse(instrument) ?? (.synth, nil) }
+        if soundfont != nil { return (.sampler, nil) }
+        if preset != nil || mpe != nil { return (.synth, nil) }
+        return input.map(InputFile.isMIDIFile(path:)) == true ? (.sampler, nil) : (.synth, nil)
+    }
 
-    @Option(help: "SoundFont for the sampler (default: the bundled AulosGM.sf2).")
+    @Option(
+        help: ArgumentHelp(
+            "SoundFont for the sampler. Default: $AULOS_SOUNDFONT, then your or the system's General MIDI font "
+                + "(~/.local/share/sounds/sf2/default-GM.sf2, /usr/share/sounds/sf2/default-GM.sf2: what fluidsynth "
+                + "plays), then the bundled AulosGM.sf2."))
     var soundfont: String?
 
     @Option(
@@ -91,9 +105,11 @@ struct InstrumentOptions: ParsableArguments {
     var strict = false
 
     func validate() throws {
-        guard InstrumentChoice.parse(instrument) != nil else {
+        if let instrument, InstrumentChoice.parse(instrument) == nil {
             throw ValidationError("--instrument takes synth, sampler or lv2:URI, not '\(instrument)'")
         }
+        // Which instrument the flags name by themselves (the input decides only when they name none).
+        let choice = choice(input: nil)
         if !(maxDuration > 0 && maxDuration <= PlaybackOptions.longestMaximumDuration) {
             let longest = PlaybackOptions.longestMaximumDuration.clean
             throw ValidationError(
@@ -141,7 +157,7 @@ struct InstrumentOptions: ParsableArguments {
     func playbackOptions(input: String?, slicing: SliceOptions) throws -> PlaybackOptions {
         var options = PlaybackOptions()
         options.input = input
-        (options.instrument, options.plugin) = choice
+        (options.instrument, options.plugin) = choice(input: input)
         options.soundFont = soundfont
         options.program = program
         options.preset = preset
