@@ -118,7 +118,7 @@ soak: setup
 
 ## The General MIDI listening sheet, docs/sound.md and its pictures in docs/images/sound: every GM family and
 ## the kit on the synth, on the sampler with the bundled font and on FluidR3 (the reference), measured (BS.1770
-## loudness) and drawn (spectrograms), and the limiter on a dense openmsx song (~5 minutes after the builds).
+## loudness) and drawn (spectrograms), and the limiter on a dense openmsx song (~3 minutes after the builds).
 sound-sheet: setup-tests
 	$(SWIFT) build -c release --product aulos
 	$(SWIFT) build -c release --product SoundMeasure
@@ -126,11 +126,13 @@ sound-sheet: setup-tests
 
 ## The song corpus: every openmsx song rendered with render's defaults on the sampler (FluidR3) and the synth;
 ## fails unless no sample reaches full scale, true peaks stay at or below -1 dBTP and the sampler is within
-## 3 LU of `fluidsynth -F -g 0.2`; the table goes into docs/sound.md (~10 minutes after the builds).
+## 3 LU of `fluidsynth -F -g 0.2`; the table goes into docs/sound.md (~15-20 minutes on two cores after the
+## builds; GM_SONGS="a.mid b.mid" checks only those).
+GM_SONGS ?=
 gm-songs: setup-tests
 	$(SWIFT) build -c release --product aulos
 	$(SWIFT) build -c release --product SoundMeasure
-	scripts/gm-songs.py
+	scripts/gm-songs.py $(GM_SONGS)
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-vm .build-fuzz Benchmarks/.build Fuzz/.build demo-synth.wav demo-sampler.wav

@@ -69,14 +69,15 @@ def main():
                     f"{synth.true_peak:.2f} | {synth.limiter} | {synth.lufs:.1f} | {synth.lufs - fluid.lufs:+.1f} |")
     differences = [sampler.lufs - fluid.lufs for _, sampler, _, fluid in results]
     synth_differences = [synth.lufs - fluid.lufs for _, _, synth, fluid in results]
-    verdict = "every bound holds" if not failures else f"{len(failures)} bound(s) failed: " + "; ".join(failures)
+    verdict = "every bound holds" if not failures else f"{len(failures)} bound(s) failed"
+    failed = "".join(f"\n- {failure}" for failure in failures)
     table = "\n".join(rows)
     section = f"""## The song corpus (`make gm-songs`)
 
 Generated: {soundcheck.provenance("make gm-songs")}, in {elapsed / 60:.1f} minutes.
 
-All {len(results)} songs of Debian's `openttd-openmsx` (`/usr/share/games/openttd/baseset/openmsx/*.mid`,
-GPL-2), each rendered by the release `aulos render SONG --instrument sampler --soundfont FluidR3_GM.sf2` and
+{"All" if len(results) == len(soundcheck.songs()) else "Of"} {len(results)} songs of Debian's `openttd-openmsx` \
+(`/usr/share/games/openttd/baseset/openmsx/*.mid`, GPL-2), each rendered by the release `aulos render SONG --instrument sampler --soundfont FluidR3_GM.sf2` and
 `--instrument synth`, otherwise its defaults (16-bit WAV, 48 kHz, the limiter on), and by `fluidsynth -F -g 0.2
 -r 48000` (its default reverb and chorus; float output) on the same font. Bounds: no sample at full scale and a
 true peak ≤ −1 dBTP on both instruments; the sampler within ±{LOUDNESS_TOLERANCE:.0f} LU of FluidSynth. The synth's
@@ -85,6 +86,7 @@ difference from FluidSynth is shown but not bounded (the issue bounds its balanc
 **Result: {verdict}.** Sampler − FluidSynth: {min(differences):+.1f} … {max(differences):+.1f} LU (mean
 {sum(differences) / len(differences):+.1f}); synth − FluidSynth: {min(synth_differences):+.1f} …
 {max(synth_differences):+.1f} LU (mean {sum(synth_differences) / len(synth_differences):+.1f}).
+{failed}
 
 "Limiter" is what the render's summary says the output stage did: the share of the song it turned down and
 the deepest reduction, or – when it never acted.
@@ -99,6 +101,8 @@ the deepest reduction, or – when it never acted.
     with open(soundcheck.SHEET, "w", encoding="utf-8") as handle:
         handle.write(soundcheck.replace_section(sheet, "gm-songs", section))
     print(f"gm-songs: {len(results)} songs in {elapsed:.0f} s; {verdict}; wrote docs/sound.md's corpus section")
+    for failure in failures:
+        print(f"gm-songs: FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0
 
 

@@ -194,4 +194,9 @@ def provenance(command):
     dirty = run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip()
     date = run(["date", "-u", "+%Y-%m-%d %H:%M UTC"]).strip()
     state = f"commit {commit}" + (" with uncommitted changes" if dirty else "")
-    return f"made by `{command}` on {date} at {state}"
+    # What of main it holds: the other branches of the work reach this one through main.
+    base = run(["git", "-C", ROOT, "merge-base", "HEAD", "main"]).strip()
+    subject = run(["git", "-C", ROOT, "log", "-1", "--format=%h %s", base]).strip()
+    if len(subject) > 100:
+        subject = subject[:99] + "…"
+    return f"made by `{command}` on {date} at {state}, which holds main up to {subject}"
