@@ -100,8 +100,10 @@ func runAulos(
         #expect(result.stdout.contains("'aumu' 'osyn' 'Auls'"))
         #expect(result.stdout.contains("'aumx' 'mcmx' 'Auls', Aulos: Multichannel Mixer"))
         // The parts mixer (node 2) into the master mixer (node 4), the synth's mix and effect sends into the
-        // parts mixer, the General MIDI returns.
-        #expect(result.stdout.contains("node 4 output 0 => node 1 input 0"))
+        // parts mixer, the General MIDI returns; the master through the output stage (node 7) to the output.
+        #expect(result.stdout.contains("node 4 output 0 => node 7 input 0"))
+        #expect(result.stdout.contains("node 7 output 0 => node 1 input 0"))
+        #expect(result.stdout.contains("'aufx' 'lmtr' 'Auls', Aulos: Peak Limiter"))
         #expect(result.stdout.contains("node 3 output 0 => node 2 input 0"))
         #expect(result.stdout.contains("node 3 output 1 => node 2 input 1"))
         #expect(result.stdout.contains("128 max frames"))
@@ -112,7 +114,8 @@ func runAulos(
             result.stdout.contains(
                 "reverb (send 1, follows CC 91): reverb 'FluidSynth' → master input 1, level 0.246"))
         let dry = try runAulos(["graph", "--dry"])
-        #expect(dry.stdout.contains("node 2 output 0 => node 1 input 0") && !dry.stdout.contains("Returns:"))
+        #expect(dry.stdout.contains("node 2 output 0 => node 4 input 0") && !dry.stdout.contains("Returns:"))
+        #expect(dry.stdout.contains("node 4 output 0 => node 1 input 0"))
         // The transport advances before a file's timeline and the MIDI scheduler dispatch, all three as
         // pre-render notifications.
         #expect(result.stdout.contains("Render Notifications: 3"))
@@ -172,7 +175,7 @@ func runAulos(
         defer { try? FileManager.default.removeItem(atPath: path) }
         let result = try runAulos(["render", "-o", path, "--format", "s24", "--instrument", "sampler"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("sampler (AulosGM.sf2)"))
+        #expect(result.stdout.contains("sampler (AulosGM.sf2, $AULOS_SOUNDFONT)"), "\(result.stdout)")
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(result.stderr.isEmpty)  // no progress bar when stderr is not a terminal
     }
@@ -184,7 +187,7 @@ func runAulos(
         BadInvocation(["render", "--sample-rate", "abc"], 64),
         BadInvocation(["render", "--format", "int8"], 64),
         BadInvocation(["render", "--program", "128"], 64),
-        BadInvocation(["render", "--soundfont", "x.sf2"], 64),
+        BadInvocation(["render", "--instrument", "synth", "--soundfont", "x.sf2"], 64),
         BadInvocation(["render", "/nonexistent/song.mid"], 1),
         BadInvocation(["render", "--instrument", "sampler", "--soundfont", "/nonexistent.sf2"], 1),
         BadInvocation(["render", "--preset", "Kazoo"], 1),

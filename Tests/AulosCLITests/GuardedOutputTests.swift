@@ -38,7 +38,8 @@ import Testing
         try rig.write(toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
         try "0s note C4 0.25s\n".write(toFile: folder + "/note.score", atomically: true, encoding: .utf8)
         let result = try runAulos(
-            ["render", "note.score", "--rig", "rig.yaml", "-o", "out.wav", "--format", "float"], in: folder,
+            ["render", "note.score", "--rig", "rig.yaml", "-o", "out.wav", "--format", "float", "--tail", "1"],
+            in: folder,
             environment: try MisbehavingPlugins.environment())
         #expect(result.status == 0, "\(result.stderr)")
         let samples = try Self.floatSamples(folder + "/out.wav")

@@ -2,6 +2,7 @@ import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosTestSupport
+import AulosUnits
 import Foundation
 import Testing
 
@@ -57,10 +58,16 @@ import Glibc
         return (try AudioFileContents(path: played), try AudioFileContents(path: offline))
     }
 
-    /// The first frame where the two differ, comparing as much as both hold (nil: none).
+    /// The first frame where the two differ, comparing as much as both hold (nil: none). What goes out
+    /// live is the offline render behind the output stage's look-ahead (an offline render leaves it out):
+    /// silence for those frames, then the render sample for sample.
     static func firstDifference(_ live: AudioFileContents, _ reference: AudioFileContents) -> Int? {
-        let frames = min(live.frameCount, reference.frameCount)
-        for index in 0..<(frames * 2) where live.samples[index] != reference.samples[index] { return index / 2 }
+        let latency = PeakLimiterUnit.latencyFrames(sampleRate: 48_000)
+        for index in 0..<(2 * latency) where live.samples[index] != 0 { return index / 2 }
+        let frames = min(live.frameCount - latency, reference.frameCount)
+        for index in 0..<(frames * 2) where live.samples[2 * latency + index] != reference.samples[index] {
+            return latency + index / 2
+        }
         return nil
     }
 

@@ -222,7 +222,9 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         options.tail = 0.3
         let summary = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
         #expect(summary.slice == 64)
-        #expect(summary.instrumentDescription == "synth (Pluck) + sampler (AulosGM.sf2), EQ Bass Booster")
+        // The part names no font: the summary says which one played and why (AULOS_SOUNDFONT in make test).
+        #expect(summary.instrumentDescription.hasPrefix("synth (Pluck) + sampler (AulosGM.sf2"))
+        #expect(summary.instrumentDescription.hasSuffix("), EQ Bass Booster"), "\(summary.instrumentDescription)")
         #expect(summary.notes.contains { $0.contains("channel 10") })
         let audio = try AudioFileContents(path: output)
         let left = stride(from: 0, to: audio.samples.count, by: 2).map { audio.samples[$0] }

@@ -4,6 +4,7 @@ import AulosCore
 import AulosMIDI
 import AulosRig
 import AulosTestSupport
+import AulosUnits
 import Foundation
 import Testing
 
@@ -90,7 +91,12 @@ import Glibc
         for name in ["", ".Lead", ".Pad", ".Idle"] {
             let live = try AudioFileContents(path: folder + "/live\(name).wav")
             let reference = try AudioFileContents(path: folder + "/offline\(name).wav")
-            #expect(live.frameCount >= reference.frameCount && live.frameCount < reference.frameCount + 64, "\(name)")
+            // The run ends on a whole period, after the output stage's look-ahead has let the master's tail out:
+            // the parts, tapped before that stage, hold that much more of their (silent) tail.
+            let extra = name.isEmpty ? 0 : PeakLimiterUnit.latencyFrames(sampleRate: 48_000)
+            #expect(
+                live.frameCount >= reference.frameCount && live.frameCount < reference.frameCount + 64 + extra,
+                "\(name)")
             #expect(Array(live.samples[..<reference.samples.count]) == reference.samples, "live\(name).wav")
             if !name.isEmpty { parts.append(reference.samples) }
         }

@@ -40,9 +40,12 @@ import Testing
         for frame in 2..<left.count where left[frame] != 0 && left[frame - 1] == 0 && left[frame - 2] == 0 {
             onsets.append(frame)
         }
-        #expect(Array(onsets.prefix(12)) == (0..<12).map { $0 * 4800 }, "slice \(slice)")
+        // On the grid, behind the output stage's look-ahead (the graph pulled as it is: 64 frames at 48 kHz).
+        let latency = playback.outputStage.latencyFrames
+        #expect(latency == 64)
+        #expect(Array(onsets.prefix(12)) == (0..<12).map { $0 * 4800 + latency }, "slice \(slice)")
         // Up: C4, E4, G4, C4…; the gate (0.5) closes each step halfway.
-        #expect(left[2400 + 200] == 0 && left[100] != 0)
+        #expect(left[latency + 2400 + 200] == 0 && left[latency + 100] != 0)
     }
 
     /// A tempo-synced LFO (vibrato locked to 1/8 notes) under an arpeggio renders the same bytes at any slice.

@@ -138,6 +138,19 @@ let benchmarks: @Sendable () -> Void = {
         let graph = try effectGraph(DelayUnit.componentDescription) { try $0.set(.presentPreset, $0.factoryPresets[3]) }
         measureBlocks(benchmark, graph)
     }
+    // The output stage every rig ends in (issue 30): on noise peaking at -6 dBFS (below its -1 dBTP ceiling,
+    // where the oversampled detector is skipped), and turned up 12 dB (limiting all the time, the detector
+    // running on every sample).
+    Benchmark("Peak limiter unit, below its ceiling: 64-frame stereo block") { benchmark in
+        let graph = try effectGraph(PeakLimiterUnit.componentDescription) { _ in }
+        measureBlocks(benchmark, graph)
+    }
+    Benchmark("Peak limiter unit, limiting (+12 dB): 64-frame stereo block") { benchmark in
+        let graph = try effectGraph(PeakLimiterUnit.componentDescription) {
+            try $0.setParameter(PeakLimiterUnit.Parameter.gain.id, scope: .global, element: 0, value: 12)
+        }
+        measureBlocks(benchmark, graph)
+    }
     Benchmark("Pass-through (Converter unit): 64-frame stereo block") { benchmark in
         let graph = try effectGraph(FormatConverterUnit.componentDescription) { _ in }
         measureBlocks(benchmark, graph)

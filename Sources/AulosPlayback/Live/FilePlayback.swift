@@ -45,9 +45,10 @@ public enum FilePlayback {
         rig.timelinePlayer.play(routed.timeline)
         var actions = RoutedActions(routed)
         let tail = Int64((options.tail * live.grant.sampleRate).rounded())
+        // To the end of the tail as it leaves the output stage, whose look-ahead delays it.
         let end =
             duration.map { Int64($0 * live.grant.sampleRate) }
-            ?? (max(input.end, routed.timeline.lastSampleTime) + tail)
+            ?? (max(input.end, routed.timeline.lastSampleTime) + tail + Int64(rig.outputStage.latencyFrames))
         let overrun = OverrunInjection()
 
         StopSignals.catchThem()

@@ -1,4 +1,5 @@
 import AulosALSA
+import AulosUnits
 
 /// What a live run reports on every control tick (for the CLI's status line) and at the end.
 ///
@@ -12,6 +13,11 @@ public struct LiveStatus: Sendable {
     public var midiLate = 0
     /// Voices ended early under overload.
     public var voicesShed = 0
+    /// What the output stage (gain and limiter) has done since the rig started, whether it limits, and its
+    /// latency in frames (part of what a listener waits for, beside the device buffer).
+    public var outputStage: PeakLimiterUnit.Activity?
+    public var limiting = true
+    public var outputStageLatency = 0
     /// The recording (`--record`), once finished: its file, the frames in it, the frames dropped while the
     /// disk fell behind, and what went wrong if the disk failed.
     public var recording: RecordingOutcome?

@@ -51,9 +51,11 @@ public final class Recorder: @unchecked Sendable {
 
     /// Opens the file (beside `path` until it is finished) and starts the disk thread. `ringSeconds` and
     /// `stall` are for tests; `stall` defaults to AULOS_RECORD_STALL_SECONDS (one second in), the fault
-    /// injection `make`'s live tests use.
+    /// injection `make`'s live tests use. The first `framesToSkip` frames are left out of the file (the
+    /// master's output-stage look-ahead).
     public init(
-        path: String, sampleRate: Double, ringSeconds: Double = Recorder.ringSeconds,
+        path: String, sampleRate: Double, skippingFirst framesToSkip: Int = 0,
+        ringSeconds: Double = Recorder.ringSeconds,
         stall: (after: Double, seconds: Double)? = ProcessInfo.processInfo.environment["AULOS_RECORD_STALL_SECONDS"]
             .flatMap(Double.init).map { (after: 1, seconds: $0) }
     ) throws(AudioFileError) {
@@ -65,6 +67,7 @@ public final class Recorder: @unchecked Sendable {
         self.path = path
         let ring = SPSCRing<Float>(minimumCapacity: max(256, Int(ringSeconds * sampleRate) * 2))
         disk = try RecorderDisk(ring: ring, writer: writer, stall: stall)
+        disk.framesToSkip = framesToSkip
         tap = .allocate(capacity: 1)
         tap.initialize(to: RecorderTap(ring: ring))
         sliceSink = .allocate(capacity: 1)
@@ -144,6 +147,9 @@ final class RecorderDisk: @unchecked Sendable {
     private let encoded: AudioBufferListStorage
     private let conversion: FormatConversion
     private let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 2 * RecorderDisk.chunkFrames)
+    /// Frames still to leave out at the start of the take (the output stage's look-ahead, for the master), so
+    /// the recording lines up with the music's time as an offline render does. Disk thread only.
+    var framesToSkip = 0
 
     init(ring: SPSCRing<Float>, writer: AudioFileWriter, stall: (after: Double, seconds: Double)?)
         throws(AudioFileError)
@@ -236,14 +242,19 @@ final class RecorderDisk: @unchecked Sendable {
         published.withLock { $0 = message }
     }
 
-    /// Writes the chunk's first `frames` frames in the file's format.
+    /// Writes the chunk's first `frames` frames in the file's format (less what is left of `framesToSkip`).
     private func write(frames: Int) throws(AudioFileError) {
+        let skipped = min(frames, framesToSkip)
+        framesToSkip -= skipped
+        guard frames > skipped else { return }
         var list = floats.list
         if !conversion.isIdentity {
             conversion.convert(floats.list, into: encoded.list, frameCount: frames, scratch: scratch)
             list = encoded.list
         }
-        try writer.write(UnsafeRawPointer(list.pointee.buffers[0].data!), frameCount: frames)
+        try writer.write(
+            UnsafeRawPointer(list.pointee.buffers[0].data!) + skipped * Int(writer.format.bytesPerFrame),
+            frameCount: frames - skipped)
     }
 }
 

@@ -29,7 +29,10 @@ final class Recording {
             }
         }
         do {
-            master = try Recorder(path: path, sampleRate: sampleRate)
+            // The master comes through the output stage, whose look-ahead the take leaves out (the parts are
+            // tapped before it).
+            master = try Recorder(
+                path: path, sampleRate: sampleRate, skippingFirst: rig.outputStage.latencyFrames)
             parts = try Self.files(for: path, rig: rig).dropFirst().map { path throws(AudioFileError) in
                 try Recorder(path: path, sampleRate: sampleRate)
             }

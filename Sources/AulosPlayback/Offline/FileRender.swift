@@ -1,6 +1,5 @@
 import AulosAudioFile
 import AulosCore
-import AulosDSP
 import AulosFluid
 import AulosMIDI
 import AulosRig
@@ -44,6 +43,8 @@ public struct RenderSummary: Sendable {
     public var warnings: [String]
     /// The parts' own files (`RenderOutput.parts`), in part order.
     public var partFiles: [String] = []
+    /// The General MIDI programs the input sounded ("Acoustic Grand Piano, Fingered Bass and drums").
+    public var programsHeard = ""
 }
 
 /// Scripted playback: a MIDI file or score → the rig → Generic Output → WAV/FLAC, offline and
@@ -99,7 +100,7 @@ public enum FileRender {
             let music = rendered - tail
             let step = Int64(0.05 * rate)
             var quietFrames: Int64 = 0
-            let floor = options.tailEndsBelow.map { Float(FastMath.exp2(Double($0) / 6.020_599_913_279_624)) }
+            let floor = options.tailEndsBelow.map { Float(pow(10, Double($0) / 20)) }
             _ = rig.outputStage.takeRecentPeak()
             while position < rendered {
                 if let floor, position > music {
@@ -134,7 +135,7 @@ public enum FileRender {
             heard.take(ChannelMessage(status: event.status, data1: event.data1, data2: event.data2))
         }
         for scheduled in input.messages { if let message = ChannelMessage(scheduled.message) { heard.take(message) } }
-        var notes = ["programs heard: " + heard.description()] + routed.notes
+        var notes = routed.notes
         var warnings = input.warnings + rig.warnings + rig.silentSamplers
         let stage = rig.outputStage.activity
         notes.append(Self.describe(stage, limiting: rig.outputStage.limiting, frames: writer.framesWritten))
@@ -158,7 +159,7 @@ public enum FileRender {
             frames: writer.framesWritten, plannedFrames: endedQuiet ? writer.framesWritten : total,
             events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
-            warnings: warnings, partFiles: partFiles)
+            warnings: warnings, partFiles: partFiles, programsHeard: heard.description())
     }
 
     private struct Interrupted: Error {}
@@ -175,7 +176,7 @@ public enum FileRender {
     }
 
     /// "peak −1.0 dBFS, the limiter turned 0.42 % of it down (at most 4.1 dB)": the output stage's work.
-    static func describe(_ stage: PeakLimiterUnit.Activity, limiting: Bool, frames: Int64) -> String {
+    public static func describe(_ stage: PeakLimiterUnit.Activity, limiting: Bool, frames: Int64) -> String {
         var text = "peak \(stage.peak <= -120 ? "silence" : String(format: "%.1f dBFS", stage.peak))"
         guard limiting else { return text + ", no limiter" }
         guard stage.limitedSamples > 0 else { return text + ", the limiter never acted" }

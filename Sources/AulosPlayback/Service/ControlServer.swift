@@ -99,7 +99,16 @@ final class ControlServer {
             recordingTo: session?.recordingPath, recordingFailure: session?.status.recordingFailure,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
-            })
+            }, limiter: Self.limiter(rig.outputStage))
+    }
+
+    /// The output stage's state for the status.
+    static func limiter(_ stage: PeakLimiterUnit) -> ServiceStatus.Limiter {
+        let activity = stage.activity
+        return ServiceStatus.Limiter(
+            on: stage.limiting, latencyMs: stage.latency * 1000, limitedSamples: activity.limitedSamples,
+            deepestReductionDb: Double(activity.deepestReduction), fullScaleSamples: activity.fullScaleSamples,
+            peakDb: Double(activity.peak))
     }
 
     /// One request line → one reply line (JSON).

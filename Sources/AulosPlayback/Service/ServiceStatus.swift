@@ -64,6 +64,20 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var recordingFailure: String?
     /// The last channel messages in (at most 32), numbered from the start, oldest first.
     public var recentMIDI: [MIDIActivity]?
+    /// The output stage since the rig started: whether it limits, its latency, what it did (nil from an older
+    /// aulos).
+    public var limiter: Limiter?
+
+    public struct Limiter: Codable, Sendable, Equatable {
+        public var on: Bool
+        public var latencyMs: Double
+        /// Samples turned down by 0.1 dB or more, and the deepest reduction (dB).
+        public var limitedSamples: Int
+        public var deepestReductionDb: Double
+        /// Samples that reached full scale (only with the limiter off), and the highest peak (dBFS).
+        public var fullScaleSamples: Int
+        public var peakDb: Double
+    }
 
     public struct MIDIActivity: Codable, Sendable, Equatable {
         public var sequence: Int

@@ -71,11 +71,11 @@ public final class PeakLimiterUnit: StereoEffectUnit, @unchecked Sendable {
     }
 
     /// The latency in whole frames at the unit's rate.
-    public var latencyFrames: Int {
-        limiting
-            ? TruePeakLimiter.latencyFrames(
-                sampleRate: inputFormat(0).sampleRate, lookaheadSeconds: Self.lookaheadSeconds)
-            : 0
+    public var latencyFrames: Int { limiting ? Self.latencyFrames(sampleRate: inputFormat(0).sampleRate) : 0 }
+
+    /// The latency of a limiting output stage at `sampleRate`, in frames (64 at 48 kHz).
+    public static func latencyFrames(sampleRate: Double) -> Int {
+        TruePeakLimiter.latencyFrames(sampleRate: sampleRate, lookaheadSeconds: lookaheadSeconds)
     }
 
     /// What the output stage did since it was initialized. Control side; the kernel's counters are read

@@ -77,6 +77,18 @@ struct StatusCommand: ParsableCommand {
                     + status.controls.map { "cc \($0.cc)\($0.channel.map { " ch \($0)" } ?? "") → \($0.target)" }
                     .joined(separator: ", "))
         }
+        if let limiter = status.limiter {
+            say(
+                limiter.on
+                    ? String(
+                        format:
+                            "limiter: on (−1 dBTP, %.1f ms), %d samples turned down (at most %.1f dB), "
+                            + "peak %.1f dBFS",
+                        limiter.latencyMs, limiter.limitedSamples, limiter.deepestReductionDb, limiter.peakDb)
+                    : String(
+                        format: "limiter: off, %d samples at full scale, peak %.1f dBFS", limiter.fullScaleSamples,
+                        limiter.peakDb))
+        }
         if let learning = status.learning { say("learning: move a controller to map it to \(learning)") }
         if status.reloads > 0 || status.rigSwitches > 0 {
             say("rig switches \(status.rigSwitches), reloads \(status.reloads)")

@@ -94,7 +94,17 @@ final class PlayReport {
             + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
             + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)) "
             + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final))), "
-            + "mean \(Self.percent(final.statistics.meanLoad))"
+            + "mean \(Self.percent(final.statistics.meanLoad))" + Self.outputStage(final)
+    }
+
+    /// "; peak −3.2 dBFS, the limiter never acted (1.3 ms look-ahead)": the output stage's part.
+    static func outputStage(_ status: LiveStatus) -> String {
+        guard let stage = status.outputStage else { return "" }
+        let frames = Int64(status.statistics.framesPlayed)
+        let lookahead =
+            status.outputStageLatency > 0
+            ? " (\((Double(status.outputStageLatency) / status.grant.sampleRate * 1000).fixed(1)) ms look-ahead)" : ""
+        return "; " + FileRender.describe(stage, limiting: status.limiting, frames: frames) + lookahead
     }
 
     /// ", render CPU 16 %; 3 slices stalled outside the render": how much of the peak period the render
@@ -133,6 +143,7 @@ final class PlayReport {
             + (report.latencyFrames > 0
                 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
             + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
+            + Self.outputStage(final)
             + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : "")
             + (report.failedReloads > 0
                 ? "; \(report.failedReloads) reload\(report.failedReloads == 1 ? "" : "s") failed (rig kept)" : "")
