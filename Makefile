@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test test-web test-jack lv2-sweep fuzz soak clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test test-web test-jack lv2-sweep fuzz soak sound-sheet gm-songs clean
 
 all: build
 
@@ -27,7 +27,7 @@ test: setup-tests
 ## Style: swift-format with the project's .swift-format (4 spaces, 120 columns) on every Swift file, strict;
 ## nothing wider than 120 columns, comments and strings included (the formatter leaves those alone); and the
 ## package graph. CI runs it; `swift format format -i -r Sources Tests …` fixes most of what it reports.
-LINTED = Sources Tests Package.swift Benchmarks/Benchmarks Benchmarks/Package.swift Fuzz/Sources Fuzz/Package.swift
+LINTED = Sources Tests Tools Package.swift Benchmarks/Benchmarks Benchmarks/Package.swift Fuzz/Sources Fuzz/Package.swift
 lint:
 	scripts/check-package-graph.py
 	$(SWIFT) format lint --strict --recursive $(LINTED)
@@ -115,6 +115,24 @@ test-jack: setup-tests
 SOAK_SECONDS ?= 600
 soak: setup
 	scripts/soak.sh $(SOAK_SECONDS)
+
+## The General MIDI listening sheet, docs/sound.md and its pictures in docs/images/sound: every GM family and
+## the kit on the synth, on the sampler with the bundled font and on FluidR3 (the reference), measured (BS.1770
+## loudness) and drawn (spectrograms), and the limiter on a dense openmsx song (~3 minutes after the builds).
+sound-sheet: setup-tests
+	$(SWIFT) build -c release --product aulos
+	$(SWIFT) build -c release --product SoundMeasure
+	scripts/sound-sheet.py
+
+## The song corpus: every openmsx song rendered with render's defaults on the sampler (FluidR3) and the synth;
+## fails unless no sample reaches full scale, true peaks stay at or below -1 dBTP and the sampler is within
+## 3 LU of `fluidsynth -F -g 0.2`; the table goes into docs/sound.md (~15-20 minutes on two cores after the
+## builds; GM_SONGS="a.mid b.mid" checks only those).
+GM_SONGS ?=
+gm-songs: setup-tests
+	$(SWIFT) build -c release --product aulos
+	$(SWIFT) build -c release --product SoundMeasure
+	scripts/gm-songs.py $(GM_SONGS)
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-vm .build-fuzz Benchmarks/.build Fuzz/.build demo-synth.wav demo-sampler.wav

@@ -107,6 +107,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/aulos"),
+        // The measuring tool behind `make sound-sheet` and `make gm-songs` (docs/sound.md): loudness, true peak
+        // and spectrograms of rendered files, for scripts; not installed, not a user command.
+        .executableTarget(
+            name: "SoundMeasure", dependencies: ["AulosAudioFile", "AulosDSP", "CSndfile"], path: "Tools/SoundMeasure"),
 
         // Tests mirror Sources: one test target per module (AulosCLITests runs the `aulos` executable).
         // CAllocationCounter defines malloc/free in the test executable and counts per thread, so the
