@@ -17,7 +17,8 @@ import Testing
         let left = rig.render(48_000, slice: 64)
         #expect(left.prefix(64).allSatisfy { $0 == 0 }, "the look-ahead: silence first")
         let peak = left.map(abs).max()!
-        #expect(peak <= 0.891_3 && peak > 0.88, "peak \(peak)")
+        // Held at the ceiling less the detector's margin: -1.2 dBFS.
+        #expect(peak <= 0.871 && peak > 0.86, "peak \(peak)")
         let activity = limiter.activity
         #expect(activity.limitedSamples > 40_000)
         #expect(abs(activity.deepestReduction - 13) < 0.5, "\(activity.deepestReduction) dB")
