@@ -21,14 +21,14 @@ lines.append("1200b end")
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
 .build/release/aulos play "$work/long.score" --device null --unpaced --slice 64 --record "$work/played.wav"
-.build/release/aulos render "$work/long.score" --slice 64 --format float32 -o "$work/offline.wav"
+.build/release/aulos render "$work/long.score" --slice 64 --format float32 --tail 1.5 -o "$work/offline.wav"
 # Then every part on its own (--record-parts, render --parts): the first two minutes through the band rig
 # (three samplers, a synth, reverb and chorus returns), five files each side.
 awk '$1 + 0 < 240' "$work/long.score" > "$work/band.score"
 echo "240b end" >> "$work/band.score"
 .build/release/aulos play "$work/band.score" --rig presets/rigs/band.yaml --device null --unpaced \
   --record "$work/band-played.wav" --record-parts
-.build/release/aulos render "$work/band.score" --rig presets/rigs/band.yaml --format float32 --parts \
+.build/release/aulos render "$work/band.score" --rig presets/rigs/band.yaml --format float32 --tail 1.5 --parts \
   -o "$work/band-offline.wav" >/dev/null
 python3 - "$work" <<'PY'
 import os, struct, sys
