@@ -138,7 +138,7 @@ public enum FileRender {
         var notes = routed.notes
         var warnings = input.warnings + rig.warnings + rig.silentSamplers
         let stage = rig.outputStage.activity
-        notes.append(Self.describe(stage, limiting: rig.outputStage.limiting, frames: writer.framesWritten))
+        notes.append(stage.summary(limiting: rig.outputStage.limiting, frames: writer.framesWritten))
         if stage.fullScaleSamples > 0 {
             warnings.append(
                 "\(stage.fullScaleSamples) samples at or past full scale with the limiter off: "
@@ -173,16 +173,6 @@ public enum FileRender {
             throw InputFileError(
                 "the output \(output) is also an input (\(input)); give the output another name with -o")
         }
-    }
-
-    /// "peak −1.0 dBFS, the limiter turned 0.42 % of it down (at most 4.1 dB)": the output stage's work.
-    public static func describe(_ stage: PeakLimiterUnit.Activity, limiting: Bool, frames: Int64) -> String {
-        var text = "peak \(stage.peak <= -120 ? "silence" : String(format: "%.1f dBFS", stage.peak))"
-        guard limiting else { return text + ", no limiter" }
-        guard stage.limitedSamples > 0 else { return text + ", the limiter never acted" }
-        let share = 100 * Double(stage.limitedSamples) / Double(max(1, frames))
-        text += ", the limiter turned \(String(format: share < 0.01 ? "%.4f" : "%.2f", share)) % of it down "
-        return text + "(at most \(String(format: "%.1f", stage.deepestReduction)) dB)"
     }
 
     /// "FluidR3_GM.sf2, the system's General MIDI font": the font's file name (through a link such as Debian's

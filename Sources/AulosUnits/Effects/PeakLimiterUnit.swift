@@ -1,5 +1,6 @@
 import AulosCore
 import AulosDSP
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -93,6 +94,17 @@ public final class PeakLimiterUnit: StereoEffectUnit, @unchecked Sendable {
         public var fullScaleSamples: Int
         /// The highest sample that left, in dBFS (−120 for silence).
         public var peak: Float
+
+        /// "peak −1.0 dBFS, the limiter turned 0.42 % of it down (at most 4.1 dB)", for a run of `frames`
+        /// frames: the line the render and play summaries share.
+        public func summary(limiting: Bool, frames: Int64) -> String {
+            var text = "peak \(peak <= -120 ? "silence" : String(format: "%.1f dBFS", peak))"
+            guard limiting else { return text + ", no limiter" }
+            guard limitedSamples > 0 else { return text + ", the limiter never acted" }
+            let share = 100 * Double(limitedSamples) / Double(max(1, frames))
+            text += ", the limiter turned \(String(format: share < 0.01 ? "%.4f" : "%.2f", share)) % of it down "
+            return text + "(at most \(String(format: "%.1f", deepestReduction)) dB)"
+        }
     }
 
     public var activity: Activity {

@@ -104,7 +104,7 @@ final class PlayReport {
         let lookahead =
             status.outputStageLatency > 0
             ? " (\((Double(status.outputStageLatency) / status.grant.sampleRate * 1000).fixed(1)) ms look-ahead)" : ""
-        return "; " + FileRender.describe(stage, limiting: status.limiting, frames: frames) + lookahead
+        return "; " + stage.summary(limiting: status.limiting, frames: frames) + lookahead
     }
 
     /// ", render CPU 16 %; 3 slices stalled outside the render": how much of the peak period the render
