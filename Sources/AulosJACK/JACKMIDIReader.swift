@@ -5,17 +5,17 @@ import AulosRealtime
 import Glibc
 import Synchronization
 
-/// The thread between JACK's MIDI port and the rig's MIDI path: the process callback copies each cycle's
-/// events into a lock-free ring with the frame they are due at (the same frame of the next cycle) and posts
-/// a semaphore; this thread parses them and hands them to the receiver, which routes them (transpose,
-/// splits, learn — work that allocates, so not on the process thread) and queues them for their frame.
-/// Channel messages keep their frame exactly; system messages (clock, transport, SysEx) go on as arrivals.
+/// JACK MIDI's way off the process thread: channel messages are routed and played inside the process cycle
+/// (`JACKProcess.readMIDI`), but system messages (clock, transport, SysEx) are played by the receiver,
+/// which allocates, and every message goes to its activity log. The process callback copies each cycle's
+/// events into a lock-free ring and posts a semaphore; this thread hands them on: system messages as
+/// arrivals, channel messages as heard.
 ///
 /// Threads: `start`/`stop` on the control thread; `run` on its own thread; the ring's producer is JACK's
 /// process thread.
 final class JACKMIDIReader: @unchecked Sendable {
     /// Every JACK MIDI message comes from this source (one port; its notes are released when it stops).
-    static let source = MIDISource(rawValue: 0xFFFF_FF00)
+    static let source = MIDISource(rawValue: JACKProcess.midiSource)
 
     let ring: SPSCByteRing
     let wake: UnsafeMutablePointer<sem_t>
@@ -68,14 +68,13 @@ final class JACKMIDIReader: @unchecked Sendable {
 
     private func drain() {
         while let size = ring.read(into: scratch, scratchSize: 8 + JACKProcess.largestMIDIMessage), size > 8 {
-            let due = scratch.load(as: Int64.self)
             let bytes = UnsafeRawBufferPointer(start: scratch + 8, count: size - 8)
             let status = bytes[0]
             if status >= 0x80 && status < 0xF0 {
                 let message = ChannelMessage(
                     status: status, data1: bytes.count > 1 ? bytes[1] & 0x7F : 0,
                     data2: bytes.count > 2 ? bytes[2] & 0x7F : 0)
-                receiver.receive(message, from: Self.source, dueFrame: due)
+                receiver.heard(message, from: Self.source)
                 continue
             }
             // A JACK event is one whole message: parse it on its own.

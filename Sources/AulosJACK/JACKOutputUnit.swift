@@ -9,7 +9,8 @@ import Glibc
 /// The JACK I/O unit (`auou/jack/Auls`): the head of a live graph played by a JACK server — jackd, or
 /// PipeWire through pipewire-jack. A JACK client named after the rig with two output ports (`out_1`,
 /// `out_2`), two input ports for the input element (`in_1`, `in_2`, when enabled), and a JACK MIDI input
-/// (`midi_in`) when the host gives it a MIDI receiver. JACK's process callback pulls the graph straight into
+/// (`midi_in`) when the host gives it a MIDI input: its events are routed and played at their frame in the
+/// cycle they arrive in. JACK's process callback pulls the graph straight into
 /// the output ports' buffers, slice by slice, as the ALSA unit's I/O thread pulls it into a period: no
 /// queue between them, nothing allocated, nothing locked. The slice is JACK's buffer size; a new buffer
 /// size takes effect on the next cycle (a buffer longer than the graph's slice is rendered in several
@@ -28,7 +29,12 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
     public var request = PCMRequest()
     public private(set) var grant: PCMGrant?
     public private(set) var warnings: [String] = []
-    /// Where JACK MIDI goes; set by the live host before the start (nil: no MIDI port).
+    /// Where JACK MIDI is played: the live input's frame-stamped entry, which the process callback fills
+    /// in the cycle the events arrive and the render thread routes before that cycle's slices render. Set
+    /// by the live host before the start (nil: no MIDI port).
+    public var framedMIDI: FramedMIDIInput?
+    /// Who hears of JACK MIDI off the process thread: system messages (clock, transport, SysEx) to play,
+    /// channel messages for its records, and the port's end. Set with `framedMIDI`.
     public var midiReceiver: (any MIDIReceiver)?
     /// The host transport JACK's transport drives (and, as master, is published from); set before the start.
     public var hostTransport: HostTransport?
@@ -218,7 +224,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
                 inputs = (left, right)
             }
         }
-        if midiReceiver != nil && settings.midiInput && midiPort == nil {
+        if framedMIDI != nil && midiReceiver != nil && settings.midiInput && midiPort == nil {
             midiPort = register("midi_in", JACKPort.midiType, JackPortIsInput)
         }
         let reader = midiPort == nil ? nil : midiReceiver.map(JACKMIDIReader.init(receiver:))
@@ -241,7 +247,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
             to: JACKProcessState(
                 client: client, entry: entry, counters: counters, outputs: outputs, inputs: inputs,
                 midiPort: reader == nil ? nil : midiPort, list: storage.list, sliceLimit: Int(maximumFramesPerSlice),
-                graphRate: UInt32(grant.sampleRate), capture: capture, midi: reader?.ring,
+                graphRate: UInt32(grant.sampleRate), capture: capture, framedMIDI: framedMIDI, midi: reader?.ring,
                 midiRecord: record, midiWake: reader?.wake,
                 transport: following?.externalPosition, tempoMap: master, partOutputs: partOutputList,
                 partOutputCount: partOutputs.count))

@@ -72,7 +72,10 @@ struct JACKProcessState {
     let graphRate: UInt32
     var sampleTime: Int64 = 0
     let capture: UnsafeMutablePointer<JACKCapture>
-    /// JACK MIDI for the MIDI reader thread: records of [due frame: Int64][the message's bytes].
+    /// Where channel messages are played: the live input's frame-stamped entry (routed in this cycle).
+    let framedMIDI: FramedMIDIInput?
+    /// JACK MIDI for the MIDI reader thread: records of [frame: Int64][the message's bytes] — system
+    /// messages to play, channel messages for the activity log.
     let midi: SPSCByteRing?
     let midiRecord: UnsafeMutableRawPointer
     let midiWake: UnsafeMutablePointer<sem_t>?
@@ -93,6 +96,8 @@ enum JACKProcess {
     /// The longest JACK MIDI message passed on (a SysEx longer than this is dropped and counted).
     static let largestMIDIMessage = 1024
     static let ticksPerBeat = 1920.0
+    /// Every JACK MIDI message comes from this source (one port; its notes are released when it stops).
+    @inlinable static var midiSource: UInt32 { 0xFFFF_FF00 }
 
     /// The callback of the brief activation that opens the unit: silence, and a count of cycles run.
     static let probe: JackProcessCallback = { _, argument in
@@ -209,11 +214,13 @@ enum JACKProcess {
         return abs(next - now) < 1_000_000_000 ? next : fallback
     }
 
-    /// Copies this cycle's JACK MIDI events to the MIDI reader thread, each due at the same frame of the next
-    /// cycle: one buffer of constant latency, and the frame within the cycle kept exactly (no clock model).
+    /// This cycle's JACK MIDI: each channel message to the live input's frame-stamped entry, due at its frame
+    /// of *this* cycle — the render that follows routes it and plays it there, no thread in between — and
+    /// every message to the reader thread (system messages to play; channel messages for the panel's log).
     @_noAllocation @_noLocks
     static func readMIDI(_ state: UnsafeMutablePointer<JACKProcessState>, frames: jack_nframes_t) {
         guard let port = state.pointee.midiPort, let ring = state.pointee.midi, let wake = state.pointee.midiWake,
+            let framed = state.pointee.framedMIDI,
             let buffer = _unsafePerformance({ jack_port_get_buffer(port, frames) })
         else { return }
         let counters = state.pointee.counters
@@ -230,10 +237,19 @@ enum JACKProcess {
                 counters.pointee.midiDropped.add(1, ordering: .relaxed)
                 continue
             }
-            let due = state.pointee.sampleTime + Int64(event.time) + Int64(frames)
+            let due = state.pointee.sampleTime + Int64(event.time)
+            let status = bytes[0]
+            if status >= 0x80 && status < 0xF0 {
+                let message = ChannelMessage(
+                    status: status, data1: size > 1 ? bytes[1] : 0, data2: size > 2 ? bytes[2] : 0)
+                if !framed.push(message, fromSource: JACKProcess.midiSource, dueFrame: due) {
+                    counters.pointee.midiDropped.add(1, ordering: .relaxed)
+                }
+            }
             record.storeBytes(of: due, as: Int64.self)
             (record + 8).copyMemory(from: bytes, byteCount: size)
-            if !ring.write(record, size: 8 + size) {
+            // A full log ring loses a line of the panel's log, or a system message (counted).
+            if !ring.write(record, size: 8 + size) && status >= 0xF0 {
                 counters.pointee.midiDropped.add(1, ordering: .relaxed)
             }
         }

@@ -104,9 +104,9 @@ public struct MIDISource: Hashable, Sendable, CustomStringConvertible {
 /// the control socket; an implementation serializes the two itself.
 public protocol MIDIReceiver: AnyObject, Sendable {
     func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64)
-    /// A message whose frame is already known (JACK MIDI: the frame of its cycle, one cycle later), to be
-    /// played exactly there rather than placed by its arrival time.
-    func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64)
+    /// A message its driver already routed and placed on its frame, inside its cycle (JACK MIDI): for the
+    /// receiver's records (the panel's activity log), not to be played again.
+    func heard(_ message: ChannelMessage, from source: MIDISource)
     func receive(system message: MIDIMessage, from source: MIDISource, arrivalNanos: Int64)
     /// `source` is gone (unplugged, disconnected, the input stopping): release what it holds. Returns how
     /// many notes were released.
@@ -115,10 +115,5 @@ public protocol MIDIReceiver: AnyObject, Sendable {
 }
 
 extension MIDIReceiver {
-    /// A receiver that cannot place by frame takes the message as arriving now.
-    public func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        receive(message, from: source, arrivalNanos: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
-    }
+    public func heard(_ message: ChannelMessage, from source: MIDISource) {}
 }

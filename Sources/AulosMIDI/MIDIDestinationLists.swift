@@ -28,4 +28,11 @@ struct MIDIDestinationLists {
     /// Whether destination `index`'s list has no room left (the caller keeps the event for later).
     @_noAllocation @_noLocks
     func isFull(_ index: UInt16) -> Bool { Int(index) < count && lists[Int(index)].isFull() }
+
+    /// Whether any destination's list has no room left: routing may deliver to any of them.
+    @_noAllocation @_noLocks
+    func anyFull() -> Bool {
+        for index in 0..<count where lists[index].isFull() { return true }
+        return false
+    }
 }

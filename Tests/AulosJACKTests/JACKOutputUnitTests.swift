@@ -63,24 +63,26 @@ struct JACKOutputUnitTests {
         }
     }
 
-    /// JACK MIDI into one instrument at its frame (what the live MIDI path does, without the router).
-    final class Forwarder: MIDIReceiver, @unchecked Sendable {
-        let input: LiveMIDIInput
-        init(_ input: LiveMIDIInput) { self.input = input }
-        func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64) {
-            input.send(LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: 0, message: message))
-        }
-        func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64) {
-            input.send(LiveMIDIEvent(dueFrame: dueFrame, destination: 0, message: message))
-        }
+    /// What the live MIDI path does with JACK MIDI off the process thread: nothing to play (the process
+    /// cycle routed it), so it only counts what it heard.
+    final class Listener: MIDIReceiver, @unchecked Sendable {
+        let heardCount = Atomic<Int>(0)
+        func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64) {}
+        func heard(_ message: ChannelMessage, from source: MIDISource) { heardCount.add(1, ordering: .relaxed) }
         func receive(system message: MIDIMessage, from source: MIDISource, arrivalNanos: Int64) {}
         func sourceEnded(_ source: MIDISource, arrivalNanos: Int64) -> Int { 0 }
     }
 
     @Test func processCallbackDoesNotAllocate() throws {
         let jack = try JACKServer(named: "tally", period: 64, in: folder)
+        // Two rigs, switched by a program change on channel 16 inside the counted window.
         try "name: Tally\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Glass Bell\n".write(
             toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
+        try "name: Other\nparts:\n  - name: Pad\n    instrument: synth\n".write(
+            toFile: folder + "/other.yaml", atomically: true, encoding: .utf8)
+        try
+            "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: rig.yaml\n  - program: 1\n    rig: other.yaml\n"
+            .write(toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
         let session = AudioSession(device: "jack")
         var settings = JACKSettings(clientName: "tally")
         settings.serverName = jack.name
@@ -92,19 +94,25 @@ struct JACKOutputUnitTests {
             JACKOutputUnit(settings: chosen)
         }
         session.minimumSliceCapacity = JACKOutputUnit.sliceCapacity
-        let rig = try PlaybackRig(set: RigSet.load(folder + "/rig.yaml"), session: session)
+        let rig = try PlaybackRig(set: RigSet.load(folder + "/set.yaml"), session: session)
         defer { rig.close() }
         let unit = try #require(rig.graph.outputUnit as? JACKOutputUnit)
         #expect(unit.grant?.period == 64)
         #expect(rig.graph.units.contains { $0 is SideOutputUnit }, "no side output for the part")
+        // The rig's router routes on the process thread; CC 1 is MIDI-learned to the lead's cutoff (the first
+        // CC 1 maps it, every later one moves it).
+        var router = RigRouter(rig: rig)
+        router.learn(try rig.target("Lead.cutoff", preferring: 0))
         let input = LiveMIDIInput(
-            destinations: rig.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 64)
+            destinations: rig.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 64,
+            router: router.kernel)
         try rig.graph.addRenderNotify(input.renderNotify)
         // 3,000 cycles of 64 frames (4 s) counted, after 100 to warm up.
         let tally = ProcessThreadTally(from: 100, to: 3_100)
         try rig.graph.addRenderNotify(tally.renderNotify)
-        let forwarder = Forwarder(input)
-        unit.midiReceiver = forwarder
+        let listener = Listener()
+        unit.framedMIDI = input.framedInput
+        unit.midiReceiver = listener
         unit.hostTransport = rig.transport
         try rig.graph.start()
         defer { try? rig.graph.stop() }
@@ -114,8 +122,12 @@ struct JACKOutputUnitTests {
         for cycle in stride(from: 0, to: 4_000, by: 16) {
             events.append("\(cycle):\(cycle % 64):144:\(48 + cycle % 24):100")
             events.append("\(cycle + 8):\(63 - cycle % 64):128:\(48 + cycle % 24):0")
+            events.append("\(cycle + 4):\(cycle % 64):176:1:\(cycle % 128)")
         }
-        let sent = try jack.probe(["send", "notes", "5.5", "tally:midi_in"] + Array(events.prefix(62)))
+        // The probe sends at most 64 events: 20 strikes, releases and CC 1 moves, then a rig switch and back
+        // (program change on channel 16) in the counted window.
+        events = Array(events.prefix(60)) + ["1200:10:207:1:0", "1600:20:207:0:0"]
+        let sent = try jack.probe(["send", "notes", "5.5", "tally:midi_in"] + events)
         #expect(sent.status == 0, "\(sent.output)")
         #expect(rig.transport.renderedPosition.tempo == 132, "the transport did not follow JACK")
         let deadline = Date().addingTimeInterval(10)
@@ -126,6 +138,9 @@ struct JACKOutputUnitTests {
         #expect(allocations >= 0, "the counting window did not close: \(tally.window.pointee.slices) slices")
         #expect(unit.midiEventsRead > 0, "no JACK MIDI reached the unit")
         #expect(input.deliveredCount > 0, "no note reached the instrument")
+        #expect(router.switchCount == 2, "the program changes did not switch rigs in the cycle")
+        #expect(input.takeActions().count >= 3, "the learned mapping and the rig switches were not reported")
+        #expect(listener.heardCount.load(ordering: .relaxed) > 0, "the activity log heard nothing")
         #expect(master.finish().status == 0)
         guard allocationsCanBeCounted else {
             try Test.cancel("allocations not counted: a sanitizer build owns malloc")

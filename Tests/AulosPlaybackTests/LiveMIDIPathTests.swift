@@ -17,12 +17,13 @@ import Testing
         PlaybackRig, LiveMIDIInput, LiveMIDIPath
     ) {
         let playback = try PlaybackRig(Rig(yaml: yaml), fileSample: .float32)
+        let router = RigRouter(rig: playback)
         let live = LiveMIDIInput(
             destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256,
-            placement: .lowestLatency, capacity: capacity)
+            placement: .lowestLatency, capacity: capacity, router: router.kernel)
         try playback.graph.addRenderNotify(live.renderNotify)
         let path = LiveMIDIPath()
-        path.attach(playback, router: RigRouter(rig: playback), input: live)
+        path.attach(playback, router: router, input: live)
         return (playback, live, path)
     }
 
@@ -52,10 +53,10 @@ import Testing
                     arrivalNanos: 0)
                 path.receive(.noteOff(channel: 1, note: UInt8(40 + index % 40)), from: .controlSocket, arrivalNanos: 0)
                 if index % 100 == 0, let target = try? playback.target("Lead.resonance") {
-                    path.withRouter { $0.learn(target) }
+                    path.learn(target)
                 }
-                if index % 100 == 50 { path.withRouter { $0.cancelLearning() } }
-                _ = path.withRouter(\.mappings)
+                if index % 100 == 50 { path.cancelLearning() }
+                _ = path.router?.mappings
                 _ = path.takePendingActions()
             }
             finished.add(1, ordering: .releasing)
@@ -80,11 +81,13 @@ import Testing
         defer { playback.close() }
         let synth = playback.instruments[0] as! OscillatorSynthUnit
         try synth.setParameter(OscillatorSynthUnit.Parameter.ampRelease.id, value: 0.05)
+        let router = RigRouter(rig: playback)
         let input = LiveMIDIInput(
-            destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256)
+            destinations: playback.instruments.map(\.midiInput), sampleRate: 48_000, periodFrames: 256,
+            router: router.kernel)
         try playback.graph.addRenderNotify(input.renderNotify)
         let path = LiveMIDIPath()
-        path.attach(playback, router: RigRouter(rig: playback), input: input)
+        path.attach(playback, router: router, input: input)
         let keystation = SequencerPort(
             address: SequencerAddress(client: 20, port: 0), clientName: "Keystation 49",
             portName: "Keystation 49 MIDI 1",

@@ -3,11 +3,13 @@
 //   jack-probe capture NAME SECONDS FILE [SOURCE_1 SOURCE_2]
 //       Two input ports; connects SOURCE_1/2 (default aulos's out_1/out_2 are given by the test) and writes
 //       every frame of every cycle from activation, interleaved float32 stereo, for SECONDS. Prints
-//       "buffer N" (the buffer size at the start) and "cycles C".
+//       "buffer N" (the buffer size at the start), "cycles C" and "first frame F" (the server's frame time
+//       of the first frame written).
 //   jack-probe send NAME SECONDS DESTINATION CYCLE:FRAME:STATUS:DATA1:DATA2 ...
 //       A MIDI output port connected to DESTINATION ("-": left for another client to connect); each event
 //       is written at FRAME of the CYCLE-th cycle after the connection is made (cycle 0 = the first cycle
-//       that sees it). Prints "sent E".
+//       that sees it). Prints "sent E" and "first event frame F" (the server's frame time the first event
+//       written was due at).
 //   jack-probe tone NAME SECONDS
 //       Two output ports (out_1, out_2) playing a 1 kHz sine at half scale, left and right alike.
 //   jack-probe transport NAME SECONDS [--master BPM] [--start] [--stop] [--locate FRAME]
@@ -37,6 +39,9 @@ static long first_cycle = -1;
 static struct { long cycle; unsigned frame; unsigned char bytes[3]; } events[MAX_EVENTS];
 static int event_count;
 static atomic_int sent;
+// Server frame times (jack_last_frame_time: the first frame of the cycle being processed), or -1.
+static atomic_long first_captured_frame = -1;
+static atomic_long first_event_frame = -1;
 static double master_bpm;
 
 static int capture(jack_nframes_t frames, void *arg) {
@@ -47,6 +52,7 @@ static int capture(jack_nframes_t frames, void *arg) {
         interleaved[2 * i] = left[i];
         interleaved[2 * i + 1] = right[i];
     }
+    if (atomic_load(&first_captured_frame) < 0) atomic_store(&first_captured_frame, (long)jack_last_frame_time(client));
     fwrite(interleaved, sizeof(float) * 2, frames, output);  // a test client: stdio is fine here
     atomic_fetch_add(&cycles, 1);
     return 0;
@@ -65,7 +71,10 @@ static int send_midi(jack_nframes_t frames, void *arg) {
     long cycle = atomic_load(&cycles) - first_cycle;
     for (int i = 0; i < event_count; i++) {
         if (events[i].cycle == cycle && events[i].frame < frames) {
-            if (jack_midi_event_write(buffer, events[i].frame, events[i].bytes, 3) == 0) atomic_fetch_add(&sent, 1);
+            if (jack_midi_event_write(buffer, events[i].frame, events[i].bytes, 3) == 0) {
+                if (atomic_fetch_add(&sent, 1) == 0)
+                    atomic_store(&first_event_frame, (long)jack_last_frame_time(client) + (long)events[i].frame);
+            }
         }
     }
     atomic_fetch_add(&cycles, 1);
@@ -186,9 +195,9 @@ int main(int argc, char **argv) {
     jack_deactivate(client);
     if (strcmp(mode, "capture") == 0) {
         fclose(output);
-        printf("cycles %ld\n", atomic_load(&cycles));
+        printf("cycles %ld\nfirst frame %ld\n", atomic_load(&cycles), atomic_load(&first_captured_frame));
     }
-    if (strcmp(mode, "send") == 0) printf("sent %d\n", atomic_load(&sent));
+    if (strcmp(mode, "send") == 0) printf("sent %d\nfirst event frame %ld\n", atomic_load(&sent), atomic_load(&first_event_frame));
     jack_client_close(client);
     return 0;
 }

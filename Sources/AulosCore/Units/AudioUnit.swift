@@ -555,6 +555,17 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// The cell `setParameter` stores a parameter's value in at offset 0 (its float's bit pattern): a MIDI
+    /// router on the render thread moves a mapped parameter with the same one atomic store, clamping the
+    /// value to the parameter's range itself. Valid while the unit lives and its parameters are not laid out
+    /// again (only while uninitialized).
+    public func parameterCell(_ id: ParameterID, scope: Scope = .global, element: Element = 0) throws(AudioUnitError)
+        -> UnsafeMutablePointer<Atomic<UInt32>>
+    {
+        try checkAlive()
+        return parameters.cell(slot: try parameters.slot(id, scope: scope, element: element))
+    }
+
     /// Core Audio's AudioUnitScheduleParameters: sample-exact immediate changes and linear ramps.
     public func scheduleParameters(_ events: [ParameterEvent]) throws(AudioUnitError) {
         var resolved: [RenderParameterEvent] = []

@@ -323,5 +323,8 @@ public final class ParameterStore: @unchecked Sendable {
 
     func store(_ value: Float, slot: Int) { values[slot].store(value.bitPattern, ordering: .relaxed) }
 
+    /// The cell `store` writes: for setting the value from another thread with the same one atomic store.
+    func cell(slot: Int) -> UnsafeMutablePointer<Atomic<UInt32>> { values + slot }
+
     func enqueue(_ event: RenderParameterEvent) -> Bool { events.push(event) }
 }

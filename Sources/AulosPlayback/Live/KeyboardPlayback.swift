@@ -422,23 +422,27 @@ public final class KeyboardPlayback {
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,
         // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
-        let input = LiveMIDIInput(
-            destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
-            periodFrames: Int(grant.period),
-            latencyFrames: Int(grant.bufferFrames) + Int((options.headroom * grant.sampleRate).rounded()),
-            placement: options.placement)
-        try rig.graph.addRenderNotify(input.renderNotify)
         var router = RigRouter(rig: rig)
         // After a reload the rig that was playing plays on (by its place in the set, if still there).
         if activeRig > 0, rig.set.entries.indices.contains(activeRig) {
             _ = router.select(rig: activeRig)
             try? rig.applyOutputSettings(ofRig: activeRig)
         }
+        // From the first render on, the router's kernel is the render thread's: it routes there.
+        let input = LiveMIDIInput(
+            destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
+            periodFrames: Int(grant.period),
+            latencyFrames: Int(grant.bufferFrames) + Int((options.headroom * grant.sampleRate).rounded()),
+            placement: options.placement, router: router.kernel)
+        try rig.graph.addRenderNotify(input.renderNotify)
         midi.attach(rig, router: router, input: input)
         defer { midi.detach() }
         let clockOutput = try startClock(on: rig, grant: grant)
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
-        (live.io as? JACKOutputUnit)?.midiReceiver = midi
+        if let jack = live.io as? JACKOutputUnit {
+            jack.framedMIDI = input.framedInput
+            jack.midiReceiver = midi
+        }
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
         if recordPath != nil { recordedSessions += 1 }
         if let sequencer { try sequencer.start() }
@@ -481,7 +485,7 @@ public final class KeyboardPlayback {
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
             clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
             failedReloads: failedReloads, jackMIDIEvents: (live.io as? JACKOutputUnit)?.midiEventsRead)
-        return (report, reloaded.map { ($0, midi.withRouter(\.activeRig) ?? 0) })
+        return (report, reloaded.map { ($0, midi.router?.activeRig ?? 0) })
     }
 
     /// MIDI clock out (`--send-clock`), read from the transport's snapshot, so its notification goes after

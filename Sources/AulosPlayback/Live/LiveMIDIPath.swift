@@ -3,36 +3,41 @@ import AulosCore
 import AulosMIDI
 import AulosRig
 
-/// Live MIDI's one way in: what the sequencer's MIDI thread reads and what the control socket sends both
-/// arrive here, and one lock keeps the two in turn. Channel messages go through the rig's router and are
-/// queued, stamped with their arrival, for the live input to place on their frame; mapped controllers set
-/// their parameter at once (one atomic store) while rig switches and EQ presets wait for the control tick;
-/// transport messages and MIDI clock go to the host transport. The path outlives the rigs it serves: a
-/// reload attaches the new rig, and the MIDI thread never sees anything half built.
+/// Live MIDI's one way in from threads other than the render thread: what the sequencer's MIDI thread
+/// reads and what the control socket sends both arrive here, and one lock keeps the two in turn. Channel
+/// messages are queued for the live input as they came, stamped with their arrival and source: the render
+/// thread routes them through the rig's `RoutingKernel` when their frame comes (the same kernel that routes
+/// JACK MIDI inside its cycle), so there is one record of held notes whatever the source. Rig switches,
+/// releases and MIDI-learn go the same way, in order with the notes. Transport messages and MIDI clock go
+/// to the host transport. What the router decided for the control thread (rig switches, EQ presets, learned
+/// mappings) comes back through `takePendingActions`. The path outlives the rigs it serves: a reload
+/// attaches the new rig, and the MIDI thread never sees anything half built.
 ///
-/// A channel message keeps one shape from the sequencer to the instrument: the `ChannelMessage` the
-/// sequencer read, routed (transposed, velocity-shaped) in place, queued with its arrival, placed as a
-/// `MIDIEvent` at its offset.
-///
-/// Threads: `receive`/`sourceEnded` on the MIDI thread, and on the control thread for the control socket;
-/// everything else on the control thread. The lock is never taken on the render thread.
+/// Threads: `receive`/`heard`/`sourceEnded` on the MIDI threads, and on the control thread for the control
+/// socket; everything else on the control thread. The lock is never taken on the render thread.
 final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     /// The rig being played and where its MIDI goes.
     struct Attached {
-        var router: RigRouter
+        /// The router's control side (names, learned mappings); the render thread owns its kernel.
+        let router: RigRouter
         let input: LiveMIDIInput
         let transport: HostTransport
         let sampleRate: Double
-        /// Rig switches and EQ presets for the control thread (property sets belong there).
+        /// Actions for the control thread: retunes from SysEx, and what the render thread's router reported.
         var pendingActions: [RigRouter.Action] = []
+        /// The keys each source holds down as they arrived here, for the count a disconnect reports (the
+        /// router's own record is the render thread's).
+        var keysDown: [MIDISource: Set<UInt16>] = [:]
     }
 
     private let state = Locked<Attached?>(nil)
     /// What came in lately, for the panel.
     let activity = MIDIActivityLog()
 
-    /// Plays what arrives on `rig` from now on, through `input`. Control thread.
+    /// Plays what arrives on `rig` from now on, through `input`, which must route with `router`'s kernel.
+    /// Control thread.
     func attach(_ rig: PlaybackRig, router: RigRouter, input: LiveMIDIInput) {
+        precondition(input.routes(with: router.kernel.kernel), "the live input must route with this router")
         let attached = Attached(router: router, input: input, transport: rig.transport, sampleRate: rig.rig.sampleRate)
         state.withLock { $0 = attached }
     }
@@ -43,36 +48,17 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     // MARK: MIDIReceiver
 
     func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64) {
-        route(message, from: source) {
-            LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: $0.destination, message: $0.message)
-        }
-    }
-
-    /// JACK MIDI: already on its frame, so it is queued with that frame instead of an arrival time.
-    func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64) {
-        route(message, from: source) {
-            LiveMIDIEvent(dueFrame: dueFrame, destination: $0.destination, message: $0.message)
-        }
-    }
-
-    /// Routes a channel message and queues what the router delivers, stamped by `stamp`.
-    private func route(
-        _ message: ChannelMessage, from source: MIDISource, stamp: (RigRouter.Delivery) -> LiveMIDIEvent
-    ) {
         activity.record(message, from: source)
         state.withLock { attached in
             guard attached != nil else { return }
-            let routed = attached!.router.route(message, from: source)
-            for delivery in routed.deliveries { attached!.input.send(stamp(delivery)) }
-            for action in routed.actions {
-                // A parameter is one atomic store, safe here; presets and rig switches wait for the control thread.
-                if case .control(let target, let value) = action, case .parameter = target.kind {
-                    try? target.apply(value)
-                } else {
-                    attached!.pendingActions.append(action)
-                }
-            }
+            Self.track(message, from: source, in: &attached!.keysDown)
+            attached!.input.send(.routed(message, from: source, arrivalNanos: arrivalNanos))
         }
+    }
+
+    /// JACK MIDI, already routed and placed on its frame in its cycle: recorded for the panel only.
+    func heard(_ message: ChannelMessage, from source: MIDISource) {
+        activity.record(message, from: source)
     }
 
     func receive(system message: MIDIMessage, from source: MIDISource, arrivalNanos: Int64) {
@@ -99,23 +85,26 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
                         attached!.pendingActions.append(.retune(part: part, changes: changes))
                     }
                 }
-                let deliveries = (0..<attached!.router.partCount).flatMap { part in
-                    played.messages.map { (destination: UInt16(part), message: $0) }
+                for part in 0..<attached!.router.partCount {
+                    for played in played.messages {
+                        attached!.input.send(
+                            LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: UInt16(part), message: played))
+                    }
                 }
-                Self.queue(deliveries, into: attached!, arrivalNanos: arrivalNanos)
             default:
                 return
             }
         }
     }
 
+    /// `source` is gone: the render thread's router releases its notes and pedal, in order after what it
+    /// sent. Returns how many keys it held down.
     @discardableResult
     func sourceEnded(_ source: MIDISource, arrivalNanos: Int64) -> Int {
         state.withLock { attached in
             guard attached != nil else { return 0 }
-            let (deliveries, notes) = attached!.router.release(source)
-            Self.queue(deliveries, into: attached!, arrivalNanos: arrivalNanos)
-            return notes
+            attached!.input.send(.command(.releaseSource, source: source, arrivalNanos: arrivalNanos))
+            return attached!.keysDown.removeValue(forKey: source)?.count ?? 0
         }
     }
 
@@ -125,9 +114,7 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     /// `rig N`); the caller applies the output settings.
     func select(rig index: Int) {
         state.withLock { attached in
-            guard attached != nil else { return }
-            let deliveries = attached!.router.select(rig: index)
-            Self.queue(deliveries, into: attached!, arrivalNanos: monotonicNanoseconds())
+            attached?.input.send(.command(.selectRig, rig: index, arrivalNanos: monotonicNanoseconds()))
         }
     }
 
@@ -136,35 +123,70 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
     func send(_ messages: [ChannelMessage], toPart part: Int) {
         state.withLock { attached in
             guard attached != nil, part < attached!.router.partCount else { return }
-            Self.queue(
-                messages.map { (destination: UInt16(part), message: $0) }, into: attached!,
-                arrivalNanos: monotonicNanoseconds())
+            let now = monotonicNanoseconds()
+            for message in messages {
+                attached!.input.send(LiveMIDIEvent(arrivalNanos: now, destination: UInt16(part), message: message))
+            }
         }
     }
 
-    /// The rig switches and EQ presets the MIDI thread left for the control thread.
+    /// MIDI-learn: the next controller moved on any channel gets mapped to `target`.
+    func learn(_ target: ControlTarget) {
+        state.withLock { attached in
+            guard attached != nil else { return }
+            attached!.input.learn(attached!.router.beginLearning(target), arrivalNanos: monotonicNanoseconds())
+        }
+    }
+
+    func cancelLearning() {
+        state.withLock { attached in
+            guard attached != nil else { return }
+            attached!.router.endLearning()
+            attached!.input.send(.command(.cancelLearning, arrivalNanos: monotonicNanoseconds()))
+        }
+    }
+
+    /// The rig switches, EQ presets and retunes the router and the MIDI thread left for the control thread.
     func takePendingActions() -> [RigRouter.Action] {
         state.withLock { attached in
-            defer { attached?.pendingActions.removeAll() }
-            return attached?.pendingActions ?? []
+            guard attached != nil else { return [] }
+            Self.drain(&attached!)
+            defer { attached!.pendingActions.removeAll() }
+            return attached!.pendingActions
         }
     }
 
-    /// Reads or changes the router under the lock (MIDI-learn, mappings, the active rig). Nil when no rig
-    /// is attached.
-    func withRouter<Result>(_ body: (inout RigRouter) -> Result) -> Result? {
+    /// The router's control side, up to date with what the render thread reported (nil: no rig attached).
+    var router: RigRouter? {
         state.withLock { attached in
             guard attached != nil else { return nil }
-            return body(&attached!.router)
+            Self.drain(&attached!)
+            return attached!.router
         }
     }
 
-    /// Queues deliveries for the live input, stamped with their arrival. Called with the lock held, so the
-    /// input's queue has one producer at a time.
-    private static func queue(_ deliveries: [RigRouter.Delivery], into attached: Attached, arrivalNanos: Int64) {
-        for delivery in deliveries {
-            attached.input.send(
-                LiveMIDIEvent(arrivalNanos: arrivalNanos, destination: delivery.destination, message: delivery.message))
+    // MARK: Helpers
+
+    /// Takes the render thread's router actions into the pending ones (a learned mapping is remembered by
+    /// the router as it is taken).
+    private static func drain(_ attached: inout Attached) {
+        for routed in attached.input.takeActions() {
+            if let action = attached.router.action(for: routed) { attached.pendingActions.append(action) }
+        }
+    }
+
+    /// Keeps `keysDown` for `source`: a key is down from its note-on to its note-off; all notes off (and
+    /// the controllers that imply it) lift the channel's keys.
+    private static func track(
+        _ message: ChannelMessage, from source: MIDISource, in keysDown: inout [MIDISource: Set<UInt16>]
+    ) {
+        let key = UInt16(message.channel) << 7 | UInt16(message.data1)
+        if message.isNoteOn {
+            keysDown[source, default: []].insert(key)
+        } else if message.isNoteOff {
+            keysDown[source]?.remove(key)
+        } else if message.isControlChange && (message.data1 == 120 || message.data1 >= 123) {
+            keysDown[source]?.subtract((0..<128).map { UInt16(message.channel) << 7 | $0 })
         }
     }
 }

@@ -69,11 +69,11 @@ final class ControlServer {
 
     private func stopLearning() {
         learning = nil
-        midi?.withRouter { $0.cancelLearning() }
+        midi?.cancelLearning()
     }
 
     var status: ServiceStatus? {
-        guard let rig, let current, let live, let router = midi?.withRouter({ $0 }) else { return nil }
+        guard let rig, let current, let live, let router = midi?.router else { return nil }
         let active = router.activeRig
         let grant = current.grant
         return ServiceStatus(
@@ -116,7 +116,7 @@ final class ControlServer {
         let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let command = words.first else { return Self.error("empty request") }
         guard let rig, let midi else { return Self.error("not playing yet") }
-        let activeRig = midi.withRouter(\.activeRig) ?? 0
+        let activeRig = midi.router?.activeRig ?? 0
         do {
             switch command {
             case "status":
@@ -158,7 +158,7 @@ final class ControlServer {
                     return Self.error("'\(words[2])' is not a number of seconds to wait (0…3600)")
                 }
                 let target = try rig.target(words[1], preferring: activeRig)
-                midi.withRouter { $0.learn(target) }
+                midi.learn(target)
                 learning = target.name
                 learningUntil = monotonicNanoseconds() + Int64(seconds * 1e9)
                 return #"{"learning":"\#(Self.escape(target.name))"}"#
@@ -166,7 +166,7 @@ final class ControlServer {
                 stopLearning()
                 return #"{"ok":true}"#
             case "learned":
-                if let mapping = midi.withRouter(\.learnedMapping) ?? nil {
+                if let mapping = midi.router?.learnedMapping {
                     learning = nil
                     let (cc, channel, target) = (mapping.controller, mapping.channel ?? 0, Self.escape(mapping.target))
                     return #"{"learned":{"cc":\#(cc),"channel":\#(channel),"target":"\#(target)"}}"#

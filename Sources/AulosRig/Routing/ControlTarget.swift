@@ -1,5 +1,7 @@
 import AulosCore
+import AulosMIDI
 import AulosUnits
+import Synchronization
 
 /// A named thing a controller, `aulos set` or MIDI-learn can change: `PART.PARAMETER` (a part's mixer bus
 /// `volume`, `pan`, `enabled`, its `eq` preset, or any parameter of its instrument by name, such as
@@ -45,6 +47,17 @@ public struct ControlTarget: @unchecked Sendable {
             try unit.getParameter(id, scope: scope, element: element)
         case .eqPreset(let eq): Float(eq.currentPreset?.number ?? 0)
         }
+    }
+
+    /// The target as the routing kernel moves it: a parameter's value cell (one atomic store, on any
+    /// thread), or none for an EQ preset (the control thread selects it). `index` is the target's place in
+    /// the router's table.
+    func routed(minimum: Float? = nil, maximum: Float? = nil, index: Int) -> RoutedControl {
+        var cell: UnsafeMutablePointer<Atomic<UInt32>>?
+        if case .parameter(let unit, let id, let scope, let element) = kind {
+            cell = try? unit.parameterCell(id, scope: scope, element: element)
+        }
+        return RoutedControl(cell: cell, range: range, minimum: minimum, maximum: maximum, target: Int32(index))
     }
 
     static func normalized(_ text: some StringProtocol) -> String {
