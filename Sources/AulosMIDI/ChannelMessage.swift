@@ -1,3 +1,4 @@
+import AulosRealtime
 import Glibc
 
 /// A channel message as the three bytes an instrument receives (Core Audio's MusicDeviceMIDIEvent
@@ -117,8 +118,6 @@ public protocol MIDIReceiver: AnyObject, Sendable {
 extension MIDIReceiver {
     /// A receiver that cannot place by frame takes the message as arriving now.
     public func receive(_ message: ChannelMessage, from source: MIDISource, dueFrame: Int64) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        receive(message, from: source, arrivalNanos: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+        receive(message, from: source, arrivalNanos: monotonicNanoseconds())
     }
 }

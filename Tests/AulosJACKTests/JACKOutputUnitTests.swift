@@ -1,5 +1,5 @@
-import AulosALSA
 import AulosCore
+import AulosIO
 import AulosJACK
 import AulosMIDI
 import AulosRig
@@ -81,17 +81,12 @@ struct JACKOutputUnitTests {
         let jack = try JACKServer(named: "tally", period: 64, in: folder)
         try "name: Tally\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Glass Bell\n".write(
             toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
-        let session = AudioSession(device: "jack")
         var settings = JACKSettings(clientName: "tally")
         settings.serverName = jack.name
         settings.outputConnections = []
         settings.transport = .follow
         settings.partOutputs = true  // the part's side output unit and ports, on the counted path too
-        let chosen = settings
-        session.outputComponent = Component(JACKOutputUnit.componentDescription, name: "Aulos: JACK I/O") {
-            JACKOutputUnit(settings: chosen)
-        }
-        session.minimumSliceCapacity = JACKOutputUnit.sliceCapacity
+        let session = AudioSession(driver: .jack(settings), device: "jack")
         let rig = try PlaybackRig(set: RigSet.load(folder + "/rig.yaml"), session: session)
         defer { rig.close() }
         let unit = try #require(rig.graph.outputUnit as? JACKOutputUnit)

@@ -1,6 +1,6 @@
-import AulosALSA
 import AulosCore
 import AulosMIDI
+import AulosRealtime
 import AulosRig
 
 /// Live MIDI's one way in: what the sequencer's MIDI thread reads and what the control socket sends both
