@@ -7,7 +7,7 @@ import Testing
 /// Denormal protection: a resonant filter's decay passes through the subnormal floats on a plain thread
 /// and never on a thread `RealtimeThread` started (FTZ/DAZ on x86_64, FPCR.FZ on aarch64). Counted, not
 /// timed: the subnormals either appear or they do not, whatever the machine's load. (The cost they carry is
-/// measured in docs/realtime.md, not here.)
+/// measured in docs/performance.md, "Denormals", not here.)
 @Suite struct DenormalTests {
     /// An impulse into a state-variable low-pass at full resonance (Q 25 at 1 kHz), then silence: what the
     /// tail produces. `subnormals` counts outputs in the subnormal range, `zeros` the exact zeros.
