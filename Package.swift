@@ -45,33 +45,41 @@ let package = Package(
         // alsa-lib: headers plus a small C shim (its error handler is variadic; hw_params negotiation).
         .target(name: "CALSA", path: "Sources/CALSA", linkerSettings: [.linkedLibrary("asound")]),
 
-        .target(name: "AulosRealtime", path: "Sources/AulosRealtime"),
+        // The real-time primitives a C compiler must write: the floating-point control register (FTZ/DAZ).
+        .target(name: "CAulosRealtime", path: "Sources/CAulosRealtime"),
+        .target(name: "AulosRealtime", dependencies: ["CAulosRealtime"], path: "Sources/AulosRealtime"),
         .target(name: "AulosDSP", dependencies: ["CSamplerate"], path: "Sources/AulosDSP"),
         .target(name: "AulosCore", dependencies: ["AulosRealtime", "CAulosRender"], path: "Sources/AulosCore"),
         .target(name: "AulosGraph", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosGraph"),
         .target(name: "AulosSoundFont", dependencies: ["AulosDSP"], path: "Sources/AulosSoundFont"),
         .target(name: "AulosMIDI", dependencies: ["AulosCore", "AulosRealtime"], path: "Sources/AulosMIDI"),
+        // The driver contract: the live I/O unit protocol and its capabilities, device request and grant, I/O
+        // events and statistics, the load meter, the pull kernels, the audio session, one real-time thread
+        // set-up, and a dummy driver for tests. Drivers import it, never each other.
         .target(
-            name: "AulosUnits", dependencies: ["AulosCore", "AulosMIDI", "AulosDSP", "AulosRealtime"],
+            name: "AulosIO", dependencies: ["AulosCore", "AulosDSP", "AulosMIDI", "AulosRealtime"],
+            path: "Sources/AulosIO"),
+        .target(
+            name: "AulosUnits", dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosDSP", "AulosRealtime"],
             path: "Sources/AulosUnits"),
         .target(
             name: "AulosFluid", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "CFluidSynth"],
             path: "Sources/AulosFluid"),
         .target(
-            name: "AulosALSA", dependencies: ["AulosCore", "AulosMIDI", "AulosRealtime", "AulosUnits", "CALSA"],
+            name: "AulosALSA", dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime", "CALSA"],
             path: "Sources/AulosALSA"),
         // JACK (jackd2, or PipeWire through pipewire-jack): the JACK I/O unit, JACK MIDI and JACK transport.
         .systemLibrary(name: "CJACK", path: "Sources/CJACK", providers: [.apt(["libjack-jackd2-dev"])]),
         .target(
             name: "AulosJACK",
-            dependencies: ["AulosCore", "AulosALSA", "AulosMIDI", "AulosRealtime", "AulosUnits", "CJACK"],
+            dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime", "CJACK"],
             path: "Sources/AulosJACK"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
             name: "AulosRig",
             dependencies: [
-                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosLV2",
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosIO", "AulosLV2",
                 "AulosAudioFile", "AulosDSP", .product(name: "Yams", package: "Yams"),
             ],
             path: "Sources/AulosRig"),
@@ -79,7 +87,7 @@ let package = Package(
         .target(
             name: "AulosPlayback",
             dependencies: [
-                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosJACK",
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosIO",
                 "AulosAudioFile", "AulosRig", "AulosRealtime",
             ],
             path: "Sources/AulosPlayback"),
@@ -95,14 +103,16 @@ let package = Package(
         .target(
             name: "AulosWeb",
             dependencies: [
-                "AulosCore", "AulosPlayback", "CCrypt", .product(name: "FlyingFox", package: "FlyingFox"),
+                "AulosCore", "AulosPlayback", "AulosRealtime", "CCrypt",
+                .product(name: "FlyingFox", package: "FlyingFox"),
                 .product(name: "FlyingSocks", package: "FlyingFox"),
             ],
             path: "Sources/AulosWeb", resources: [.copy("Panel")]),
         .executableTarget(
             name: "aulos",
             dependencies: [
-                "AulosPlayback", "AulosRig", "AulosALSA", "AulosJACK", "AulosAudioFile", "AulosCore", "AulosSoundFont",
+                "AulosPlayback", "AulosRig", "AulosALSA", "AulosJACK", "AulosAudioFile", "AulosCore", "AulosIO",
+                "AulosSoundFont",
                 "AulosUnits", "AulosLV2", "AulosWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -162,10 +172,16 @@ let package = Package(
         .testTarget(
             name: "AulosALSATests",
             dependencies: [
-                "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "CALSA",
+                "AulosALSA", "AulosAudioFile", "AulosCore", "AulosGraph", "AulosIO", "AulosMIDI", "AulosRealtime",
+                "AulosUnits",
+                "CALSA",
                 "AulosTestSupport",
             ],
             path: "Tests/AulosALSATests"),
+        .testTarget(
+            name: "AulosIOTests",
+            dependencies: ["AulosIO", "AulosCore", "AulosDSP", "AulosGraph", "AulosRealtime", "AulosUnits"],
+            path: "Tests/AulosIOTests"),
         .testTarget(
             name: "AulosRigTests",
             dependencies: [
@@ -177,6 +193,7 @@ let package = Package(
             name: "AulosPlaybackTests",
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosDSP", "AulosGraph",
+                "AulosIO",
                 "AulosMIDI", "AulosUnits",
                 "AulosTestSupport",
             ],
@@ -187,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "AulosJACKTests",
             dependencies: [
-                "AulosJACK", "AulosALSA", "AulosCore", "AulosMIDI", "AulosRig", "AulosTestSupport", "AulosUnits",
+                "AulosJACK", "AulosIO", "AulosCore", "AulosMIDI", "AulosRig", "AulosTestSupport", "AulosUnits",
                 "CAllocationCounter",
             ],
             path: "Tests/AulosJACKTests"),

@@ -11,6 +11,12 @@ Exceptions, each for a reason:
   `aulos` binary; the dependency only makes SwiftPM build it first);
 - a test target may depend on `CAllocationCounter` without importing it: the counting malloc is linked
   into the one test executable however many targets use it, and every target that counts declares it.
+
+Then the layering the graph must keep (docs/architecture.md), import by import, naming the file:
+- the drivers (AulosALSA, AulosJACK) import neither each other nor AulosUnits: what they share is AulosIO;
+- AulosRig imports no driver, and AulosPlayback not AulosJACK: the host (the `aulos` CLI) picks the driver
+  and hands the rig an `AudioDriver`. AulosPlayback still opens the ALSA sequencer for the keyboard
+  (`SequencerInput`), so its AulosALSA imports are allowed in the files listed in ALLOWED, and nowhere else.
 """
 import json
 import os
@@ -21,6 +27,39 @@ import sys
 SYSTEM = {"Glibc", "Musl", "Foundation", "FoundationEssentials", "Dispatch", "Synchronization", "Testing",
           "XCTest", "_Concurrency", "Darwin"}
 IMPORT = re.compile(r"^\s*(?:@testable\s+|@_exported\s+|@preconcurrency\s+)*import\s+(?:(?:struct|class|enum|func|var|let|protocol|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+DRIVERS = {"AulosALSA", "AulosJACK"}
+# target -> modules its files must never import
+FORBIDDEN = {
+    "AulosALSA": {"AulosJACK", "AulosUnits"},
+    "AulosJACK": {"AulosALSA", "AulosUnits"},
+    "AulosIO": DRIVERS | {"AulosUnits", "AulosGraph", "AulosRig", "AulosPlayback"},
+    "AulosRig": DRIVERS,
+    "AulosPlayback": DRIVERS,
+}
+# (target, module) -> the files (relative to the target's folder) still allowed to import it, until the
+# sequencer has a driver-neutral MIDI-input protocol in AulosIO.
+ALLOWED = {
+    ("AulosPlayback", "AulosALSA"): {
+        "Live/KeyboardPlayback.swift", "Live/LiveStatus.swift", "Live/FilePlayback.swift",
+        "Service/ControlServer.swift",
+    },
+}
+
+
+def layering_problems(name, path, files):
+    problems = []
+    for file in files:
+        with open(file, encoding="utf-8") as handle:
+            modules = set(IMPORT.findall(handle.read()))
+        relative = os.path.relpath(file, path)
+        for module in sorted(modules & FORBIDDEN.get(name, set())):
+            if relative in ALLOWED.get((name, module), set()):
+                continue
+            problems.append(f"{name}: {relative} imports {module}, which the layering forbids "
+                            f"(see docs/architecture.md; drivers share AulosIO, hosts pick the driver)")
+    return problems
 
 
 def swift_files(path):
@@ -47,6 +86,7 @@ def main():
                 imported.update(IMPORT.findall(handle.read()))
         imported -= SYSTEM
         imported.discard(name)
+        problems += layering_problems(name, path, files)
         declared = set()
         for dependency in target["dependencies"]:
             kind, value = next(iter(dependency.items()))
@@ -59,11 +99,12 @@ def main():
         for module in sorted(imported - declared):
             problems.append(f"{name}: imports {module} without declaring it (add it to the target's dependencies)")
     if problems:
-        print("package graph: Package.swift does not match the imports:", file=sys.stderr)
+        print("package graph: Package.swift does not match the imports, or an import breaks the layering:",
+              file=sys.stderr)
         for line in problems:
             print("  " + line, file=sys.stderr)
         return 1
-    print(f"package graph: {len(targets)} targets, dependencies match the imports")
+    print(f"package graph: {len(targets)} targets, dependencies match the imports, layering kept")
     return 0
 
 

@@ -1,6 +1,6 @@
 import AulosCore
+import AulosIO
 import AulosRealtime
-import AulosUnits
 import CALSA
 import Glibc
 import Synchronization
@@ -35,7 +35,7 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
     /// The grant the running kernel was built for (kept when the device is lost).
     private var lastGrant: PCMGrant?
     private var ioState: UnsafeMutablePointer<IOThreadState>?
-    private var thread = pthread_t()
+    private var thread: RealtimeThread?
     private let counters: UnsafeMutablePointer<IOCounters>
     private let events = SPSCRing<IOEvent>(minimumCapacity: 256)
     private let capture: UnsafeMutablePointer<CaptureBuffer>
@@ -127,7 +127,7 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         guard let device, let entry = renderEntry else {
             throw AudioUnitError(.uninitialized, "\(name) must head an initialized graph before it starts")
         }
-        warnings = lockMemoryIfAllowed()
+        warnings = RealtimeThread.lockMemory()
         let grant = device.grant
         lastGrant = grant
         let buffer = AudioBufferListStorage(format: grant.streamFormat, maximumFrames: grant.period)
@@ -168,29 +168,17 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
             snd_pcm_prepare(capturePCM)
             snd_pcm_start(capturePCM)
         }
-        // Ask for SCHED_FIFO when creating the thread, so the answer is immediate: refused (no rtprio
-        // limit), the thread starts at normal priority and the host gets a warning naming the fix.
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
-        pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
-        var priority = sched_param(sched_priority: realtimePriority)
-        pthread_attr_setschedparam(&attributes, &priority)
-        var created = pthread_create(&thread, &attributes, IOThread.entry, state)
-        if created == EPERM {
-            warnings.insert(
-                "real-time priority refused: the I/O thread runs at normal priority and may glitch under load; "
-                    + "allow it with an rtprio limit (e.g. '@audio - rtprio 95' in /etc/security/limits.d/, or "
-                    + "LimitRTPRIO=95 in the systemd unit)",
-                at: 0)
-            created = pthread_create(&thread, nil, IOThread.entry, state)
-        }
-        guard created == 0 else {
+        // SCHED_FIFO (refused: normal priority and a warning naming the fix), FTZ/DAZ on the thread.
+        do {
+            let started = try RealtimeThread.start(priority: realtimePriority, IOThread.entry, argument: state)
+            if started.priority == .normal {
+                warnings.insert(RealtimeThread.priorityRefusedWarning("the I/O thread"), at: 0)
+            }
+            thread = started
+        } catch {
             counters.pointee.running.store(false, ordering: .releasing)
             freeState()
-            throw AudioUnitError(
-                .cannotDoInCurrentContext, "cannot start the I/O thread: \(String(cString: strerror(created)))")
+            throw AudioUnitError(.cannotDoInCurrentContext, "cannot start the I/O thread: \(error.message)")
         }
     }
 
@@ -199,7 +187,8 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         // sees the flag and returns on its own. Touching its state (say, to drop the PCM) before the join
         // would race with it: ThreadSanitizer caught exactly that.
         counters.pointee.running.store(false, ordering: .releasing)
-        pthread_join(thread, nil)
+        thread?.join()
+        thread = nil
         // The thread may have reopened the device (a new handle) or lost it: adopt what it ended with.
         if let state = ioState, state.pointee.pcm != device?.handle {
             // The thread lost the original handle (closed it) and may hold a reopened one.
@@ -293,20 +282,6 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         deviceBuffer = nil
     }
 
-    /// Locks the process's pages (no page faults on the I/O thread) when the memlock limit allows it.
-    /// With a small limit, MCL_FUTURE would make later allocations fail, so then it only warns.
-    private func lockMemoryIfAllowed() -> [String] {
-        var limit = rlimit()
-        getrlimit(__rlimit_resource_t(8), &limit)  // RLIMIT_MEMLOCK (the macro is not imported)
-        if limit.rlim_cur == rlim_t.max, mlockall(MCL_CURRENT | MCL_FUTURE) == 0 { return [] }
-        let memlock = limit.rlim_cur == rlim_t.max ? "unlimited but mlockall failed" : "\(limit.rlim_cur / 1024) KiB"
-        return [
-            "memory not locked (memlock limit \(memlock)): "
-                + "page faults can glitch the audio; allow it with '@audio - memlock unlimited' in "
-                + "/etc/security/limits.d/ or LimitMEMLOCK=infinity"
-        ]
-    }
-
     // MARK: Statistics and events
 
     public var statistics: IOStatistics {
@@ -338,6 +313,10 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
 
     /// Makes the next write report `error` (a negative errno: -EPIPE, -ESTRPIPE, -ENODEV) as if the device had.
     public func injectDeviceError(_ error: Int32) { counters.pointee.injectedError.store(error, ordering: .relaxed) }
+    /// Makes the next capture read report `error` (-EPIPE, -ESTRPIPE, …) as if the capture device had.
+    public func injectCaptureError(_ error: Int32) {
+        counters.pointee.injectedCaptureError.store(error, ordering: .relaxed)
+    }
     /// Makes every render sleep this long (0 to stop): a real overrun on a paced device.
     public func injectRenderDelay(microseconds: Int) {
         counters.pointee.injectedDelayMicroseconds.store(microseconds, ordering: .relaxed)

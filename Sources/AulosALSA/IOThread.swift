@@ -1,70 +1,9 @@
 import AulosCore
+import AulosIO
 import AulosRealtime
 import CALSA
 import Glibc
 import Synchronization
-
-/// What the I/O thread tells the control thread (Core Audio's interruption and route-change notices,
-/// plus xrun reports). Delivered by `ALSAOutputUnit.dispatchEvents()`.
-public enum IOEvent: BitwiseCopyable, Sendable, Equatable {
-    /// An underrun (the device ran dry): recovered with snd_pcm_prepare and counted.
-    case underrun
-    /// A capture overrun (input arrived faster than it was read): recovered and counted as an xrun.
-    case overrun
-    /// The system suspended the device; it was resumed (or re-prepared).
-    case suspendedAndResumed
-    /// The device went away (USB DAC unplugged: ENODEV and friends). Audio stops; the thread parks and
-    /// tries to reopen it. `errno` is alsa-lib's negative error.
-    case interruptionBegan(errno: Int32)
-    /// The device came back and audio resumed; MIDI, unit state and the timeline were kept.
-    case interruptionEnded
-    /// The server (JACK) changed its buffer size: the slice is now `frames` (the graph plays on).
-    case bufferSizeChanged(frames: UInt32)
-    /// The server (JACK) changed its sample rate: the graph is silent until it is rebuilt at `hertz`.
-    case sampleRateChanged(hertz: UInt32)
-}
-
-/// Live statistics, readable from any thread while the unit runs.
-public struct IOStatistics: Sendable, Equatable {
-    public var xruns: Int
-    /// Slices whose render took longer than their own duration (each one risks an underrun).
-    public var lateSlices: Int
-    /// Render time ÷ slice time, smoothed (0.0–1.0+), and the peak since start.
-    public var dspLoad: Double
-    public var peakLoad: Double
-    /// Frames played when the peak load happened: where in a run to look for what made one period slow.
-    public var peakLoadFrame: Int64 = 0
-    /// The render thread's CPU time in the peak period ÷ slice time: the render's own work. Far below
-    /// `peakLoad`, the period's wall time went to something else — the thread preempted, or (on a virtual
-    /// machine) its CPU stolen by the host.
-    public var peakLoadCPU: Double = 0
-    /// Slices that lost more than a quarter of their time to not running (wall time − thread CPU time).
-    public var stalledSlices = 0
-    public var framesPlayed: Int64
-    public var isInterrupted: Bool
-    /// The device takes audio faster than real time and is paced by the clock (`ClockPacing`).
-    public var isPacedByClock = false
-    /// Render time ÷ time played, over the whole run: the load a run's average is compared by.
-    public var meanLoad: Double = 0
-
-    public init(
-        xruns: Int, lateSlices: Int, dspLoad: Double, peakLoad: Double, peakLoadFrame: Int64 = 0,
-        peakLoadCPU: Double = 0, stalledSlices: Int = 0, framesPlayed: Int64, isInterrupted: Bool,
-        isPacedByClock: Bool = false, meanLoad: Double = 0
-    ) {
-        self.xruns = xruns
-        self.lateSlices = lateSlices
-        self.dspLoad = dspLoad
-        self.peakLoad = peakLoad
-        self.peakLoadFrame = peakLoadFrame
-        self.peakLoadCPU = peakLoadCPU
-        self.stalledSlices = stalledSlices
-        self.framesPlayed = framesPlayed
-        self.isInterrupted = isInterrupted
-        self.isPacedByClock = isPacedByClock
-        self.meanLoad = meanLoad
-    }
-}
 
 /// Counters shared between the I/O thread (writer) and the control thread (reader).
 struct IOCounters: ~Copyable {
@@ -76,6 +15,8 @@ struct IOCounters: ~Copyable {
     let interrupted = Atomic<Bool>(false)
     /// Fault injection (tests): a negative errno the next write reports as if the device had.
     let injectedError = Atomic<Int32>(0)
+    /// Fault injection (tests): a negative errno the next capture read reports as if the device had.
+    let injectedCaptureError = Atomic<Int32>(0)
     /// Fault injection (tests): microseconds the next renders sleep, making them overrun for real.
     let injectedDelayMicroseconds = Atomic<Int>(0)
     /// Stop rendering once this many frames have been rendered (0: no limit), so a timed run ends on
@@ -287,8 +228,8 @@ enum IOThread {
     }
 
     /// Reads one period from the capture PCM (waiting for it: capture and playback run on one clock) and
-    /// converts it for the input callback. An overrun is recovered and counted like an underrun; any other
-    /// error turns the input off (silence) without stopping the output.
+    /// converts it for the input callback. An overrun or a suspend is recovered by the same policy as
+    /// playback (`recover`); any other error turns the input off (silence) without stopping the output.
     static func readCapture(_ state: UnsafeMutablePointer<IOThreadState>) {
         guard let pcm = state.pointee.capturePCM, let list = state.pointee.captureList,
             let canonical = state.pointee.captureCanonical, let conversion = state.pointee.captureConversion,
@@ -299,9 +240,13 @@ enum IOThread {
         let bytes = list.pointee.buffers[0].data!
         var offset = 0
         while offset < period {
-            let result = Int(
-                snd_pcm_readi(
-                    pcm, bytes + offset * state.pointee.captureBytesPerFrame, snd_pcm_uframes_t(period - offset)))
+            let injected = counters.pointee.injectedCaptureError.exchange(0, ordering: .relaxed)
+            let result =
+                injected != 0
+                ? Int(injected)
+                : Int(
+                    snd_pcm_readi(
+                        pcm, bytes + offset * state.pointee.captureBytesPerFrame, snd_pcm_uframes_t(period - offset)))
             if result >= 0 {
                 offset += result
                 continue
@@ -310,25 +255,55 @@ enum IOThread {
             case -EAGAIN:
                 guard counters.pointee.running.load(ordering: .relaxed) else { return }
                 _ = snd_pcm_wait(pcm, 50)
-            case -EPIPE:
+            case -EPIPE, -ESTRPIPE:
                 state.pointee.pacing.restart()
-                counters.pointee.xruns.add(1, ordering: .relaxed)
-                _ = state.pointee.events.push(.overrun)
-                snd_pcm_prepare(pcm)
-                snd_pcm_start(pcm)
+                guard recover(state, pcm, from: Int32(result), capture: true) else { return turnInputOff(state, pcm) }
             case -EINTR:
                 continue
             default:
-                state.pointee.capture.pointee.active = false
-                state.pointee.capturePCM = nil
-                snd_pcm_close(pcm)
-                return
+                return turnInputOff(state, pcm)
             }
         }
         list.pointee.setFrameCount(UInt32(period), bytesPerFrame: UInt32(state.pointee.captureBytesPerFrame))
         conversion.convert(list, into: canonical, frameCount: period, scratch: scratch)
         state.pointee.capture.pointee.frames = period
         state.pointee.capture.pointee.active = true
+    }
+
+    /// The capture side failed for good: the input element plays silence from now on; the output goes on.
+    static func turnInputOff(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer) {
+        state.pointee.capture.pointee.active = false
+        state.pointee.capturePCM = nil
+        snd_pcm_close(pcm)
+    }
+
+    /// The xrun policy, one function for playback and capture: an underrun or overrun (EPIPE) is counted,
+    /// reported and recovered with snd_pcm_prepare; a suspend (ESTRPIPE) is resumed (waiting while the
+    /// driver answers EAGAIN), or re-prepared where the device cannot resume. A capture stream is started
+    /// again (playback starts itself on the next write). Returns false when the stream could not be
+    /// recovered (the caller loses the device, or turns the input off).
+    static func recover(
+        _ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer, from error: Int32, capture: Bool
+    ) -> Bool {
+        let counters = state.pointee.counters
+        switch error {
+        case -EPIPE:
+            counters.pointee.xruns.add(1, ordering: .relaxed)
+            _ = state.pointee.events.push(capture ? .overrun : .underrun)
+            guard snd_pcm_prepare(pcm) >= 0 else { return false }
+        case -ESTRPIPE:
+            var resumed = snd_pcm_resume(pcm)
+            while resumed == -EAGAIN && counters.pointee.running.load(ordering: .relaxed) {
+                usleep(10_000)
+                resumed = snd_pcm_resume(pcm)
+            }
+            if resumed < 0 && snd_pcm_prepare(pcm) < 0 { return false }
+            _ = state.pointee.events.push(.suspendedAndResumed)
+        default:
+            return false
+        }
+        if capture { snd_pcm_start(pcm) }
+        return true
     }
 
     /// The input element as a render callback (Core Audio's AudioUnitRender on element 1 from an input
@@ -355,8 +330,8 @@ enum IOThread {
     }
 
     /// Writes the period (non-blocking writes, waiting in snd_pcm_wait when the buffer is full), handling
-    /// the device's answers with one policy: underrun → prepare, count, go on;
-    /// suspend → resume; anything else (device gone) → interruption, park, reopen.
+    /// the device's answers with one policy (`recover`): underrun → prepare, count, go on; suspend →
+    /// resume; anything else (device gone) → interruption, park, reopen.
     static func write(_ state: UnsafeMutablePointer<IOThreadState>, _ pcm: OpaquePointer) {
         let counters = state.pointee.counters
         var offset = 0
@@ -392,18 +367,10 @@ enum IOThread {
                 // The buffer is full: wait for a period's room, but never so long that stop() waits on us.
                 guard counters.pointee.running.load(ordering: .relaxed) else { return }
                 _ = snd_pcm_wait(pcm, 50)
-            case -EPIPE:
-                counters.pointee.xruns.add(1, ordering: .relaxed)
-                _ = state.pointee.events.push(.underrun)
-                if snd_pcm_prepare(pcm) < 0 { return lose(state, Int32(result)) }
-            case -ESTRPIPE:
-                var resumed = snd_pcm_resume(pcm)
-                while resumed == -EAGAIN && counters.pointee.running.load(ordering: .relaxed) {
-                    usleep(10_000)
-                    resumed = snd_pcm_resume(pcm)
+            case -EPIPE, -ESTRPIPE:
+                guard recover(state, pcm, from: Int32(result), capture: false) else {
+                    return lose(state, Int32(result))
                 }
-                if resumed < 0 && snd_pcm_prepare(pcm) < 0 { return lose(state, Int32(result)) }
-                _ = state.pointee.events.push(.suspendedAndResumed)
             case -EINTR:
                 continue
             default:

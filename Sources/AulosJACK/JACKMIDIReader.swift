@@ -1,4 +1,3 @@
-import AulosALSA
 import AulosCore
 import AulosMIDI
 import AulosRealtime

@@ -1,8 +1,7 @@
-import AulosALSA
 import AulosCore
+import AulosIO
 import AulosMIDI
 import AulosRealtime
-import AulosUnits
 import CJACK
 import Glibc
 
@@ -18,7 +17,7 @@ import Glibc
 ///
 /// Threads: the control thread for everything public; JACK's process thread owns `JACKProcessState`
 /// while the client is active; JACK's notification thread writes the counters.
-public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
+public final class JACKOutputUnit: IOUnit, LiveIOUnit, DriverMIDIInput, DriverTransport, @unchecked Sendable {
     public static let componentDescription = ComponentDescription(type: .output, subtype: "jack", manufacturer: .aulos)
     /// The slice the graph is sized for, whatever the server's buffer size: JACK buffers up to this are one
     /// render, longer ones several.
@@ -113,6 +112,8 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         jack_set_xrun_callback(opened, JACKProcess.xrun, raw)
         jack_set_port_registration_callback(opened, JACKProcess.portRegistered, raw)
         jack_on_info_shutdown(opened, JACKProcess.shutdown, raw)
+        // JACK creates the process thread itself: FTZ/DAZ is set there, once, before the first cycle.
+        jack_set_thread_init_callback(opened, { _ in FlushToZero.enable() }, nil)
         learnRunningRate(opened)
         let rate = counters.pointee.sampleRate.load(ordering: .relaxed)
         let frames = counters.pointee.bufferSize.load(ordering: .relaxed)
@@ -381,7 +382,7 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
 
     /// One line for the log once started: the client, its buffer, where its ports go, the latency to the
     /// speakers as the server reports it.
-    public var startSummary: String {
+    public var startSummary: String? {
         guard let grant else { return "JACK client not open" }
         let rate = grant.sampleRate
         var line = "JACK client '\(clientName ?? settings.clientName)', \(Int(rate)) Hz, \(grant.period)-frame buffer"
@@ -404,6 +405,11 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
     }
 
     // MARK: JACK's transport
+
+    /// JACK's transport: the host transport follows it, or is published from it as master.
+    public var transport: (any DriverTransport)? { self }
+    /// `midi_in`, JACK MIDI arriving with the audio.
+    public var midiInput: (any DriverMIDIInput)? { self }
 
     /// Whether JACK's transport drives the host transport (following it, or as its timebase master): then
     /// play, stop and locate requests go to JACK's transport, which every client follows.

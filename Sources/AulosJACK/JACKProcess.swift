@@ -1,5 +1,5 @@
-import AulosALSA
 import AulosCore
+import AulosIO
 import AulosMIDI
 import AulosRealtime
 import CJACK

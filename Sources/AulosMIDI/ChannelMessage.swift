@@ -1,3 +1,4 @@
+import AulosRealtime
 import Glibc
 
 /// A channel message as the three bytes an instrument receives (Core Audio's MusicDeviceMIDIEvent

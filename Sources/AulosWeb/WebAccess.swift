@@ -1,3 +1,4 @@
+import AulosRealtime
 import CCrypt
 import Foundation
 import Glibc
@@ -128,8 +129,6 @@ final class WebAccess: @unchecked Sendable {
     }
 
     private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        Double(monotonicNanoseconds()) / 1e9
     }
 }

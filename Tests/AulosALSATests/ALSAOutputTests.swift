@@ -1,6 +1,8 @@
 import AulosAudioFile
 import AulosCore
 import AulosGraph
+import AulosIO
+import AulosRealtime
 import AulosTestSupport
 import AulosUnits
 import Foundation
@@ -22,7 +24,8 @@ import Testing
     }
 
     static func fileSession(_ path: String, profile: AudioSession.Profile? = nil) -> AudioSession {
-        let session = AudioSession(device: "aulostest", configuration: fileDeviceConfiguration(path), profile: profile)
+        let session = AudioSession(
+            driver: .alsa, device: "aulostest", configuration: fileDeviceConfiguration(path), profile: profile)
         session.preferredFormat = .int16
         session.pacesUnpacedDevices = false
         return session
@@ -44,7 +47,7 @@ import Testing
     /// and report 54 minutes played after one). Asked not to pace it, it gets audio as fast as it takes it.
     @Test func unpacedDevicesArePacedByTheClockUnlessAskedNot() throws {
         for paced in [true, false] {
-            let session = AudioSession(device: "nullpcm", configuration: "pcm.nullpcm { type null }")
+            let session = AudioSession(driver: .alsa, device: "nullpcm", configuration: "pcm.nullpcm { type null }")
             session.pacesUnpacedDevices = paced
             let playback = try ToneOnDevice(session)
             defer { playback.close() }
@@ -182,7 +185,7 @@ import Testing
         try session.deactivate()
         #expect(!session.isActive && session.grant == nil)
 
-        let live = AudioSession(profile: .live)
+        let live = AudioSession(driver: .alsa, profile: .live)
         #expect(live.preferredIOBufferFrames == 64 && live.preferredPeriods == 3)
         try live.setPreferredSampleRate(44_100)
         try live.setPreferredIOBufferDuration(0.005)
@@ -190,34 +193,65 @@ import Testing
         #expect(throws: AudioUnitError.self) { try live.setPreferredIOBufferFrames(8) }
         #expect(throws: AudioUnitError.self) { try live.setPreferredSampleRate(1_000_000) }
         // The file PCM over null has no capture side worth the name; null itself does.
-        let null = AudioSession(device: "nullpcm", configuration: "pcm.nullpcm { type null }")
+        let null = AudioSession(driver: .alsa, device: "nullpcm", configuration: "pcm.nullpcm { type null }")
         #expect(null.isInputAvailable)
-        let nothing = AudioSession(device: "nosuchpcm", configuration: "pcm.nullpcm { type null }")
+        let nothing = AudioSession(driver: .alsa, device: "nosuchpcm", configuration: "pcm.nullpcm { type null }")
         #expect(!nothing.isInputAvailable)
     }
 
-    /// A USB interface plugged in or out is a route change naming the cards. (No cards to plug here: the
-    /// card list is the injected part; the polling and the notice are the real ones.)
-    @Test func cardsComingAndGoingAreRouteChanges() {
-        let session = AudioSession()
-        var cards = ["0: HDA Intel PCH"]
-        session.listCards = { cards }
-        var routes: [AudioSession.RouteChangeReason] = []
-        session.addRouteChangeListener { routes.append($0) }
-        session.dispatchEvents()
-        #expect(routes.isEmpty)  // the first look only learns what is there
-        cards.append("1: Scarlett 2i2 USB")
-        usleep(510_000)
-        session.dispatchEvents()
-        cards.removeFirst()
-        session.dispatchEvents()  // within half a second of the last look: not polled yet
-        usleep(510_000)
-        session.dispatchEvents()
-        #expect(
-            routes == [
-                .cardsChanged(added: ["1: Scarlett 2i2 USB"], removed: []),
-                .cardsChanged(added: [], removed: ["0: HDA Intel PCH"]),
-            ])
+    /// Capture follows playback's xrun policy: a suspend (ESTRPIPE) is resumed or re-prepared and an overrun
+    /// (EPIPE) counted and re-prepared, and the input goes on. (A suspend used to turn the input silent.)
+    @Test func captureFaultsAreRecoveredLikePlayback() throws {
+        let input = NSTemporaryDirectory() + "aulos-in-\(UUID().uuidString).raw"
+        let output = Self.temporaryPath("capture-faults")
+        defer {
+            unlink(input)
+            unlink(output)
+        }
+        let samples = (0..<192_000).map { Int16(8_000 * sin(2 * Double.pi * 440 * Double($0 / 2) / 48_000)) }
+        try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: input))
+        let session = AudioSession(
+            driver: .alsa, device: "aulostest",
+            configuration: Self.fileDeviceConfiguration(output)
+                + #" pcm.aulosin { type file slave.pcm { type null } file "/dev/null" infile "\#(input)" format raw }"#)
+        session.preferredFormat = .int16
+        session.inputDevice = "aulosin"
+        try session.setPreferredIOBufferFrames(128)
+        let graph = AudioGraph(registry: ToneOnDevice.registry())
+        let node = try graph.addNode(ALSAOutputUnit.componentDescription)
+        graph.open()
+        let io = graph.outputUnit as! ALSAOutputUnit
+        try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
+        try graph.setNodeInputCallback(node, destinationInput: 0, io.inputCallback)
+        try session.activate(for: io, sizing: graph.units)
+        try graph.initialize()
+        var events: [IOEvent] = []
+        io.addListener { events.append($0) }
+        try graph.start()
+        func waitFor(_ description: String, _ condition: () -> Bool) {
+            for _ in 0..<500 where !condition() {
+                usleep(10_000)
+                io.dispatchEvents()
+            }
+            #expect(condition(), "\(description)")
+        }
+        waitFor("audio flows") { io.statistics.framesPlayed > 12_000 }
+        io.injectCaptureError(-ESTRPIPE)
+        waitFor("capture resumed") { events.contains(.suspendedAndResumed) }
+        io.injectCaptureError(-EPIPE)
+        waitFor("overrun counted") { events.contains(.overrun) }
+        let recovered = io.statistics.framesPlayed
+        waitFor("audio flows on") { io.statistics.framesPlayed > recovered + 24_000 }
+        try graph.stop()
+        #expect(io.statistics.xruns == 1)
+        try graph.uninitialize()
+        try session.deactivate()
+
+        // The input still plays after both faults: the output's last periods are the captured tone.
+        let written = try AudioFileContents(path: output)
+        let end = written.frameCount * 2
+        let tail = written.samples[(end - 2 * 12_000)..<end]
+        #expect(tail.contains { abs($0) > 0.1 }, "the input went silent after the capture faults")
     }
 
     /// Core Audio's I/O pass-through: the input element's capture, through the input callback installed on
@@ -237,7 +271,7 @@ import Testing
         }
         try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: input))
         let session = AudioSession(
-            device: "aulostest",
+            driver: .alsa, device: "aulostest",
             configuration: Self.fileDeviceConfiguration(output)
                 + #" pcm.aulosin { type file slave.pcm { type null } file "/dev/null" infile "\#(input)" format raw }"#)
         session.preferredFormat = .int16
@@ -278,7 +312,7 @@ final class ToneOnDevice {
 
     static func registry() -> ComponentRegistry {
         let registry = BuiltInUnits.registry()
-        registry.register(Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") { ALSAOutputUnit() })
+        registry.register(ALSAOutputUnit.component)
         return registry
     }
 

@@ -1,5 +1,5 @@
-import AulosALSA
 import AulosCore
+import AulosIO
 import AulosJACK
 import AulosMIDI
 import AulosRig
@@ -83,17 +83,12 @@ struct JACKOutputUnitTests {
         try
             "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: rig.yaml\n  - program: 1\n    rig: other.yaml\n"
             .write(toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
-        let session = AudioSession(device: "jack")
         var settings = JACKSettings(clientName: "tally")
         settings.serverName = jack.name
         settings.outputConnections = []
         settings.transport = .follow
         settings.partOutputs = true  // the part's side output unit and ports, on the counted path too
-        let chosen = settings
-        session.outputComponent = Component(JACKOutputUnit.componentDescription, name: "Aulos: JACK I/O") {
-            JACKOutputUnit(settings: chosen)
-        }
-        session.minimumSliceCapacity = JACKOutputUnit.sliceCapacity
+        let session = AudioSession(driver: .jack(settings), device: "jack")
         let rig = try PlaybackRig(set: RigSet.load(folder + "/set.yaml"), session: session)
         defer { rig.close() }
         let unit = try #require(rig.graph.outputUnit as? JACKOutputUnit)

@@ -1,15 +1,16 @@
 import AulosALSA
 import AulosAudioFile
 import AulosCore
+import AulosIO
 import AulosTestSupport
 import AulosUnits
 import Foundation
+import Glibc
 import Testing
 
 @testable import AulosPlayback
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// `aulos play FILE` through alsa-lib's real code paths with no sound card: a `file` PCM (writes a WAV of
@@ -19,7 +20,8 @@ import Glibc
 /// the control thread.
 @Suite(.serialized) struct FilePlaybackTests {
     static func fileSession(_ path: String) -> AudioSession {
-        let session = AudioSession(device: TestData.fileDevice, configuration: TestData.fileDeviceConfiguration(path))
+        let session = AudioSession(
+            driver: .alsa, device: TestData.fileDevice, configuration: TestData.fileDeviceConfiguration(path))
         session.preferredFormat = .int16
         session.pacesUnpacedDevices = false  // as fast as the device takes it: what is compared is the audio
         return session

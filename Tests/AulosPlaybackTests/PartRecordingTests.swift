@@ -1,17 +1,18 @@
 import AulosALSA
 import AulosAudioFile
 import AulosCore
+import AulosIO
 import AulosMIDI
 import AulosRig
 import AulosTestSupport
 import AulosUnits
 import Foundation
+import Glibc
 import Testing
 
 @testable import AulosPlayback
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// Each part recorded on its own (`aulos play --record-parts`, `aulos render --parts`): the part's own
@@ -82,7 +83,7 @@ import Glibc
 
         options.record = folder + "/live.wav"
         options.recordParts = true
-        let session = AudioSession(device: "null")
+        let session = AudioSession(driver: .alsa, device: "null")
         session.pacesUnpacedDevices = false
         let status = try FilePlayback.run(options, session: session, duration: nil)
         #expect(status.recording?.dropped == 0)

@@ -1,14 +1,15 @@
 import AulosALSA
 import AulosAudioFile
 import AulosCore
+import AulosIO
 import AulosTestSupport
 import Foundation
+import Glibc
 import Testing
 
 @testable import AulosPlayback
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// `aulos play --record`: the master output through a lock-free ring to a disk thread into a file that is
@@ -35,7 +36,7 @@ import Glibc
         options.tail = tail
         options.record = record
         options.shedsVoicesUnderOverload = false
-        let session = AudioSession(device: "null")
+        let session = AudioSession(driver: .alsa, device: "null")
         session.pacesUnpacedDevices = !unpaced
         return try FilePlayback.run(options, session: session, duration: nil)
     }

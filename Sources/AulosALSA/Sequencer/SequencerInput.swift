@@ -1,5 +1,7 @@
 import AulosCore
+import AulosIO
 import AulosMIDI
+import AulosRealtime
 import CALSA
 import Glibc
 import Synchronization
@@ -67,7 +69,7 @@ public final class SequencerInput: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let worstReadDelay = Atomic<Int64>(0)
     private let noticeBox = Locked<[Notice]>([])
-    private var thread = pthread_t()
+    private var thread: RealtimeThread?
     private var threadStarted = false
     // Owned by the MIDI thread while it runs (by the control thread before and after).
     private var connections: LiveConnections
@@ -161,22 +163,16 @@ public final class SequencerInput: @unchecked Sendable {
         // Real-time priority just below the audio thread's where allowed (as a2jmidid and JACK do): arrival
         // stamps come from the kernel, so this only matters for --lowest-latency and for the notes an
         // unplug releases. Refused, it runs at normal priority, quietly: the audio thread already warned.
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setinheritsched(&attributes, Int32(PTHREAD_EXPLICIT_SCHED))
-        pthread_attr_setschedpolicy(&attributes, SCHED_FIFO)
-        var priority = sched_param(sched_priority: options.realtimePriority)
-        pthread_attr_setschedparam(&attributes, &priority)
         let body: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { raw in
             Unmanaged<SequencerInput>.fromOpaque(raw!).takeUnretainedValue().run()
             return nil
         }
-        var created = pthread_create(&thread, &attributes, body, Unmanaged.passUnretained(self).toOpaque())
-        if created == EPERM { created = pthread_create(&thread, nil, body, Unmanaged.passUnretained(self).toOpaque()) }
-        guard created == 0 else {
+        do {
+            thread = try RealtimeThread.start(
+                priority: options.realtimePriority, body, argument: Unmanaged.passUnretained(self).toOpaque())
+        } catch {
             running.store(false, ordering: .releasing)
-            throw SequencerError("cannot start the MIDI thread: \(String(cString: strerror(created)))")
+            throw SequencerError("cannot start the MIDI thread: \(error.message)")
         }
         threadStarted = true
     }
@@ -186,7 +182,8 @@ public final class SequencerInput: @unchecked Sendable {
     public func stop() {
         guard threadStarted else { return }
         running.store(false, ordering: .releasing)
-        pthread_join(thread, nil)
+        thread?.join()
+        thread = nil
         threadStarted = false
         connections.endAll()
     }

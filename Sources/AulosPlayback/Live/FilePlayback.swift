@@ -1,5 +1,6 @@
 import AulosALSA
 import AulosCore
+import AulosIO
 import AulosMIDI
 import AulosRig
 import Glibc

@@ -1,7 +1,8 @@
 import AulosALSA
 import AulosCore
-import AulosJACK
+import AulosIO
 import AulosMIDI
+import AulosRealtime
 import AulosRig
 import Glibc
 
@@ -333,9 +334,7 @@ public final class KeyboardPlayback {
         self.replaced = nil
     }
 
-    private var playsThroughJACK: Bool {
-        session.outputComponent.componentDescription == JACKOutputUnit.componentDescription
-    }
+    private var playsThroughJACK: Bool { session.outputHasMIDIInput }
 
     private func openSequencer() throws(SequencerError) -> SequencerInput {
         try SequencerInput(
@@ -439,9 +438,9 @@ public final class KeyboardPlayback {
         defer { midi.detach() }
         let clockOutput = try startClock(on: rig, grant: grant)
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
-        if let jack = live.io as? JACKOutputUnit {
-            jack.framedMIDI = input.framedInput
-            jack.midiReceiver = midi
+        if let driverMIDI = live.io.midiInput {
+            driverMIDI.framedMIDI = input.framedInput
+            driverMIDI.midiReceiver = midi
         }
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
         if recordPath != nil { recordedSessions += 1 }
@@ -484,7 +483,7 @@ public final class KeyboardPlayback {
             worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
             clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
-            failedReloads: failedReloads, jackMIDIEvents: (live.io as? JACKOutputUnit)?.midiEventsRead)
+            failedReloads: failedReloads, jackMIDIEvents: live.io.midiInput?.midiEventsRead)
         return (report, reloaded.map { ($0, midi.router?.activeRig ?? 0) })
     }
 

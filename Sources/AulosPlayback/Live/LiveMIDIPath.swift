@@ -1,6 +1,6 @@
-import AulosALSA
 import AulosCore
 import AulosMIDI
+import AulosRealtime
 import AulosRig
 
 /// Live MIDI's one way in from threads other than the render thread: what the sequencer's MIDI thread

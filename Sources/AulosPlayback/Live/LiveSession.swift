@@ -1,6 +1,5 @@
-import AulosALSA
 import AulosCore
-import AulosJACK
+import AulosIO
 import AulosMIDI
 import AulosRig
 import Glibc
@@ -56,7 +55,7 @@ final class LiveSession {
         io = rig.graph.outputUnit as! any LiveIOUnit
         grant = io.grant!
         // JACK's transport drives the rig's host transport (the unit publishes it as master too).
-        (io as? JACKOutputUnit)?.hostTransport = rig.transport
+        io.transport?.hostTransport = rig.transport
         status = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
     }
 
@@ -72,7 +71,7 @@ final class LiveSession {
             for line in recording!.recoveries { observer.warning(line) }
         }
         try rig.graph.start()
-        if let jack = io as? JACKOutputUnit { observer.info(jack.startSummary) }
+        if let summary = io.startSummary { observer.info(summary) }
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
     }
 

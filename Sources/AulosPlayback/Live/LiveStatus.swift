@@ -1,4 +1,5 @@
 import AulosALSA
+import AulosIO
 import AulosUnits
 
 /// What a live run reports on every control tick (for the CLI's status line) and at the end.

@@ -1,4 +1,4 @@
-import AulosALSA
+import AulosRealtime
 import Foundation
 
 /// The live instrument as seen from a network server that runs on threads of its own (the web panel):

@@ -1,7 +1,8 @@
 import AulosALSA
 import AulosCore
-import AulosJACK
+import AulosIO
 import AulosMIDI
+import AulosRealtime
 import AulosRig
 import AulosUnits
 import Foundation
@@ -200,7 +201,7 @@ final class ControlServer {
                 return #"{"ok":true,"tempo":\#(bpm)}"#
             case "transport" where words.count == 2 || (words.count == 3 && words[1] == "locate"):
                 // Through JACK, its transport is the one every client follows, aulos's host transport included.
-                let jack = (session?.io as? JACKOutputUnit).flatMap { $0.drivesHostTransport ? $0 : nil }
+                let jack = session?.io.transport.flatMap { $0.drivesHostTransport ? $0 : nil }
                 switch words[1] {
                 case "play": if let jack { jack.startTransport() } else { rig.transport.play() }
                 case "stop": if let jack { jack.stopTransport() } else { rig.transport.stop() }

@@ -1,4 +1,4 @@
-import AulosALSA
+import AulosRealtime
 import Glibc
 import Synchronization
 

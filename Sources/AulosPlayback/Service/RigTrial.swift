@@ -1,6 +1,6 @@
-import AulosALSA
 import AulosCore
 import AulosMIDI
+import AulosRealtime
 import AulosRig
 import Foundation
 import Glibc

@@ -1,7 +1,7 @@
-import AulosALSA
 import AulosCore
 import AulosFluid
 import AulosGraph
+import AulosIO
 import AulosLV2
 import AulosMIDI
 import AulosUnits

@@ -1,12 +1,12 @@
-import AulosALSA
 import AulosCore
 import AulosFluid
 import AulosLV2
 import AulosUnits
 
 /// Every unit a host built on Aulos can instantiate: the built-in units (the synth with the factory
-/// presets), the FluidSynth sampler with the default SoundFont, and the ALSA I/O unit — each in its own
-/// module because only AulosFluid may import libfluidsynth and only AulosALSA alsa-lib.
+/// presets) and the FluidSynth sampler with the default SoundFont (its own module: only AulosFluid may
+/// import libfluidsynth). The I/O unit of a driver is the host's to register (the CLI registers ALSA's):
+/// the rig layer imports no driver.
 ///
 /// Threads: control side.
 public enum UnitCatalog {
@@ -20,7 +20,6 @@ public enum UnitCatalog {
             Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") {
                 FluidSynthSamplerUnit(soundFont: SearchPaths.soundFont)
             })
-        registry.register(Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") { ALSAOutputUnit() })
         return registry
     }
 }

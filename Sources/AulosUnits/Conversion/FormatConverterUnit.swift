@@ -1,4 +1,5 @@
 import AulosCore
+import AulosIO
 
 /// Aulos's Converter (`aufc/conv/Auls`; Core Audio's AUConverter, `aufc/conv/appl`, finds it): converts
 /// between linear-PCM layouts — sample type, interleaving, mono ↔ stereo — and sample rates (through

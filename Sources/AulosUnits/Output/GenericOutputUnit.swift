@@ -1,4 +1,5 @@
 import AulosCore
+import AulosIO
 
 /// Aulos's Generic Output (`auou/genr/Auls`; Core Audio's `auou/genr/appl` finds it): an I/O unit attached to no
 /// hardware. The host pulls it slice by slice; it pulls its input (the graph) in the canonical format and converts to

@@ -2,12 +2,13 @@ import ArgumentParser
 import AulosALSA
 import AulosAudioFile
 import AulosCore
+import AulosIO
 import AulosPlayback
 import AulosRig
 import AulosWeb
+import Glibc
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// `aulos play`: in real time through an ALSA device — a file (or the demo piece), or live from keyboards.
@@ -245,7 +246,7 @@ struct PlayCommand: ParsableCommand {
         {
             throw CommandError(refusal)
         }
-        let session = AudioSession(device: device)
+        let session = AudioSession(driver: .alsa, device: device)
         try session.setPreferredPeriods(UInt32(periods))
         let set = options.playedRigSet()
         if drivers.driverName(for: set) == "jack" {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AulosALSA
 import AulosCore
 import AulosLV2
 import AulosRig
@@ -43,6 +44,7 @@ struct UnitsCommand: ParsableCommand {
             return
         }
         let registry = UnitCatalog.registry()
+        registry.register(ALSAOutputUnit.component)  // the driver the CLI plays through by default
         var component = registry.findNext(after: nil, matching: pattern)
         print("TYPE SUBT MANU  VERSION  NAME")
         while let found = component {

@@ -1,6 +1,6 @@
 import ArgumentParser
-import AulosALSA
 import AulosCore
+import AulosIO
 import AulosJACK
 import AulosPlayback
 import AulosRig
@@ -83,10 +83,9 @@ struct DriverOptions: ParsableArguments {
         settings.midiConnections = midiConnections
         settings.transport = jackTimebase ? .master : (live ? .follow : .off)
         settings.partOutputs = jackPartOutputs
-        let chosen = settings
-        session.outputComponent = Component(JACKOutputUnit.componentDescription, name: "Aulos: JACK I/O") {
-            JACKOutputUnit(settings: chosen)
-        }
-        session.minimumSliceCapacity = JACKOutputUnit.sliceCapacity
+        let jack = AudioDriver.jack(settings)
+        session.outputComponent = jack.outputComponent
+        session.minimumSliceCapacity = jack.minimumSliceCapacity
+        session.outputHasMIDIInput = jack.hasMIDIInput
     }
 }

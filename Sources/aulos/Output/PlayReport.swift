@@ -1,9 +1,10 @@
 import AulosALSA
 import AulosCore
+import AulosIO
 import AulosPlayback
+import Glibc
 
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// What `aulos play` shows: a status line on a terminal while it plays, notices about keyboards and the

@@ -1,12 +1,13 @@
 import AulosCore
-import CALSA
-import Glibc
+import AulosRealtime
 
 /// Core Audio's audio session, on Linux: what the host would like from the sound device (sample rate,
 /// I/O buffer duration, period count), negotiated once on activation; what it actually got; and the
 /// notices that matter to a live instrument (interruptions, route changes).
 ///
-/// There is no system arbiter on Linux: "activating" opens the device for this process. The seeds'
+/// There is no system arbiter on Linux: "activating" opens the device for this process. What is particular to
+/// the system's driver (which I/O unit heads a live graph, the sound cards, whether a capture stream opens)
+/// comes from the `AudioDriver` the host supplies, so the session itself is driver-neutral. The seeds'
 /// rule carries over unchanged: every unit's MaximumFramesPerSlice must cover the slice the device will
 /// ask for *before* the graph initializes, so `activate` raises it on every node.
 ///
@@ -49,11 +50,14 @@ public final class AudioSession {
     /// A device that takes audio faster than real time is paced by the clock (see `PCMRequest`).
     public var pacesUnpacedDevices = true
 
-    /// The I/O unit live graphs are headed by: the ALSA unit, or another driver's (the JACK unit, made with its
+    /// The driver the session was made for (its I/O unit, cards and capture check).
+    public let driver: AudioDriver
+    /// The I/O unit live graphs are headed by: the driver's, or another one's (the JACK unit, made with its
     /// settings by the host that chose it).
-    public var outputComponent = Component(ALSAOutputUnit.componentDescription, name: "Aulos: ALSA I/O") {
-        ALSAOutputUnit()
-    }
+    public var outputComponent: Component
+    /// The output component's unit has a MIDI input of its own (JACK's `midi_in`): a MIDI source besides the
+    /// sequencer, which is then welcome but not required. Set with `outputComponent` by the host.
+    public var outputHasMIDIInput = false
     /// The slice the graph is sized for at least, beyond what the device grants: a driver whose slice can
     /// grow while playing (JACK's buffer size) renders a larger one in pieces of this size.
     public var minimumSliceCapacity: UInt32 = 0
@@ -66,11 +70,20 @@ public final class AudioSession {
     private var routeListeners: [(RouteChangeReason) -> Void] = []
     /// The sound cards seen at the last check, and when that was (cards are polled at most twice a second).
     private var knownCards: [String]?
-    private var lastCardCheck = 0.0
-    /// Lists the system's sound cards; replaceable for tests (there are none to plug in here).
-    var listCards: () -> [String] = AudioSession.systemCards
+    private var lastCardCheck: Int64 = 0
+    /// Lists the system's sound cards (the driver's list; tests replace it: there are none to plug in here).
+    public var listCards: () -> [String]
+    /// CLOCK_MONOTONIC nanoseconds, for the card poll's half-second spacing; tests inject their own.
+    public var clock: () -> Int64 = monotonicNanoseconds
 
-    public init(device: String = "default", configuration: String? = nil, profile: Profile? = nil) {
+    public init(
+        driver: AudioDriver, device: String = "default", configuration: String? = nil, profile: Profile? = nil
+    ) {
+        self.driver = driver
+        outputComponent = driver.outputComponent
+        outputHasMIDIInput = driver.hasMIDIInput
+        minimumSliceCapacity = driver.minimumSliceCapacity
+        listCards = driver.listCards
         self.device = device
         self.configuration = configuration
         if let profile { apply(profile) }
@@ -186,15 +199,7 @@ public final class AudioSession {
     public var outputLatency: Double? { grant?.outputLatency }
 
     /// Whether the device can capture (Core Audio's InputAvailable): a capture stream opens on it.
-    public var isInputAvailable: Bool {
-        aulos_alsa_capture_errors()
-        var pcm: OpaquePointer?
-        let status =
-            configuration.map { aulos_alsa_open(&pcm, device, $0, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK)) }
-            ?? aulos_alsa_open(&pcm, device, nil, SND_PCM_STREAM_CAPTURE, Int32(SND_PCM_NONBLOCK))
-        if let pcm { snd_pcm_close(pcm) }
-        return status >= 0
-    }
+    public var isInputAvailable: Bool { driver.isInputAvailable(device, configuration) }
 
     // MARK: Notices
 
@@ -209,31 +214,15 @@ public final class AudioSession {
     /// from the control loop.
     public func dispatchEvents() {
         outputUnit?.dispatchEvents()
-        let seconds = Double(monotonicNanoseconds()) * 1e-9
-        guard seconds - lastCardCheck >= 0.5 || knownCards == nil else { return }
-        lastCardCheck = seconds
+        let now = clock()
+        guard now - lastCardCheck >= 500_000_000 || knownCards == nil else { return }
+        lastCardCheck = now
         let cards = listCards()
         defer { knownCards = cards }
         guard let known = knownCards, known != cards else { return }
         let added = cards.filter { !known.contains($0) }
         let removed = known.filter { !cards.contains($0) }
         for listener in routeListeners { listener(.cardsChanged(added: added, removed: removed)) }
-    }
-
-    /// The sound cards alsa-lib sees, as "index: name".
-    static func systemCards() -> [String] {
-        var cards: [String] = []
-        var index: Int32 = -1
-        while snd_card_next(&index) >= 0 && index >= 0 {
-            var name: UnsafeMutablePointer<CChar>?
-            if snd_card_get_name(index, &name) >= 0, let name {
-                cards.append("\(index): \(String(cString: name))")
-                free(name)
-            } else {
-                cards.append("\(index)")
-            }
-        }
-        return cards
     }
 
     private func relay(_ event: IOEvent) {
@@ -247,5 +236,35 @@ public final class AudioSession {
         case .underrun, .overrun, .suspendedAndResumed, .bufferSizeChanged, .sampleRateChanged:
             break
         }
+    }
+}
+
+/// What an audio session needs of the system's sound driver beyond its I/O unit: the unit itself, the sound
+/// cards it sees (polled for route changes), and whether a device can capture. AulosALSA supplies the ALSA
+/// one (`AudioDriver.alsa`); `DummyDriver` one for tests.
+///
+/// Threads: the control thread.
+public struct AudioDriver {
+    /// A name for messages ("ALSA").
+    public var name: String
+    /// The I/O unit live graphs are headed by.
+    public var outputComponent: Component
+    /// The system's sound cards, as "index: name".
+    public var listCards: () -> [String]
+    /// Whether `device` (found in `configuration`, when given) opens for capture.
+    public var isInputAvailable: (_ device: String, _ configuration: String?) -> Bool
+    /// The I/O unit has a MIDI input of its own (the session's `outputHasMIDIInput`).
+    public var hasMIDIInput = false
+    /// The slice the graph is sized for at least (the session's `minimumSliceCapacity`).
+    public var minimumSliceCapacity: UInt32 = 0
+
+    public init(
+        name: String, outputComponent: Component, listCards: @escaping () -> [String] = { [] },
+        isInputAvailable: @escaping (_ device: String, _ configuration: String?) -> Bool = { _, _ in false }
+    ) {
+        self.name = name
+        self.outputComponent = outputComponent
+        self.listCards = listCards
+        self.isInputAvailable = isInputAvailable
     }
 }
