@@ -2,6 +2,7 @@ import AulosCore
 import AulosRig
 import AulosTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import AulosPlayback
@@ -146,25 +147,33 @@ import Glibc
         #expect(osc.take().isEmpty, "nothing left for the control thread")
     }
 
-    /// The panel's parameter change is answered at once too; anything else waits for the control loop.
-    @Test func panelParameterChangeLandsWithoutTheControlTick() async throws {
+    /// The panel's parameter change is answered at once too (before `submit` returns: no control loop runs
+    /// here); anything else waits for the control loop.
+    @Test func panelParameterChangeLandsWithoutTheControlTick() throws {
         let (rig, _, targets) = try Self.targets()
         defer { rig.close() }
         let target = try targets.resolve("Lead.cutoff", in: rig, activeRig: 0)
         let bridge = ControlBridge()
         bridge.answerAtOnce { targets.setAtOnce($0) }
-        let reply = await bridge.request(.control(.set(target: "lead.cutoff", value: ControlValue(text: "2345"))))
+        func submit(_ name: String, _ value: String) -> ControlReply? {
+            let answer = Mutex<ControlReply?>(nil)
+            bridge.submit(.control(.set(target: name, value: ControlValue(text: value)))) { reply in
+                answer.withLock { $0 = reply }
+            }
+            return answer.withLock { $0 }
+        }
+        let reply = try #require(submit("lead.cutoff", "2345"), "not answered without the control loop")
         #expect(reply.kind == .ok, "\(reply.json)")
         #expect(try target.current() == 2345)
-        let refused = await bridge.request(.control(.set(target: "Lead.cutoff", value: ControlValue(text: "1e9"))))
+        let refused = try #require(submit("Lead.cutoff", "1e9"))
         #expect(refused.kind == .badRequest, "\(refused.json)")
         #expect(try target.current() == 2345)
         // Not resolved before: left for the control thread.
-        bridge.submit(.control(.set(target: "Lead.resonance", value: ControlValue(text: "0.5")))) { _ in }
+        #expect(submit("Lead.resonance", "0.5")?.json == nil)
         #expect(bridge.take().count == 1)
         // Once the rig's targets are warmed (the control loop does it as a rig becomes active), it is not.
         targets.warm(rig, activeRig: 0)
-        let warmed = await bridge.request(.control(.set(target: "Lead.resonance", value: ControlValue(text: "0.5"))))
+        let warmed = try #require(submit("Lead.resonance", "0.5"))
         #expect(warmed.kind == .ok, "\(warmed.json)")
         #expect(bridge.take().isEmpty)
     }
