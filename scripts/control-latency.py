@@ -6,7 +6,8 @@ OSC and the web panel on loopback, then sends N changes of Lead.cutoff each way,
 random pause of 0-25 ms between them (so requests arrive at every phase of the 20 ms control tick), and
 times each with the monotonic clock from the send to the reply. aulos stores the parameter before it
 sends the reply (both before and after issue 31), so the round trip bounds the time to the parameter
-from above; every value is then checked with `get Lead.cutoff` on the control socket after the run.
+from above; the last value of each run is checked with `get Lead.cutoff` on the control socket. The
+panel's floor is the same number of `GET /api/session` requests, which never reach the control loop.
 
     scripts/control-latency.py [--count 1000] [--aulos .build/debug/aulos]
 """
@@ -124,8 +125,20 @@ def main():
         landed = json.loads(socket_request(control, "get Lead.cutoff"))["value"]
         if landed != values[-1]:
             sys.exit(f"panel: Lead.cutoff is {landed}, not {values[-1]}")
+        # The panel's floor: a request that never reaches the control loop (GET /api/session), on a new
+        # connection the same way.
+        floor = []
+        for _ in values:
+            time.sleep(random.uniform(0, 0.025))
+            start = time.monotonic_ns()
+            connection = http.client.HTTPConnection("127.0.0.1", web_port, timeout=5)
+            connection.request("GET", "/api/session", headers={"Host": f"127.0.0.1:{web_port}"})
+            connection.getresponse().read()
+            floor.append(time.monotonic_ns() - start)
+            connection.close()
         print(summary("OSC -> parameter  ", osc))
         print(summary("panel -> parameter", panel))
+        print(summary("panel floor (GET /api/session)", floor))
     finally:
         aulos.terminate()
         aulos.wait(10)
