@@ -171,10 +171,10 @@ import Glibc
         // Not resolved before: left for the control thread.
         #expect(submit("Lead.resonance", "0.5")?.json == nil)
         #expect(bridge.take().count == 1)
-        // Once the rig's targets are warmed (the control loop does it as a rig becomes active), it is not.
-        targets.warm(rig, activeRig: 0)
-        let warmed = try #require(submit("Lead.resonance", "0.5"))
-        #expect(warmed.kind == .ok, "\(warmed.json)")
+        // Once the control thread has resolved it, it is not.
+        _ = try targets.resolve("Lead.resonance", in: rig, activeRig: 0)
+        let resolved = try #require(submit("Lead.resonance", "0.5"))
+        #expect(resolved.kind == .ok, "\(resolved.json)")
         #expect(bridge.take().isEmpty)
     }
 }

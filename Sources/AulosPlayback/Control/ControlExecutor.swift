@@ -70,7 +70,6 @@ final class ControlExecutor {
         current = status
         self.sequencerUp = sequencerUp
         if learning != nil, monotonicNanoseconds() > learningUntil { stopLearning() }
-        if let rig, let activeRig = midi?.withRouter(\.activeRig) { targets.warm(rig, activeRig: activeRig) }
     }
 
     private func stopLearning() {

@@ -23,22 +23,9 @@ final class ControlTargets: Sendable {
     private struct State: @unchecked Sendable {
         var midi: LiveMIDIPath?
         var resolved: [Key: ControlTarget] = [:]
-        /// The rigs (by place in the set) whose targets `warm` has resolved.
-        var warmed: Set<Int> = []
     }
 
     private let state = Mutex(State())
-
-    /// Resolves every target the panel lists for rig `activeRig` (`PlaybackRig.targetGroups`), once per
-    /// rig while it plays, so that even the first change of each is carried out at once. Control thread.
-    func warm(_ rig: PlaybackRig, activeRig: Int) {
-        let cold = state.withLock { $0.midi != nil && $0.warmed.insert(activeRig).inserted }
-        guard cold else { return }
-        for group in rig.targetGroups(ofRig: activeRig) {
-            // Each by its canonical name, the way a request names it (so the cache holds what a request resolves to).
-            for target in group.targets { _ = try? resolve(target.name, in: rig, activeRig: activeRig) }
-        }
-    }
 
     /// Serves the rig `midi` plays, from an empty cache. Control thread.
     func attach(_ midi: LiveMIDIPath) { state.withLock { $0 = State(midi: midi) } }
