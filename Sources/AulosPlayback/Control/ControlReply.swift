@@ -96,10 +96,8 @@ public enum ControlReply: Sendable {
     /// The reply as one line of JSON, keys sorted — except that a `done` reply starts `{"ok":true`, as
     /// clients test for.
     public var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
-            let body = String(decoding: try encoder.encode(Body(reply: self)), as: UTF8.self)
+            let body = String(decoding: try Self.encoder.encode(Body(reply: self)), as: UTF8.self)
             guard case .done = self else { return body }
             return #"{"ok":true"# + (body == "{}" ? "}" : "," + body.dropFirst())
         } catch {
@@ -107,6 +105,14 @@ public enum ControlReply: Sendable {
             return #"{"error":"the reply could not be encoded"}"#
         }
     }
+
+    /// One encoder for every reply (it keeps no state between calls; made once, not a thousand times a
+    /// second when OSC sets a parameter at that rate).
+    private static let encoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
 
     static func failure(_ message: String, _ reason: ControlFailure.Reason = .badRequest) -> ControlReply {
         .failure(ControlFailure(message, reason: reason))

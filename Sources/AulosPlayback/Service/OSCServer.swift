@@ -75,6 +75,10 @@ final class OSCServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
+        // Room for a burst while the receive thread, which now also sets parameters and answers them, waits
+        // for a core: 1 MB (the kernel keeps it within net.core.rmem_max).
+        var room: Int32 = 1 << 20
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &room, socklen_t(MemoryLayout<Int32>.size))
         self.descriptor = descriptor
         self.port = UInt16(bigEndian: actual.sin_port)
         let thread = Thread { [unowned self] in self.receive() }
