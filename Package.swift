@@ -208,7 +208,10 @@ let package = Package(
                 "CAllocationCounter",
             ],
             path: "Tests/AulosJACKTests"),
-        .testTarget(name: "AulosWebTests", dependencies: ["AulosWeb"], path: "Tests/AulosWebTests"),
+        .testTarget(
+            name: "AulosWebTests",
+            dependencies: ["AulosWeb", "AulosPlayback", .product(name: "FlyingFox", package: "FlyingFox")],
+            path: "Tests/AulosWebTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )

@@ -43,7 +43,7 @@ FORBIDDEN = {
 ALLOWED = {
     ("AulosPlayback", "AulosALSA"): {
         "Live/KeyboardPlayback.swift", "Live/LiveStatus.swift", "Live/FilePlayback.swift",
-        "Service/ControlServer.swift",
+        "Control/ControlExecutor.swift",
     },
 }
 

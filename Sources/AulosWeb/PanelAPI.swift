@@ -16,12 +16,6 @@ struct PanelAPI: Sendable {
     let files: PanelFiles
     let loopbackOnly: Bool
 
-    /// The control requests the panel may make: everything the control socket serves.
-    static let verbs: Set<String> = [
-        "status", "parts", "fonts", "get", "set", "learn", "learned", "unlearn", "rig", "preset", "tempo", "transport",
-        "record",
-        "midi",
-    ]
     static let requestLimit = 8 << 10
     static let rigLimit = 1 << 20
 
@@ -77,23 +71,25 @@ struct PanelAPI: Sendable {
             guard let line = try await Self.field("request", of: request) else {
                 return Self.refused(.badRequest, "send {\"request\": \"set PART.PARAMETER VALUE\"} (at most 8 KB)")
             }
-            guard !line.contains(where: \.isNewline), let verb = line.split(separator: " ").first,
-                Self.verbs.contains(String(verb))
-            else {
-                return Self.refused(.badRequest, "not a panel request: \(Self.verbs.sorted().joined(separator: ", "))")
+            // The panel asks in the socket's words, read here by the socket's own reader: everything the control
+            // socket serves, and nothing else.
+            guard !line.contains(where: \.isNewline) else { return Self.refused(.badRequest, "one line, please") }
+            let control: ControlRequest
+            do throws(ControlFailure) {
+                control = try ControlRequest(line: line)
+            } catch {
+                return Self.answer(.failure(error))
             }
-            return Self.answer(await bridge.request(.line(line)))
+            return Self.answer(await bridge.request(.control(control)))
         }
         await server.appendRoute("GET /api/parts") { request in
             if let refusal = refusal(forRead: request) { return refusal }
-            return Self.answer(await bridge.request(.line("parts")))
+            return Self.answer(await bridge.request(.control(.parts)))
         }
         await server.appendRoute("GET /api/rig-file") { request in
             if let refusal = refusal(forRead: request) { return refusal }
             let answer = await bridge.request(.rigFile)
-            guard let object = try? JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any],
-                let text = object["rigFile"] as? String
-            else { return Self.answer(answer) }
+            guard case .rigFile(let text) = answer else { return Self.answer(answer) }
             return HTTPResponse(
                 statusCode: .ok,
                 headers: [
@@ -187,11 +183,19 @@ struct PanelAPI: Sendable {
         return object[name] as? String
     }
 
-    /// A control reply as an HTTP answer: 400 when it is an error.
-    static func answer(_ json: String) -> HTTPResponse {
-        let failed = json.hasPrefix(#"{"error""#)
-        return HTTPResponse(
-            statusCode: failed ? .badRequest : .ok, headers: [.contentType: "application/json"], body: Data(json.utf8))
+    /// A control reply as an HTTP answer, its status code from the reply's kind.
+    static func answer(_ reply: ControlReply) -> HTTPResponse {
+        HTTPResponse(
+            statusCode: statusCode(reply.kind), headers: [.contentType: "application/json"], body: Data(reply.json.utf8)
+        )
+    }
+
+    static func statusCode(_ kind: ControlReply.Kind) -> HTTPStatusCode {
+        switch kind {
+        case .ok: .ok
+        case .badRequest: .badRequest
+        case .unavailable: .serviceUnavailable
+        }
     }
 
     static func json(_ object: [String: Any]) -> HTTPResponse {

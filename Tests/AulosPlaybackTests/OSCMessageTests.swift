@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func messagesMapToControlRequests() {
-        func line(_ message: OSCMessage) -> String? { try? OSCServer.request(for: message).get().line }
+        func line(_ message: OSCMessage) -> String? { try? OSCServer.request(for: message).get().request.line }
         #expect(line(OSCMessage("/aulos/status")) == "status")
         #expect(line(OSCMessage("/aulos/note", [.int(2), .int(60), .int(100)])) == "midi 91 3C 64")
         #expect(line(OSCMessage("/aulos/note", [.int(1), .int(60), .int(0)])) == "midi 80 3C 00")
@@ -73,13 +73,14 @@ import Testing
         #expect(line(OSCMessage("/aulos/cc", [.int(16), .int(7), .int(127)])) == "midi BF 07 7F")
         #expect(line(OSCMessage("/aulos/rig", [.int(2)])) == "rig 2")
         #expect(line(OSCMessage("/aulos/rig", [.string("Stage")])) == "rig Stage")
+        #expect(line(OSCMessage("/aulos/rig", [.string("two words")])) == #"rig "two words""#)
         #expect(line(OSCMessage("/aulos/part/Lead/cutoff", [.float(1200)])) == "set Lead.cutoff 1200.0")
         for bad in [
             OSCMessage("/aulos/note", [.int(0), .int(60), .int(100)]),
             OSCMessage("/aulos/note", [.int(1), .int(128), .int(100)]),
             OSCMessage("/aulos/note", [.int(1), .int(60)]),
             OSCMessage("/aulos/cc", [.string("x"), .int(1), .int(1)]),
-            OSCMessage("/aulos/rig", [.string("two words")]),
+            OSCMessage("/aulos/rig", [.string("")]),
             OSCMessage("/aulos/part/Lead/cutoff", [.float(.nan)]),
             OSCMessage("/aulos/part/Lead/cutoff", [.string("loud")]),
             OSCMessage("/aulos/launch", []),

@@ -289,8 +289,11 @@ def run(arguments, osc, clients):
             if client is None:
                 osc.read_replies()
                 continue
+            # Stamped after reading: a status published and pushed while the socket was being read would
+            # otherwise look older than its own sampling (a negative latency).
+            texts = client.ws.read_available()
             received = time.monotonic_ns()
-            for text in client.ws.read_available():
+            for text in texts:
                 measurement.take(client, text, received, counted=True)
             if client.ws.closed:
                 disconnected[client.index] = str(client.ws.closed)

@@ -97,7 +97,9 @@ public final class KeyboardPlayback {
     private let duration: Double?
     private let observer: PlaybackObserver
     private let midi = LiveMIDIPath()
-    private let server = ControlServer()
+    /// Answers the control socket, OSC and the panel through one executor.
+    private let answers: LiveControl
+    private var server: ControlExecutor { answers.executor }
     private let control: ControlSocket?
     private let osc: OSCServer?
     private var sequencer: SequencerInput?
@@ -146,68 +148,51 @@ public final class KeyboardPlayback {
         self.duration = duration
         self.observer = observer
         control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
-        server.recordFolder = options.recordFolder
         rigPath = options.rigPath
         lastKnownGood = options.keepsLastKnownGood ? options.rigPath.map(LastKnownGoodRig.init(beside:)) : nil
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
         if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
+        answers = LiveControl(socket: control, osc: osc, bridge: options.bridge)
+        answers.executor.recordFolder = options.recordFolder
+        answers.rigFiles = { [unowned self] in self.answerRigFile($0) }
     }
 
-    /// Carries out the OSC messages received since the last tick through the control server, answering
-    /// each sender: `/aulos/status` with the status, the others with the server's reply or an error.
-    private func answer(_ osc: OSCServer, through server: ControlServer) {
-        for (message, sender) in osc.take() {
-            switch OSCServer.request(for: message) {
-            case .success(let request):
-                osc.reply(OSCMessage(request.reply, [.string(server.handle(request.line))]), to: sender)
-            case .failure(let problem):
-                osc.reply(OSCMessage("/aulos/error", [.string(problem.message)]), to: sender)
-            }
-        }
-    }
-
-    /// Carries out the bridge's requests, then publishes this tick's status for it. A new rig file, once
-    /// written, is reloaded as SIGHUP reloads it (the rig plays on until the new one is built).
-    private func answer(_ bridge: ControlBridge) {
-        for (request, reply) in bridge.take() {
-            // Each answer is JSON, or the one-line error of whatever could not be done.
-            // Errors go over the network: quoted lines of files other than the rig files are left out.
-            func answering(sent: String? = nil, _ body: () throws -> String) {
-                do { reply(try body()) } catch {
-                    let message = (error as? ReportableError)?.message ?? "\(error)"
-                    reply(ControlServer.error(RigFileReplacement.redacted(message, beside: rigPath, sent: sent)))
-                }
-            }
+    /// The panel's rig-file requests: the file read, listed or copied, or another file (or new text) tried
+    /// in full and reloaded as SIGHUP reloads it (the rig plays on until the new one is built). Errors go over
+    /// the network: quoted lines of files other than the rig files are left out.
+    private func answerRigFile(_ request: ControlBridge.Request) -> ControlReply {
+        var sent: String?
+        do {
             switch request {
-            case .line(let line): reply(server.handle(line))
-            case .rigFile: answering { try ControlServer.json(["rigFile": try RigFileReplacement.text(of: rigPath)]) }
-            case .rigFiles: answering { try ControlServer.json(RigFileReplacement.Listing(beside: rigPath)) }
-            case .saveRigFile(let name):
-                answering { try ControlServer.json(["saved": try RigFileReplacement.saveCopy(of: rigPath, as: name)]) }
+            case .control: return .failure("not a rig-file request")
+            case .rigFile: return .rigFile(try RigFileReplacement.text(of: rigPath))
+            case .rigFiles:
+                let listing = RigFileReplacement.Listing(beside: rigPath)
+                return .rigFiles(playing: listing.playing, files: listing.files)
+            case .saveRigFile(let name): return .saved(try RigFileReplacement.saveCopy(of: rigPath, as: name))
             case .loadRigFile(let name):
-                answering {
-                    let target = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
-                    try tryRig(target)
-                    replaced = (rigPath, nil)
-                    rigPath = target
-                    alreadyTried = target
-                    StopSignals.reloadRequested = 1
-                    return #"{"ok":true,"reloading":true}"#
-                }
+                let target = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
+                try tryRig(target)
+                replaced = (rigPath, nil)
+                rigPath = target
+                alreadyTried = target
             case .replaceRigFile(let text):
-                answering(sent: text) {
-                    let earlier = try? RigFileReplacement.text(of: rigPath)
-                    try RigFileReplacement.replace(rigPath, with: text) { scratch throws(RigError) in
-                        try tryRig(scratch)
-                    }
-                    replaced = (rigPath, rigPath.flatMap { path in earlier.map { (path, $0) } })
-                    alreadyTried = rigPath
-                    StopSignals.reloadRequested = 1
-                    return #"{"ok":true,"reloading":true}"#
+                sent = text
+                let earlier = try? RigFileReplacement.text(of: rigPath)
+                try RigFileReplacement.replace(rigPath, with: text) { scratch throws(RigError) in
+                    try tryRig(scratch)
                 }
+                replaced = (rigPath, rigPath.flatMap { path in earlier.map { (path, $0) } })
+                alreadyTried = rigPath
             }
+            StopSignals.reloadRequested = 1
+            var done = ControlReply.Done()
+            done.reloading = true
+            return .done(done)
+        } catch {
+            let message = (error as? ReportableError)?.message ?? "\(error)"
+            return .failure(RigFileReplacement.redacted(message, beside: rigPath, sent: sent))
         }
-        bridge.publish(server.handle("status"))
     }
 
     func run() throws -> Report {
@@ -361,16 +346,7 @@ public final class KeyboardPlayback {
             ServiceNotifier.notify("STATUS=waiting for the audio device: \(error.message)")
             for _ in 0..<100 where StopSignals.stopRequested == 0 {
                 usleep(LiveSession.tick)
-                control?.serve { _ in ControlServer.error("waiting for the audio device: \(error.message)") }
-                for (_, sender) in osc?.take() ?? [] {
-                    osc?.reply(
-                        OSCMessage("/aulos/error", [.string("waiting for the audio device: \(error.message)")]),
-                        to: sender)
-                }
-                // The panel's requests too: left queued they would hold its pages until the device came.
-                for (_, reply) in options.bridge?.take() ?? [] {
-                    reply(ControlServer.error("waiting for the audio device: \(error.message)"))
-                }
+                answers.refuseAll(because: "waiting for the audio device: \(error.message)")
             }
             return nil
         }
@@ -484,7 +460,7 @@ public final class KeyboardPlayback {
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
             clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
             failedReloads: failedReloads, jackMIDIEvents: live.io.midiInput?.midiEventsRead)
-        return (report, reloaded.map { ($0, midi.router?.activeRig ?? 0) })
+        return (report, reloaded.map { ($0, midi.activeRig ?? 0) })
     }
 
     /// MIDI clock out (`--send-clock`), read from the transport's snapshot, so its notification goes after
@@ -537,9 +513,7 @@ public final class KeyboardPlayback {
         server.stuckUnit = watchdog?.stuck?.message
         live.note(midiLate: input.lateCount)
         server.update(live.status, sequencerUp: sequencer != nil)
-        control?.serve { line in server.handle(line) }
-        if let osc { answer(osc, through: server) }
-        if let bridge = options.bridge { answer(bridge) }
+        answers.serve()
         if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil || playsThroughJACK)
         {
             ready = true

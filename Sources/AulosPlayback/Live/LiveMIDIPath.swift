@@ -156,6 +156,10 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
         }
     }
 
+    /// The rig being played, as the render thread's router last published it (nil: no rig attached). Any
+    /// thread.
+    var activeRig: Int? { state.withLock { $0?.router.activeRig } }
+
     /// The router's control side, up to date with what the render thread reported (nil: no rig attached).
     var router: RigRouter? {
         state.withLock { attached in

@@ -4,15 +4,17 @@ import Foundation
 /// The live instrument as seen from a network server that runs on threads of its own (the web panel):
 /// requests go in a bounded queue that the control loop empties on every tick, and each tick publishes
 /// the status, so no server thread ever touches the rig, and the render thread never waits on the network.
+/// The one exception is a parameter change whose target the control loop has resolved before: it is set at
+/// once, on the caller's thread (one atomic store, as a mapped MIDI controller does; `ControlTargets`).
 ///
-/// A request is a control-socket line (so the panel has exactly the socket's checks and effects) or one of
+/// A request is a `ControlRequest` (so the panel has exactly the socket's checks and effects) or one of
 /// the few things only the control loop itself can do: read, replace, load or save the rig file it plays.
 ///
-/// Threads: `submit`/`latest` from any thread; `take`/`publish` on the control thread.
+/// Threads: `submit`/`request`/`latest` from any thread; `take`/`publish`/`answerAtOnce` on the control thread.
 public final class ControlBridge: @unchecked Sendable {
     public enum Request: Sendable {
-        /// A control-socket request line (`set`, `get`, `rig`, `learn`, `parts`, `tempo`, …).
-        case line(String)
+        /// A control request (`set`, `get`, `rig`, `learn`, `parts`, `tempo`, …).
+        case control(ControlRequest)
         /// A new rig file: checked, then written beside the playing one and renamed over it, then reloaded.
         case replaceRigFile(String)
         /// The playing rig file's text.
@@ -32,9 +34,11 @@ public final class ControlBridge: @unchecked Sendable {
         public var sampledNanos: Int64
     }
 
+    public typealias Reply = @Sendable (ControlReply) -> Void
+
     private struct Pending {
         var request: Request
-        var reply: @Sendable (String) -> Void
+        var reply: Reply
     }
 
     /// A full queue refuses more: a flood from the network waits for nobody.
@@ -42,29 +46,43 @@ public final class ControlBridge: @unchecked Sendable {
     private let lock = NSLock()
     private var pending: [Pending] = []
     private var snapshot: Snapshot?
+    private var atOnce: (@Sendable (ControlRequest) -> ControlReply?)?
 
     public init() {}
 
-    /// Queues `request`; `reply` gets the JSON answer on the control thread (or at once, if the queue is full).
-    public func submit(_ request: Request, reply: @escaping @Sendable (String) -> Void) {
+    /// Queues `request`; `reply` gets the answer on the control thread (or at once, if the queue is full, or
+    /// if it is a parameter change `answerAtOnce` carries out).
+    public func submit(_ request: Request, reply: @escaping Reply) {
+        if case .control(let control) = request, control.isParameterSet,
+            let answer = lock.withLock({ atOnce })?(control)
+        {
+            reply(answer)
+            return
+        }
         let accepted = lock.withLock {
             guard pending.count < Self.capacity else { return false }
             pending.append(Pending(request: request, reply: reply))
             return true
         }
-        if !accepted { reply(ControlServer.error("busy: too many requests waiting; try again")) }
+        if !accepted { reply(.failure("busy: too many requests waiting; try again", .unavailable)) }
     }
 
-    /// The answer to `request`, from the next control tick.
-    public func request(_ request: Request) async -> String {
+    /// The answer to `request`, from the next control tick (a parameter change, at once).
+    public func request(_ request: Request) async -> ControlReply {
         await withCheckedContinuation { continuation in submit(request) { continuation.resume(returning: $0) } }
     }
 
     /// The last published status, if the instrument has played yet.
     public var latest: Snapshot? { lock.withLock { snapshot } }
 
+    /// Lets `body` answer control requests on the caller's thread; it returns nil for those that must wait
+    /// for the control thread. Control thread.
+    func answerAtOnce(_ body: @escaping @Sendable (ControlRequest) -> ControlReply?) {
+        lock.withLock { atOnce = body }
+    }
+
     /// The requests waiting, each with where its answer goes. Control thread.
-    func take() -> [(Request, @Sendable (String) -> Void)] {
+    func take() -> [(Request, Reply)] {
         lock.withLock {
             defer { pending.removeAll(keepingCapacity: true) }
             return pending.map { ($0.request, $0.reply) }

@@ -4,9 +4,11 @@ import Glibc
 
 /// Open Sound Control over UDP for the live instrument (`aulos play --osc [ADDR:]PORT`, docs/osc.md).
 ///
-/// A thread of its own receives datagrams, parses them (`OSCMessage`) and queues them with their sender;
-/// the control loop takes them each tick and answers through the control server, the same requests the
-/// control socket serves, so every check and every effect is the same. Replies go back to the sender.
+/// A thread of its own receives datagrams, parses them (`OSCMessage`), maps each to a `ControlRequest`
+/// (`request(for:)`) and queues it with its sender; the control loop takes them each tick and carries them
+/// out through the one executor the control socket and the panel use, so every check and every effect is
+/// the same. A parameter change whose target was resolved before is carried out at once on the receive
+/// thread instead (`answerAtOnce`), without waiting for the tick. Replies go back to the sender.
 /// It binds to loopback: listening beyond this machine waits for the panel's tokens (issue 18).
 ///
 /// Replies to one sender (address and port) are limited to `replyRatio` times the bytes it sent plus
@@ -19,11 +21,14 @@ import Glibc
 /// Threads: created and served on the control thread; its receive thread only parses and queues.
 final class OSCServer: @unchecked Sendable {
     typealias Sender = sockaddr_in
+    /// A message as a control request and the address its answer goes back on, or why it is none.
+    typealias Mapped = Result<(request: ControlRequest, reply: String), OSCError>
 
     let port: UInt16
     private let descriptor: Int32
     private let lock = NSLock()
-    private var pending: [(OSCMessage, Sender)] = []
+    private var pending: [(Mapped, Sender)] = []
+    private var atOnce: (@Sendable (ControlRequest) -> ControlReply?)?
     /// Datagrams that were not OSC, or that arrived while 1,024 were waiting.
     private(set) var rejected = 0
     private var running = true
@@ -70,6 +75,10 @@ final class OSCServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &actual) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
+        // Room for a burst while the receive thread, which now also sets parameters and answers them, waits
+        // for a core: 1 MB (the kernel keeps it within net.core.rmem_max).
+        var room: Int32 = 1 << 20
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &room, socklen_t(MemoryLayout<Int32>.size))
         self.descriptor = descriptor
         self.port = UInt16(bigEndian: actual.sin_port)
         let thread = Thread { [unowned self] in self.receive() }
@@ -84,8 +93,14 @@ final class OSCServer: @unchecked Sendable {
         close(descriptor)
     }
 
-    /// The messages received since the last call, with their senders. Control thread.
-    func take() -> [(OSCMessage, Sender)] {
+    /// Lets `body` carry out requests on the receive thread; it returns nil for those that must wait for the
+    /// control thread. Control thread.
+    func answerAtOnce(_ body: @escaping @Sendable (ControlRequest) -> ControlReply?) {
+        lock.withLock { atOnce = body }
+    }
+
+    /// The messages received since the last call, as requests, with their senders. Control thread.
+    func take() -> [(Mapped, Sender)] {
         lock.withLock {
             defer { pending.removeAll(keepingCapacity: true) }
             return pending
@@ -167,18 +182,26 @@ final class OSCServer: @unchecked Sendable {
                 reply(OSCMessage("/aulos/error", [.string(error.message)]), to: sender)
                 continue
             }
-            lock.withLock {
-                for message in parsed {
-                    if pending.count < 1024 { pending.append((message, sender)) } else { rejected += 1 }
+            let answering = lock.withLock { atOnce }
+            for message in parsed {
+                let mapped = Self.request(for: message)
+                if case .success(let request) = mapped, request.request.isParameterSet,
+                    let answer = answering?(request.request)
+                {
+                    reply(OSCMessage(request.reply, [.string(answer.json)]), to: sender)
+                    continue
+                }
+                lock.withLock {
+                    if pending.count < 1024 { pending.append((mapped, sender)) } else { rejected += 1 }
                 }
             }
         }
         finished.signal()
     }
 
-    /// The control-server request an OSC message stands for, and the address its answer goes back on; or
-    /// the one-line reason it stands for none.
-    static func request(for message: OSCMessage) -> Result<(line: String, reply: String), OSCError> {
+    /// The control request an OSC message stands for, and the address its answer goes back on; or the
+    /// one-line reason it stands for none. Strings are taken as they are (a rig name may hold spaces).
+    static func request(for message: OSCMessage) -> Mapped {
         let path = message.address.split(separator: "/").map(String.init)
         func integers(_ count: Int, in range: ClosedRange<Int32>) -> [Int32]? {
             guard message.arguments.count == count else { return nil }
@@ -191,48 +214,47 @@ final class OSCServer: @unchecked Sendable {
             }
             return values.count == count && values.allSatisfy(range.contains) ? values : nil
         }
-        func hex(_ values: [Int32]) -> String { values.map { String(format: "%02X", $0) }.joined(separator: " ") }
+        func number(_ argument: OSCMessage.Argument) -> Float? {
+            switch argument {
+            case .float(let value) where value.isFinite: value
+            case .int(let value): Float(value)
+            default: nil
+            }
+        }
+        func reply(_ request: ControlRequest) -> Mapped { .success((request, "/aulos/reply")) }
         switch path {
         case ["aulos", "status"]:
-            return .success(("status", "/aulos/status"))
+            return .success((.status, "/aulos/status"))
         case ["aulos", "note"]:
             guard let values = integers(3, in: 0...127), (1...16).contains(values[0]) else {
                 return .failure(OSCError("/aulos/note takes channel 1…16, note 0…127, velocity 0…127 (0: off)"))
             }
             let status = (values[2] == 0 ? 0x80 : 0x90) | (values[0] - 1)
-            return .success(("midi " + hex([status, values[1], values[2]]), "/aulos/reply"))
+            return reply(.midi([status, values[1], values[2]].map { UInt8($0) }))
         case ["aulos", "cc"]:
             guard let values = integers(3, in: 0...127), (1...16).contains(values[0]) else {
                 return .failure(OSCError("/aulos/cc takes channel 1…16, controller 0…127, value 0…127"))
             }
-            return .success(("midi " + hex([0xB0 | (values[0] - 1), values[1], values[2]]), "/aulos/reply"))
+            return reply(.midi([0xB0 | (values[0] - 1), values[1], values[2]].map { UInt8($0) }))
         case ["aulos", "rig"]:
             switch message.arguments.first {
-            case .int(let number) where message.arguments.count == 1: return .success(("rig \(number)", "/aulos/reply"))
-            case .string(let name) where message.arguments.count == 1 && !name.contains(" ") && !name.isEmpty:
-                return .success(("rig \(name)", "/aulos/reply"))
+            case .int(let number) where message.arguments.count == 1: return reply(.rig(.number(Int(number))))
+            case .string(let name) where message.arguments.count == 1 && !name.isEmpty: return reply(.rig(.name(name)))
             default: return .failure(OSCError("/aulos/rig takes a rig number (1…) or a name"))
             }
         case ["aulos", "tempo"]:
-            switch message.arguments.first {
-            case .float(let bpm) where message.arguments.count == 1 && bpm.isFinite:
-                return .success(("tempo \(bpm)", "/aulos/reply"))
-            case .int(let bpm) where message.arguments.count == 1: return .success(("tempo \(bpm)", "/aulos/reply"))
-            default: return .failure(OSCError("/aulos/tempo takes beats per minute (20…400)"))
+            guard message.arguments.count == 1, let bpm = number(message.arguments[0]) else {
+                return .failure(OSCError("/aulos/tempo takes beats per minute (20…400)"))
             }
+            return reply(.tempo(Double(bpm)))
         case ["aulos", "transport"]:
             switch (message.arguments.first, message.arguments.count) {
-            case (.string(let command), 1) where ["play", "stop", "rewind"].contains(command):
-                return .success(("transport \(command)", "/aulos/reply"))
+            case (.string("play"), 1): return reply(.transport(.play))
+            case (.string("stop"), 1): return reply(.transport(.stop))
+            case (.string("rewind"), 1): return reply(.transport(.rewind))
             case (.string("locate"), 2):
-                let beat: Float? =
-                    switch message.arguments[1] {
-                    case .float(let value): value
-                    case .int(let value): Float(value)
-                    default: nil
-                    }
-                guard let beat, beat.isFinite, beat >= 0 else { break }
-                return .success(("transport locate \(beat)", "/aulos/reply"))
+                guard let beat = number(message.arguments[1]), beat >= 0 else { break }
+                return reply(.transport(.locate(beat: Double(beat))))
             default: break
             }
             return .failure(OSCError("/aulos/transport takes play, stop, rewind, or locate and a beat"))
@@ -243,16 +265,14 @@ final class OSCServer: @unchecked Sendable {
                         "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
                             + "/aulos/rig, /aulos/tempo, /aulos/transport, /aulos/part/PART/PARAMETER)"))
             }
-            let value: Float
             switch message.arguments[0] {
-            case .float(let number): value = number
-            case .int(let number): value = Float(number)
+            case .float, .int:
+                guard let value = number(message.arguments[0]) else {
+                    return .failure(OSCError("\(message.address) takes one finite number"))
+                }
+                return reply(.set(target: "\(path[2]).\(path[3])", value: ControlValue(value)))
             default: return .failure(OSCError("\(message.address) takes one number"))
             }
-            guard value.isFinite, !path[2].contains(" "), !path[3].contains(" ") else {
-                return .failure(OSCError("\(message.address) takes one finite number"))
-            }
-            return .success(("set \(path[2]).\(path[3]) \(value)", "/aulos/reply"))
         }
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 /// file's preset headers, not loaded) and the parts playing it, so a panel can offer a part its presets.
 ///
 /// Threads: made on the control thread (headers only: a few milliseconds even for a large font), then a value.
-struct PanelFonts: Encodable {
+public struct PanelFonts: Encodable, Sendable {
     struct Font: Encodable {
         var path: String
         var parts: [String]

@@ -5,7 +5,7 @@ import AulosUnits
 /// each with its range and current value, named as `set` takes it.
 ///
 /// Threads: made on the control thread, then a value.
-struct PanelParts: Encodable {
+public struct PanelParts: Encodable, Sendable {
     struct Control: Encodable {
         var target: String
         var min: Float

@@ -28,6 +28,10 @@ async function call(method, path, body, type = "application/json") {
 
 const control = (request) => call("POST", "/api/control", JSON.stringify({ request }));
 
+// A name in a request line: in double quotes when it holds a space (a part called "Left Hand"), as the
+// control socket reads it (docs/service.md).
+const quoted = (name) => /[\s"\\]/.test(name) ? `"${name.replace(/[\\"]/g, (c) => "\\" + c)}"` : name;
+
 async function act(request) {
   try { const answer = await control(request); showError(""); return answer; }
   catch (error) { showError(error.message); return null; }
@@ -45,7 +49,7 @@ function controlRow(item, label) {
     input = document.createElement("select");
     parts.eqPresets.forEach((preset, index) => input.add(new Option(preset, index)));
     input.value = Math.round(item.value);
-    input.addEventListener("change", () => act(`set ${item.target} ${input.value}`));
+    input.addEventListener("change", () => act(`set ${quoted(item.target)} ${input.value}`));
   } else {
     input = document.createElement("input");
     input.type = "range";
@@ -55,7 +59,7 @@ function controlRow(item, label) {
     input.value = item.value;
     input.addEventListener("input", () => {
       output.value = Number(input.value).toFixed(2);
-      act(`set ${item.target} ${input.value}`);
+      act(`set ${quoted(item.target)} ${input.value}`);
     });
   }
   input.dataset.target = item.target;
@@ -66,7 +70,7 @@ function controlRow(item, label) {
   learn.className = "learn";
   learn.textContent = "learn";
   learn.title = `MIDI-learn ${item.target}: move a controller next`;
-  learn.addEventListener("click", () => act(`learn ${item.target} 30`));
+  learn.addEventListener("click", () => act(`learn ${quoted(item.target)} 30`));
   row.append(name, input, output, learn);
   return row;
 }
@@ -96,7 +100,7 @@ function partCard(group) {
     if (enabled && enabled.value < 0.5) mute.classList.add("on");
     mute.addEventListener("click", async () => {
       const muted = !mute.classList.contains("on");
-      if (await act(`set ${group.name}.enabled ${muted ? 0 : 1}`)) mute.classList.toggle("on", muted);
+      if (await act(`set ${quoted(group.name + ".enabled")} ${muted ? 0 : 1}`)) mute.classList.toggle("on", muted);
     });
     const solo = document.createElement("button");
     solo.textContent = "Solo";
@@ -113,7 +117,7 @@ function partCard(group) {
         menu.add(new Option(`${preset.bank}:${preset.program} ${preset.name}`, `${preset.bank} ${preset.program}`));
       }
       menu.value = `0 ${group.program ?? 0}`;   // what the rig starts the part on
-      menu.addEventListener("change", () => act(`preset ${group.name} ${menu.value}`));
+      menu.addEventListener("change", () => act(`preset ${quoted(group.name)} ${menu.value}`));
       row.append(mute, solo, menu);
       card.append(row);
     }
@@ -123,7 +127,7 @@ function partCard(group) {
     program.type = "number"; program.min = 0; program.max = 127; program.value = 0; program.title = "program";
     const choose = document.createElement("button");
     choose.textContent = "Preset";
-    choose.addEventListener("click", () => act(`preset ${group.name} ${bank.value} ${program.value}`));
+    choose.addEventListener("click", () => act(`preset ${quoted(group.name)} ${bank.value} ${program.value}`));
     const labelled = (text, field) => { const label = document.createElement("label"); label.append(text, field); return label; };
     if (!(font && font.presets.length)) {
       row.append(mute, solo, labelled("bank", bank), labelled("program", program), choose);
@@ -150,7 +154,7 @@ async function soloPart(name, button) {
   const soloing = !button.classList.contains("on");
   for (const group of parts.groups.filter((group) => group.kind === "part")) {
     const on = !soloing || group.name === name;
-    await act(`set ${group.name}.enabled ${on ? 1 : 0}`);
+    await act(`set ${quoted(group.name + ".enabled")} ${on ? 1 : 0}`);
     document.querySelector(`[data-mute="${group.name}"]`)?.classList.toggle("on", !on);
     document.querySelector(`[data-solo="${group.name}"]`)?.classList.toggle("on", soloing && group.name === name);
   }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AulosPlayback
 
 /// `aulos set`: one parameter of the running aulos, read or changed through its control socket.
 struct SetCommand: ParsableCommand {
@@ -21,8 +22,11 @@ struct SetCommand: ParsableCommand {
     @OptionGroup var socket: SocketOption
 
     func run() throws {
-        let reply = try socket.request(
-            value.isEmpty ? "get \(target)" : "set \(target) \(value.joined(separator: " "))")
+        // Sent as a typed request's line, so a name with spaces is quoted.
+        let request: ControlRequest =
+            value.isEmpty
+            ? .get(target: target) : .set(target: target, value: ControlValue(text: value.joined(separator: " ")))
+        let reply = try socket.request(request.line)
         print("\(reply["target"] ?? target) = \(reply["value"] ?? "?")")
     }
 }
