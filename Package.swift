@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "AulosPlayback",
             dependencies: [
-                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosALSA", "AulosIO",
+                "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosIO",
                 "AulosAudioFile", "AulosRig", "AulosRealtime",
             ],
             path: "Sources/AulosPlayback"),

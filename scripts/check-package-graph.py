@@ -14,9 +14,9 @@ Exceptions, each for a reason:
 
 Then the layering the graph must keep (docs/architecture.md), import by import, naming the file:
 - the drivers (AulosALSA, AulosJACK) import neither each other nor AulosUnits: what they share is AulosIO;
-- AulosRig imports no driver, and AulosPlayback not AulosJACK: the host (the `aulos` CLI) picks the driver
-  and hands the rig an `AudioDriver`. AulosPlayback still opens the ALSA sequencer for the keyboard
-  (`SequencerInput`), so its AulosALSA imports are allowed in the files listed in ALLOWED, and nowhere else.
+- AulosRig and AulosPlayback import no driver: the host (the `aulos` CLI) picks the driver and hands the
+  rig an `AudioDriver`, and hands the live instrument its MIDI input (the ALSA sequencer as a
+  `LiveMIDISource`).
 """
 import json
 import os
@@ -38,14 +38,10 @@ FORBIDDEN = {
     "AulosRig": DRIVERS,
     "AulosPlayback": DRIVERS,
 }
-# (target, module) -> the files (relative to the target's folder) still allowed to import it, until the
-# sequencer has a driver-neutral MIDI-input protocol in AulosIO.
-ALLOWED = {
-    ("AulosPlayback", "AulosALSA"): {
-        "Live/KeyboardPlayback.swift", "Live/LiveStatus.swift", "Live/FilePlayback.swift",
-        "Control/ControlExecutor.swift",
-    },
-}
+# (target, module) -> the files (relative to the target's folder) still allowed to import it: none — the
+# sequencer reaches the playback layer as AulosIO's LiveMIDISource, opened by the command line.
+ALLOWED: dict = {}
+
 
 
 def layering_problems(name, path, files):

@@ -41,12 +41,16 @@ public protocol LiveIOUnit: IOUnit {
     var transport: (any DriverTransport)? { get }
     /// One line for the log once started (the client, its buffer, its connections), if the driver has one.
     var startSummary: String? { get }
+    /// Fault injection (`make realtime-test`, `AULOS_INJECT_OVERRUN`): every render sleeps this long (0 to
+    /// stop), a real overrun on a paced device. A driver that cannot ignores it.
+    func injectRenderDelay(microseconds: Int)
 }
 
 extension LiveIOUnit {
     public var midiInput: (any DriverMIDIInput)? { nil }
     public var transport: (any DriverTransport)? { nil }
     public var startSummary: String? { nil }
+    public func injectRenderDelay(microseconds: Int) {}
 }
 
 /// A driver's own MIDI port: MIDI that arrives with the audio (JACK MIDI). Its channel messages are played

@@ -1,4 +1,3 @@
-import AulosALSA
 import AulosCore
 import AulosIO
 import AulosMIDI
@@ -18,7 +17,7 @@ final class ControlExecutor {
     private var live: LiveMIDIInput?
     private var reloads = 0
     private var current: LiveStatus?
-    private var keyboards: [SequencerAddress: String] = [:]
+    private var keyboards: [MIDIPortName: String] = [:]
     private var sequencerUp = false
     private var learning: String?
     /// When an unanswered MIDI-learn gives up (CLOCK_MONOTONIC ns): a client that timed out or went away
@@ -58,13 +57,18 @@ final class ControlExecutor {
         live = nil
     }
 
-    func note(_ notice: SequencerInput.Notice) {
+    func note(_ notice: MIDIInputNotice) {
         switch notice {
-        case .connected(let port): keyboards[port.address] = "\(port.address) \(port.clientName): \(port.portName)"
-        case .disconnected(let port, _): keyboards[port.address] = nil
-        case .subscribed(let address, let name): keyboards[address] = "\(address) \(name)"
+        case .connected(let port): keyboards[Self.key(port)] = port.description
+        case .disconnected(let port, _): keyboards[Self.key(port)] = nil
+        case .subscribed(let port): keyboards[Self.key(port)] = "\(port.address) \(port.clientName)"
         case .listening, .connectFailed, .inputOverflow: break
         }
+    }
+
+    /// A keyboard is known by where it is (a port's names may differ between its notices).
+    private static func key(_ port: MIDIPortName) -> MIDIPortName {
+        MIDIPortName(client: port.client, port: port.port, clientName: "", portName: "")
     }
 
     func update(_ status: LiveStatus, sequencerUp: Bool) {

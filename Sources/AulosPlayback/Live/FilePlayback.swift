@@ -1,4 +1,3 @@
-import AulosALSA
 import AulosCore
 import AulosIO
 import AulosMIDI
@@ -84,7 +83,7 @@ final class OverrunInjection {
 
     func apply(to live: LiveSession) {
         guard let seconds, state < 2, live.status.seconds >= 1 else { return }
-        (live.io as? ALSAOutputUnit)?.injectRenderDelay(microseconds: state == 0 ? Int(seconds * 1e6) : 0)
+        live.io.injectRenderDelay(microseconds: state == 0 ? Int(seconds * 1e6) : 0)
         state += 1
     }
 }

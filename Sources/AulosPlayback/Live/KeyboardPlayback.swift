@@ -1,4 +1,3 @@
-import AulosALSA
 import AulosCore
 import AulosIO
 import AulosMIDI
@@ -15,19 +14,18 @@ import Glibc
 /// Threads: the calling (control) thread runs the loop, the control socket and the notices; MIDI arrives
 /// on the sequencer's MIDI thread (through `LiveMIDIPath`); audio runs on the I/O thread.
 public final class KeyboardPlayback {
-    /// How the live instrument listens: which sequencer ports, how events are placed in time, and how it
-    /// runs unattended.
+    /// How the live instrument listens: its MIDI input (the sequencer, opened as the host says), how events
+    /// are placed in time, and how it runs unattended.
     public struct Options: Sendable {
-        public var autoconnect = true
-        public var requests: [ConnectionRequest] = []
+        /// Opens the MIDI input (the ALSA sequencer, with the ports to connect); nil: none, only the audio
+        /// driver's own MIDI port and the control socket.
+        public var midiInput: LiveMIDISourceOpener?
         public var placement: LiveMIDIPlacement = .constantLatency
         /// Extra constant latency (seconds) on top of the device buffer, for machines where the MIDI thread
         /// can be held up for longer than a period: events then stay on time instead of playing late.
         public var headroom: Double = 0
         /// Send MIDI clock (and Start/Stop/Continue/Song Position) on the readable port: Aulos as master.
         public var sendClock = false
-        /// Sequencer client name (tests run several).
-        public var clientName = "Aulos"
         /// Unattended (a service at boot): no sound device or no sequencer yet is not an error — wait for
         /// them, and play when they appear.
         public var waitForDevices = false
@@ -53,16 +51,13 @@ public final class KeyboardPlayback {
         public var fallback: String?
 
         public init(
-            autoconnect: Bool = true, requests: [ConnectionRequest] = [],
-            placement: LiveMIDIPlacement = .constantLatency,
-            headroom: Double = 0, sendClock: Bool = false, clientName: String = "Aulos"
+            midiInput: LiveMIDISourceOpener?, placement: LiveMIDIPlacement = .constantLatency,
+            headroom: Double = 0, sendClock: Bool = false
         ) {
-            self.autoconnect = autoconnect
-            self.requests = requests
+            self.midiInput = midiInput
             self.placement = placement
             self.headroom = headroom
             self.sendClock = sendClock
-            self.clientName = clientName
         }
     }
 
@@ -102,7 +97,7 @@ public final class KeyboardPlayback {
     private var server: ControlExecutor { answers.executor }
     private let control: ControlSocket?
     private let osc: OSCServer?
-    private var sequencer: SequencerInput?
+    private var sequencer: (any LiveMIDISource)?
     private var lastSequencerAttempt: Int64 = 0
     /// The rig file SIGHUP reloads: the one given, until the panel loads another from beside it.
     private var rigPath: String?
@@ -209,10 +204,11 @@ public final class KeyboardPlayback {
         } catch {
             guard options.waitForDevices || playsThroughJACK else { throw error }
             lastSequencerAttempt = monotonicNanoseconds()
+            let message = (error as? ReportableError)?.message ?? "\(error)"
             observer.warning(
                 playsThroughJACK
-                    ? "no ALSA sequencer (\(error.message)); MIDI through JACK's midi_in port"
-                    : "no MIDI input yet (\(error.message)); waiting for the ALSA sequencer"
+                    ? "no ALSA sequencer (\(message)); MIDI through JACK's midi_in port"
+                    : "no MIDI input yet (\(message)); waiting for the ALSA sequencer"
                         + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
         }
         defer {
@@ -321,11 +317,15 @@ public final class KeyboardPlayback {
 
     private var playsThroughJACK: Bool { session.outputHasMIDIInput }
 
-    private func openSequencer() throws(SequencerError) -> SequencerInput {
-        try SequencerInput(
-            options: SequencerInput.Options(
-                clientName: options.clientName, autoconnect: options.autoconnect,
-                requests: options.requests), receiver: midi)
+    /// The MIDI input, opened as the host said (none given: as if there were no sequencer).
+    private func openSequencer() throws -> any LiveMIDISource {
+        guard let open = options.midiInput else { throw SequencerUnavailable() }
+        return try open(midi)
+    }
+
+    /// No MIDI input was given to open.
+    struct SequencerUnavailable: ReportableError {
+        var message: String { "no MIDI input to open" }
     }
 
     /// The rig on the device; nil after waiting two seconds for a device that is not there yet (unattended).

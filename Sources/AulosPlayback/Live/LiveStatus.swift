@@ -1,4 +1,3 @@
-import AulosALSA
 import AulosIO
 import AulosUnits
 
@@ -33,7 +32,7 @@ public struct PlaybackObserver {
     public var status: (LiveStatus) -> Void = { _ in }
     public var warning: (String) -> Void = { _ in }
     public var info: (String) -> Void = { _ in }
-    public var sequencerNotice: (SequencerInput.Notice) -> Void = { _ in }
+    public var sequencerNotice: (MIDIInputNotice) -> Void = { _ in }
     public var deviceEvent: (IOEvent) -> Void = { _ in }
 
     public init() {}

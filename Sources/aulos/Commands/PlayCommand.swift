@@ -279,10 +279,13 @@ struct PlayCommand: ParsableCommand {
         }
         let report = PlayReport(onTerminal: standardErrorIsTerminal && !service)
         if isLive {
+            // The ALSA sequencer is the live instrument's MIDI input, opened (and reopened) by it as needed.
+            let sequencer = SequencerMIDISource.opener(
+                SequencerInput.Options(
+                    autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:))))
             var live = KeyboardPlayback.Options(
-                autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:)),
-                placement: lowestLatency ? .lowestLatency : .constantLatency, headroom: midiHeadroom / 1000,
-                sendClock: sendClock)
+                midiInput: sequencer, placement: lowestLatency ? .lowestLatency : .constantLatency,
+                headroom: midiHeadroom / 1000, sendClock: sendClock)
             live.waitForDevices = service
             live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
             // The rig's (or set's) web:, web-password: and osc:, unless the command line says otherwise.

@@ -37,7 +37,7 @@ final class PlayReport {
     /// Ends the status line.
     func finish() { if onTerminal { printError("") } }
 
-    static func describe(_ notice: SequencerInput.Notice) -> String {
+    static func describe(_ notice: MIDIInputNotice) -> String {
         switch notice {
         case .listening(let address, let connected):
             "listening as \(address) (Aulos MIDI In)"
@@ -46,7 +46,7 @@ final class PlayReport {
         case .connected(let port): "connected \(port)"
         case .connectFailed(let port, let reason): "cannot connect \(port): \(reason)"
         case .disconnected(let port, let notes): "\(port) gone; released \(notes) note\(notes == 1 ? "" : "s")"
-        case .subscribed(let address, let name): "\(address) \(name) plays into aulos"
+        case .subscribed(let port): "\(port.address) \(port.clientName) plays into aulos"
         case .inputOverflow: "input overflowed, events lost"
         }
     }
