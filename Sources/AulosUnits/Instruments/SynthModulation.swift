@@ -154,3 +154,30 @@ struct ModulationInputs {
         }
     }
 }
+
+extension OscillatorSynthKernel {
+    /// Where a voice's modulation sources stand now.
+    @_noAllocation @_noLocks
+    func inputs(of voice: UnsafeMutablePointer<SynthVoice>) -> ModulationInputs {
+        let own = Int(voice.pointee.channel)
+        let manager = channels[owner(own)]
+        var inputs = ModulationInputs(controllers: controllerValues + 128 * own)
+        inputs.velocity = Float(voice.pointee.velocity) / 127
+        inputs.key = Float(Int(voice.pointee.note) - 60) / 60
+        inputs.releaseVelocity = Float(voice.pointee.releaseVelocity) / 127
+        inputs.modWheel = Float(manager.modulation) / 127
+        inputs.channelPressure = Float(channels[own].pressure) / 127
+        inputs.polyPressure = Float(voice.pointee.pressure) / 127
+        inputs.pitchBend = Float(channels[own].bend) / 8192
+        inputs.lfo = Float(manager.lfoValue)
+        inputs.ampEnvelope = voice.pointee.amp.level
+        inputs.filterEnvelope = voice.pointee.filterEnvelope.level
+        // A member channel carries one note: its pressure is the note's. Elsewhere poly pressure is.
+        inputs.notePressure = isMember(own) ? inputs.channelPressure : inputs.polyPressure
+        inputs.slide = Float(controllerValues[128 * own + 74]) / 127
+        inputs.random = voice.pointee.random
+        inputs.lfo2 = voice.pointee.lfo2Value
+        inputs.modEnvelope = voice.pointee.modEnvelope.level
+        return inputs
+    }
+}
