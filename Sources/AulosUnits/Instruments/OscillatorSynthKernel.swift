@@ -9,33 +9,17 @@ import Synchronization
 ///
 /// Threads: render thread only. Holds no class references.
 struct OscillatorSynthKernel {
-    // (Annotated getters: the kernel's extensions in other files call these, and the render-side checker
-    // trusts an annotated function it cannot see into.)
+    // (Constants as computed properties: a `static let` is a lazily initialized global, which the render-side
+    // checker rejects.)
+    /// Frames per control tick: controllers, parameters, LFOs and the modulation matrix move every 16 frames
+    /// of absolute time, so output does not depend on where slices end.
     static var controlInterval: Int { @inline(__always) @_noAllocation @_noLocks get { 16 } }
+    /// Extra voice slots where stolen voices fade out, and the frames a fade takes.
     static var fadeSlots: Int { @inline(__always) @_noAllocation @_noLocks get { 16 } }
     static var fadeFrames: Float { @inline(__always) @_noAllocation @_noLocks get { 128 } }
-    /// `OscillatorSynthUnit.Parameter.allCases.count`, as a literal the render-side checker can see (a test pins it).
-    static var parameterCount: Int { @inline(__always) @_noAllocation @_noLocks get { 92 } }
-    /// The first modulation-matrix parameter.
-    static var modulationSlot: Int { @inline(__always) @_noAllocation @_noLocks get { 33 } }
-    /// `SynthDrum.allCases.count` and the drum hits that can sound at once.
+    /// `SynthDrum.allCases.count` (a test pins it) and the drum hits that can sound at once.
     static var drumCount: Int { @inline(__always) @_noAllocation @_noLocks get { 30 } }
     static var drumVoiceCount: Int { @inline(__always) @_noAllocation @_noLocks get { 32 } }
-
-    /// `OscillatorSynthUnit.NoteRate.beats`, as a switch the render-side checker can see.
-    @inline(__always) @_noAllocation @_noLocks
-    static func rateBeats(_ index: Int) -> Double {
-        switch index {
-        case 0: 1
-        case 1: 2.0 / 3
-        case 2: 0.5
-        case 3: 1.0 / 3
-        case 4: 0.25
-        case 5: 1.0 / 6
-        case 6: 0.125
-        default: 1.0 / 12
-        }
-    }
 
     let parameters: ParameterKernel
     let events: MIDIEventList
@@ -132,9 +116,9 @@ struct OscillatorSynthKernel {
         controllerValues = .allocate(capacity: 16 * 128)
         controllerValues.initialize(repeating: 0, count: 16 * 128)
         for channel in 0..<16 {
-            controllerValues[channel * 128 + 7] = 100
-            controllerValues[channel * 128 + 10] = 64
-            controllerValues[channel * 128 + 11] = 127
+            controllerValues[channel * 128 + Int(SynthController.volume.rawValue)] = 100
+            controllerValues[channel * 128 + Int(SynthController.pan.rawValue)] = 64
+            controllerValues[channel * 128 + Int(SynthController.expression.rawValue)] = 127
         }
         groupCounts = .allocate(capacity: 18)
         groupCounts.initialize(repeating: 0, count: 18)
@@ -484,13 +468,13 @@ struct OscillatorSynthKernel {
     /// An LFO's value (−1…1) at `phase` (0…1) for a shape: sine, triangle, rising saw, square, or sample and
     /// hold (a value drawn from the cycle number and `seed`, so it is the same however slices fall).
     @inline(__always) @_noAllocation @_noLocks
-    static func lfoValue(shape: Int, phase: Double, cycle: Int64, seed: UInt32) -> Double {
+    static func lfoValue(shape: LFOShape, phase: Double, cycle: Int64, seed: UInt32) -> Double {
         switch shape {
-        case 1: phase < 0.25 ? 4 * phase : phase < 0.75 ? 2 - 4 * phase : 4 * phase - 4
-        case 2: 2 * phase - 1
-        case 3: phase < 0.5 ? 1 : -1
-        case 4: heldValue(cycle: cycle, seed: seed)
-        default: FastMath.sine(phase)
+        case .triangle: phase < 0.25 ? 4 * phase : phase < 0.75 ? 2 - 4 * phase : 4 * phase - 4
+        case .saw: 2 * phase - 1
+        case .square: phase < 0.5 ? 1 : -1
+        case .sampleAndHold: heldValue(cycle: cycle, seed: seed)
+        case .sine: FastMath.sine(phase)
         }
     }
 
@@ -526,7 +510,7 @@ struct OscillatorSynthKernel {
 }
 
 /// One key's pitch (MIDI note units; NaN: silent), on its way from the control thread to the synth's
-/// render side.
+/// render side. Plain value: made on the control thread, read on the render thread.
 public struct KeyTuning: BitwiseCopyable, Sendable {
     public var key: UInt8
     public var pitch: Double

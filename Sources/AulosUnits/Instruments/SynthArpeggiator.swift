@@ -2,7 +2,10 @@ import AulosCore
 import AulosDSP
 import AulosMIDI
 
-/// The arpeggiator's render-side state.
+/// The arpeggiator's state: the keys it holds and the note it sounds.
+///
+/// Threads: the render thread reads and writes it (a plain value in the kernel's memory); the control thread
+/// makes it at initialize.
 struct ArpeggiatorState {
     /// Keys held (or latched) live in `arpNotes`, in the order they were played; this many.
     var count = 0
@@ -15,7 +18,10 @@ struct ArpeggiatorState {
     var random = NoiseGenerator(seed: 0x41_5250)
 }
 
-/// What the host said about this slice.
+/// What the host said about this slice (beat, tempo, playing), read once at the slice's start.
+///
+/// Threads: the render thread reads and writes it (a plain value in the kernel's memory); the control thread
+/// makes it at initialize.
 struct HostSlice {
     var valid = false
     var playing = false
@@ -62,7 +68,7 @@ extension OscillatorSynthKernel {
     @_noAllocation @_noLocks
     func nextArpeggiatorFrame(after frame: Int, frameCount: Int) -> Int {
         let host = hostSlice.pointee
-        guard controls.pointee.arpMode != 0, host.valid, host.playing else { return frameCount }
+        guard controls.pointee.arpMode.isOn, host.valid, host.playing else { return frameCount }
         var next = frameCount
         if arp.pointee.sounding >= 0 {
             let off = Int(arp.pointee.offAt - time.pointee)
@@ -86,7 +92,7 @@ extension OscillatorSynthKernel {
     @_noAllocation @_noLocks
     func runArpeggiator(at frame: Int) {
         let host = hostSlice.pointee
-        guard controls.pointee.arpMode != 0, host.valid, host.playing else { return }
+        guard controls.pointee.arpMode.isOn, host.valid, host.playing else { return }
         let now = time.pointee + Int64(frame)
         if arp.pointee.sounding >= 0 && now >= arp.pointee.offAt {
             noteOff(UInt8(arp.pointee.sounding), channel: arp.pointee.channel)
@@ -128,15 +134,15 @@ extension OscillatorSynthKernel {
         }
         var index: Int
         switch controls.pointee.arpMode {
-        case 1: index = Int(step % Int64(length))
-        case 2: index = length - 1 - Int(step % Int64(length))
-        case 3:
+        case .up: index = Int(step % Int64(length))
+        case .down: index = length - 1 - Int(step % Int64(length))
+        case .upDown:
             let period = max(1, 2 * length - 2)
             let position = Int(step % Int64(period))
             index = position < length ? position : period - position
-        case 4:
+        case .random:
             index = Int(UInt32(bitPattern: Int32(arp.pointee.random.next() * 1_000_000)) % UInt32(length))
-        default:
+        case .asPlayed, .off:
             let position = Int(step % Int64(length))
             return Int(arpNotes[position % count]) + 12 * (position / count)
         }

@@ -3,6 +3,9 @@ import AulosDSP
 import AulosMIDI
 
 /// Controller state of one MIDI channel, and which patch it plays.
+///
+/// Threads: the render thread reads and writes it (a plain value in the kernel's memory); the control thread
+/// makes it at initialize.
 struct SynthChannel: BitwiseCopyable {
     var bend: Int = 0  // −8192…8191
     var bendRange: Double = 2  // semitones (RPN 0)
@@ -43,6 +46,38 @@ struct SynthChannel: BitwiseCopyable {
     }
 }
 
+/// The kinds of channel message (a status byte's high nibble), as an enum in this file so the render-side
+/// checker sees them. Any thread.
+enum ChannelMessageKind: UInt8 {
+    case noteOff = 0x80
+    case noteOn = 0x90
+    case polyPressure = 0xA0
+    case controlChange = 0xB0
+    case programChange = 0xC0
+    case channelPressure = 0xD0
+    case pitchBend = 0xE0
+}
+
+/// The controllers a synth channel answers: `MIDIController`'s numbers, as an enum here because the render-side
+/// checker cannot see another module's `static let` (a lazily initialized global to it). Any thread.
+enum SynthController: UInt8 {
+    case bankSelect = 0
+    case modulationWheel = 1
+    case volume = 7
+    case pan = 10
+    case expression = 11
+    case sustain = 64
+    /// Sound controller 5 (brightness), which MPE calls slide: a modulation source of its own.
+    case slide = 74
+    case allSoundOff = 120
+    case resetAllControllers = 121
+    case allNotesOff = 123
+    case omniOff, omniOn, monoOn, polyOn
+
+    /// Where `slide`'s value is among a channel's 128 controller values.
+    static var slideIndex: Int { @inline(__always) @_noAllocation @_noLocks get { Int(Self.slide.rawValue) } }
+}
+
 /// A MIDI channel's messages: routing an event to notes, drums or the arpeggiator, controllers and RPNs,
 /// MPE zones, program changes.
 ///
@@ -65,37 +100,38 @@ extension OscillatorSynthKernel {
             return
         }
         let channel = Int(event.status & 0x0F)
+        let kind = ChannelMessageKind(rawValue: event.status & 0xF0)
         if drumChannels & (1 << UInt16(channel)) != 0 {
-            switch event.status & 0xF0 {
-            case 0x90 where event.data2 > 0:
+            switch kind {
+            case .noteOn? where event.data2 > 0:
                 drumNoteOn(event.data1, velocity: event.data2, channel: channel)
                 return
-            case 0x80, 0x90, 0xC0: return  // drums are one-shots; the kit is the only program
+            case .noteOff?, .noteOn?, .programChange?: return  // drums are one-shots; the kit is the only program
             default: break
             }
         }
         // The arpeggiator plays the unit's patch: it takes the keys of channels that play it.
         let arpeggiating =
-            controls.pointee.arpMode != 0 && hostSlice.pointee.valid && channels[channel].program < 0
-        switch event.status & 0xF0 {
-        case 0x90 where event.data2 > 0 && arpeggiating:
+            controls.pointee.arpMode.isOn && hostSlice.pointee.valid && channels[channel].program < 0
+        switch kind {
+        case .noteOn? where event.data2 > 0 && arpeggiating:
             arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
-        case 0x80 where arpeggiating, 0x90 where arpeggiating: arpeggiatorKeyUp(event.data1)
-        case 0x90 where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
-        case 0x80: noteOff(event.data1, velocity: event.data2, channel: channel)
-        case 0x90: noteOff(event.data1, velocity: 64, channel: channel)
-        case 0xB0: controlChange(event.data1, event.data2, channel: channel)
-        case 0xC0: programChange(Int(event.data1), channel: owner(channel))
-        case 0xE0:
+        case .noteOff? where arpeggiating, .noteOn? where arpeggiating: arpeggiatorKeyUp(event.data1)
+        case .noteOn? where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
+        case .noteOff?: noteOff(event.data1, velocity: event.data2, channel: channel)
+        case .noteOn?: noteOff(event.data1, velocity: 64, channel: channel)  // velocity 0: a note-off
+        case .controlChange?: controlChange(event.data1, event.data2, channel: channel)
+        case .programChange?: programChange(Int(event.data1), channel: owner(channel))
+        case .pitchBend?:
             channels[channel].bend = Int(event.data1) | Int(event.data2) << 7 - 8192
-        case 0xA0:
+        case .polyPressure?:
             for index in 0..<polyphony
             where voices[index].active && voices[index].note == event.data1 && Int(voices[index].channel) == channel {
                 voices[index].pressure = event.data2
             }
-        case 0xD0:
+        case .channelPressure?:
             channels[channel].pressure = event.data1
-        default: break
+        case nil: break
         }
     }
 
@@ -129,12 +165,12 @@ extension OscillatorSynthKernel {
             }
             return
         }
-        switch controller {
-        case 1: channels[channel].modulation = value
-        case 7: channels[channel].volume = value
-        case 10: channels[channel].pan = value
-        case 11: channels[channel].expression = value
-        case 64:
+        switch SynthController(rawValue: controller) {
+        case .modulationWheel?: channels[channel].modulation = value
+        case .volume?: channels[channel].volume = value
+        case .pan?: channels[channel].pan = value
+        case .expression?: channels[channel].expression = value
+        case .sustain?:
             let down = value >= 64
             channels[channel].sustain = down
             if !down {
@@ -145,7 +181,7 @@ extension OscillatorSynthKernel {
                     releaseVoice(index)
                 }
             }
-        case 120:  // all sound off: fade everything on the channel now
+        case .allSoundOff?:  // fade everything on the channel now
             for index in 0..<Self.drumVoiceCount
             where drumVoices[index].active && Int(drumVoices[index].channel) == channel {
                 drumVoices[index].fadeStep = 1 / Self.fadeFrames
@@ -159,21 +195,21 @@ extension OscillatorSynthKernel {
                 }
             }
             noteStackCount[channel] = 0
-        case 121:  // reset all controllers
+        case .resetAllControllers?:
             channels[channel].resetControllers()
             for index in 0..<polyphony
             where voices[index].active && voices[index].sustained && reaches(voices[index].channel, from: channel) {
                 releaseVoice(index)
             }
-        case 123, 124, 125, 126, 127:  // all notes off (and the mode messages that imply it)
+        case .allNotesOff?, .omniOff?, .omniOn?, .monoOn?, .polyOn?:  // (the mode messages imply all notes off)
             for index in 0..<polyphony
             where voices[index].active && !voices[index].fading && reaches(voices[index].channel, from: channel) {
                 releaseVoice(index)
             }
             noteStackCount[channel] = 0
-        case 0:
+        case .bankSelect?:
             channels[channel].bank = value
-        default:
+        case .slide?, nil:
             break
         }
     }

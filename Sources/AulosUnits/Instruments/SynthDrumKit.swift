@@ -26,6 +26,9 @@ public enum SynthDrum: Int, CaseIterable, Sendable {
     public enum Control: Int, CaseIterable, Sendable {
         case tune, decay, level
         var suffix: String { ["Tune", "Decay", "Level"][rawValue] }
+
+        /// `allCases.count`, as a value the render-side checker can see: each drum's slots in the unit.
+        static var allCasesCount: Int { @inline(__always) @_noAllocation @_noLocks get { Self.level.rawValue + 1 } }
     }
 
     /// Parameter IDs: 1000 + 4 · drum + control, after the patch parameters.
@@ -264,7 +267,8 @@ public enum SynthDrum: Int, CaseIterable, Sendable {
 }
 
 /// A drum's sound as numbers: frequencies in Hz, times in seconds (decays to −60 dB), levels linear, pan
-/// −1 (left) … 1 (right). Plain value.
+/// −1 (left) … 1 (right). Plain value: made on the control thread, read by the render thread from the
+/// kernel's table.
 struct DrumModel: BitwiseCopyable {
     var toneFrequency: Float = 100
     /// The tone starts `1 + toneSweep` times higher and falls to its frequency with time constant `sweepTime`.
@@ -490,9 +494,10 @@ extension OscillatorSynthKernel {
         let drum = Int(drumOfKey[Int(note & 0x7F)])
         guard drum >= 0 else { return }
         let model = drumModels[drum]
-        let slot = Self.parameterCount + 3 * drum
+        // The drum's tune, decay and level follow the patch's parameters in the unit's slots.
+        let slot = Self.parameterCount + SynthDrum.Control.allCasesCount * drum
         let normalized = Float(velocity) / 127
-        let decibels = Double(parameters.value(slot + 2))
+        let decibels = Double(parameters.value(slot + SynthDrum.Control.level.rawValue))
         let level = 0.2 + 0.8 * normalized * normalized
         var chosen = 0
         for index in 0..<Self.drumVoiceCount {
@@ -510,8 +515,9 @@ extension OscillatorSynthKernel {
         }
         ageCounter.pointee += 1
         var hit = DrumVoice(
-            model: model, semitones: drumOffsetOfKey[Int(note & 0x7F)] + parameters.value(slot),
-            decayScale: parameters.value(slot + 1) * drumDecayOfKey[Int(note & 0x7F)],
+            model: model,
+            semitones: drumOffsetOfKey[Int(note & 0x7F)] + parameters.value(slot + SynthDrum.Control.tune.rawValue),
+            decayScale: parameters.value(slot + SynthDrum.Control.decay.rawValue) * drumDecayOfKey[Int(note & 0x7F)],
             level: level * Float(FastMath.exp2(decibels / 6.020_599_913_279_624)), sampleRate: sampleRate,
             seed: UInt32(truncatingIfNeeded: ageCounter.pointee &* 2_654_435_761) | 1)
         hit.note = note

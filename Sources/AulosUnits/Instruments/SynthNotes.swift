@@ -11,9 +11,13 @@ extension OscillatorSynthKernel {
     func noteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
         // A key the tuning leaves silent plays nothing.
         if keyPitches[Int(note & 0x7F)].isNaN { return }
-        let mode = patch(channel).pointee.voiceMode
-        if mode != 0 {
-            monoNoteOn(note, velocity: velocity, channel: channel, legato: mode == 2)
+        switch patch(channel).pointee.voiceMode {
+        case .poly: break
+        case .mono:
+            monoNoteOn(note, velocity: velocity, channel: channel, legato: false)
+            return
+        case .legato:
+            monoNoteOn(note, velocity: velocity, channel: channel, legato: true)
             return
         }
         var chosen = -1
@@ -140,8 +144,12 @@ extension OscillatorSynthKernel {
         if c.isRich { v.rich.start(seed: UInt32(truncatingIfNeeded: v.age &* 2_166_136_261) | 1) }
         // Glide from the channel's last note: always, or (legato) only while another key is held.
         let last = channels[channel].lastPitch
-        if c.glideTime > 0 && !last.isNaN && (c.glideMode == 2 || (c.glideMode == 1 && keyHeld(on: channel))) {
-            v.glideOffset = last - v.pitch
+        if c.glideTime > 0 && !last.isNaN {
+            switch c.glideMode {
+            case .always: v.glideOffset = last - v.pitch
+            case .legato: if keyHeld(on: channel) { v.glideOffset = last - v.pitch }
+            case .off: break
+            }
         }
         channels[channel].lastPitch = v.pitch
         // The second LFO: from the start of its cycle when retriggered, else where free time puts it.
@@ -192,7 +200,7 @@ extension OscillatorSynthKernel {
             voice.pointee.note = note
             voice.pointee.pitch = keyPitches[Int(note & 0x7F)]
             // Keys overlap here: a glide in legato or always mode slides from where the voice was.
-            if glide.glideTime > 0 && glide.glideMode != 0 {
+            if glide.glideTime > 0 && glide.glideMode.isOn {
                 voice.pointee.glideOffset += previous - voice.pointee.pitch
             }
             channels[channel].lastPitch = voice.pointee.pitch
@@ -226,7 +234,7 @@ extension OscillatorSynthKernel {
     func noteOff(_ note: UInt8, velocity: UInt8 = 64, channel: Int) {
         // In an MPE zone the manager's pedal holds every note of the zone.
         let pedal = channels[channel].sustain || channels[owner(channel)].sustain
-        if patch(channel).pointee.voiceMode != 0 {
+        if patch(channel).pointee.voiceMode.isMonophonic {
             removeFromStack(note, channel: channel)
             let index = monoVoice(channel)
             guard index >= 0, voices[index].note == note else { return }

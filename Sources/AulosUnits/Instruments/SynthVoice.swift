@@ -2,7 +2,10 @@ import AulosCore
 import AulosDSP
 import AulosMIDI
 
-/// One synth voice: oscillators, filter, envelopes and the gains it was last given. Plain value.
+/// One synth voice: oscillators, filter, envelopes and the gains it was last given.
+///
+/// Threads: the render thread reads and writes it (a plain value in the kernel's memory); the control thread
+/// makes it at initialize.
 struct SynthVoice: BitwiseCopyable {
     var active = false
     /// Fading out over a few milliseconds (stolen, or all-sound-off): ignores note events.
@@ -205,13 +208,13 @@ extension OscillatorSynthKernel {
     /// sample, so each case is a tight loop (what keeps the kernel within reach of plain C).
     @inline(__always) @_noAllocation @_noLocks
     func fillOscillator(
-        _ out: UnsafeMutablePointer<Float>, stride: Int = 1, count: Int, wave: Int, phase: inout UInt32,
+        _ out: UnsafeMutablePointer<Float>, stride: Int = 1, count: Int, wave: SynthWaveform, phase: inout UInt32,
         increment: UInt32, band: Int, width: UInt32, noise: inout NoiseGenerator, morphFrame: Int = 0,
         morphFraction: Float = 0
     ) {
         var p = phase
         switch wave {
-        case 5 where morph != nil:
+        case .wavetable where morph != nil:
             // The wavetable: this frame and the next, crossfaded.
             let (first, next) = morphPair(morphFrame)
             for i in 0..<count {
@@ -219,29 +222,29 @@ extension OscillatorSynthKernel {
                 out[i &* stride] = a + (next.sample(band: band, phase: p) - a) * morphFraction
                 p &+= increment
             }
-        case 0, 5:  // (a wavetable with no table loaded plays a saw)
+        case .saw, .wavetable:  // (a wavetable with no table loaded plays a saw)
             for i in 0..<count {
                 out[i &* stride] = saw.sample(band: band, phase: p)
                 p &+= increment
             }
-        case 1:
+        case .pulse:
             for i in 0..<count {
                 out[i &* stride] = saw.sample(band: band, phase: p) - saw.sample(band: band, phase: p &+ width)
                 p &+= increment
             }
-        case 2:
+        case .triangle:
             for i in 0..<count {
                 out[i &* stride] = triangle.sample(band: band, phase: p)
                 p &+= increment
             }
-        case 3:
+        case .sine:
             // The top triangle band holds only the fundamental: a sine, scaled back to full level.
             let top = WavetableLayout.bandCount - 1
             for i in 0..<count {
                 out[i &* stride] = triangle.sample(band: top, phase: p) * 1.233_700_550_136_17
                 p &+= increment
             }
-        default:
+        case .noise:
             for i in 0..<count { out[i &* stride] = noise.next() }
         }
         phase = p
