@@ -61,6 +61,9 @@ struct OscillatorSynthKernel {
     let morphFrames: Int
     let morphFrameStride: Int
     let budget: UnsafeMutablePointer<VoiceBudget.Counters>
+    /// The owner of every block below (not of `budget`, the unit's, nor of the wavetables and `morph`, which
+    /// the unit keeps alive, nor of `sends`, which owns its own buffers).
+    let memory: SynthKernelMemory
 
     let voices: UnsafeMutablePointer<SynthVoice>
     let channels: UnsafeMutablePointer<SynthChannel>
@@ -100,137 +103,77 @@ struct OscillatorSynthKernel {
 
     init(
         parameters: ParameterKernel, events: MIDIEventList, saw: Wavetable, triangle: Wavetable, sampleRate: Double,
-        polyphony: Int, presetValues: UnsafeMutablePointer<Float>, presetRows: UnsafeMutablePointer<Int16>,
-        baseChannel: Int = 0, drumChannels: UInt16 = 1 << 9, wavetable: MorphingWavetable? = nil,
-        mpeZones: (lower: Int, upper: Int) = (0, 0),
+        polyphony: Int, presetValues: [Float], presetRows: [Int16], baseChannel: Int = 0,
+        drumChannels: UInt16 = 1 << 9, wavetable: MorphingWavetable? = nil, mpeZones: (lower: Int, upper: Int) = (0, 0),
         budget: UnsafeMutablePointer<VoiceBudget.Counters>,
         host: HostCallbackInfo?, effectSends: Bool = false, maximumFrames: Int = 0,
         tuning: TuningTable, tuningChanges: SPSCRing<KeyTuning>
     ) {
-        self.presetRows = presetRows
+        let memory = SynthKernelMemory()
+        self.memory = memory
+        self.presetValues = memory.make(copying: presetValues)
+        self.presetRows = memory.make(copying: presetRows)
         self.baseChannel = baseChannel
         self.drumChannels = drumChannels
         morph = wavetable?.samples
         morphFrames = wavetable?.frameCount ?? 0
         morphFrameStride = wavetable?.frameStride ?? 0
-        controllerValues = .allocate(capacity: 16 * 128)
-        controllerValues.initialize(repeating: 0, count: 16 * 128)
+        controllerValues = memory.make(16 * 128, 0)
         for channel in 0..<16 {
             controllerValues[channel * 128 + Int(SynthController.volume.rawValue)] = 100
             controllerValues[channel * 128 + Int(SynthController.pan.rawValue)] = 64
             controllerValues[channel * 128 + Int(SynthController.expression.rawValue)] = 127
         }
-        groupCounts = .allocate(capacity: 18)
-        groupCounts.initialize(repeating: 0, count: 18)
-        groupOrder = .allocate(capacity: max(1, polyphony))
-        groupOrder.initialize(repeating: 0, count: max(1, polyphony))
-        groupScratch = .allocate(capacity: 8 * Self.controlInterval)
-        groupScratch.initialize(repeating: 0, count: 8 * Self.controlInterval)
-        richScratch = .allocate(capacity: 4 * Self.controlInterval)
-        richScratch.initialize(repeating: 0, count: 4 * Self.controlInterval)
-        mpeMembers = .allocate(capacity: 2)
-        mpeMembers.initialize(repeating: 0, count: 2)
-        zoneOf = .allocate(capacity: 16)
-        zoneOf.initialize(repeating: -1, count: 16)
-        drumVoices = .allocate(capacity: Self.drumVoiceCount)
-        drumVoices.initialize(repeating: DrumVoice(), count: Self.drumVoiceCount)
-        drumModels = .allocate(capacity: Self.drumCount)
-        drumModels.initialize(from: SynthDrum.allCases.map(\.model), count: Self.drumCount)
-        drumOfKey = .allocate(capacity: 128)
-        drumOffsetOfKey = .allocate(capacity: 128)
-        drumDecayOfKey = .allocate(capacity: 128)
-        for key in 0..<128 {
-            let played = SynthDrum.playedBy(key: key)
-            (drumOfKey + key).initialize(to: Int8(played?.drum.rawValue ?? -1))
-            (drumOffsetOfKey + key).initialize(to: played?.semitones ?? 0)
-            (drumDecayOfKey + key).initialize(to: SynthDrum.decayFactor(key: key))
-        }
-        channelControls = .allocate(capacity: 16)
-        channelControls.initialize(repeating: SynthControls(), count: 16)
-        unitValues = .allocate(capacity: Self.parameterCount)
-        unitValues.initialize(repeating: 0, count: Self.parameterCount)
+        groupCounts = memory.make(18, 0)
+        groupOrder = memory.make(polyphony, 0)
+        groupScratch = memory.make(8 * Self.controlInterval, 0)
+        richScratch = memory.make(4 * Self.controlInterval, 0)
+        mpeMembers = memory.make(2, 0)
+        zoneOf = memory.make(16, -1)
+        drumVoices = memory.make(Self.drumVoiceCount, DrumVoice())
+        drumModels = memory.make(copying: SynthDrum.allCases.map(\.model))
+        let kit = (0..<128).map { SynthDrum.playedBy(key: $0) }
+        drumOfKey = memory.make(copying: kit.map { Int8($0?.drum.rawValue ?? -1) })
+        drumOffsetOfKey = memory.make(copying: kit.map { $0?.semitones ?? 0 })
+        drumDecayOfKey = memory.make(copying: (0..<128).map { SynthDrum.decayFactor(key: $0) })
+        channelControls = memory.make(16, SynthControls())
+        unitValues = memory.make(Self.parameterCount, 0)
         self.host = host
-        keyPitches = .allocate(capacity: 128)
-        keyPitches.initialize(from: tuning.pitches.map { $0 ?? .nan }, count: 128)
-        pendingKeyTuning = .allocate(capacity: 1)
-        pendingKeyTuning.initialize(to: 0xFFFF)
+        keyPitches = memory.make(copying: tuning.pitches.map { $0 ?? .nan })
+        pendingKeyTuning = memory.make(1, 0xFFFF)
         self.tuningChanges = tuningChanges
         sends = effectSends ? ChannelEffectSends(maximumFrames: maximumFrames) : nil
         mixFrames = maximumFrames
-        mixed = .allocate(capacity: effectSends ? 6 * maximumFrames : 1)
-        mixed.initialize(repeating: 0, count: effectSends ? 6 * maximumFrames : 1)
-        computedCycle = .allocate(capacity: 1)
-        computedCycle.initialize(to: .max)
-        hostSlice = .allocate(capacity: 1)
-        hostSlice.initialize(to: HostSlice())
-        arp = .allocate(capacity: 1)
-        arp.initialize(to: ArpeggiatorState())
-        arpNotes = .allocate(capacity: 64)
-        arpNotes.initialize(repeating: 0, count: 64)
+        mixed = memory.make(effectSends ? 6 * maximumFrames : 1, 0)
+        computedCycle = memory.make(1, .max)
+        hostSlice = memory.make(1, HostSlice())
+        arp = memory.make(1, ArpeggiatorState())
+        arpNotes = memory.make(64, 0)
         self.parameters = parameters
         self.events = events
         self.saw = saw
         self.triangle = triangle
         self.sampleRate = sampleRate
         self.polyphony = polyphony
-        self.presetValues = presetValues
         self.budget = budget
-        voices = .allocate(capacity: polyphony + Self.fadeSlots)
-        voices.initialize(repeating: SynthVoice(), count: polyphony + Self.fadeSlots)
-        channels = .allocate(capacity: 16)
-        channels.initialize(repeating: SynthChannel(), count: 16)
-        controls = .allocate(capacity: 1)
-        controls.initialize(to: SynthControls())
-        time = .allocate(capacity: 1)
-        time.initialize(to: 0)
-        now = .allocate(capacity: 1)
-        now.initialize(to: 0)
-        ageCounter = .allocate(capacity: 1)
-        ageCounter.initialize(to: 0)
-        noteStack = .allocate(capacity: 16 * 128)
-        noteStack.initialize(repeating: 0, count: 16 * 128)
-        noteStackCount = .allocate(capacity: 16)
-        noteStackCount.initialize(repeating: 0, count: 16)
-        scratch = .allocate(capacity: 2 * Self.controlInterval)
-        scratch.initialize(repeating: 0, count: 2 * Self.controlInterval)
+        voices = memory.make(polyphony + Self.fadeSlots, SynthVoice())
+        channels = memory.make(16, SynthChannel())
+        controls = memory.make(1, SynthControls())
+        time = memory.make(1, 0)
+        now = memory.make(1, 0)
+        ageCounter = memory.make(1, 0)
+        noteStack = memory.make(16 * 128, 0)
+        noteStackCount = memory.make(16, 0)
+        scratch = memory.make(2 * Self.controlInterval, 0)
         if mpeZones.lower > 0 { configureZone(lower: true, members: mpeZones.lower) }
         if mpeZones.upper > 0 { configureZone(lower: false, members: mpeZones.upper) }
         readControls()
     }
 
+    /// Frees what the kernel holds: its memory in one go, and the effect sends' buffers. Control thread, at
+    /// teardown, once.
     func release() {
-        voices.deallocate()
-        channels.deallocate()
-        controls.deallocate()
-        channelControls.deallocate()
-        unitValues.deallocate()
-        time.deallocate()
-        now.deallocate()
-        ageCounter.deallocate()
-        noteStack.deallocate()
-        noteStackCount.deallocate()
-        presetValues.deallocate()
-        presetRows.deallocate()
-        drumVoices.deallocate()
-        drumModels.deallocate()
-        drumOfKey.deallocate()
-        drumOffsetOfKey.deallocate()
-        drumDecayOfKey.deallocate()
-        controllerValues.deallocate()
-        mpeMembers.deallocate()
-        groupCounts.deallocate()
-        groupOrder.deallocate()
-        groupScratch.deallocate()
-        richScratch.deallocate()
-        zoneOf.deallocate()
-        scratch.deallocate()
-        hostSlice.deallocate()
-        arp.deallocate()
-        arpNotes.deallocate()
-        mixed.deallocate()
-        computedCycle.deallocate()
-        keyPitches.deallocate()
-        pendingKeyTuning.deallocate()
+        memory.release()
         sends?.deallocate()
     }
 

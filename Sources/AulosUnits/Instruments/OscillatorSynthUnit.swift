@@ -229,18 +229,11 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
         let tables = WavetableSet(sampleRate: format.sampleRate)
         retainForKernel(tables)
         if let wavetable { retainForKernel(wavetable) }
-        let count = Parameter.allCases.count
         let (values, rows) = SynthPreset.levelledRows(presets)
-        let presetValues = UnsafeMutablePointer<Float>.allocate(capacity: max(1, values.count * count))
-        for (row, preset) in values.enumerated() {
-            (presetValues + row * count).initialize(from: preset, count: count)
-        }
-        let presetRows = UnsafeMutablePointer<Int16>.allocate(capacity: rows.count)
-        presetRows.initialize(from: rows, count: rows.count)
         let kernel = OscillatorSynthKernel(
             parameters: renderParameters, events: midiInput.list, saw: tables.saw, triangle: tables.triangle,
-            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: presetValues,
-            presetRows: presetRows, baseChannel: Int(baseChannel), drumChannels: UInt16(drumChannels),
+            sampleRate: format.sampleRate, polyphony: Int(polyphony), presetValues: values.flatMap { $0 },
+            presetRows: rows, baseChannel: Int(baseChannel), drumChannels: UInt16(drumChannels),
             wavetable: wavetable, mpeZones: mpeZones,
             budget: voiceBudget.counters, host: hostCallbackInfo, effectSends: hasEffectSendOutput,
             maximumFrames: Int(maximumFramesPerSlice), tuning: tuning, tuningChanges: tuningChanges)
