@@ -9,13 +9,12 @@ public enum ModulationSource: Int, CaseIterable, Sendable {
     case ampEnvelope, filterEnvelope, notePressure, slide, random, lfo2, modEnvelope
 
     /// Names as presets and rigs spell them, then "cc 0" … "cc 127".
-    public static var names: [String] {
+    public static let names: [String] =
         [
             "none", "velocity", "key", "release velocity", "mod wheel", "channel pressure", "poly pressure",
             "pitch bend", "lfo", "amp envelope", "filter envelope", "mpe pressure", "mpe slide", "random", "lfo 2",
             "env 3",
         ] + (0..<128).map { "cc \($0)" }
-    }
 
     /// The source index of controller `number`.
     public static func controller(_ number: Int) -> Int { firstController + number }
@@ -37,13 +36,11 @@ public enum ModulationDestination: Int, CaseIterable, Sendable {
     case none, pitch, osc2Pitch, oscMix, pulseWidth, cutoff, resonance, amp, pan, filterEnvAmount
     case subLevel, ringMod, fmAmount, unisonDetune, filter2Cutoff, drive, wavetablePosition
 
-    public static var names: [String] {
-        [
-            "none", "pitch", "osc2 pitch", "osc mix", "pulse width", "cutoff", "resonance", "amp", "pan",
-            "filter env amount", "sub level", "ring mod", "fm amount", "unison detune", "filter 2 cutoff", "drive",
-            "wavetable position",
-        ]
-    }
+    public static let names: [String] = [
+        "none", "pitch", "osc2 pitch", "osc mix", "pulse width", "cutoff", "resonance", "amp", "pan",
+        "filter env amount", "sub level", "ring mod", "fm amount", "unison detune", "filter 2 cutoff", "drive",
+        "wavetable position",
+    ]
 }
 
 /// The modulation matrix of a patch: eight slots, each a source, a destination, an amount (−1…1) and an

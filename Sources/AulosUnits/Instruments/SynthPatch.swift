@@ -45,9 +45,16 @@ extension OscillatorSynthUnit {
         public var key: String { String(describing: self) }
 
         public init?(key: String) {
-            guard let match = Self.allCases.first(where: { $0.key == key }) else { return nil }
+            guard let match = Self.byKey[key] else { return nil }
             self = match
         }
+
+        /// Every parameter by its key, made once: loading the factory presets looks up thousands of keys, and
+        /// formatting every case's name for each was most of a render's start-up.
+        private static let byKey = Dictionary(uniqueKeysWithValues: allCases.map { ($0.key, $0) })
+
+        /// Every parameter's info, made once (a modulation slot's lists 144 source names).
+        private static let infos = allCases.map(\.describedInfo)
 
         public static let waveforms = ["saw", "pulse", "triangle", "sine", "noise", "wavetable"]
         public static let lfoShapes = ["sine", "triangle", "saw", "square", "sample and hold"]
@@ -60,7 +67,9 @@ extension OscillatorSynthUnit {
             return (index / 4, index % 4)
         }
 
-        public var info: ParameterInfo {
+        public var info: ParameterInfo { Self.infos[Int(rawValue)] }
+
+        private var describedInfo: ParameterInfo {
             if let (slot, field) = modulationField {
                 let name = "Mod \(slot + 1) " + ["Source", "Destination", "Amount", "Via"][field]
                 switch field {
