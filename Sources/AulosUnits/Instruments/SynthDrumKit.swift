@@ -26,6 +26,9 @@ public enum SynthDrum: Int, CaseIterable, Sendable {
     public enum Control: Int, CaseIterable, Sendable {
         case tune, decay, level
         var suffix: String { ["Tune", "Decay", "Level"][rawValue] }
+
+        /// `allCases.count`, as a value the render-side checker can see: each drum's slots in the unit.
+        static var allCasesCount: Int { @inline(__always) @_noAllocation @_noLocks get { Self.level.rawValue + 1 } }
     }
 
     /// Parameter IDs: 1000 + 4 · drum + control, after the patch parameters.
@@ -264,7 +267,8 @@ public enum SynthDrum: Int, CaseIterable, Sendable {
 }
 
 /// A drum's sound as numbers: frequencies in Hz, times in seconds (decays to −60 dB), levels linear, pan
-/// −1 (left) … 1 (right). Plain value.
+/// −1 (left) … 1 (right). Plain value: made on the control thread, read by the render thread from the
+/// kernel's table.
 struct DrumModel: BitwiseCopyable {
     var toneFrequency: Float = 100
     /// The tone starts `1 + toneSweep` times higher and falls to its frequency with time constant `sweepTime`.
@@ -476,5 +480,63 @@ struct DrumVoice: BitwiseCopyable {
             right[i] += sample * gain.right
         }
         return true
+    }
+}
+
+/// Playing the drum kit on a drum channel.
+///
+/// Threads: render thread.
+extension OscillatorSynthKernel {
+    /// A hit on a drum channel: the key's drum, tuned and decayed by its parameters, in a free hit slot or
+    /// the oldest one's. A hit in a choke group cuts the others of its group on the channel short.
+    @_noAllocation @_noLocks
+    func drumNoteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
+        let drum = Int(drumOfKey[Int(note & 0x7F)])
+        guard drum >= 0 else { return }
+        let model = drumModels[drum]
+        // The drum's tune, decay and level follow the patch's parameters in the unit's slots.
+        let slot = Self.parameterCount + SynthDrum.Control.allCasesCount * drum
+        let normalized = Float(velocity) / 127
+        let decibels = Double(parameters.value(slot + SynthDrum.Control.level.rawValue))
+        let level = 0.2 + 0.8 * normalized * normalized
+        var chosen = 0
+        for index in 0..<Self.drumVoiceCount {
+            let voice = drumVoices[index]
+            if model.chokeGroup != 0 && voice.active && voice.chokeGroup == model.chokeGroup
+                && Int(voice.channel) == channel
+            {
+                drumVoices[index].fadeStep = 1 / Self.fadeFrames
+            }
+            if !voice.active {
+                if drumVoices[chosen].active { chosen = index }
+            } else if drumVoices[chosen].active && voice.age < drumVoices[chosen].age {
+                chosen = index
+            }
+        }
+        ageCounter.pointee += 1
+        var hit = DrumVoice(
+            model: model,
+            semitones: drumOffsetOfKey[Int(note & 0x7F)] + parameters.value(slot + SynthDrum.Control.tune.rawValue),
+            decayScale: parameters.value(slot + SynthDrum.Control.decay.rawValue) * drumDecayOfKey[Int(note & 0x7F)],
+            level: level * Float(FastMath.exp2(decibels / 6.020_599_913_279_624)), sampleRate: sampleRate,
+            seed: UInt32(truncatingIfNeeded: ageCounter.pointee &* 2_654_435_761) | 1)
+        hit.note = note
+        hit.channel = UInt8(channel)
+        hit.age = ageCounter.pointee
+        drumVoices[chosen] = hit
+        updateDrumGains(drumVoices + chosen, interpolate: false)
+    }
+
+    /// A drum hit's output gains from its channel's volume, expression and pan and the drum's own place in
+    /// the stereo picture; like a synth voice's, they glide over a control tick.
+    @_noAllocation @_noLocks
+    func updateDrumGains(_ voice: UnsafeMutablePointer<DrumVoice>, interpolate: Bool) {
+        let channel = channels[Int(voice.pointee.channel)]
+        let volume = Float(channel.volume) / 127
+        let expression = Float(channel.expression) / 127
+        voice.pointee.gain.aim(
+            gain: 0.5 * volume * volume * expression * expression,
+            position: GlidingGain.position(pan: channel.pan) + Double(voice.pointee.pan) / 2,
+            frames: Self.controlInterval, interpolate: interpolate)
     }
 }

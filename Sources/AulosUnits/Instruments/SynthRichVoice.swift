@@ -29,7 +29,7 @@ struct RichVoice: BitwiseCopyable {
     var ring: Float = 0
     var fm: Float = 0
     var sync = false
-    var routing = 0
+    var routing = FilterRouting.off
     var driveGain: Float = 1
     var filterRight = StateVariableFilter()
     var ladderLeft = LadderFilter()
@@ -91,7 +91,7 @@ extension OscillatorSynthKernel {
         let drive = max(0, min(36, Double(c.drive) + Double(modulation.drive) * 36))
         rich.driveGain = Float(FastMath.exp2(drive / 6.020_599_913_279_624))
         rich.filterRight.copyCoefficients(from: voice.pointee.filter)
-        if rich.routing != 0 {
+        if rich.routing.isOn {
             let cutoff2 = c.cutoff2 * FastMath.exp2(octaves + Double(modulation.filter2Cutoff) * 8)
             let resonance2 = c.resonance2 + modulation.resonance
             rich.ladderLeft.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
@@ -205,14 +205,15 @@ extension OscillatorSynthKernel {
     /// (as the synced path does): the waveform is chosen once for the block.
     @inline(__always) @_noAllocation @_noLocks
     func fillStack(
-        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, wave: Int, band: Int,
+        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, wave: SynthWaveform,
+        band: Int,
         phase: inout UInt32, increment: UInt32, gains: (Float, Float), width: UInt32, noise: inout NoiseGenerator,
         morph position: (frame: Int, fraction: Float)
     ) {
         var p = phase
         let (gainLeft, gainRight) = gains
         switch wave {
-        case 0:
+        case .saw:
             for i in 0..<count {
                 p &+= increment
                 let sample = saw.sample(band: band, phase: p)
@@ -233,19 +234,19 @@ extension OscillatorSynthKernel {
     /// One sample of a waveform (saw, pulse, triangle, sine, noise) at `phase`.
     @inline(__always) @_noAllocation @_noLocks
     func wave(
-        _ shape: Int, band: Int, phase: UInt32, width: UInt32, noise: inout NoiseGenerator,
+        _ shape: SynthWaveform, band: Int, phase: UInt32, width: UInt32, noise: inout NoiseGenerator,
         morph position: (frame: Int, fraction: Float) = (0, 0)
     ) -> Float {
         switch shape {
-        case 5 where morph != nil:
+        case .wavetable where morph != nil:
             let (first, next) = morphPair(position.frame)
             let a = first.sample(band: band, phase: phase)
             return a + (next.sample(band: band, phase: phase) - a) * position.fraction
-        case 0, 5: return saw.sample(band: band, phase: phase)
-        case 1: return saw.sample(band: band, phase: phase) - saw.sample(band: band, phase: phase &+ width)
-        case 2: return triangle.sample(band: band, phase: phase)
-        case 3: return triangle.sample(band: WavetableLayout.bandCount - 1, phase: phase) * 1.233_700_550_136_17
-        default: return noise.next()
+        case .saw, .wavetable: return saw.sample(band: band, phase: phase)
+        case .pulse: return saw.sample(band: band, phase: phase) - saw.sample(band: band, phase: phase &+ width)
+        case .triangle: return triangle.sample(band: band, phase: phase)
+        case .sine: return triangle.sample(band: WavetableLayout.bandCount - 1, phase: phase) * 1.233_700_550_136_17
+        case .noise: return noise.next()
         }
     }
 
@@ -317,7 +318,7 @@ extension OscillatorSynthKernel {
                 // A synced saw or pulse is computed from its naive shape, every jump in it (its own wraps and
                 // the resets) made band-limited by those residuals: the wavetable's own smoothed jump, cut in
                 // half by a reset, would leave a kink that aliases.
-                let naive = rich.sync && c.wave2 <= 1
+                let naive = rich.sync && c.wave2.isSawOrPulse
                 for copy in 0..<rich.count2 where naive {
                     let increment = rich.increments2[copy]
                     let gains = SIMD2(rich.left2[copy], rich.right2[copy])
@@ -326,7 +327,7 @@ extension OscillatorSynthKernel {
                         phase: rich.phases2[copy], increment: increment, offset: 0, reset: wrapped, since: sinceWrap,
                         residuals: &residuals)
                     var sample = rising
-                    if c.wave2 == 1 {
+                    if c.wave2.isPulse {
                         var falling = SIMD4<Float>(repeating: 0)
                         sample -=
                             Self.naiveSaw(
@@ -425,13 +426,13 @@ extension OscillatorSynthKernel {
             var filteredLeft = v.filter.process(sampleLeft, mode: c.filterMode)
             var filteredRight = rich.filterRight.process(sampleRight, mode: c.filterMode)
             switch rich.routing {
-            case 1:
+            case .serial:
                 filteredLeft = rich.ladderLeft.process(filteredLeft)
                 filteredRight = rich.ladderRight.process(filteredRight)
-            case 2:
+            case .parallel:
                 filteredLeft = (filteredLeft + rich.ladderLeft.process(sampleLeft)) / 2
                 filteredRight = (filteredRight + rich.ladderRight.process(sampleRight)) / 2
-            default:
+            case .off:
                 break
             }
             _ = v.filterEnvelope.next(c.filterShape)
