@@ -49,7 +49,7 @@ import Glibc
         defer { removeFolder() }
         let take = folder + "/take.wav"
         let play = Process()
-        play.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        play.executableURL = URL(fileURLWithPath: aulosBinary)
         play.arguments = ["play", "--demo", "--duration", "30", "--device", "null", "--record", take]
         play.standardOutput = FileHandle.nullDevice
         play.standardError = FileHandle.nullDevice

@@ -61,7 +61,7 @@ import Testing
         for (signal, name) in [(SIGINT, "stopped.wav"), (SIGKILL, "killed.wav")] {
             try write("the user's old render", name)
             let render = Process()
-            render.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+            render.executableURL = URL(fileURLWithPath: aulosBinary)
             render.arguments = ["render", "long.score", "-o", name]
             render.currentDirectoryURL = URL(fileURLWithPath: folder)
             let out = Pipe()
