@@ -34,15 +34,17 @@ lint:
 	@find $(LINTED) -name '*.swift' -exec awk 'length > 120 { print FILENAME ":" FNR ": wider than 120 columns"; bad = 1 } END { exit bad }' {} +
 	@echo "lint: clean"
 
-## The threaded tests (live graph updates under a render thread, the SPSC ring, the ALSA I/O thread) under
-## ThreadSanitizer.
+## The threaded tests (live graph updates under a render thread, the SPSC rings, the ALSA I/O thread) under
+## ThreadSanitizer. (No command-line suite is among them; those that run would run the TSan-built aulos of
+## .build-tsan, as every CLI test runs the aulos beside its test bundle.)
 ## The allocation-counting tests skip themselves here: the sanitizer owns malloc.
 tsan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	$(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter 'RealtimeSafetyTests|RealtimeTests|ALSAOutputTests|LiveMIDIThreadingTests|ServiceTests|LiveMIDIPathTests|FilePlaybackTests'
 
 ## Every test under AddressSanitizer with LeakSanitizer: memory errors and leaks fail it (two leaks outside
-## Aulos, in Foundation's Process and XCTest's runner, are suppressed in scripts/lsan.supp).
+## Aulos, in Foundation's Process and XCTest's runner, are suppressed in scripts/lsan.supp). The command-line
+## tests run the ASan-built aulos of .build-asan (the one beside the test bundle), with the same options.
 asan: setup
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address

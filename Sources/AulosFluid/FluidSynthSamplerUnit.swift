@@ -163,7 +163,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
                 try swapIn(
                     FluidInstance(
                         soundFont: path, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony,
-                        channelGroups: channelGroups, tuning: tuning))
+                        channelGroups: channelGroups, tuning: tuning, locksMemory: locksSampleMemory))
             }
             soundFontPath = path
             soundFontWarnings = inspected.warnings
@@ -179,6 +179,13 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         }
     }
 
+    /// Whether FluidSynth locks the font's samples in memory (`synth.lock-memory`, on by FluidSynth's
+    /// default): for live play, where a page fault on the render thread is a dropout. An offline render turns
+    /// it off — nothing there waits on a deadline, and locking a large font's whole sample pool costs start-up
+    /// time (or, past the memlock limit, a failed attempt) for nothing. Read when a font loads: set it before
+    /// initialize.
+    public var locksSampleMemory = true
+
     /// The Scala tuning every channel but the drums' plays (nil: equal temperament).
     public private(set) var tuning: TuningTable?
 
@@ -189,7 +196,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
             try swapIn(
                 FluidInstance(
                     soundFont: soundFontPath, sampleRate: outputFormat(0).sampleRate, polyphony: polyphony,
-                    channelGroups: channelGroups, tuning: table))
+                    channelGroups: channelGroups, tuning: table, locksMemory: locksSampleMemory))
         }
         tuning = table
     }
@@ -226,7 +233,7 @@ public final class FluidSynthSamplerUnit: AudioUnit, MusicDevice, @unchecked Sen
         try swapIn(
             FluidInstance(
                 soundFont: soundFontPath, sampleRate: format.sampleRate, polyphony: polyphony,
-                channelGroups: channelGroups, tuning: tuning))
+                channelGroups: channelGroups, tuning: tuning, locksMemory: locksSampleMemory))
         activity.pointee.notes.store(0, ordering: .relaxed)
         activity.pointee.audibleSlices.store(0, ordering: .relaxed)
         let frames = Int(maximumFramesPerSlice)
@@ -324,7 +331,7 @@ final class FluidInstance {
     /// The font is inspected first (`SoundFontFile`): clear errors for the common ways it is wrong.
     init(
         soundFont path: String, sampleRate: Double, polyphony: UInt32, channelGroups: Int32 = 1,
-        tuning: TuningTable? = nil
+        tuning: TuningTable? = nil, locksMemory: Bool = true
     ) throws(AudioUnitError) {
         inspection = try SoundFontFile.inspect(path)
         guard let settings = new_fluid_settings() else {
@@ -336,6 +343,7 @@ final class FluidInstance {
         fluid_settings_setint(settings, "synth.cpu-cores", 1)
         fluid_settings_setint(settings, "synth.dynamic-sample-loading", 0)
         fluid_settings_setint(settings, "synth.verbose", 0)
+        fluid_settings_setint(settings, "synth.lock-memory", locksMemory ? 1 : 0)
         fluid_settings_setint(settings, "synth.audio-groups", channelGroups)
         fluid_settings_setint(settings, "synth.audio-channels", channelGroups)
         guard let synth = new_fluid_synth(settings) else {

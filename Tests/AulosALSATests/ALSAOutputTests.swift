@@ -177,8 +177,7 @@ import Testing
         #expect(throws: AudioUnitError.self) { try session.setPreferredIOBufferFrames(64) }  // not while active
         try graph.initialize()
         try graph.start()
-        usleep(50_000)
-        #expect((graph.outputUnit as! ALSAOutputUnit).statistics.framesPlayed > 0)
+        #expect(Wait.until(seconds: 5) { (graph.outputUnit as! ALSAOutputUnit).statistics.framesPlayed > 0 })
         #expect(throws: AudioUnitError.self) { try session.deactivate() }  // still running
         try graph.stop()
         try graph.uninitialize()

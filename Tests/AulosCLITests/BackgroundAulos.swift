@@ -11,7 +11,7 @@ final class BackgroundAulos {
     init(_ arguments: [String], in folder: String, environment: [String: String] = [:]) throws {
         self.folder = folder
         socketPath = folder + "/control"
-        process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        process.executableURL = URL(fileURLWithPath: aulosBinary)
         process.arguments = arguments + ["--control-socket", socketPath]
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
         if !environment.isEmpty {

@@ -12,13 +12,28 @@ struct CommandResult {
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
+/// The `aulos` executable the tests run: the one built beside this test bundle, in the same build folder
+/// (`swift build --show-bin-path` of the same scratch path and configuration), so `make asan` and
+/// `make tsan` run the sanitised `aulos` they built and a release test run its release build — never a
+/// debug binary left in `.build/debug` by another build, possibly stale. The bundle is the running
+/// executable (`swift test` and scripts/run-tests.sh both run it directly), so its folder is
+/// /proc/self/exe's.
+let aulosBinary: String = {
+    let bundle =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        ?? CommandLine.arguments[0]
+    let binary = URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent("aulos").path
+    precondition(
+        FileManager.default.isExecutableFile(atPath: binary),
+        "no aulos beside the test bundle at \(binary): build it with the tests (swift build --build-tests)")
+    return binary
+}()
+
 func runAulos(
     _ arguments: [String], in directory: String? = nil, limitingFileSize bytes: Int? = nil,
     environment: [String: String] = [:]
 ) throws -> CommandResult {
-    let binary = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent(".build/debug/aulos")
+    let binary = URL(fileURLWithPath: aulosBinary)
     let process = Process()
     if let bytes {
         // util-linux's prlimit: the file-size limit (ulimit -f) a quota or a full disk looks like to a writer.

@@ -376,7 +376,7 @@ struct PipeWirePlaybackTests {
         usleep(500_000)
         let aulos = try pipewire.run(
             [
-                repositoryRoot + "/.build/debug/aulos", "play", "--driver", "jack", piece, "--duration", "4",
+                aulosBinary, "play", "--driver", "jack", piece, "--duration", "4",
                 "--connect-outputs", "capture:in_1,capture:in_2",
             ], log: folder + "/aulos.log")
         aulos.waitUntilExit()

@@ -1,3 +1,4 @@
+import AulosTestSupport
 import Foundation
 import Testing
 
@@ -61,7 +62,7 @@ import Testing
         for (signal, name) in [(SIGINT, "stopped.wav"), (SIGKILL, "killed.wav")] {
             try write("the user's old render", name)
             let render = Process()
-            render.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+            render.executableURL = URL(fileURLWithPath: aulosBinary)
             render.arguments = ["render", "long.score", "-o", name]
             render.currentDirectoryURL = URL(fileURLWithPath: folder)
             let out = Pipe()
@@ -69,11 +70,8 @@ import Testing
             render.standardError = FileHandle.nullDevice
             try render.run()
             let partial = folder + "/\(name).partial-\(render.processIdentifier)"
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline,
-                ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int ?? 0) < 2_000_000
-            {
-                usleep(20_000)
+            Wait.until(seconds: 60) {
+                ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int ?? 0) >= 2_000_000
             }
             kill(render.processIdentifier, signal)
             let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

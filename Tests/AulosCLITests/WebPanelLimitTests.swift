@@ -27,7 +27,7 @@ extension WebPanelTests {
     static func passwordFile(in folder: String, _ password: String) throws -> String {
         let path = folder + "/web-password"
         let hasher = Process()
-        hasher.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        hasher.executableURL = URL(fileURLWithPath: aulosBinary)
         hasher.arguments = ["web-password", "--output", path]
         let input = Pipe()
         hasher.standardInput = input

@@ -361,7 +361,7 @@ import Glibc
 
         // The hash, as a user makes it: the password on standard input, the hash into a file.
         let hasher = Process()
-        hasher.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/aulos")
+        hasher.executableURL = URL(fileURLWithPath: aulosBinary)
         hasher.arguments = ["web-password", "--output", folder + "/web-password"]
         let input = Pipe()
         hasher.standardInput = input

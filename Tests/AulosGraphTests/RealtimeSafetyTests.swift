@@ -63,7 +63,7 @@ final class RenderReport: @unchecked Sendable {
         }
         // Let the render thread run a little on the final plan, then stop it.
         let target = report.cycles.load(ordering: .relaxed) + 100
-        while report.cycles.load(ordering: .relaxed) < target { usleep(100) }
+        #expect(Wait.until(seconds: 30, pollMicroseconds: 100) { report.cycles.load(ordering: .relaxed) >= target })
         stop.store(true, ordering: .relaxed)
         thread.join()
 

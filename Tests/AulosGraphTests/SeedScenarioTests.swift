@@ -116,7 +116,7 @@ import Glibc
             #expect(eq.state == .disposed)
         }
         let target = cycles.load(ordering: .relaxed) + 50
-        while cycles.load(ordering: .relaxed) < target { usleep(100) }
+        #expect(Wait.until(seconds: 30, pollMicroseconds: 100) { cycles.load(ordering: .relaxed) >= target })
         stop.store(true, ordering: .relaxed)
         thread.join()
         #expect(failures.load(ordering: .relaxed) == 0)

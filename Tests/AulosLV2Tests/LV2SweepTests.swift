@@ -4,7 +4,8 @@ import AulosTestSupport
 import Testing
 
 /// Every plugin of mda-lv2, lv2-examples and dragonfly-reverb-lv2 instantiates and renders one second
-/// offline: effects fed noise, instruments (and MIDI plugins) played a chord; the output is finite.
+/// offline: effects fed noise, instruments (and MIDI plugins) played a chord; the plugin makes no NaN or
+/// infinity.
 /// (`make lv2-sweep` does the same for every installed plugin, each in its own process.)
 @Suite struct LV2SweepTests {
     static let packages = [
@@ -33,20 +34,18 @@ import Testing
         try unit.initialize()
         for note: UInt8 in [48, 55, 64] { try unit.midiEvent(status: 0x90, data1: note, data2: 100, offset: 17) }
         let buffers = RenderBuffers(frames: 512)
-        var finite = true
         for slice in 0..<94 {
             if slice == 60 {
                 for note: UInt8 in [48, 55, 64] { try unit.midiEvent(status: 0x80, data1: note, data2: 0, offset: 5) }
             }
-            let left = try renderUnit(unit, frames: 512, at: Int64(slice) * 512, buffers: buffers)
-            finite =
-                finite && !left.contains { !$0.isFinite } && !buffers.channel(1, frames: 512).contains { !$0.isFinite }
+            _ = try renderUnit(unit, frames: 512, at: Int64(slice) * 512, buffers: buffers)
         }
-        // What leaves the unit is finite whatever the plugin does (non-finite samples are silenced)...
-        #expect(finite, "\(unit.name) rendered a NaN or infinity")
-        // ...and the plugins themselves make none — except mda BeatBox, now and then, only when the whole
-        // suite runs in one process (never alone, never under valgrind): it builds its drum samples with
-        // the process-wide rand() at instantiation. Known, and silenced by the unit when it happens.
+        // The plugins make no NaN or infinity. What leaves the unit is not checked here: the unit silences
+        // non-finite samples before they leave (nonFiniteSamplesFromAPluginAreSilencedAndCounted below), so
+        // its output is finite whatever the plugin does and such a check could not fail. The count is what
+        // the plugin itself produced, before the unit's guard — except mda BeatBox, now and then, only when
+        // the whole suite runs in one process (never alone, never under valgrind): it builds its drum
+        // samples with the process-wide rand() at instantiation. Known, and silenced by the unit.
         if uri == "http://drobilla.net/plugins/mda/BeatBox" {
             withKnownIssue("mda BeatBox sometimes produces NaN in a busy process", isIntermittent: true) {
                 #expect(unit.nonFiniteSamples == 0)

@@ -78,7 +78,7 @@ import Testing
                 return schedule.schedule_work(schedule.handle, 4, &request)
             }
             #expect(status == LV2_WORKER_SUCCESS)
-            for _ in 0..<2000 where record.pointee.worked == 0 { usleep(1000) }
+            Wait.until(seconds: 2) { record.pointee.worked != 0 }
             #expect(record.pointee.worked == 1)
             #expect(pthread_equal(record.pointee.workThread, pthread_self()) == 0, "work() ran on the render thread")
             #expect(record.pointee.answers.isEmpty, "answered before the run ended")

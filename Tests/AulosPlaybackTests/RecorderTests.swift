@@ -167,11 +167,7 @@ import Testing
         list.list.pointee.floatChannel(1).update(repeating: -0.25, count: 64)
         // 5 s of cycles (the ring holds 10): more than the disk holds.
         for _ in 0..<(5 * 750) { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
-        var waited = 0
-        while recorder.failure == nil && waited < 100 {
-            usleep(50_000)
-            waited += 1
-        }
+        Wait.until(seconds: 5) { recorder.failure != nil }
         let failure = try #require(recorder.failure, "the full disk was not reported")
         #expect(failure.contains("No space left on device") && failure.contains("are kept in it"), "\(failure)")
         // In place and whole already, before the recording is stopped (the process may yet be killed).

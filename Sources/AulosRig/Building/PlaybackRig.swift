@@ -352,6 +352,8 @@ public final class PlaybackRig {
         try graph.addRenderNotify(transport.renderNotify)
         try graph.addRenderNotify(timelinePlayer.renderNotify)
         try graph.addRenderNotify(scheduler.renderNotify)
+        // Samplers lock their fonts' samples in memory for live play only (an offline render has no deadline).
+        for case let sampler as FluidSynthSamplerUnit in instruments { sampler.locksSampleMemory = session != nil }
         try graph.initialize()
         // Offline, an LV2 plugin's worker jobs are done inside its run: the file does not depend on how
         // fast a worker thread was.

@@ -88,6 +88,7 @@ struct ServiceCommand: ParsableCommand {
 
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "install",
             abstract:
                 "Copy aulos, its presets, rigs and SoundFont under the prefix, write "
                 + "/etc/systemd/system/aulos.service, create the 'aulos' user and start it."
@@ -120,6 +121,7 @@ struct ServiceCommand: ParsableCommand {
 
     struct Unit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "unit",
             abstract:
                 "Print the systemd unit install would write (packaging/systemd/aulos.service is this with the "
                 + "defaults)."
@@ -138,6 +140,7 @@ struct ServiceCommand: ParsableCommand {
 
     struct Uninstall: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "uninstall",
             abstract: "Stop and remove the service, the installed binary and its data (the user stays).")
 
         @OptionGroup var location: Location
