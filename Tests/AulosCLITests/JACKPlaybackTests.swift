@@ -98,7 +98,8 @@ struct JACKPlaybackTests {
             let heardAt = capturedFrom.map { $0 + onset } ?? -1
             #expect(
                 heardAt == sentAt.map { $0 + 64 },
-                "the first note was sent at server frame \(sentAt ?? -1) and heard at \(heardAt) (64 frames of look-ahead expected): not in the cycle it arrived in"
+                "the first note was sent at server frame \(sentAt ?? -1) and heard at \(heardAt) (64 frames of "
+                    + "look-ahead expected): not in the cycle it arrived in"
             )
             #expect(difference == nil, "the notes are not on their frames: \(difference ?? "")")
         }

@@ -80,9 +80,9 @@ struct JACKOutputUnitTests {
             toFile: folder + "/rig.yaml", atomically: true, encoding: .utf8)
         try "name: Other\nparts:\n  - name: Pad\n    instrument: synth\n".write(
             toFile: folder + "/other.yaml", atomically: true, encoding: .utf8)
-        try
-            "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: rig.yaml\n  - program: 1\n    rig: other.yaml\n"
-            .write(toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+        let set = "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: rig.yaml\n"
+        try (set + "  - program: 1\n    rig: other.yaml\n").write(
+            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
         var settings = JACKSettings(clientName: "tally")
         settings.serverName = jack.name
         settings.outputConnections = []
