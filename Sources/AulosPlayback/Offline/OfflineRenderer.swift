@@ -1,11 +1,14 @@
 import AulosAudioFile
 import AulosCore
 import AulosGraph
+import AulosRealtime
 import AulosUnits
 
 /// Pulls a graph whose I/O unit is a Generic Output slice by slice, faster than real time: Core Audio's
 /// offline rendering pattern, and the harness every Aulos audio test stands on. Bit-for-bit repeatable:
-/// nothing depends on wall-clock time.
+/// nothing depends on wall-clock time. Each slice renders with flush-to-zero on, as every live render
+/// thread does (`FlushToZero`): a tail that reaches exact zero there a few samples sooner lets a unit rest
+/// (and wake) at another frame, so without it a file played live would not be its offline render.
 ///
 /// Threads: the calling thread is both control and render thread; `beforeSlice` may therefore schedule
 /// parameter changes and MIDI for the coming slice.
@@ -52,7 +55,9 @@ public final class OfflineRenderer {
             var flags = RenderActionFlags(rawValue: 0)
             var stamp = AudioTimeStamp(sampleTime: sampleTime)
             output.list.pointee.setFrameCount(frames, bytesPerFrame: output.format.bytesPerFrame)
-            let status = entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: output.list)
+            let status = FlushToZero.scope {
+                entry.render(flags: &flags, timeStamp: &stamp, frameCount: frames, ioData: output.list)
+            }
             if status != 0 {
                 let code = AudioUnitError.Code(rawValue: status) ?? .cannotDoInCurrentContext
                 throw AudioUnitError(code, "rendering failed at sample \(sampleTime)")
