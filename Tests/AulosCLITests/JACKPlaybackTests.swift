@@ -389,9 +389,23 @@ struct PipeWirePlaybackTests {
         // 4 s played, the first sound at 1.2 s: the 2.5 s after it.
         let difference = captureDifference(
             capturedChannels(folder + "/capture.raw"), FloatWAV.read(folder + "/offline.wav") ?? [], frames: 120_000)
-        #expect(
-            difference == nil,
-            "the audio captured through PipeWire is not the offline render: \(difference ?? ""); \(aulosLog)")
+        let check = {
+            #expect(
+                difference == nil,
+                "the audio captured through PipeWire is not the offline render: \(difference ?? ""); \(aulosLog)")
+        }
+        // PipeWire logs no lost cycles as jackd does; aulos's own summary says when its process thread was not
+        // running for a cycle ("stalled outside the render": the scheduler's doing, as on a loaded machine —
+        // seen in CI's neighbour suites). Only then is a difference excused; a late render of aulos's own work
+        // is not.
+        let stalled = aulosLog.firstMatch(of: /(\d+) slices? stalled outside the render/).flatMap { Int($0.1) } ?? 0
+        if stalled > 0 {
+            withKnownIssue(
+                Comment(rawValue: "aulos's process thread was not scheduled for \(stalled) cycle(s)"),
+                isIntermittent: true, check)
+        } else {
+            check()
+        }
     }
 
     /// PipeWire's graph forced to 44.1 kHz under a live aulos: the rig is rebuilt at 44.1 kHz, once (a new
