@@ -159,6 +159,12 @@ for name, label in [("probe.txt", play), ("probe-lowest.txt", play + " --lowest-
         else:
             check(False, f"{name}: no arrival stamps from aulos's echo port")
 
+# f) The service's reload: how long SIGHUP took to show in the status (the whole set is tried first).
+try:
+    summary.append("service: " + open(os.path.join(out, "reload-time.txt")).read().strip())
+except OSError:
+    pass
+
 for name in ["live-stdout.txt", "live-lowest-stdout.txt"]:  # aulos's own last words: xruns, late MIDI
     try:
         summary.append("aulos: " + open(os.path.join(out, name)).read().strip().splitlines()[-1])

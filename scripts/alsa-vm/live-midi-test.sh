@@ -200,10 +200,17 @@ grep -q '"activeRig":1' /out/service-status-switched.txt || bad "program change 
 grep -q '"rig":"Split Keys"' /out/service-status-switched.txt || bad "the active rig is not Split Keys"
 /tmp/aulos set output.eq off --socket /tmp/control >> /out/service-set.txt 2>&1 || bad "aulos set output.eq off failed"
 /tmp/aulos set Lead.cutoff 900 --socket /tmp/control >> /out/service-set.txt 2>&1 || bad "aulos set Lead.cutoff failed"
+# The reload tries the whole rig set before it replaces anything; under TCG emulation that takes seconds,
+# so the status is polled (for up to 60 s) rather than read once after a fixed sleep.
+t_hup=$(date +%s.%N)
 kill -HUP $aulos
-sleep 4
-status > /out/service-status-reloaded.txt
-grep -q '"reloads":1' /out/service-status-reloaded.txt || bad "SIGHUP did not reload the rig"
+i=0
+until status > /out/service-status-reloaded.txt && grep -q '"reloads":1' /out/service-status-reloaded.txt; do
+    i=$((i + 1)); [ $i -gt 300 ] && { bad "SIGHUP did not reload the rig within 60 s"; break; }
+    sleep 0.2
+done
+awk -v a="$t_hup" -v b="$(date +%s.%N)" 'BEGIN { printf "reload seen in the status %.1f s after SIGHUP\n", b - a }' \
+    | tee /out/reload-time.txt
 grep -q '"activeRig":1' /out/service-status-reloaded.txt || bad "the reload did not keep rig 2 playing"
 /tmp/aulos status --socket /tmp/control > /out/service-status.txt 2>&1 || bad "aulos status (text) failed"
 cat /out/service-status.txt
