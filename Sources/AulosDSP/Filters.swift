@@ -275,6 +275,11 @@ public struct EnvelopeLanes: Sendable {
         level = SIMD4(e0.level, e1.level, e2.level, e3.level)
     }
 
+    /// All four lanes hold their sustain level: every step until a note-off returns the shape's sustain level,
+    /// so a block can take it once instead of stepping (what `next` would return, to the bit).
+    @inlinable @inline(__always) @_noAllocation @_noLocks
+    public func isSustaining() -> Bool { stage == SIMD4(repeating: 3) }
+
     /// Lane `lane` written back into its voice's envelope.
     @inlinable @inline(__always) @_noAllocation @_noLocks
     public func store(lane: Int, into envelope: inout Envelope) {

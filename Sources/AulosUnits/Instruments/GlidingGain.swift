@@ -15,10 +15,21 @@ struct GlidingGain: BitwiseCopyable {
     /// over `frames` with `interpolate`, else at once (a new note).
     @inline(__always) @_noAllocation @_noLocks
     mutating func aim(gain: Float, position: Double, frames: Int, interpolate: Bool) {
+        let (newLeft, newRight) = Self.targets(gain: gain, position: position)
+        aim(left: newLeft, right: newRight, frames: frames, interpolate: interpolate)
+    }
+
+    /// The left and right gains of `gain` placed at `position` (0 left … 1 right), constant-power.
+    @inline(__always) @_noAllocation @_noLocks
+    static func targets(gain: Float, position: Double) -> (left: Float, right: Float) {
         // θ from 0 (left) to π/2 (right), as a quarter of a sine period.
         let angle = max(0, min(1, position)) / 4
-        let newLeft = gain * Float(FastMath.sine(angle + 0.25))
-        let newRight = gain * Float(FastMath.sine(angle))
+        return (gain * Float(FastMath.sine(angle + 0.25)), gain * Float(FastMath.sine(angle)))
+    }
+
+    /// Aims at the gains `newLeft` and `newRight`: gliding there over `frames` with `interpolate`, else at once.
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func aim(left newLeft: Float, right newRight: Float, frames: Int, interpolate: Bool) {
         if interpolate {
             leftStep = (newLeft - left) / Float(frames)
             rightStep = (newRight - right) / Float(frames)

@@ -56,6 +56,30 @@ struct SynthVoice: BitwiseCopyable {
     var rich = RichVoice()
     var fadeGain: Float = 1
     var fadeStep: Float = 0
+    /// What the last control tick computed its pitch, filter and gains from (see `VoiceControlMemo`).
+    var memo = VoiceControlMemo()
+
+    @_noAllocation @_noLocks
+    init() {}
+}
+
+/// The inputs a voice's last control tick turned into phase increments, filter coefficients and gain targets,
+/// and the gain targets themselves. A tick whose inputs did not move (a held note without modulation, the
+/// usual case) skips the exponentials, the filter's tangent and the pan's sines. Each cached result is a pure
+/// function of the inputs compared, so a skipped computation is the one that would have been made, to the
+/// bit; NaN (a new voice) never compares equal, so a voice's first tick computes everything.
+///
+/// Threads: render thread (part of a `SynthVoice`).
+struct VoiceControlMemo: BitwiseCopyable {
+    var pitch1 = Double.nan
+    var pitch2 = Double.nan
+    var cutoff = Double.nan
+    var octaves = Double.nan
+    var resonance = Float.nan
+    var gain = Float.nan
+    var position = Double.nan
+    var left: Float = 0
+    var right: Float = 0
 
     @_noAllocation @_noLocks
     init() {}
@@ -183,12 +207,18 @@ extension OscillatorSynthKernel {
         let outLeft = left + from
         let outRight = right + from
         let mode = c.pointee.filterMode
+        // Held notes (the usual case): both envelopes are constant until a note-off, which comes at a block's
+        // boundary, so their levels are taken once rather than stepped every frame.
+        let ampHeld = amp.isSustaining()
+        let filterHeld = filterEnvelope.isSustaining()
+        if ampHeld { amp.level = SIMD4(repeating: c.pointee.ampShape.sustainLevel) }
+        if filterHeld { filterEnvelope.level = SIMD4(repeating: c.pointee.filterShape.sustainLevel) }
         for i in 0..<count {
             let oscillator1 = UnsafeRawPointer(a + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
             let oscillator2 = UnsafeRawPointer(b + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
             let filtered = filter.process(oscillator1 + (oscillator2 - oscillator1) * mix, mode: mode)
-            _ = filterEnvelope.next(c.pointee.filterShape)
-            let sample = filtered * amp.next(c.pointee.ampShape)
+            if !filterHeld { _ = filterEnvelope.next(c.pointee.filterShape) }
+            let sample = filtered * (ampHeld ? amp.level : amp.next(c.pointee.ampShape))
             gainLeft += stepLeft
             gainRight += stepRight
             outLeft[i] += (sample * gainLeft).sum()
@@ -310,11 +340,17 @@ extension OscillatorSynthKernel {
         let pitch =
             voice.pointee.pitch + voice.pointee.glideOffset + bend + lfo * c.pointee.lfoToPitch / 100 * depth
             + Double(modulation.pitch) * 24
-        voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
-        voice.pointee.band1 = Wavetable.band(forNote: pitch)
+        if pitch != voice.pointee.memo.pitch1 {
+            voice.pointee.memo.pitch1 = pitch
+            voice.pointee.increment1 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
+            voice.pointee.band1 = Wavetable.band(forNote: pitch)
+        }
         let pitch2 = pitch + c.pointee.osc2Offset + Double(modulation.osc2Pitch) * 24
-        voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
-        voice.pointee.band2 = Wavetable.band(forNote: pitch2)
+        if pitch2 != voice.pointee.memo.pitch2 {
+            voice.pointee.memo.pitch2 = pitch2
+            voice.pointee.increment2 = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch2) / sampleRate)
+            voice.pointee.band2 = Wavetable.band(forNote: pitch2)
+        }
         if morph != nil {
             let position =
                 max(0, min(1, c.pointee.wavetablePosition + modulation.wavetablePosition))
@@ -328,9 +364,15 @@ extension OscillatorSynthKernel {
         let octaves =
             Double(voice.pointee.filterEnvelope.level) * envelopeOctaves + c.pointee.keyTracking * (pitch - 60) / 12
             + lfo * c.pointee.lfoToFilter * depth + Double(modulation.cutoff) * 8
-        voice.pointee.filter.setCoefficients(
-            cutoff: c.pointee.cutoff * FastMath.exp2(octaves),
-            resonance: c.pointee.resonance + modulation.resonance, sampleRate: sampleRate)
+        let resonance = c.pointee.resonance + modulation.resonance
+        if octaves != voice.pointee.memo.octaves || c.pointee.cutoff != voice.pointee.memo.cutoff
+            || resonance != voice.pointee.memo.resonance
+        {
+            (voice.pointee.memo.octaves, voice.pointee.memo.cutoff) = (octaves, c.pointee.cutoff)
+            voice.pointee.memo.resonance = resonance
+            voice.pointee.filter.setCoefficients(
+                cutoff: c.pointee.cutoff * FastMath.exp2(octaves), resonance: resonance, sampleRate: sampleRate)
+        }
         if c.pointee.isRich {
             updateRichVoice(voice, c.pointee, pitch: pitch, pitch2: pitch2, octaves: octaves, modulation: modulation)
         }
@@ -338,10 +380,15 @@ extension OscillatorSynthKernel {
         let expression = Float(channel.expression) / 127
         let tremolo = 1 - c.pointee.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
         let swell = max(0, 1 + modulation.amp)
+        let gain =
+            c.pointee.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo * swell
+        let position = GlidingGain.position(pan: channel.pan) + Double(modulation.pan) / 2
+        if gain != voice.pointee.memo.gain || position != voice.pointee.memo.position {
+            (voice.pointee.memo.gain, voice.pointee.memo.position) = (gain, position)
+            (voice.pointee.memo.left, voice.pointee.memo.right) = GlidingGain.targets(gain: gain, position: position)
+        }
         voice.pointee.gain.aim(
-            gain: c.pointee.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo
-                * swell,
-            position: GlidingGain.position(pan: channel.pan) + Double(modulation.pan) / 2,
-            frames: Self.controlInterval, interpolate: interpolate)
+            left: voice.pointee.memo.left, right: voice.pointee.memo.right, frames: Self.controlInterval,
+            interpolate: interpolate)
     }
 }
