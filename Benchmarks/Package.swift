@@ -23,6 +23,8 @@ let package = Package(
             path: "Benchmarks/GraphOverhead",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .target(name: "CReferenceVoice", path: "Sources/CReferenceVoice", cSettings: [.unsafeFlags(["-O2"])]),
+        // The plain C voice: written for speed, not shaped like the synth (see its header).
+        .target(name: "CPlainVoice", path: "Sources/CPlainVoice", cSettings: [.unsafeFlags(["-O3"])]),
         // What the synth benchmarks and the synth-render driver (callgrind) share: the synth's graph setup.
         .target(
             name: "SynthWork", dependencies: [.product(name: "AulosEngine", package: "Aulos")],
@@ -31,6 +33,7 @@ let package = Package(
             name: "Instruments",
             dependencies: [
                 "CReferenceVoice",
+                "CPlainVoice",
                 "SynthWork",
                 .product(name: "AulosEngine", package: "Aulos"),
                 .product(name: "AulosPlayback", package: "Aulos"),
@@ -63,7 +66,9 @@ let package = Package(
         .executableTarget(name: "lv2host-render", dependencies: ["LV2HostWork"], path: "Sources/lv2host-render"),
         .executableTarget(
             name: "synth-render",
-            dependencies: ["SynthWork", "CReferenceVoice", .product(name: "AulosEngine", package: "Aulos")],
+            dependencies: [
+                "SynthWork", "CReferenceVoice", "CPlainVoice", .product(name: "AulosEngine", package: "Aulos"),
+            ],
             path: "Sources/synth-render"),
         .executableTarget(
             name: "Effects",

@@ -6,6 +6,7 @@ import AulosMIDI
 import AulosUnits
 import Benchmark
 import CFluidSynth
+import CPlainVoice
 import CReferenceVoice
 import SynthWork
 
@@ -83,6 +84,23 @@ let benchmarks: @Sendable () -> Void = {
             reference_synth_render(synth, time, Int32(frames), left, right)
             time += Int64(frames)
         }
+        benchmark.stopMeasurement()
+        blackHole(left[63])
+    }
+
+    Benchmark("Plain C voice: 256 voices, 64-frame slice") { benchmark in
+        let synth = plain_synth_create(Int32(voices), Float(sampleRate))
+        defer { plain_synth_destroy(synth) }
+        plain_synth_start_all(synth)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
+        defer {
+            left.deallocate()
+            right.deallocate()
+        }
+        for _ in 0..<SynthWork.warmUpSlices { plain_synth_render(synth, Int32(frames), left, right) }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { plain_synth_render(synth, Int32(frames), left, right) }
         benchmark.stopMeasurement()
         blackHole(left[63])
     }

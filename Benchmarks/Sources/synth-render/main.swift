@@ -1,6 +1,7 @@
 import AulosCore
 import AulosDSP
 import AulosGraph
+import CPlainVoice
 import CReferenceVoice
 import SynthWork
 
@@ -9,7 +10,8 @@ import SynthWork
 //   synth-render aulos [slices]           the oscillator synth's default patch through a graph (the
 //                                         "Synth kernel" benchmark)
 //   synth-render aulos-supersaw [slices]  the same with osc 1 as a 7-voice unison supersaw (detune 30, width 0.8)
-//   synth-render c [slices]               the plain-C reference voice ("C reference voice")
+//   synth-render c [slices]               the C reference voice shaped like the synth ("C reference voice")
+//   synth-render plain [slices]           the plain C voice written for speed ("Plain C voice", -O3)
 //
 // Each renders 256 sustained voices: 100 warm-up slices of 64 frames (every voice past its attack), then
 // `slices` more (default 2000), exactly the benchmark's loop, and prints a checksum (the last slice's
@@ -20,6 +22,7 @@ import SynthWork
 //   strip --strip-debug -o /tmp/synthr .build/release/synth-render
 //   valgrind --tool=callgrind --toggle-collect='$s12synth_render12measureAulos*' /tmp/synthr aulos 2000
 //   valgrind --tool=callgrind --toggle-collect='$s12synth_render8measureC*' /tmp/synthr c 2000
+//   valgrind --tool=callgrind --toggle-collect='$s12synth_render12measurePlain*' /tmp/synthr plain 2000
 //
 // (callgrind's call counts in such a run include the warm-up's calls; its instruction counts do not.)
 //
@@ -68,6 +71,18 @@ func measureC(
     }
 }
 
+@inline(never)
+func warmUpPlain(_ synth: OpaquePointer, _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>) {
+    for _ in 0..<SynthWork.warmUpSlices { plain_synth_render(synth, Int32(frames), left, right) }
+}
+
+@inline(never)
+func measurePlain(
+    _ synth: OpaquePointer, _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ count: Int
+) {
+    for _ in 0..<count { plain_synth_render(synth, Int32(frames), left, right) }
+}
+
 func energy(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>) -> Double {
     (0..<Int(frames)).reduce(0.0) { $0 + Double(left[$1] * left[$1]) + Double(right[$1] * right[$1]) }
 }
@@ -102,7 +117,20 @@ case "c":
     right.deallocate()
     reference_synth_destroy(synth)
     withExtendedLifetime(tables) {}
+case "plain":
+    let synth = plain_synth_create(Int32(SynthWork.voices), Float(SynthWork.sampleRate))
+    plain_synth_start_all(synth)
+    let left = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
+    let right = UnsafeMutablePointer<Float>.allocate(capacity: Int(frames))
+    warmUpPlain(synth, left, right)
+    measurePlain(synth, left, right, slices)
+    print(
+        "plain: \(slices) slices of \(frames) frames, \(SynthWork.voices) voices, "
+            + "checksum (last slice's energy) \(energy(left, right))")
+    left.deallocate()
+    right.deallocate()
+    plain_synth_destroy(synth)
 default:
-    print("usage: synth-render aulos|aulos-supersaw|c [slices]")
+    print("usage: synth-render aulos|aulos-supersaw|c|plain [slices]")
     exit(2)
 }
