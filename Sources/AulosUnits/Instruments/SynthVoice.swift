@@ -159,9 +159,9 @@ extension OscillatorSynthKernel {
     }
 
     /// Renders frames [from, to) of four plain voices of one patch into one output, side by side in SIMD
-    /// lanes: oscillators into lane-interleaved scratch, then mix, filter, both envelopes and the gains
-    /// four at a time. Each lane computes exactly what `renderVoice` would; the four are summed into the
-    /// output per frame.
+    /// lanes: two saws are read from their tables in the frame loop four lanes at a time; other waveforms are
+    /// filled into lane-interleaved scratch first. Then mix, filter, both envelopes and the gains four at a
+    /// time. Each lane computes exactly what `renderVoice` would; the four are summed into the output per frame.
     @_noAllocation @_noLocks
     func renderVoiceGroup(
         _ lanes: UnsafeMutablePointer<Int32>, from: Int, to: Int, left: UnsafeMutablePointer<Float>,
@@ -173,14 +173,23 @@ extension OscillatorSynthKernel {
         let v3 = voices + Int(lanes[3])
         let c = patch(Int(v0.pointee.channel))
         let count = to - from
+        var mix = SIMD4<Float>(repeating: 0)
+        for lane in 0..<4 {
+            let voice = voices + Int(lanes[lane])
+            mix[lane] = max(0, min(1, c.pointee.mix + voice.pointee.mixOffset))
+        }
+        if readsSaw(c.pointee.wave1) && readsSaw(c.pointee.wave2) {
+            var oscillators = GroupOscillators(table: saw, scratch: groupScratch, v0, v1, v2, v3)
+            renderGroupFrames(lanes, c, count: count, mix: mix, oscillators: &oscillators, left + from, right + from)
+            oscillators.storePhases(v0, v1, v2, v3)
+            return
+        }
         let a = groupScratch
         let b = groupScratch + 4 * Self.controlInterval
-        var mix = SIMD4<Float>(repeating: 0)
         for lane in 0..<4 {
             let voice = voices + Int(lanes[lane])
             let pulseWidth = max(0.05, min(0.95, c.pointee.pulseWidth + voice.pointee.widthOffset))
             let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
-            mix[lane] = max(0, min(1, c.pointee.mix + voice.pointee.mixOffset))
             fillOscillator(
                 a + lane, stride: 4, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1,
                 increment: voice.pointee.increment1, band: voice.pointee.band1, width: width,
@@ -192,46 +201,48 @@ extension OscillatorSynthKernel {
                 noise: &voice.pointee.noise2, morphFrame: voice.pointee.morphFrame,
                 morphFraction: voice.pointee.morphFraction)
         }
-        var filter = StateVariableFilterLanes(
-            v0.pointee.filter, v1.pointee.filter, v2.pointee.filter, v3.pointee.filter)
-        var amp = EnvelopeLanes(v0.pointee.amp, v1.pointee.amp, v2.pointee.amp, v3.pointee.amp)
-        var filterEnvelope = EnvelopeLanes(
-            v0.pointee.filterEnvelope, v1.pointee.filterEnvelope, v2.pointee.filterEnvelope, v3.pointee.filterEnvelope)
-        var gainLeft = SIMD4(v0.pointee.gain.left, v1.pointee.gain.left, v2.pointee.gain.left, v3.pointee.gain.left)
-        var gainRight = SIMD4(
-            v0.pointee.gain.right, v1.pointee.gain.right, v2.pointee.gain.right, v3.pointee.gain.right)
-        let stepLeft = SIMD4(
-            v0.pointee.gain.leftStep, v1.pointee.gain.leftStep, v2.pointee.gain.leftStep, v3.pointee.gain.leftStep)
-        let stepRight = SIMD4(
-            v0.pointee.gain.rightStep, v1.pointee.gain.rightStep, v2.pointee.gain.rightStep, v3.pointee.gain.rightStep)
-        let outLeft = left + from
-        let outRight = right + from
-        let mode = c.pointee.filterMode
-        // Held notes (the usual case): both envelopes are constant until a note-off, which comes at a block's
-        // boundary, so their levels are taken once rather than stepped every frame.
-        let ampHeld = amp.isSustaining()
-        let filterHeld = filterEnvelope.isSustaining()
-        if ampHeld { amp.level = SIMD4(repeating: c.pointee.ampShape.sustainLevel) }
-        if filterHeld { filterEnvelope.level = SIMD4(repeating: c.pointee.filterShape.sustainLevel) }
-        for i in 0..<count {
-            let oscillator1 = UnsafeRawPointer(a + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
-            let oscillator2 = UnsafeRawPointer(b + 4 &* i).loadUnaligned(as: SIMD4<Float>.self)
-            let filtered = filter.process(oscillator1 + (oscillator2 - oscillator1) * mix, mode: mode)
-            if !filterHeld { _ = filterEnvelope.next(c.pointee.filterShape) }
-            let sample = filtered * (ampHeld ? amp.level : amp.next(c.pointee.ampShape))
-            gainLeft += stepLeft
-            gainRight += stepRight
-            outLeft[i] += (sample * gainLeft).sum()
-            outRight[i] += (sample * gainRight).sum()
+        var oscillators = GroupOscillators(filled: a, b)
+        renderGroupFrames(lanes, c, count: count, mix: mix, oscillators: &oscillators, left + from, right + from)
+    }
+
+    /// Whether an oscillator with this waveform plays the saw table (a wavetable with no table loaded does).
+    @inline(__always) @_noAllocation @_noLocks
+    func readsSaw(_ wave: SynthWaveform) -> Bool {
+        switch wave {
+        case .saw: true
+        case .wavetable: morph == nil
+        default: false
         }
-        for lane in 0..<4 {
-            let voice = voices + Int(lanes[lane])
-            filter.store(lane: lane, into: &voice.pointee.filter)
-            amp.store(lane: lane, into: &voice.pointee.amp)
-            filterEnvelope.store(lane: lane, into: &voice.pointee.filterEnvelope)
-            voice.pointee.gain.left = gainLeft[lane]
-            voice.pointee.gain.right = gainRight[lane]
+    }
+
+    /// The frame loop of a voice group: mix, filter, envelopes and gains of four lanes, oscillators from
+    /// `oscillators`, summed into `outLeft`/`outRight` (frames 0..<count); lane state written back.
+    @inline(__always) @_noAllocation @_noLocks
+    func renderGroupFrames(
+        _ lanes: UnsafeMutablePointer<Int32>, _ c: UnsafeMutablePointer<SynthControls>, count: Int,
+        mix: SIMD4<Float>, oscillators: inout GroupOscillators, _ outLeft: UnsafeMutablePointer<Float>,
+        _ outRight: UnsafeMutablePointer<Float>
+    ) {
+        let v0 = voices + Int(lanes[0])
+        let v1 = voices + Int(lanes[1])
+        let v2 = voices + Int(lanes[2])
+        let v3 = voices + Int(lanes[3])
+        var group = VoiceGroupFrames(
+            v0, v1, v2, v3, mix: mix, mode: c.pointee.filterMode, ampShape: c.pointee.ampShape,
+            filterShape: c.pointee.filterShape)
+        // `tables` and `held` are constants at each call, so each loop is compiled for its case (the held loop
+        // makes no envelope calls, and its state stays in registers).
+        switch (oscillators.readsTables, group.ampHeld && group.filterHeld) {
+        case (true, true):
+            for i in 0..<count { group.frame(i, &oscillators, tables: true, held: true, outLeft, outRight) }
+        case (true, false):
+            for i in 0..<count { group.frame(i, &oscillators, tables: true, held: false, outLeft, outRight) }
+        case (false, true):
+            for i in 0..<count { group.frame(i, &oscillators, tables: false, held: true, outLeft, outRight) }
+        case (false, false):
+            for i in 0..<count { group.frame(i, &oscillators, tables: false, held: false, outLeft, outRight) }
         }
+        for lane in 0..<4 { group.store(lane: lane, into: voices + Int(lanes[lane])) }
     }
 
     /// Fills `count` samples of one oscillator into `out`. The waveform is chosen once per block, not per
@@ -390,5 +401,81 @@ extension OscillatorSynthKernel {
         voice.pointee.gain.aim(
             left: voice.pointee.memo.left, right: voice.pointee.memo.right, frames: Self.controlInterval,
             interpolate: interpolate)
+    }
+}
+
+/// The state four voices of one patch share while a block renders side by side in SIMD lanes: filter,
+/// envelopes and gains as lanes, loaded from the voices before the block and stored back after it.
+///
+/// Threads: render thread (a value made and used within one block).
+struct VoiceGroupFrames {
+    var filter: StateVariableFilterLanes
+    var amp: EnvelopeLanes
+    var filterEnvelope: EnvelopeLanes
+    var gainLeft: SIMD4<Float>
+    var gainRight: SIMD4<Float>
+    let stepLeft: SIMD4<Float>
+    let stepRight: SIMD4<Float>
+    let mix: SIMD4<Float>
+    let mode: Int
+    let ampShape: EnvelopeShape
+    let filterShape: EnvelopeShape
+    /// All four lanes of an envelope at their sustain level: constant until a note-off, which comes at a
+    /// block's boundary, so the level is taken once rather than stepped every frame (what stepping would give,
+    /// to the bit).
+    let ampHeld: Bool
+    let filterHeld: Bool
+
+    @inline(__always) @_noAllocation @_noLocks
+    init(
+        _ v0: UnsafeMutablePointer<SynthVoice>, _ v1: UnsafeMutablePointer<SynthVoice>,
+        _ v2: UnsafeMutablePointer<SynthVoice>, _ v3: UnsafeMutablePointer<SynthVoice>, mix: SIMD4<Float>, mode: Int,
+        ampShape: EnvelopeShape, filterShape: EnvelopeShape
+    ) {
+        filter = StateVariableFilterLanes(v0.pointee.filter, v1.pointee.filter, v2.pointee.filter, v3.pointee.filter)
+        amp = EnvelopeLanes(v0.pointee.amp, v1.pointee.amp, v2.pointee.amp, v3.pointee.amp)
+        filterEnvelope = EnvelopeLanes(
+            v0.pointee.filterEnvelope, v1.pointee.filterEnvelope, v2.pointee.filterEnvelope, v3.pointee.filterEnvelope)
+        gainLeft = SIMD4(v0.pointee.gain.left, v1.pointee.gain.left, v2.pointee.gain.left, v3.pointee.gain.left)
+        gainRight = SIMD4(v0.pointee.gain.right, v1.pointee.gain.right, v2.pointee.gain.right, v3.pointee.gain.right)
+        stepLeft = SIMD4(
+            v0.pointee.gain.leftStep, v1.pointee.gain.leftStep, v2.pointee.gain.leftStep, v3.pointee.gain.leftStep)
+        stepRight = SIMD4(
+            v0.pointee.gain.rightStep, v1.pointee.gain.rightStep, v2.pointee.gain.rightStep, v3.pointee.gain.rightStep)
+        self.mix = mix
+        self.mode = mode
+        self.ampShape = ampShape
+        self.filterShape = filterShape
+        ampHeld = amp.isSustaining()
+        filterHeld = filterEnvelope.isSustaining()
+        if ampHeld { amp.level = SIMD4(repeating: ampShape.sustainLevel) }
+        if filterHeld { filterEnvelope.level = SIMD4(repeating: filterShape.sustainLevel) }
+    }
+
+    /// Frame `i`: the oscillators (from the tables or the filled scratch), mix, filter, envelopes (`held`: both
+    /// known to be held) and gains, the four lanes summed into the output.
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func frame(
+        _ i: Int, _ oscillators: inout GroupOscillators, tables: Bool, held: Bool,
+        _ outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>
+    ) {
+        let (oscillator1, oscillator2) = tables ? oscillators.nextFromTables() : oscillators.nextFilled(i)
+        let filtered = filter.process(oscillator1 + (oscillator2 - oscillator1) * mix, mode: mode)
+        if !held && !filterHeld { _ = filterEnvelope.next(filterShape) }
+        let sample = filtered * (held || ampHeld ? amp.level : amp.next(ampShape))
+        gainLeft += stepLeft
+        gainRight += stepRight
+        outLeft[i] += (sample * gainLeft).sum()
+        outRight[i] += (sample * gainRight).sum()
+    }
+
+    /// Lane `lane` back into its voice.
+    @inline(__always) @_noAllocation @_noLocks
+    func store(lane: Int, into voice: UnsafeMutablePointer<SynthVoice>) {
+        filter.store(lane: lane, into: &voice.pointee.filter)
+        amp.store(lane: lane, into: &voice.pointee.amp)
+        filterEnvelope.store(lane: lane, into: &voice.pointee.filterEnvelope)
+        voice.pointee.gain.left = gainLeft[lane]
+        voice.pointee.gain.right = gainRight[lane]
     }
 }
