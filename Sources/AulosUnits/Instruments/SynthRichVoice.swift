@@ -40,6 +40,7 @@ struct RichVoice: BitwiseCopyable {
     var held2 = SIMD4<Float>(repeating: 0)
     var pending2 = SIMD2<Float>(repeating: 0)
     var modulator: Float = 0
+    var memo = RichVoiceMemo()
 
     @_noAllocation @_noLocks
     init() {}
@@ -60,6 +61,22 @@ struct RichVoice: BitwiseCopyable {
     }
 }
 
+/// What a rich voice's last control tick computed its stacks, sub and drive from (as `VoiceControlMemo` for
+/// the plain part): each result is a pure function of these inputs, recomputed only when they move, so the
+/// output is the same to the bit. NaN (a new voice) never matches.
+///
+/// Threads: render thread (part of a `RichVoice`).
+struct RichVoiceMemo: BitwiseCopyable {
+    /// Pitch, copy count, spread and width of each stack.
+    var stack1 = SIMD4<Double>(repeating: .nan)
+    var stack2 = SIMD4<Double>(repeating: .nan)
+    var subPitch = Double.nan
+    var drive = Double.nan
+
+    @_noAllocation @_noLocks
+    init() {}
+}
+
 extension OscillatorSynthKernel {
     /// A rich voice's oscillator stacks, sub, FM, ring, sync, second filter and drive from the patch and
     /// the modulation offsets, at a control tick (or the note's start). `pitch` and `pitch2` are the
@@ -69,35 +86,56 @@ extension OscillatorSynthKernel {
         _ voice: UnsafeMutablePointer<SynthVoice>, _ c: SynthControls, pitch: Double, pitch2: Double,
         octaves: Double, modulation: ModulationOffsets
     ) {
-        var rich = voice.pointee.rich
+        // In place (a rich voice is large: copying it out and back cost more than the work), and each result
+        // recomputed only when what it is computed from moved (`RichVoiceMemo`: bit-identical).
         let extraDetune = Double(modulation.unisonDetune) * 100
-        rich.count1 = c.unison1
-        rich.count2 = c.unison2
-        Self.stack(
-            pitch: pitch, count: c.unison1, spread: max(0, c.detune1 + extraDetune), width: c.width1,
-            sampleRate: sampleRate, increments: &rich.increments1, left: &rich.left1, right: &rich.right1,
-            band: &rich.band1, laidOut: &rich.layout1)
-        Self.stack(
-            pitch: pitch2, count: c.unison2, spread: max(0, c.detune2 + extraDetune), width: c.width2,
-            sampleRate: sampleRate, increments: &rich.increments2, left: &rich.left2, right: &rich.right2,
-            band: &rich.band2, laidOut: &rich.layout2)
-        rich.subIncrement = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch - 12) / sampleRate)
-        rich.subBand = Wavetable.band(forNote: pitch - 12)
-        rich.subLevel = max(0, min(1, c.subLevel + modulation.subLevel))
-        rich.ring = max(0, min(1, c.ringMod + modulation.ringMod))
-        rich.fm = max(0, min(4, c.fmAmount + modulation.fmAmount * 4))
-        rich.sync = c.sync
-        rich.routing = c.filter2Routing
+        voice.pointee.rich.count1 = c.unison1
+        voice.pointee.rich.count2 = c.unison2
+        let spread1 = max(0, c.detune1 + extraDetune)
+        let stack1 = SIMD4(pitch, Double(c.unison1), spread1, Double(c.width1))
+        if stack1 != voice.pointee.rich.memo.stack1 {
+            voice.pointee.rich.memo.stack1 = stack1
+            Self.stack(
+                pitch: pitch, count: c.unison1, spread: spread1, width: c.width1, sampleRate: sampleRate,
+                increments: &voice.pointee.rich.increments1, left: &voice.pointee.rich.left1,
+                right: &voice.pointee.rich.right1, band: &voice.pointee.rich.band1,
+                laidOut: &voice.pointee.rich.layout1)
+        }
+        let spread2 = max(0, c.detune2 + extraDetune)
+        let stack2 = SIMD4(pitch2, Double(c.unison2), spread2, Double(c.width2))
+        if stack2 != voice.pointee.rich.memo.stack2 {
+            voice.pointee.rich.memo.stack2 = stack2
+            Self.stack(
+                pitch: pitch2, count: c.unison2, spread: spread2, width: c.width2, sampleRate: sampleRate,
+                increments: &voice.pointee.rich.increments2, left: &voice.pointee.rich.left2,
+                right: &voice.pointee.rich.right2, band: &voice.pointee.rich.band2,
+                laidOut: &voice.pointee.rich.layout2)
+        }
+        if pitch != voice.pointee.rich.memo.subPitch {
+            voice.pointee.rich.memo.subPitch = pitch
+            voice.pointee.rich.subIncrement = Wavetable.phaseIncrement(
+                FastMath.frequency(ofNote: pitch - 12) / sampleRate)
+            voice.pointee.rich.subBand = Wavetable.band(forNote: pitch - 12)
+        }
+        voice.pointee.rich.subLevel = max(0, min(1, c.subLevel + modulation.subLevel))
+        voice.pointee.rich.ring = max(0, min(1, c.ringMod + modulation.ringMod))
+        voice.pointee.rich.fm = max(0, min(4, c.fmAmount + modulation.fmAmount * 4))
+        voice.pointee.rich.sync = c.sync
+        voice.pointee.rich.routing = c.filter2Routing
         let drive = max(0, min(36, Double(c.drive) + Double(modulation.drive) * 36))
-        rich.driveGain = Float(FastMath.exp2(drive / 6.020_599_913_279_624))
-        rich.filterRight.copyCoefficients(from: voice.pointee.filter)
-        if rich.routing.isOn {
+        if drive != voice.pointee.rich.memo.drive {
+            voice.pointee.rich.memo.drive = drive
+            voice.pointee.rich.driveGain = Float(FastMath.exp2(drive / 6.020_599_913_279_624))
+        }
+        voice.pointee.rich.filterRight.copyCoefficients(from: voice.pointee.filter)
+        if voice.pointee.rich.routing.isOn {
             let cutoff2 = c.cutoff2 * FastMath.exp2(octaves + Double(modulation.filter2Cutoff) * 8)
             let resonance2 = c.resonance2 + modulation.resonance
-            rich.ladderLeft.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
-            rich.ladderRight.setCoefficients(cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
+            voice.pointee.rich.ladderLeft.setCoefficients(
+                cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
+            voice.pointee.rich.ladderRight.setCoefficients(
+                cutoff: cutoff2, resonance: resonance2, sampleRate: sampleRate)
         }
-        voice.pointee.rich = rich
     }
 
     /// One unison stack: `count` copies spread evenly over `spread` cents around `pitch` and over `width` of
@@ -231,6 +269,46 @@ extension OscillatorSynthKernel {
         phase = p
     }
 
+    /// Adds `count` samples of a stack of two to eight saw copies into `left`/`right`, all copies side by side
+    /// in SIMD lanes: the phases step together and one interpolation serves them all. Each lane reads what
+    /// `Wavetable.sample(band:phase:)` would, and the copies are added in copy order from zero as `fillStack`
+    /// adds them one after another, so the result is the same to the bit.
+    @inline(__always) @_noAllocation @_noLocks
+    func fillSawStack(
+        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, copies: Int, band: Int,
+        phases: inout SIMD16<UInt32>, increments: SIMD16<UInt32>, gainsLeft: SIMD16<Float>, gainsRight: SIMD16<Float>
+    ) {
+        let table = saw.samples + band &* saw.stride
+        // Lanes past the stack stand still, as the copies `fillStack` would not touch.
+        let used = SIMD8<UInt32>(0, 1, 2, 3, 4, 5, 6, 7) .< UInt32(copies)
+        let step = SIMD8<UInt32>(repeating: 0).replacing(with: increments.lowHalf, where: used)
+        let (gainLeft, gainRight) = (gainsLeft.lowHalf, gainsRight.lowHalf)
+        var phase = phases.lowHalf
+        for i in 0..<count {
+            phase &+= step
+            let index = phase &>> 21
+            let fraction = SIMD8<Float>(phase & 0x1F_FFFF) * (1 / 2_097_152)
+            var low = SIMD8<Float>()
+            var high = SIMD8<Float>()
+            for lane in 0..<8 {
+                let at = Int(index[lane])
+                low[lane] = table[at]
+                high[lane] = table[at &+ 1]
+            }
+            let sample = low + (high - low) * fraction
+            let (toLeft, toRight) = (sample * gainLeft, sample * gainRight)
+            var sumLeft: Float = 0
+            var sumRight: Float = 0
+            for copy in 0..<copies {
+                sumLeft += toLeft[copy]
+                sumRight += toRight[copy]
+            }
+            left[i] += sumLeft
+            right[i] += sumRight
+        }
+        phases.lowHalf = phase
+    }
+
     /// One sample of a waveform (saw, pulse, triangle, sine, noise) at `phase`.
     @inline(__always) @_noAllocation @_noLocks
     func wave(
@@ -279,7 +357,15 @@ extension OscillatorSynthKernel {
             osc1Right.update(repeating: 0, count: count)
             osc2Left.update(repeating: 0, count: count)
             osc2Right.update(repeating: 0, count: count)
-            for copy in 0..<rich.count1 {
+            // A stack of two to eight saws (a supersaw): all copies in SIMD lanes at once.
+            let sawLanes = readsSaw(c.wave1) && rich.count1 >= 2 && rich.count1 <= 8
+            if sawLanes {
+                fillSawStack(
+                    left: osc1Left, right: osc1Right, count: count, copies: rich.count1, band: rich.band1,
+                    phases: &rich.phases1, increments: rich.increments1, gainsLeft: rich.left1,
+                    gainsRight: rich.right1)
+            }
+            for copy in 0..<rich.count1 where !sawLanes {
                 fillStack(
                     left: osc1Left, right: osc1Right, count: count, wave: c.wave1, band: rich.band1,
                     phase: &rich.phases1[copy], increment: rich.increments1[copy],
@@ -401,6 +487,11 @@ extension OscillatorSynthKernel {
                 osc2Right[i] = o2Right
             }
         }
+        // Envelopes at their sustain level stay there until a note-off, which comes between blocks: read once.
+        let ampHeld = v.amp.stage == .sustain
+        let filterHeld = v.filterEnvelope.stage == .sustain
+        if ampHeld { v.amp.level = c.ampShape.sustainLevel }
+        if filterHeld { v.filterEnvelope.level = c.filterShape.sustainLevel }
         for i in 0..<count {
             let (o1Left, o1Right, o2Left, o2Right) = (osc1Left[i], osc1Right[i], osc2Left[i], osc2Right[i])
             // Mix, ring, sub.
@@ -435,8 +526,8 @@ extension OscillatorSynthKernel {
             case .off:
                 break
             }
-            _ = v.filterEnvelope.next(c.filterShape)
-            var level = v.amp.next(c.ampShape)
+            if !filterHeld { _ = v.filterEnvelope.next(c.filterShape) }
+            var level = ampHeld ? c.ampShape.sustainLevel : v.amp.next(c.ampShape)
             if v.fading {
                 level *= v.fadeGain
                 v.fadeGain -= v.fadeStep
