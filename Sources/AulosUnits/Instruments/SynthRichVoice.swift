@@ -492,59 +492,73 @@ extension OscillatorSynthKernel {
         let filterHeld = v.filterEnvelope.stage == .sustain
         if ampHeld { v.amp.level = c.ampShape.sustainLevel }
         if filterHeld { v.filterEnvelope.level = c.filterShape.sustainLevel }
+        // The loop's state in locals, so it stays in registers (through `v` and `rich` every access went to memory).
+        let (ring, subLevel, driveGain, routing) = (rich.ring, rich.subLevel, rich.driveGain, rich.routing)
+        let (mode, fading, fadeStep) = (c.filterMode, v.fading, v.fadeStep)
+        let (subIncrement, subBand) = (rich.subIncrement, rich.subBand)
+        let (stepLeft, stepRight) = (v.gain.leftStep, v.gain.rightStep)
+        var (filterLeft, filterRight) = (v.filter, rich.filterRight)
+        var (ladderLeft, ladderRight) = (rich.ladderLeft, rich.ladderRight)
+        var (amp, filterEnvelope) = (v.amp, v.filterEnvelope)
+        var (gainLeft, gainRight) = (v.gain.left, v.gain.right)
+        var (subPhase, fadeGain) = (rich.subPhase, v.fadeGain)
         for i in 0..<count {
             let (o1Left, o1Right, o2Left, o2Right) = (osc1Left[i], osc1Right[i], osc2Left[i], osc2Right[i])
             // Mix, ring, sub.
             var sampleLeft = o1Left + (o2Left - o1Left) * mix
             var sampleRight = o1Right + (o2Right - o1Right) * mix
-            if rich.ring > 0 {
-                sampleLeft += (o1Left * o2Left * 2 - sampleLeft) * rich.ring
-                sampleRight += (o1Right * o2Right * 2 - sampleRight) * rich.ring
+            if ring > 0 {
+                sampleLeft += (o1Left * o2Left * 2 - sampleLeft) * ring
+                sampleRight += (o1Right * o2Right * 2 - sampleRight) * ring
             }
-            if rich.subLevel > 0 {
-                rich.subPhase = rich.subPhase &+ rich.subIncrement
+            if subLevel > 0 {
+                subPhase = subPhase &+ subIncrement
                 let sub =
-                    saw.sample(band: rich.subBand, phase: rich.subPhase)
-                    - saw.sample(band: rich.subBand, phase: rich.subPhase &+ subWidth)
-                sampleLeft += sub * rich.subLevel
-                sampleRight += sub * rich.subLevel
+                    saw.sample(band: subBand, phase: subPhase) - saw.sample(band: subBand, phase: subPhase &+ subWidth)
+                sampleLeft += sub * subLevel
+                sampleRight += sub * subLevel
             }
-            if rich.driveGain > 1 {
-                sampleLeft = FastMath.saturate(sampleLeft * rich.driveGain)
-                sampleRight = FastMath.saturate(sampleRight * rich.driveGain)
+            if driveGain > 1 {
+                sampleLeft = FastMath.saturate(sampleLeft * driveGain)
+                sampleRight = FastMath.saturate(sampleRight * driveGain)
             }
             // The filters in their routing.
-            var filteredLeft = v.filter.process(sampleLeft, mode: c.filterMode)
-            var filteredRight = rich.filterRight.process(sampleRight, mode: c.filterMode)
-            switch rich.routing {
+            var filteredLeft = filterLeft.process(sampleLeft, mode: mode)
+            var filteredRight = filterRight.process(sampleRight, mode: mode)
+            switch routing {
             case .serial:
-                filteredLeft = rich.ladderLeft.process(filteredLeft)
-                filteredRight = rich.ladderRight.process(filteredRight)
+                filteredLeft = ladderLeft.process(filteredLeft)
+                filteredRight = ladderRight.process(filteredRight)
             case .parallel:
-                filteredLeft = (filteredLeft + rich.ladderLeft.process(sampleLeft)) / 2
-                filteredRight = (filteredRight + rich.ladderRight.process(sampleRight)) / 2
+                filteredLeft = (filteredLeft + ladderLeft.process(sampleLeft)) / 2
+                filteredRight = (filteredRight + ladderRight.process(sampleRight)) / 2
             case .off:
                 break
             }
-            if !filterHeld { _ = v.filterEnvelope.next(c.filterShape) }
-            var level = ampHeld ? c.ampShape.sustainLevel : v.amp.next(c.ampShape)
-            if v.fading {
-                level *= v.fadeGain
-                v.fadeGain -= v.fadeStep
-                if v.fadeGain <= 0 {
+            if !filterHeld { _ = filterEnvelope.next(c.filterShape) }
+            var level = ampHeld ? c.ampShape.sustainLevel : amp.next(c.ampShape)
+            if fading {
+                level *= fadeGain
+                fadeGain -= fadeStep
+                if fadeGain <= 0 {
                     active = false
                     break
                 }
             }
-            v.gain.left += v.gain.leftStep
-            v.gain.right += v.gain.rightStep
-            left[from + i] += filteredLeft * level * v.gain.left
-            right[from + i] += filteredRight * level * v.gain.right
-            if !v.amp.isActive {
+            gainLeft += stepLeft
+            gainRight += stepRight
+            left[from + i] += filteredLeft * level * gainLeft
+            right[from + i] += filteredRight * level * gainRight
+            if !amp.isActive {
                 active = false
                 break
             }
         }
+        (v.filter, rich.filterRight) = (filterLeft, filterRight)
+        (rich.ladderLeft, rich.ladderRight) = (ladderLeft, ladderRight)
+        (v.amp, v.filterEnvelope) = (amp, filterEnvelope)
+        (v.gain.left, v.gain.right) = (gainLeft, gainRight)
+        (rich.subPhase, v.fadeGain) = (subPhase, fadeGain)
         v.rich = rich
         v.active = active
         voice.pointee = v
