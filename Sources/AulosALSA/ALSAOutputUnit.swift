@@ -84,14 +84,6 @@ public final class ALSAOutputUnit: IOUnit, @unchecked Sendable {
         device = nil
     }
 
-    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
-        if scope == .output {
-            try format.validate()
-        } else {
-            try super.validateFormat(format, scope: scope, element: element)
-        }
-    }
-
     /// The output scope takes the device's granted format; the kernel converts (and resamples, if the graph
     /// runs at another rate) from the graph's canonical format into it.
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {

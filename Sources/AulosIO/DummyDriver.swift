@@ -66,14 +66,6 @@ public final class DummyIOUnit: IOUnit, LiveIOUnit, @unchecked Sendable {
         grant = nil
     }
 
-    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
-        if scope == .output {
-            try format.validate()
-        } else {
-            try super.validateFormat(format, scope: scope, element: element)
-        }
-    }
-
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {
         let granted: PCMGrant
         do { granted = try openDevice() } catch { throw error.unitError }

@@ -166,14 +166,6 @@ public final class JACKOutputUnit: IOUnit, LiveIOUnit, DriverMIDIInput, DriverTr
         return jack_port_register(client, name, type, UInt(flags.rawValue), 0)
     }
 
-    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
-        if scope == .output {
-            try format.validate()
-        } else {
-            try super.validateFormat(format, scope: scope, element: element)
-        }
-    }
-
     /// JACK's ports take the graph's canonical format (32-bit float, one buffer per channel) at the server's
     /// rate: the kernel only pulls.
     public override func makeKernel() throws(AudioUnitError) -> UnitKernel {

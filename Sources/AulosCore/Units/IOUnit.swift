@@ -28,6 +28,17 @@ open class IOUnit: AudioUnit, @unchecked Sendable {
             format: format)
     }
 
+    /// The input side is the graph's processing format; the output side (the device's, or the caller's for a
+    /// generic output) may be any supported PCM layout with the same channel count and rate, which the I/O
+    /// unit's kernel converts to (checked at initialize, when both are known). The same for every I/O unit.
+    open override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
+        if scope == .output {
+            try format.validate()
+        } else {
+            try super.validateFormat(format, scope: scope, element: element)
+        }
+    }
+
     /// The real-time way to pull the graph this unit heads: a value a driver thread can hold.
     public var renderEntry: RenderEntry? { hostExchange.map(RenderEntry.init(exchange:)) }
 

@@ -25,16 +25,6 @@ public final class GenericOutputUnit: IOUnit, @unchecked Sendable {
             hasInputElement: false)
     }
 
-    /// The input side is the graph's processing format; the output side may be any supported PCM layout with
-    /// the same channel count and rate (checked at initialize, when both are known).
-    public override func validateFormat(_ format: StreamFormat, scope: Scope, element: Element) throws(AudioUnitError) {
-        if scope == .output {
-            try format.validate()
-        } else {
-            try super.validateFormat(format, scope: scope, element: element)
-        }
-    }
-
     public override func customSetProperty(_ id: PropertyID, scope: Scope, element: Element, value: Any)
         throws(AudioUnitError) -> Bool
     {
