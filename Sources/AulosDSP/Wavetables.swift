@@ -21,17 +21,21 @@ public final class WavetableSet: @unchecked Sendable {
         memory = .allocate(capacity: 2 * Self.bandCount * stride)
         saw = Wavetable(samples: memory, stride: stride)
         triangle = Wavetable(samples: memory + Self.bandCount * stride, stride: stride)
+        let twiddles = FFT.Twiddles(count: Self.length)
         for band in 0..<Self.bandCount {
             let harmonics = WavetableLayout.harmonics(band: band, sampleRate: sampleRate)
-            Self.fill(memory + band * stride, shape: .saw, harmonics: harmonics)
-            Self.fill(memory + (Self.bandCount + band) * stride, shape: .triangle, harmonics: harmonics)
+            Self.fill(memory + band * stride, shape: .saw, harmonics: harmonics, twiddles: twiddles)
+            Self.fill(
+                memory + (Self.bandCount + band) * stride, shape: .triangle, harmonics: harmonics, twiddles: twiddles)
         }
     }
 
     deinit { memory.deallocate() }
 
     /// One period of the shape from its harmonics (inverse DFT by FFT), plus the wrap-around guard sample.
-    private static func fill(_ table: UnsafeMutablePointer<Float>, shape: Shape, harmonics: Int) {
+    private static func fill(
+        _ table: UnsafeMutablePointer<Float>, shape: Shape, harmonics: Int, twiddles: FFT.Twiddles
+    ) {
         var real = [Double](repeating: 0, count: length)
         var imaginary = [Double](repeating: 0, count: length)
         for k in 1...harmonics {
@@ -49,7 +53,7 @@ public final class WavetableSet: @unchecked Sendable {
             imaginary[k] = -amplitude * Double(length) / 2
             imaginary[length - k] = amplitude * Double(length) / 2
         }
-        FFT.inverse(real: &real, imaginary: &imaginary)
+        FFT.inverse(real: &real, imaginary: &imaginary, twiddles: twiddles)
         for n in 0..<length { table[n] = Float(real[n]) }
         table[length] = table[0]
     }
@@ -133,60 +137,91 @@ public enum FFT {
         }
     }
 
+    /// The twiddle factors of an n-point transform (cosine and sine of 2πk/n for k < n/2, interleaved), made
+    /// once and reused by every transform of that size: computing them per butterfly (two sines each) was
+    /// most of a synth render's start-up, and per transform still half of building the synth's 48 tables.
+    public final class Twiddles {
+        public let count: Int
+        let factors: UnsafeMutablePointer<Double>
+        /// The bit-reversal permutation's swaps (i < j), in the order the transform makes them.
+        let swaps: [(Int, Int)]
+
+        public init(count n: Int) {
+            precondition(n > 0 && n & (n - 1) == 0, "FFT size must be a power of two")
+            count = n
+            factors = .allocate(capacity: max(2, n))
+            for k in 0..<(n / 2) {
+                factors[2 * k] = FastMath.sine(Double(k) / Double(n) + 0.25)
+                factors[2 * k + 1] = FastMath.sine(Double(k) / Double(n))
+            }
+            var swaps: [(Int, Int)] = []
+            var j = 0
+            for i in 1..<max(2, n) where n > 1 {
+                var bit = n >> 1
+                while j & bit != 0 {
+                    j ^= bit
+                    bit >>= 1
+                }
+                j |= bit
+                if i < j { swaps.append((i, j)) }
+            }
+            self.swaps = swaps
+        }
+
+        deinit { factors.deallocate() }
+    }
+
     /// In-place inverse transform, scaled by 1/N. The count must be a power of two.
     public static func inverse(real: inout [Double], imaginary: inout [Double]) {
+        inverse(real: &real, imaginary: &imaginary, twiddles: Twiddles(count: real.count))
+    }
+
+    /// The same with the twiddle factors of this size made beforehand (a stage of `size` uses every
+    /// n/size-th: k/size and k·(n/size)/n are the same power-of-two fraction, so the same value).
+    public static func inverse(real: inout [Double], imaginary: inout [Double], twiddles table: Twiddles) {
         let n = real.count
-        precondition(n > 0 && n & (n - 1) == 0, "FFT size must be a power of two")
-        var j = 0
-        for i in 1..<n {
-            var bit = n >> 1
-            while j & bit != 0 {
-                j ^= bit
-                bit >>= 1
-            }
-            j |= bit
-            if i < j {
-                real.swapAt(i, j)
-                imaginary.swapAt(i, j)
-            }
-        }
-        // The twiddle factors once for the whole transform (a stage of `size` uses every n/size-th: k/size and
-        // k·(n/size)/n are the same power-of-two fraction, so the same value), not two sines per butterfly:
-        // building the synth's wavetables spent 78 M instructions here, most of a synth render's start-up.
-        let half = n / 2
-        var cosines = [Double](repeating: 0, count: max(1, half))
-        var sines = [Double](repeating: 0, count: max(1, half))
-        for k in 0..<half {
-            cosines[k] = FastMath.sine(Double(k) / Double(n) + 0.25)
-            sines[k] = FastMath.sine(Double(k) / Double(n))
-        }
+        precondition(table.count == n && imaginary.count == n, "FFT: the parts and the twiddles differ in size")
+        let twiddles = table.factors
         real.withUnsafeMutableBufferPointer { real in
             imaginary.withUnsafeMutableBufferPointer { imaginary in
+                let (re, im) = (real.baseAddress!, imaginary.baseAddress!)
+                for (i, j) in table.swaps {
+                    (re[i], re[j]) = (re[j], re[i])
+                    (im[i], im[j]) = (im[j], im[i])
+                }
+                // Wrapping index arithmetic and plain loops: indices stay below n, and checked arithmetic with a
+                // stride iterator cost about 45 instructions per butterfly.
                 var size = 2
                 while size <= n {
                     let step = n / size
-                    for start in Swift.stride(from: 0, to: n, by: size) {
-                        for k in 0..<(size / 2) {
-                            let wr = cosines[k * step]
-                            let wi = sines[k * step]
-                            let a = start + k
-                            let b = a + size / 2
-                            let tr = real[b] * wr - imaginary[b] * wi
-                            let ti = real[b] * wi + imaginary[b] * wr
-                            real[b] = real[a] - tr
-                            imaginary[b] = imaginary[a] - ti
-                            real[a] += tr
-                            imaginary[a] += ti
+                    let halfSize = size / 2
+                    var start = 0
+                    while start < n {
+                        var k = 0
+                        while k < halfSize {
+                            let w = twiddles + 2 &* k &* step
+                            let (wr, wi) = (w[0], w[1])
+                            let a = start &+ k
+                            let b = a &+ halfSize
+                            let tr = re[b] * wr - im[b] * wi
+                            let ti = re[b] * wi + im[b] * wr
+                            re[b] = re[a] - tr
+                            im[b] = im[a] - ti
+                            re[a] += tr
+                            im[a] += ti
+                            k &+= 1
                         }
+                        start &+= size
                     }
                     size <<= 1
                 }
+                let scale = 1 / Double(n)
+                for i in 0..<n {
+                    re[i] *= scale
+                    im[i] *= scale
+                }
             }
         }
-        let scale = 1 / Double(n)
-        for i in 0..<n {
-            real[i] *= scale
-            imaginary[i] *= scale
-        }
+        withExtendedLifetime(table) {}
     }
 }
