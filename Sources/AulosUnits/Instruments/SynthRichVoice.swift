@@ -91,26 +91,16 @@ extension OscillatorSynthKernel {
         let extraDetune = Double(modulation.unisonDetune) * 100
         voice.pointee.rich.count1 = c.unison1
         voice.pointee.rich.count2 = c.unison2
-        let spread1 = max(0, c.detune1 + extraDetune)
-        let stack1 = SIMD4(pitch, Double(c.unison1), spread1, Double(c.width1))
-        if stack1 != voice.pointee.rich.memo.stack1 {
-            voice.pointee.rich.memo.stack1 = stack1
-            Self.stack(
-                pitch: pitch, count: c.unison1, spread: spread1, width: c.width1, sampleRate: sampleRate,
-                increments: &voice.pointee.rich.increments1, left: &voice.pointee.rich.left1,
-                right: &voice.pointee.rich.right1, band: &voice.pointee.rich.band1,
-                laidOut: &voice.pointee.rich.layout1)
-        }
-        let spread2 = max(0, c.detune2 + extraDetune)
-        let stack2 = SIMD4(pitch2, Double(c.unison2), spread2, Double(c.width2))
-        if stack2 != voice.pointee.rich.memo.stack2 {
-            voice.pointee.rich.memo.stack2 = stack2
-            Self.stack(
-                pitch: pitch2, count: c.unison2, spread: spread2, width: c.width2, sampleRate: sampleRate,
-                increments: &voice.pointee.rich.increments2, left: &voice.pointee.rich.left2,
-                right: &voice.pointee.rich.right2, band: &voice.pointee.rich.band2,
-                laidOut: &voice.pointee.rich.layout2)
-        }
+        Self.stack(
+            pitch: pitch, count: c.unison1, spread: max(0, c.detune1 + extraDetune), width: c.width1,
+            sampleRate: sampleRate, increments: &voice.pointee.rich.increments1, left: &voice.pointee.rich.left1,
+            right: &voice.pointee.rich.right1, band: &voice.pointee.rich.band1, laidOut: &voice.pointee.rich.layout1,
+            memo: &voice.pointee.rich.memo.stack1)
+        Self.stack(
+            pitch: pitch2, count: c.unison2, spread: max(0, c.detune2 + extraDetune), width: c.width2,
+            sampleRate: sampleRate, increments: &voice.pointee.rich.increments2, left: &voice.pointee.rich.left2,
+            right: &voice.pointee.rich.right2, band: &voice.pointee.rich.band2, laidOut: &voice.pointee.rich.layout2,
+            memo: &voice.pointee.rich.memo.stack2)
         if pitch != voice.pointee.rich.memo.subPitch {
             voice.pointee.rich.memo.subPitch = pitch
             voice.pointee.rich.subIncrement = Wavetable.phaseIncrement(
@@ -142,12 +132,17 @@ extension OscillatorSynthKernel {
     /// the stereo field, each at 1/√count so the stack is as loud as one oscillator; the wavetable band
     /// for the highest copy, so none aliases. The copies' frequencies are one exp2 apart, multiplied up
     /// from the lowest; their gains depend only on count and width, so they are kept until those change.
+    /// `memo` holds the inputs it was last made from (NaN: never).
     @inline(__always) @_noAllocation @_noLocks
     static func stack(
         pitch: Double, count: Int, spread: Double, width: Float, sampleRate: Double,
         increments: inout SIMD16<UInt32>, left: inout SIMD16<Float>, right: inout SIMD16<Float>, band: inout Int,
-        laidOut: inout SIMD2<Float>
+        laidOut: inout SIMD2<Float>, memo: inout SIMD4<Double>
     ) {
+        // Nothing to do when pitch, count, spread and width are what the stack was last made from.
+        let inputs = SIMD4(pitch, Double(count), spread, Double(width))
+        guard inputs != memo else { return }
+        memo = inputs
         if count == 1 {
             increments[0] = Wavetable.phaseIncrement(FastMath.frequency(ofNote: pitch) / sampleRate)
         } else {
@@ -252,11 +247,36 @@ extension OscillatorSynthKernel {
         let (gainLeft, gainRight) = gains
         switch wave {
         case .saw:
-            for i in 0..<count {
+            // Four frames at a time: their phases are p + k·increment (k = 1…4, wrapping as the 32-bit phase
+            // does), read and interpolated as `Wavetable.sample(band:phase:)` reads them and added into the
+            // output as one vector: the same arithmetic per frame, so the same bits.
+            let table = saw.samples + band &* saw.stride
+            let offsets = SIMD4<UInt32>(1, 2, 3, 4) &* increment
+            let (toLeft, toRight) = (SIMD4(repeating: gainLeft), SIMD4(repeating: gainRight))
+            var i = 0
+            while i &+ 4 <= count {
+                let phases = SIMD4(repeating: p) &+ offsets
+                let index = phases &>> 21
+                let fraction = SIMD4<Float>(phases & 0x1F_FFFF) * (1 / 2_097_152)
+                let (i0, i1, i2, i3) = (Int(index[0]), Int(index[1]), Int(index[2]), Int(index[3]))
+                let low = SIMD4(table[i0], table[i1], table[i2], table[i3])
+                let high = SIMD4(table[i0 &+ 1], table[i1 &+ 1], table[i2 &+ 1], table[i3 &+ 1])
+                let sample = low + (high - low) * fraction
+                let outLeft = UnsafeMutableRawPointer(left + i)
+                let outRight = UnsafeMutableRawPointer(right + i)
+                outLeft.storeBytes(
+                    of: outLeft.loadUnaligned(as: SIMD4<Float>.self) + sample * toLeft, as: SIMD4<Float>.self)
+                outRight.storeBytes(
+                    of: outRight.loadUnaligned(as: SIMD4<Float>.self) + sample * toRight, as: SIMD4<Float>.self)
+                p = phases[3]
+                i &+= 4
+            }
+            while i < count {
                 p &+= increment
                 let sample = saw.sample(band: band, phase: p)
                 left[i] += sample * gainLeft
                 right[i] += sample * gainRight
+                i &+= 1
             }
         default:
             for i in 0..<count {
@@ -267,46 +287,6 @@ extension OscillatorSynthKernel {
             }
         }
         phase = p
-    }
-
-    /// Adds `count` samples of a stack of two to eight saw copies into `left`/`right`, all copies side by side
-    /// in SIMD lanes: the phases step together and one interpolation serves them all. Each lane reads what
-    /// `Wavetable.sample(band:phase:)` would, and the copies are added in copy order from zero as `fillStack`
-    /// adds them one after another, so the result is the same to the bit.
-    @inline(__always) @_noAllocation @_noLocks
-    func fillSawStack(
-        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int, copies: Int, band: Int,
-        phases: inout SIMD16<UInt32>, increments: SIMD16<UInt32>, gainsLeft: SIMD16<Float>, gainsRight: SIMD16<Float>
-    ) {
-        let table = saw.samples + band &* saw.stride
-        // Lanes past the stack stand still, as the copies `fillStack` would not touch.
-        let used = SIMD8<UInt32>(0, 1, 2, 3, 4, 5, 6, 7) .< UInt32(copies)
-        let step = SIMD8<UInt32>(repeating: 0).replacing(with: increments.lowHalf, where: used)
-        let (gainLeft, gainRight) = (gainsLeft.lowHalf, gainsRight.lowHalf)
-        var phase = phases.lowHalf
-        for i in 0..<count {
-            phase &+= step
-            let index = phase &>> 21
-            let fraction = SIMD8<Float>(phase & 0x1F_FFFF) * (1 / 2_097_152)
-            var low = SIMD8<Float>()
-            var high = SIMD8<Float>()
-            for lane in 0..<8 {
-                let at = Int(index[lane])
-                low[lane] = table[at]
-                high[lane] = table[at &+ 1]
-            }
-            let sample = low + (high - low) * fraction
-            let (toLeft, toRight) = (sample * gainLeft, sample * gainRight)
-            var sumLeft: Float = 0
-            var sumRight: Float = 0
-            for copy in 0..<copies {
-                sumLeft += toLeft[copy]
-                sumRight += toRight[copy]
-            }
-            left[i] += sumLeft
-            right[i] += sumRight
-        }
-        phases.lowHalf = phase
     }
 
     /// One sample of a waveform (saw, pulse, triangle, sine, noise) at `phase`.
@@ -357,15 +337,7 @@ extension OscillatorSynthKernel {
             osc1Right.update(repeating: 0, count: count)
             osc2Left.update(repeating: 0, count: count)
             osc2Right.update(repeating: 0, count: count)
-            // A stack of two to eight saws (a supersaw): all copies in SIMD lanes at once.
-            let sawLanes = readsSaw(c.wave1) && rich.count1 >= 2 && rich.count1 <= 8
-            if sawLanes {
-                fillSawStack(
-                    left: osc1Left, right: osc1Right, count: count, copies: rich.count1, band: rich.band1,
-                    phases: &rich.phases1, increments: rich.increments1, gainsLeft: rich.left1,
-                    gainsRight: rich.right1)
-            }
-            for copy in 0..<rich.count1 where !sawLanes {
+            for copy in 0..<rich.count1 {
                 fillStack(
                     left: osc1Left, right: osc1Right, count: count, wave: c.wave1, band: rich.band1,
                     phase: &rich.phases1[copy], increment: rich.increments1[copy],
