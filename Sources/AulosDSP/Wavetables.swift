@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Band-limited single-cycle waveforms, one table per half octave of fundamental frequency, each holding
 /// only the harmonics that stay below Nyquist for every pitch that uses it. Aliasing is therefore absent by
 /// construction (what remains is linear-interpolation error, far below −90 dB at high pitches where
@@ -31,6 +33,22 @@ public final class WavetableSet: @unchecked Sendable {
     }
 
     deinit { memory.deallocate() }
+
+    /// The tables for `sampleRate`, shared: the set last built is kept and handed out again while the rate is
+    /// the same (a process runs at one rate, so in practice they are built once). They depend on nothing
+    /// else and are never written once built; building them is the largest part of a synth's start-up (16 M
+    /// instructions), and a rig with four synth parts, tried in full before it replaces the one playing,
+    /// built them eight times. Control side (the kernels only read them).
+    public static func shared(sampleRate: Double) -> WavetableSet {
+        last.withLock { last in
+            if let set = last, set.sampleRate == sampleRate { return set }
+            let set = WavetableSet(sampleRate: sampleRate)
+            last = set
+            return set
+        }
+    }
+
+    private static let last = Mutex<WavetableSet?>(nil)
 
     /// One period of the shape from its harmonics (inverse DFT by FFT), plus the wrap-around guard sample.
     private static func fill(

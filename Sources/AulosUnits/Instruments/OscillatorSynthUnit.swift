@@ -226,7 +226,7 @@ public final class OscillatorSynthUnit: AudioUnit, MusicDevice, @unchecked Senda
             throw AudioUnitError(
                 .invalidPropertyValue, "\(name) has at most two outputs (the mix and its effect sends)")
         }
-        let tables = WavetableSet(sampleRate: format.sampleRate)
+        let tables = WavetableSet.shared(sampleRate: format.sampleRate)
         retainForKernel(tables)
         if let wavetable { retainForKernel(wavetable) }
         let (values, rows) = SynthPreset.levelledRows(presets)
