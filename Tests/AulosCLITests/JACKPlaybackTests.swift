@@ -372,7 +372,8 @@ struct PipeWirePlaybackTests {
     @Test func fileThroughPipeWireIsTheOfflineRender() throws {
         let pipewire = try HeadlessPipeWire(in: folder)
         let piece = try latePiece(in: folder)
-        let capture = try pipewire.run([JACKServer.probePath, "capture", "capture", "9", folder + "/capture.raw"])
+        let capture = try pipewire.run(
+            [JACKServer.probePath, "capture", "capture", "9", folder + "/capture.raw"], log: folder + "/capture.log")
         usleep(500_000)
         let aulos = try pipewire.run(
             [
@@ -398,10 +399,16 @@ struct PipeWirePlaybackTests {
         // running for a cycle ("stalled outside the render": the scheduler's doing, as on a loaded machine —
         // seen in CI's neighbour suites). Only then is a difference excused; a late render of aulos's own work
         // is not.
+        // The same when the recorder itself was skipped: its file then lacks a cycle that aulos played (it
+        // counts cycles that did not start where the last ended).
         let stalled = aulosLog.firstMatch(of: /(\d+) slices? stalled outside the render/).flatMap { Int($0.1) } ?? 0
-        if stalled > 0 {
+        let captureLog = (try? String(contentsOfFile: folder + "/capture.log", encoding: .utf8)) ?? ""
+        let gaps = captureLog.firstMatch(of: /gaps (\d+)/).flatMap { Int($0.1) } ?? 0
+        if stalled > 0 || gaps > 0 {
             withKnownIssue(
-                Comment(rawValue: "aulos's process thread was not scheduled for \(stalled) cycle(s)"),
+                Comment(
+                    rawValue: "aulos's process thread was not scheduled for \(stalled) cycle(s); the recorder "
+                        + "missed \(gaps)"),
                 isIntermittent: true, check)
         } else {
             check()

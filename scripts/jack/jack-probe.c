@@ -41,6 +41,11 @@ static int event_count;
 static atomic_int sent;
 // Server frame times (jack_last_frame_time: the first frame of the cycle being processed), or -1.
 static atomic_long first_captured_frame = -1;
+// Capture: cycles whose first frame was not where the last one ended (the server skipped this client or the
+// whole graph for a cycle), and the frames missing between them. The file then lacks those frames.
+static long next_captured_frame = -1;
+static atomic_long capture_gaps;
+static atomic_long capture_gap_frames;
 static atomic_long first_event_frame = -1;
 static double master_bpm;
 
@@ -52,7 +57,13 @@ static int capture(jack_nframes_t frames, void *arg) {
         interleaved[2 * i] = left[i];
         interleaved[2 * i + 1] = right[i];
     }
-    if (atomic_load(&first_captured_frame) < 0) atomic_store(&first_captured_frame, (long)jack_last_frame_time(client));
+    long now = (long)jack_last_frame_time(client);
+    if (atomic_load(&first_captured_frame) < 0) atomic_store(&first_captured_frame, now);
+    if (next_captured_frame >= 0 && now != next_captured_frame) {
+        atomic_fetch_add(&capture_gaps, 1);
+        atomic_fetch_add(&capture_gap_frames, now - next_captured_frame);
+    }
+    next_captured_frame = now + (long)frames;
     fwrite(interleaved, sizeof(float) * 2, frames, output);  // a test client: stdio is fine here
     atomic_fetch_add(&cycles, 1);
     return 0;
@@ -195,7 +206,8 @@ int main(int argc, char **argv) {
     jack_deactivate(client);
     if (strcmp(mode, "capture") == 0) {
         fclose(output);
-        printf("cycles %ld\nfirst frame %ld\n", atomic_load(&cycles), atomic_load(&first_captured_frame));
+        printf("cycles %ld\nfirst frame %ld\ngaps %ld (%ld frames)\n", atomic_load(&cycles),
+               atomic_load(&first_captured_frame), atomic_load(&capture_gaps), atomic_load(&capture_gap_frames));
     }
     if (strcmp(mode, "send") == 0) printf("sent %d\nfirst event frame %ld\n", atomic_load(&sent), atomic_load(&first_event_frame));
     jack_client_close(client);
