@@ -34,11 +34,14 @@ public final class MorphingWavetable: @unchecked Sendable {
         let bandStride = tableLength + 1
         frameStride = WavetableLayout.bandCount * bandStride
         samples = .allocate(capacity: frameCount * frameStride)
+        // One set of twiddle factors per transform size, shared by every frame's and band's transform.
+        let cycleTwiddles = FFT.Twiddles(count: length)
+        let tableTwiddles = FFT.Twiddles(count: tableLength)
         for (frame, cycle) in kept.enumerated() {
             // The cycle's harmonics (DC left out: an oscillator should not carry an offset).
             var real = cycle.map(Double.init)
             var imaginary = [Double](repeating: 0, count: length)
-            FFT.forward(real: &real, imaginary: &imaginary)
+            FFT.forward(real: &real, imaginary: &imaginary, twiddles: cycleTwiddles)
             for band in 0..<WavetableLayout.bandCount {
                 // (A short cycle has fewer harmonics than the band may hold.)
                 let harmonics = min(length / 2 - 1, WavetableLayout.harmonics(band: band, sampleRate: sampleRate))
@@ -52,7 +55,7 @@ public final class MorphingWavetable: @unchecked Sendable {
                     bandReal[tableLength - k] = real[length - k] * scale
                     bandImaginary[tableLength - k] = imaginary[length - k] * scale
                 }
-                FFT.inverse(real: &bandReal, imaginary: &bandImaginary)
+                FFT.inverse(real: &bandReal, imaginary: &bandImaginary, twiddles: tableTwiddles)
                 let table = samples + frame * frameStride + band * bandStride
                 for n in 0..<tableLength { table[n] = Float(bandReal[n]) }
                 table[tableLength] = table[0]

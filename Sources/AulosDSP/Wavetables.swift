@@ -146,8 +146,13 @@ public struct Wavetable: @unchecked Sendable {
 public enum FFT {
     /// In-place forward transform (unscaled). The count must be a power of two.
     public static func forward(real: inout [Double], imaginary: inout [Double]) {
+        forward(real: &real, imaginary: &imaginary, twiddles: Twiddles(count: real.count))
+    }
+
+    /// The same with the twiddle factors of this size made beforehand.
+    public static func forward(real: inout [Double], imaginary: inout [Double], twiddles: Twiddles) {
         for i in imaginary.indices { imaginary[i] = -imaginary[i] }
-        inverse(real: &real, imaginary: &imaginary)
+        inverse(real: &real, imaginary: &imaginary, twiddles: twiddles)
         let n = Double(real.count)
         for i in real.indices {
             real[i] *= n

@@ -94,8 +94,9 @@ struct GroupOscillators {
         )
     }
 
-    /// Four lanes' linearly interpolated samples at their phases: the index is the top 11 bits, the
-    /// fraction the other 21 (as `Wavetable.sample(band:phase:)`).
+    /// Four linearly interpolated samples at their phases, each from its table (four voices' bands here; one
+    /// table four frames apart in a rich voice's stack): the index is the top 11 bits, the fraction the other
+    /// 21 (as `Wavetable.sample(band:phase:)`).
     @inline(__always) @_noAllocation @_noLocks
     static func read(_ tables: Tables, _ phase: SIMD4<UInt32>) -> SIMD4<Float> {
         let index = phase &>> 21

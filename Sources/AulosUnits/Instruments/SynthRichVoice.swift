@@ -256,12 +256,7 @@ extension OscillatorSynthKernel {
             var i = 0
             while i &+ 4 <= count {
                 let phases = SIMD4(repeating: p) &+ offsets
-                let index = phases &>> 21
-                let fraction = SIMD4<Float>(phases & 0x1F_FFFF) * (1 / 2_097_152)
-                let (i0, i1, i2, i3) = (Int(index[0]), Int(index[1]), Int(index[2]), Int(index[3]))
-                let low = SIMD4(table[i0], table[i1], table[i2], table[i3])
-                let high = SIMD4(table[i0 &+ 1], table[i1 &+ 1], table[i2 &+ 1], table[i3 &+ 1])
-                let sample = low + (high - low) * fraction
+                let sample = GroupOscillators.read((table, table, table, table), phases)
                 let outLeft = UnsafeMutableRawPointer(left + i)
                 let outRight = UnsafeMutableRawPointer(right + i)
                 outLeft.storeBytes(
