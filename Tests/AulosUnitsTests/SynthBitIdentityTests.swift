@@ -10,7 +10,10 @@ import Testing
 /// patch of its own, poly chords wide enough for the SIMD lanes, bends, pressure, the mod wheel, sustain) and
 /// writes one digest of the exact output bits per render to FILE. Render it before a refactor, render it
 /// after, and `diff` the two files: a refactor of the kernel keeps every line. (Golden audio in the suite is
-/// compared with a tolerance; this is only for changes that must not change a single bit.)
+/// compared with a tolerance; this is only for changes that must not change a single bit.) With
+/// `AULOS_SYNTH_DUMP=DIR` as well, each render's samples are written to DIR (left then right, 32-bit floats,
+/// one file per line of the digests), so a change that is meant to move the sound can be measured by
+/// how far: `scripts/compare-renders.py BEFORE AFTER`.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["AULOS_SYNTH_DIGESTS"] != nil))
 struct SynthBitIdentityTests {
     let synth = OscillatorSynthUnit.componentDescription
@@ -90,6 +93,14 @@ struct SynthBitIdentityTests {
         return messages.sorted { $0.sampleTime < $1.sampleTime }
     }
 
+    /// With `AULOS_SYNTH_DUMP`, the render's samples into that folder as `name.f32`.
+    func dump(_ name: String, _ left: [Float], _ right: [Float]) throws {
+        guard let folder = ProcessInfo.processInfo.environment["AULOS_SYNTH_DUMP"] else { return }
+        let samples = left + right
+        let data = samples.withUnsafeBufferPointer { Data(buffer: $0) }
+        try data.write(to: URL(fileURLWithPath: folder).appendingPathComponent(name + ".f32"))
+    }
+
     @Test func digestsOfEveryScore() throws {
         var lines: [String] = []
         for slice in [64, 4096] {
@@ -97,6 +108,7 @@ struct SynthBitIdentityTests {
             rig.schedule(sixteenChannels())
             let (left, right) = rig.render(30_000, slice: slice)
             lines.append("sixteen-channels slice \(slice) \(digest(left, right))")
+            try dump("sixteen-channels-\(slice)", left, right)
         }
         let presets = try SynthPresetLibrary.load(from: TestFiles.presets + "/synth")
         for preset in presets {
@@ -104,6 +116,7 @@ struct SynthBitIdentityTests {
             rig.schedule(presetScore(program: UInt8(preset.program), bank: UInt8(preset.bank)))
             let (left, right) = rig.render(20_000, slice: 256)
             lines.append("preset \(preset.number) \(preset.name) \(digest(left, right))")
+            try dump("preset-\(preset.number)", left, right)
         }
         let path = ProcessInfo.processInfo.environment["AULOS_SYNTH_DIGESTS"]!
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
