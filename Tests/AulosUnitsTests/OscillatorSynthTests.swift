@@ -306,19 +306,49 @@ import Glibc
         #expect(rig.scheduler.lateCount == 0)
         try expectNoAllocations(rig.harness.allocations)
     }
+
+    /// Rich voices four at a time in SIMD lanes (an eight-note chord on a seven-copy unison stack, struck
+    /// again and again) render without allocating either.
+    @Test func richVoicesInLanesRenderWithoutAllocating() throws {
+        let rig = try InstrumentRig(synth, maximumFrames: 64) { unit in
+            try unit.setParameter(OscillatorSynthUnit.Parameter.osc1Unison.id, value: 7)
+        }
+        for cycle in 0..<4_000 {
+            if cycle % 200 == 0 {
+                let at = Int64(cycle * 64 + 17)
+                for (index, note) in [48, 52, 55, 59, 62, 65, 69, 72].enumerated() {
+                    rig.scheduler.schedule(.noteOn(channel: 0, note: UInt8(note), velocity: 100), at: at + Int64(index))
+                    rig.scheduler.schedule(.noteOff(channel: 0, note: UInt8(note), velocity: 0), at: at + 9_000)
+                }
+            }
+            rig.harness.renderSlice(64, counting: true)
+        }
+        #expect(rig.scheduler.lateCount == 0)
+        try expectNoAllocations(rig.harness.allocations)
+    }
 }
 
 /// Voices of one patch render four at a time in SIMD lanes: a chord of eight sounds like its eight notes
-/// rendered alone and added (within float rounding: the lanes are summed in another order).
+/// rendered alone and added (within float rounding: the lanes are summed in another order). Plain voices,
+/// and rich ones (a five-copy unison stack in stereo, whose lanes are `renderRichVoiceGroup`'s).
 @Suite struct SynthVoiceLaneTests {
-    @Test(arguments: [0, 1])
-    func aChordInLanesEqualsItsNotesAlone(filterMode: Float) throws {
+    @Test(arguments: [0, 1], [1, 5])
+    func aChordInLanesEqualsItsNotesAlone(filterMode: Float, unison: Float) throws {
         let synth = OscillatorSynthUnit.componentDescription
         let notes: [UInt8] = [36, 43, 48, 52, 55, 60, 64, 71]
-        func render(_ chord: [UInt8]) throws -> [Float] {
+        // A rich voice's unison copies start at phases drawn from its age (the count of notes and drum hits
+        // before it), so a note rendered alone is first given the age it has in the chord: as many drum
+        // hits before it, on channel 10 turned down to silence.
+        func render(_ chord: [UInt8], silentHitsBefore: Int = 0) throws -> [Float] {
             let rig = try InstrumentRig(synth) { unit in
                 try unit.setParameter(OscillatorSynthUnit.Parameter.filterMode.id, value: filterMode)
                 try unit.setParameter(OscillatorSynthUnit.Parameter.resonance.id, value: 0.6)
+                try unit.setParameter(OscillatorSynthUnit.Parameter.osc1Unison.id, value: unison)
+                try unit.setParameter(OscillatorSynthUnit.Parameter.osc1Width.id, value: 0.8)
+            }
+            rig.scheduler.schedule(.controlChange(channel: 9, controller: 7, value: 0), at: 0)
+            for _ in 0..<silentHitsBefore {
+                rig.scheduler.schedule(.noteOn(channel: 9, note: 36, velocity: 100), at: 0)
             }
             for note in chord {
                 let position = notes.firstIndex(of: note)!
@@ -326,12 +356,15 @@ import Glibc
                 rig.scheduler.schedule(.noteOn(channel: 0, note: note, velocity: 60 + UInt8(position) * 8), at: at)
                 rig.scheduler.schedule(.noteOff(channel: 0, note: note, velocity: 0), at: at + 9000)
             }
-            return rig.render(30_000, slice: 256).0
+            let (left, right) = rig.render(30_000, slice: 256)
+            return left + right
         }
         let together = try render(notes)
         var apart = [Float](repeating: 0, count: together.count)
-        for note in notes {
-            for (index, sample) in try render([note]).enumerated() { apart[index] += sample }
+        for (position, note) in notes.enumerated() {
+            for (index, sample) in try render([note], silentHitsBefore: position).enumerated() {
+                apart[index] += sample
+            }
         }
         let worst = zip(together, apart).map { abs($0 - $1) }.max()!
         #expect(together.map(abs).max()! > 0.1)

@@ -53,8 +53,10 @@ struct OscillatorSynthKernel {
     let groupCounts: UnsafeMutablePointer<Int>
     let groupOrder: UnsafeMutablePointer<Int32>
     let groupScratch: UnsafeMutablePointer<Float>
-    /// A rich voice's two stacks for one control tick: osc 1 left, right, osc 2 left, right.
+    /// A rich voice's two stacks for one control tick: osc 1 left, right, osc 2 left, right; and the same
+    /// for each of four voices in lanes (`renderRichVoiceGroup`), 64 floats a lane.
     let richScratch: UnsafeMutablePointer<Float>
+    let richGroupScratch: UnsafeMutablePointer<Float>
     /// The wavetable oscillator's frames (a `MorphingWavetable`'s memory, the unit keeps it alive), their
     /// number, and the samples from one frame to the next; nil without a table.
     let morph: UnsafeMutablePointer<Float>?
@@ -124,10 +126,11 @@ struct OscillatorSynthKernel {
             controllerValues[channel * 128 + Int(SynthController.pan.rawValue)] = 64
             controllerValues[channel * 128 + Int(SynthController.expression.rawValue)] = 127
         }
-        groupCounts = memory.make(18, 0)
+        groupCounts = memory.make(35, 0)
         groupOrder = memory.make(polyphony, 0)
         groupScratch = memory.make(8 * Self.controlInterval, 0)
         richScratch = memory.make(4 * Self.controlInterval, 0)
+        richGroupScratch = memory.make(16 * Self.controlInterval, 0)
         mpeMembers = memory.make(2, 0)
         zoneOf = memory.make(16, -1)
         drumVoices = memory.make(Self.drumVoiceCount, DrumVoice())
@@ -302,10 +305,11 @@ struct OscillatorSynthKernel {
         return (buffer, buffer + sends.maximumFrames)
     }
 
-    /// Renders frames [from, to) of every voice. Plain voices that share a patch and an output go four at a
-    /// time through SIMD lanes (`renderVoiceGroup`), the rest one by one. The groups are found by a counting
-    /// sort into buckets — the patch (the unit's, or a channel's own), or with sends the channel — that
-    /// keeps voice order, so the same voices make the same groups whatever the slice size.
+    /// Renders frames [from, to) of every voice. Voices that share a patch and an output go four at a time
+    /// through SIMD lanes (`renderVoiceGroup`, and `renderRichVoiceGroup` for rich patches), the rest one by
+    /// one, fading voices last. The groups are found by a counting sort into buckets — the patch (the
+    /// unit's, or a channel's own), or with sends the channel — that keeps voice order, so the same voices
+    /// make the same groups whatever the slice size.
     @_noAllocation @_noLocks
     func renderVoices(
         from: Int, to: Int, frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
@@ -316,45 +320,34 @@ struct OscillatorSynthKernel {
                 for _ in from..<to { _ = voices[index].modEnvelope.next(c.pointee.modEnvelopeShape) }
             }
         }
-        for bucket in 0..<18 { groupCounts[bucket] = 0 }
+        // The voices that are not fading, by bucket: plain patches in buckets 0…16, rich ones in 17…33.
+        for bucket in 0..<35 { groupCounts[bucket] = 0 }
         for index in 0..<polyphony where voices[index].active && !voices[index].fading {
-            let bucket = groupBucket(Int(voices[index].channel))
-            if bucket >= 0 { groupCounts[bucket + 1] += 1 }
+            groupCounts[groupBucket(Int(voices[index].channel)) + 1] += 1
         }
-        for bucket in 1..<18 { groupCounts[bucket] += groupCounts[bucket - 1] }
+        for bucket in 1..<35 { groupCounts[bucket] += groupCounts[bucket - 1] }
         // groupCounts[b] is now where bucket b starts; fill, advancing each start.
         for index in 0..<polyphony where voices[index].active && !voices[index].fading {
             let bucket = groupBucket(Int(voices[index].channel))
-            guard bucket >= 0 else { continue }
             groupOrder[groupCounts[bucket]] = Int32(index)
             groupCounts[bucket] += 1
         }
         // Each bucket now ends at groupCounts[b] and starts at groupCounts[b − 1] (or 0).
         var start = 0
-        for bucket in 0..<17 {
+        for bucket in 0..<34 {
             let end = groupCounts[bucket]
             if start < end {
                 let (outLeft, outRight) = outputs(
                     of: Int(voices[Int(groupOrder[start])].channel), frameCount: frameCount, left: left, right: right)
-                var next = start
-                while next + 4 <= end {
-                    renderVoiceGroup(groupOrder + next, from: from, to: to, left: outLeft, right: outRight)
-                    next += 4
-                }
-                while next < end {
-                    renderVoice(voices + Int(groupOrder[next]), from: from, to: to, left: outLeft, right: outRight)
-                    next += 1
-                }
+                renderBucket(start, end, rich: bucket >= 17, from: from, to: to, left: outLeft, right: outRight)
             }
             start = end
         }
-        // Rich and fading voices, one by one.
-        for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active {
+        // Fading voices, one by one.
+        for index in 0..<(polyphony + Self.fadeSlots) where voices[index].active && voices[index].fading {
             let channel = Int(voices[index].channel)
-            let rich = patch(channel).pointee.isRich
-            guard rich || voices[index].fading else { continue }
             let (outLeft, outRight) = outputs(of: channel, frameCount: frameCount, left: left, right: right)
-            if rich {
+            if patch(channel).pointee.isRich {
                 renderRichVoice(voices + index, from: from, to: to, left: outLeft, right: outRight)
             } else {
                 renderVoice(voices + index, from: from, to: to, left: outLeft, right: outRight)
@@ -362,14 +355,49 @@ struct OscillatorSynthKernel {
         }
     }
 
-    /// The SIMD bucket of a plain voice on `channel` (0…16), or −1 for a rich patch: with sends the
-    /// channel (its own output buffer); else its patch, the unit's (0) or a channel's own (1 + channel).
+    /// The voices at groupOrder[start..<end] (one bucket): four at a time in SIMD lanes, the rest alone.
+    /// Of rich voices only those whose block can go into lanes (`rendersInLanes`), gathered to the front.
+    @inline(__always) @_noAllocation @_noLocks
+    func renderBucket(
+        _ start: Int, _ end: Int, rich: Bool, from: Int, to: Int, left: UnsafeMutablePointer<Float>,
+        right: UnsafeMutablePointer<Float>
+    ) {
+        var lanesEnd = end
+        if rich {
+            lanesEnd = start
+            for k in start..<end where rendersInLanes(voices + Int(groupOrder[k])) {
+                (groupOrder[k], groupOrder[lanesEnd]) = (groupOrder[lanesEnd], groupOrder[k])
+                lanesEnd += 1
+            }
+        }
+        var next = start
+        while next + 4 <= lanesEnd {
+            if rich {
+                renderRichVoiceGroup(groupOrder + next, from: from, to: to, left: left, right: right)
+            } else {
+                renderVoiceGroup(groupOrder + next, from: from, to: to, left: left, right: right)
+            }
+            next += 4
+        }
+        while next < end {
+            let voice = voices + Int(groupOrder[next])
+            if rich {
+                renderRichVoice(voice, from: from, to: to, left: left, right: right)
+            } else {
+                renderVoice(voice, from: from, to: to, left: left, right: right)
+            }
+            next += 1
+        }
+    }
+
+    /// The SIMD bucket of a voice on `channel`: with sends the channel (its own output buffer); else its
+    /// patch, the unit's (0) or a channel's own (1 + channel); 17 more for a rich patch (0…33).
     @inline(__always) @_noAllocation @_noLocks
     func groupBucket(_ channel: Int) -> Int {
-        if patch(channel).pointee.isRich { return -1 }
-        if sends != nil { return channel }
+        let rich = patch(channel).pointee.isRich ? 17 : 0
+        if sends != nil { return rich + channel }
         let owner = owner(channel)
-        return channels[owner].program >= 0 ? owner + 1 : 0
+        return rich + (channels[owner].program >= 0 ? owner + 1 : 0)
     }
 
     /// Once every 16 frames of absolute time: read parameters, advance the LFO, update every voice's pitch,

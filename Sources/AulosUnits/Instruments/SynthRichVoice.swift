@@ -311,14 +311,7 @@ extension OscillatorSynthKernel {
         _ voice: UnsafeMutablePointer<SynthVoice>, from: Int, to: Int,
         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>
     ) {
-        let c = patch(Int(voice.pointee.channel)).pointee
-        var v = voice.pointee
-        var rich = v.rich
-        let pulseWidth = max(0.05, min(0.95, c.pulseWidth + v.widthOffset))
-        let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
-        let mix = max(0, min(1, c.mix + v.mixOffset))
-        let subWidth: UInt32 = 1 << 31
-        var active = true
+        let controls = patch(Int(voice.pointee.channel))
         let count = to - from
         // Four blocks of a control tick (16 frames: `controlInterval`, spelled out because a computed static
         // in another file is opaque to the render-side checker in a debug build).
@@ -326,27 +319,19 @@ extension OscillatorSynthKernel {
         let osc1Right = richScratch + 16
         let osc2Left = richScratch + 32
         let osc2Right = richScratch + 48
-        if !rich.sync && rich.fm == 0 {
-            // No sync, no FM: each copy of each stack is a tight loop over the block, its waveform chosen once.
-            osc1Left.update(repeating: 0, count: count)
-            osc1Right.update(repeating: 0, count: count)
-            osc2Left.update(repeating: 0, count: count)
-            osc2Right.update(repeating: 0, count: count)
-            for copy in 0..<rich.count1 {
-                fillStack(
-                    left: osc1Left, right: osc1Right, count: count, wave: c.wave1, band: rich.band1,
-                    phase: &rich.phases1[copy], increment: rich.increments1[copy],
-                    gains: (rich.left1[copy], rich.right1[copy]),
-                    width: width, noise: &v.noise, morph: (v.morphFrame, v.morphFraction))
-            }
-            for copy in 0..<rich.count2 {
-                fillStack(
-                    left: osc2Left, right: osc2Right, count: count, wave: c.wave2, band: rich.band2,
-                    phase: &rich.phases2[copy], increment: rich.increments2[copy],
-                    gains: (rich.left2[copy], rich.right2[copy]),
-                    width: width, noise: &v.noise2, morph: (v.morphFrame, v.morphFraction))
-            }
-        } else {
+        // No sync, no FM: each copy of each stack is a tight loop over the block, its waveform chosen once
+        // (in the voice, before it is copied out below).
+        let free = !voice.pointee.rich.sync && voice.pointee.rich.fm == 0
+        if free { fillRichStacks(voice, controls, count: count, into: richScratch) }
+        let c = controls.pointee
+        var v = voice.pointee
+        var rich = v.rich
+        let pulseWidth = max(0.05, min(0.95, c.pulseWidth + v.widthOffset))
+        let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
+        let mix = max(0, min(1, c.mix + v.mixOffset))
+        let subWidth: UInt32 = 1 << 31
+        var active = true
+        if !free {
             for i in 0..<count {
                 // Osc 1's first copy is the sync master and FM carrier: where does it wrap this sample?
                 let fmShift = rich.fm * rich.modulator

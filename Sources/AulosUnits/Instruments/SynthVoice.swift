@@ -173,11 +173,7 @@ extension OscillatorSynthKernel {
         let v3 = voices + Int(lanes[3])
         let c = patch(Int(v0.pointee.channel))
         let count = to - from
-        var mix = SIMD4<Float>(repeating: 0)
-        for lane in 0..<4 {
-            let voice = voices + Int(lanes[lane])
-            mix[lane] = max(0, min(1, c.pointee.mix + voice.pointee.mixOffset))
-        }
+        let mix = laneMix(lanes, c)
         if readsSaw(c.pointee.wave1) && readsSaw(c.pointee.wave2) {
             var oscillators = GroupOscillators(table: saw, scratch: groupScratch, v0, v1, v2, v3)
             renderGroupFrames(lanes, c, count: count, mix: mix, oscillators: &oscillators, left + from, right + from)
@@ -203,6 +199,16 @@ extension OscillatorSynthKernel {
         }
         var oscillators = GroupOscillators(filled: a, b)
         renderGroupFrames(lanes, c, count: count, mix: mix, oscillators: &oscillators, left + from, right + from)
+    }
+
+    /// Each lane's oscillator mix: the patch's, moved by its voice's modulation, within 0…1.
+    @inline(__always) @_noAllocation @_noLocks
+    func laneMix(_ lanes: UnsafeMutablePointer<Int32>, _ c: UnsafeMutablePointer<SynthControls>) -> SIMD4<Float> {
+        var mix = SIMD4<Float>(repeating: 0)
+        for lane in 0..<4 {
+            mix[lane] = max(0, min(1, c.pointee.mix + voices[Int(lanes[lane])].mixOffset))
+        }
+        return mix
     }
 
     /// Whether an oscillator with this waveform plays the saw table (a wavetable with no table loaded does).
