@@ -23,8 +23,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        // The web panel's HTTP and WebSocket server: pure Swift, about 20 s to build (Hummingbird: minutes).
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // The render ABI as C declarations (Core Audio's CoreAudioTypes.h analogue): C-convention
@@ -99,14 +97,11 @@ let package = Package(
             path: "Sources/AulosLV2"),
         // libcrypt (libxcrypt): the web panel's password hash.
         .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
-        // The web panel: the page (plain HTML/CSS/JS resources), its API and status WebSocket, over FlyingFox.
+        // The web panel: the page (plain HTML/CSS/JS resources), its API and status WebSocket, on a small
+        // HTTP/1.1 server of its own behind the gate (no HTTP library: see PanelServer).
         .target(
             name: "AulosWeb",
-            dependencies: [
-                "AulosCore", "AulosPlayback", "AulosRealtime", "CCrypt",
-                .product(name: "FlyingFox", package: "FlyingFox"),
-                .product(name: "FlyingSocks", package: "FlyingFox"),
-            ],
+            dependencies: ["AulosCore", "AulosPlayback", "AulosRealtime", "CCrypt"],
             path: "Sources/AulosWeb", resources: [.copy("Panel")]),
         .executableTarget(
             name: "aulos",
@@ -210,7 +205,7 @@ let package = Package(
             path: "Tests/AulosJACKTests"),
         .testTarget(
             name: "AulosWebTests",
-            dependencies: ["AulosWeb", "AulosPlayback", .product(name: "FlyingFox", package: "FlyingFox")],
+            dependencies: ["AulosWeb", "AulosPlayback"],
             path: "Tests/AulosWebTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]

@@ -138,7 +138,7 @@ public struct RequestFraming {
     }
 
     /// The index of the last byte of a head (its empty line's "\n"), searching from `start`.
-    static func headEnd(in bytes: [UInt8], from start: Int) -> Int? {
+    public static func headEnd(in bytes: [UInt8], from start: Int) -> Int? {
         var index = start
         while index < bytes.count {
             if bytes[index] == 0x0A {

@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 
 /// The panel's front door: it listens on the panel's address and passes each connection on to the HTTP
-/// server behind it (on a private Unix socket) only as far as the limits allow. FlyingFox reads a request's
-/// head without a limit of its own — a single endless header line held a core busy for as long as it was
-/// sent, before any password was asked for — so every request is framed here first (`RequestFraming`):
+/// server behind it (`PanelServer`, on a private Unix socket) only as far as the limits allow. Every request
+/// is framed here first (`RequestFraming`: the server before, FlyingFox, read a head without a limit of its
+/// own, and a single endless header line held a core busy for as long as it was sent), so the server behind
+/// only ever reads what these limits let through:
 ///
 /// - a head of at most 16 KB and 100 lines, whole within 10 seconds of its first byte; else 431 or 408,
 ///   and the connection is closed;

@@ -1,28 +1,24 @@
 import AulosCore
 import AulosPlayback
-import FlyingFox
-import FlyingSocks
 import Foundation
 
 /// The web panel (`aulos play --web [ADDR:]PORT`, docs/web.md): the page, its JSON API and the status
-/// WebSocket, served by FlyingFox (pure Swift, no SwiftNIO: it adds about 20 s to a first build where
-/// Hummingbird adds minutes, and the panel needs only HTTP/1.1 and WebSockets), behind a `WebGate` that
+/// WebSocket, served by `PanelServer` (HTTP/1.1 and WebSockets, all the panel needs) behind a `WebGate` that
 /// holds the panel's address and limits what reaches it.
 ///
 /// Every request reaches the instrument through the `ControlBridge`: the control loop carries it out on its
 /// own tick, with the control socket's checks, so the panel never touches the rig and the render thread
 /// never waits on the network.
 ///
-/// Threads: the server runs on Swift concurrency's threads; `start`/`stop` on the caller's.
+/// Threads: the server's own threads (`PanelServer`); `start`/`stop` on the caller's.
 public final class WebPanel: @unchecked Sendable {
     public let host: String
     public private(set) var port: UInt16 = 0
-    private let server: HTTPServer
+    private let server: PanelServer
     /// The front door on the panel's address.
     private let gate: WebGate
     /// The private folder holding the server's Unix socket.
     private let folder: String
-    private let task: Task<Void, any Error>
 
     /// Listens on `spec` (`PORT`, `127.0.0.1:PORT`, `0.0.0.0:PORT`, …). Anything but loopback needs a
     /// password hash. Returns once listening; throws a one-line `WebPanelError` when it cannot.
@@ -65,35 +61,17 @@ public final class WebPanel: @unchecked Sendable {
         }
         let port = gate.port
         self.port = port
-        // FlyingFox's default logger prints every request to standard output: noise in a service's journal.
-        server = HTTPServer(config: .init(address: sockaddr_un.unix(path: socketPath), timeout: 15, logger: .disabled))
         let api = PanelAPI(
             bridge: bridge, access: WebAccess(passwordHash: passwordHash, port: port), files: files,
             loopbackOnly: listen.isLoopback)
-        let server = server
-        task = Task {
-            await api.install(on: server)
-            try await server.run()
-        }
-        let listening = DispatchSemaphore(value: 0)
-        let outcome = Locked<WebPanelError?>(WebPanelError("the panel did not start"))
-        Task { [task] in
-            do {
-                try await server.waitUntilListening(timeout: 5)
-                outcome.withLock { $0 = nil }
-            } catch {
-                task.cancel()
-                let reason = if case .failure(let failure) = await task.result { " (\(failure))" } else { "" }
-                outcome.withLock { $0 = WebPanelError("the panel's server did not start\(reason)") }
-            }
-            listening.signal()
-        }
-        listening.wait()
-        if let failure = outcome.withLock({ $0 }) {
+        do throws(WebPanelError) {
+            server = try PanelServer(path: socketPath, api: api)
+        } catch {
             gate.stop()
-            stopServer()
-            throw failure
+            rmdir(folder)
+            throw error
         }
+        server.start()
         gate.start()
     }
 
@@ -103,18 +81,7 @@ public final class WebPanel: @unchecked Sendable {
     /// Closes every connection and stops listening.
     public func stop() {
         gate.stop()
-        stopServer()
-    }
-
-    private func stopServer() {
-        let done = DispatchSemaphore(value: 0)
-        let server = server
-        Task {
-            await server.stop(timeout: 1)
-            done.signal()
-        }
-        done.wait()
-        task.cancel()
+        server.stop()
         unlink(folder + "/panel.sock")
         rmdir(folder)
     }

@@ -1,6 +1,8 @@
 // libFuzzer entry: any bytes as what a client sends the web panel, read by the gate's request framing in
 // chunks whose sizes the input's first byte picks. What is passed on must be a prefix of the input (bytes
-// are never changed, reordered or invented), and nothing may pass once the framing has refused.
+// are never changed, reordered or invented), and nothing may pass once the framing has refused. Then what
+// was passed on is read as the panel's server reads it (`PanelServer`): request heads, their bodies, and
+// after a WebSocket upgrade the client's frames; a frame read must lie within the bytes and its limit.
 import AulosWeb
 import Foundation
 import FuzzSupport
@@ -23,5 +25,25 @@ runFuzzer { data, count in
         index = end
     }
     precondition(passed.count <= bytes.count && Array(bytes[..<passed.count]) == passed, "not a prefix of the input")
+    readAsTheServer(passed)
     return 0
+}
+
+/// What the server behind the gate does with `stream`.
+func readAsTheServer(_ stream: [UInt8]) {
+    var rest = stream
+    while let end = RequestFraming.headEnd(in: rest, from: 0) {
+        let head = rest[...end]
+        rest.removeSubrange(...end)
+        guard let request = PanelRequest(head: head), let length = request.contentLength, length <= rest.count
+        else { return }
+        rest.removeSubrange(..<length)
+        guard request.headers["upgrade"]?.lowercased() == "websocket" else { continue }
+        while case .frame(_, let payload, let taken) = WebSocketFrame.parse(rest, limit: 64 * 1024) {
+            precondition(
+                taken <= rest.count && payload.count <= 64 * 1024 && taken > payload.count, "frame out of bounds")
+            rest.removeSubrange(..<taken)
+        }
+        return
+    }
 }
