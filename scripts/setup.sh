@@ -38,12 +38,9 @@ if [ "${1:-}" = "--tests" ]; then
   )
 fi
 
-# `scripts/setup.sh --static` (what the QEMU suites run before `swift build --static-swift-stdlib`) also
-# installs libcurl's development link: the web server (FlyingFox) imports FoundationNetworking, and the
-# static Foundation it brings links against -lcurl.
-if [ "${1:-}" = "--static" ]; then
-  packages+=(libcurl4-openssl-dev)
-fi
+# `scripts/setup.sh --static` (what the QEMU suites run before `swift build --static-swift-stdlib`) needs
+# nothing more since the web panel has its own server: it installed libcurl's development link while
+# FlyingFox brought FoundationNetworking, whose static library links against -lcurl.
 
 # `scripts/setup.sh --web` (what `make test-web` runs) also installs the browser that drives the panel.
 if [ "${1:-}" = "--web" ]; then
