@@ -104,10 +104,20 @@ import Glibc
         #expect(try aulos.waitForStatus { $0["rig"] as? String == "Two" })
         #expect(client.send(Client.message("/aulos/rig", [Int32(1)]))?.text.contains("One") == true)
 
-        #expect(client.send(Client.message("/aulos/tempo", [Float(96)]))?.text.contains("ok") == true)
-        #expect(try aulos.waitForStatus { $0["tempo"] as? Double == 96 })
+        // The tempo set while the transport plays is the session's: after a rewind it still plays at it (it was
+        // written into the map at the beat where it was set, so beat 0 played the rig's tempo again).
         #expect(client.send(Client.message("/aulos/transport", ["play"]))?.text.contains("ok") == true)
-        #expect(try aulos.waitForStatus { $0["transportPlaying"] as? Bool == true })
+        #expect(try aulos.waitForStatus { $0["transportBeat"] as? Double ?? 0 > 0.5 })
+        #expect(client.send(Client.message("/aulos/tempo", [Float(96)]))?.text.contains("ok") == true)
+        #expect(try aulos.waitForStatus { $0["tempo"] as? Double == 96 && $0["transportTempo"] as? Double == 96 })
+        #expect(client.send(Client.message("/aulos/transport", ["stop"]))?.text.contains("ok") == true)
+        #expect(client.send(Client.message("/aulos/transport", ["rewind"]))?.text.contains("ok") == true)
+        var lastSeen = "no status"
+        let afterRewind = try aulos.waitForStatus(seconds: 5) { status in
+            lastSeen = "beat \(status["transportBeat"] ?? "-"), tempo \(status["transportTempo"] ?? "-")"
+            return status["transportBeat"] as? Double == 0 && status["transportTempo"] as? Double == 96
+        }
+        #expect(afterRewind, "after a rewind the transport is not at beat 0 at the tempo set: \(lastSeen)")
         #expect(client.send(Client.message("/aulos/transport", ["locate", Float(8)]))?.text.contains("ok") == true)
         #expect(client.send(Client.message("/aulos/transport", ["stop"]))?.text.contains("ok") == true)
 

@@ -169,6 +169,30 @@ func pull(_ graph: AudioGraph, slices: [UInt32]) {
         #expect(changes.count >= 4)
     }
 
+    /// "tempo 90" in live play is the session's tempo: after a rewind the transport still plays at 90 (it read
+    /// the rig's 100 again while the change was written into the map at the beat where it was made), and
+    /// the beat where the transport stood goes on without a jump. A change from here on keeps the map before.
+    @Test func aTempoThroughoutHoldsAfterARewindAndKeepsTheBeat() throws {
+        for throughout in [true, false] {
+            let transport = HostTransport(sampleRate: 48_000, tempoMap: [(0, 100)])
+            let (graph, probe) = try probeRig(transport, slice: 1000)
+            transport.play()
+            pull(graph, slices: [1000, 1000, 1000])
+            if throughout { transport.setTempoThroughout(90) } else { transport.setTempo(90) }
+            pull(graph, slices: [1000])
+            transport.rewind()
+            pull(graph, slices: [1000, 1000])
+            let entries = probe.entries
+            // Three slices at 100 BPM: beat 3,000 × 100 / 60 / 48,000 = 0.104166…; the fourth starts there (to
+            // within a sample at the new tempo: the position moves to a whole sample).
+            #expect(abs(entries[3].beat - 3000.0 * 100 / 60 / 48_000) <= 90.0 / 60 / 48_000)
+            #expect(entries[3].tempo == 90)
+            #expect(entries[4].beat == 0)
+            #expect(entries[5].tempo == (throughout ? 90 : 100))
+            #expect(abs(entries[5].beat - 1000.0 * (throughout ? 90 : 100) / 60 / 48_000) < 1e-9)
+        }
+    }
+
     @Test func midiStartStopContinueAndMachineControl() throws {
         let transport = HostTransport(sampleRate: 48_000)
         let (graph, probe) = try probeRig(transport, slice: 480)

@@ -19,6 +19,7 @@ enum TransportCommand: BitwiseCopyable {
     case play, stop, toggleRecord
     case locate(beat: Double)
     case tempo(Double)
+    case tempoThroughout(Double)
     case cycle(start: Double, end: Double, enabled: Bool)
     case clock(MIDIClockFollower.Line, running: Bool)
     case internalClock
@@ -167,6 +168,10 @@ public final class HostTransport: @unchecked Sendable {
     public func rewind() { send(.locate(beat: 0)) }
     /// A new tempo from the current position on (replaces the rest of the map).
     public func setTempo(_ bpm: Double) { send(.tempo(max(1, min(1000, bpm)))) }
+    /// One tempo for the whole timeline (replaces the map: a rewind or a locate back plays it too), the
+    /// beat where the transport stands kept (its position moves to where that beat falls at the new tempo).
+    /// What a player asks for when it says "tempo 90" during live play.
+    public func setTempoThroughout(_ bpm: Double) { send(.tempoThroughout(max(1, min(1000, bpm)))) }
     public func setCycle(startBeat: Double, endBeat: Double) {
         send(.cycle(start: startBeat, end: max(startBeat + 1e-6, endBeat), enabled: true))
     }
@@ -390,6 +395,12 @@ public final class HostTransport: @unchecked Sendable {
                 count = min(max(count, 1), t.pointee.segmentCapacity - 1)
                 t.pointee.segments[count] = TempoSegment(sample: t.pointee.position, beat: now.beat, bpm: bpm)
                 t.pointee.segmentCount = count + 1
+            case .tempoThroughout(let bpm):
+                let now = TransportTimeline.beat(t, atSample: t.pointee.position, sampleRate: rate).beat
+                t.pointee.segments[0] = TempoSegment(sample: 0, beat: 0, bpm: bpm)
+                t.pointee.segmentCount = 1
+                t.pointee.position = sample(t, atBeat: now, sampleRate: rate)
+                t.pointee.changed = true
             case .cycle(let start, let end, let enabled):
                 t.pointee.cycling = enabled
                 t.pointee.cycleStart = start

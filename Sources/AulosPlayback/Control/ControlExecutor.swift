@@ -149,7 +149,8 @@ final class ControlExecutor {
                 guard (20...400).contains(bpm) else {
                     return .failure("'\(bpm)' is not a tempo (20…400 beats per minute)")
                 }
-                rig.transport.setTempo(bpm)
+                // The session's tempo, not a change at this beat: a rewind or a loop plays at it too.
+                rig.transport.setTempoThroughout(bpm)
                 tempo = bpm
                 var done = ControlReply.Done()
                 done.tempo = bpm
