@@ -36,6 +36,14 @@ import Glibc
         #expect(set.contains(#""ok":true"#) && set.contains("Left Hand.volume"), "\(set)")
         #expect(aulos.request(#"get "Left Hand.volume""#)?.contains(#""value":0.5"#) == true)
         #expect(aulos.request("rig 1")?.contains(#""rig":"One""#) == true)
+        // An EQ curve is answered by its name, not its index (`output.eq = 16.0` before): the first `set` puts the
+        // EQ into the signal path, the second and the `get` reach its curve parameter.
+        for _ in 0..<2 {
+            let eq = aulos.request("set output.eq Rock") ?? "no reply"
+            #expect(eq.contains(#""value":"Rock""#), "\(eq)")
+        }
+        let curve = aulos.request("get output.eq") ?? "no reply"
+        #expect(curve.contains(#""value":"Rock""#), "\(curve)")
 
         // OSC: the string as it is.
         let client = OSCCommandTests.Client(port: oscPort)
@@ -71,5 +79,13 @@ import Glibc
         let refused = aulos.request("set Lead.cutoff") ?? "no reply"
         #expect(refused.hasPrefix(#"{"error":"unknown request"#), "\(refused)")
         #expect(aulos.process.isRunning)
+
+        // Every rig switch is in the log with the road it came by (only program changes' were).
+        for line in [
+            "rig 2: Grand Piano (chosen from the control socket)", "rig 2: Grand Piano (chosen from OSC)",
+            "rig 1: One (chosen from the web panel)",
+        ] {
+            #expect(aulos.stderr.contains(line), "no '\(line)' in the log:\n\(aulos.stderr)")
+        }
     }
 }

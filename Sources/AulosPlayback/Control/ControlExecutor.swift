@@ -25,6 +25,9 @@ final class ControlExecutor {
     private var learningUntil: Int64 = 0
     /// The tempo the last `tempo` request set.
     private var tempo: Double?
+    /// The rig the last `rig` request chose (its index and name), until the road that asked takes it to log
+    /// the switch with where it came from (`LiveControl`).
+    var chosenRig: (index: Int, name: String)?
     /// Why the last SIGHUP could not reload the rig file (nil once one succeeds).
     var reloadFailure: String?
     /// Why the last good rig plays instead of the configured one, when it does.
@@ -184,7 +187,7 @@ final class ControlExecutor {
             return .value(target: "output.eq", value: .text("off"))
         }
         let target = try targets.resolve(name, in: playing.rig, activeRig: playing.activeRig)
-        return .value(target: target.name, value: .number(try target.current()))
+        return .value(target: target.name, value: ControlTargets.reported(try target.current(), of: target))
     }
 
     private func set(_ name: String, to value: ControlValue, _ playing: Playing) throws -> ControlReply {
@@ -235,6 +238,7 @@ final class ControlExecutor {
         }
         playing.midi.select(rig: index)
         try playing.rig.applyOutputSettings(ofRig: index)
+        chosenRig = (index, entries[index].rig.name)
         var done = ControlReply.Done()
         done.rig = entries[index].rig.name
         return .done(done)

@@ -78,7 +78,15 @@ final class ControlTargets: Sendable {
         }
         var done = ControlReply.Done()
         done.target = target.name
-        done.value = .number(value)
+        done.value = reported(value, of: target)
         return .done(done)
+    }
+
+    /// A value as a reply shows it: an EQ curve by its name (`output.eq = Rock`, not its index 16).
+    static func reported(_ value: Float, of target: ControlTarget) -> ControlReply.Value {
+        if case .eqPreset = target.kind, IPodEQUnit.curves.indices.contains(Int(value)) {
+            return .text(IPodEQUnit.curves[Int(value)].name)
+        }
+        return .number(value)
     }
 }

@@ -15,6 +15,9 @@ final class LiveControl {
     /// Answers the panel's rig-file requests (read, replace, load, save the file the session plays): the
     /// session that reloads rigs knows its file.
     var rigFiles: (ControlBridge.Request) -> ControlReply = { _ in .failure("no rig file is played here") }
+    /// Where a rig switch is logged, with the road it came by (the session's log: a program change's switch
+    /// is logged there too).
+    var log: (String) -> Void = { _ in }
 
     init(socket: ControlSocket?, osc: OSCServer?, bridge: ControlBridge?) {
         self.socket = socket
@@ -28,10 +31,20 @@ final class LiveControl {
     /// A socket line's reply: the request read, then carried out.
     func answer(_ line: String) -> ControlReply {
         do throws(ControlFailure) {
-            return executor.perform(try ControlRequest(line: line))
+            return perform(try ControlRequest(line: line), from: "the control socket")
         } catch {
             return .failure(error)
         }
+    }
+
+    /// `request` carried out; a rig it chose is logged with `source`, the road it came by.
+    private func perform(_ request: ControlRequest, from source: String) -> ControlReply {
+        let reply = executor.perform(request)
+        if let (index, name) = executor.chosenRig {
+            executor.chosenRig = nil
+            log("rig \(index + 1): \(name) (chosen from \(source))")
+        }
+        return reply
     }
 
     /// Answers everything waiting on every road, then publishes this tick's status for the panel.
@@ -41,7 +54,8 @@ final class LiveControl {
             for (mapped, sender) in osc.take() {
                 switch mapped {
                 case .success(let request):
-                    osc.reply(OSCMessage(request.reply, [.string(executor.perform(request.request).json)]), to: sender)
+                    osc.reply(
+                        OSCMessage(request.reply, [.string(perform(request.request, from: "OSC").json)]), to: sender)
                 case .failure(let problem):
                     osc.reply(OSCMessage("/aulos/error", [.string(problem.message)]), to: sender)
                 }
@@ -50,7 +64,7 @@ final class LiveControl {
         if let bridge {
             for (request, reply) in bridge.take() {
                 if case .control(let request) = request {
-                    reply(executor.perform(request))
+                    reply(perform(request, from: "the web panel"))
                 } else {
                     reply(rigFiles(request))
                 }

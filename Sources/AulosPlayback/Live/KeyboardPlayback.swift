@@ -148,6 +148,7 @@ public final class KeyboardPlayback {
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
         if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
         answers = LiveControl(socket: control, osc: osc, bridge: options.bridge)
+        answers.log = { [observer] in observer.info($0) }
         answers.executor.recordFolder = options.recordFolder
         answers.rigFiles = { [unowned self] in self.answerRigFile($0) }
     }
@@ -500,7 +501,7 @@ public final class KeyboardPlayback {
         for action in midi.takePendingActions() {
             rig.apply(action)
             if case .rigSwitched(let index) = action {
-                observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name)")
+                observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name) (chosen by program change)")
             }
         }
         if !settled,
