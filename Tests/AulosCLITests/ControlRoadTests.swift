@@ -36,6 +36,10 @@ import Glibc
         #expect(set.contains(#""ok":true"#) && set.contains("Left Hand.volume"), "\(set)")
         #expect(aulos.request(#"get "Left Hand.volume""#)?.contains(#""value":0.5"#) == true)
         #expect(aulos.request("rig 1")?.contains(#""rig":"One""#) == true)
+        // A part of a rig not playing is not set behind the player's back: it is named, with the way there.
+        let elsewhere = aulos.request(#"set "Left Hand.volume" 0.3"#) ?? "no reply"
+        #expect(
+            elsewhere.contains(#""error""#) && elsewhere.contains("'Left Hand' is in rig 2, Grand Piano"), "\(elsewhere)")
         // An EQ curve is answered by its name, not its index (`output.eq = 16.0` before): the first `set` puts the
         // EQ into the signal path, the second and the `get` reach its curve parameter.
         for _ in 0..<2 {

@@ -45,7 +45,9 @@ final class ControlTargets: Sendable {
     func resolve(_ name: String, in rig: PlaybackRig, activeRig: Int) throws(RigError) -> ControlTarget {
         let key = Self.key(name, activeRig: activeRig)
         if let target = state.withLock({ $0.resolved[key] }) { return target }
-        let target = try rig.target(name, preferring: activeRig)
+        // The playing rig's parts only: `set Bass.volume` where the rig playing has no Bass must not quietly
+        // move another rig's.
+        let target = try rig.target(name, inRig: activeRig)
         state.withLock { if $0.midi != nil { $0.resolved[key] = target } }
         return target
     }

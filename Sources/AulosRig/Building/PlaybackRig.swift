@@ -442,6 +442,13 @@ public final class PlaybackRig {
         try ControlTarget.resolve(name, in: self, preferring: rigIndex)
     }
 
+    /// `UNIT.PARAMETER` among the parts of rig `rigIndex` alone (and the returns and output): what a request
+    /// from a player names, who hears only the rig playing. (A rig's controls may name another rig's parts:
+    /// `target(_:preferring:)`.)
+    public func target(_ name: String, inRig rigIndex: Int) throws(RigError) -> ControlTarget {
+        try ControlTarget.resolve(name, in: self, preferring: rigIndex, onlyThere: true)
+    }
+
     /// Voices sounding across every instrument part.
     public var activeVoices: Int { instruments.reduce(0) { $0 + $1.voiceBudget.active } }
 

@@ -65,9 +65,10 @@ public struct ControlTarget: @unchecked Sendable {
     }
 
     /// Finds `UNIT.PARAMETER` in a playing rig: parts of rig `preferring` first (a rig's controls name its
-    /// own parts), then any rig's. The error lists what exists.
-    static func resolve(_ text: String, in rig: PlaybackRig, preferring rigIndex: Int) throws(RigError) -> ControlTarget
-    {
+    /// own parts), then — unless `onlyThere` — any rig's. The error lists what exists.
+    static func resolve(
+        _ text: String, in rig: PlaybackRig, preferring rigIndex: Int, onlyThere: Bool = false
+    ) throws(RigError) -> ControlTarget {
         guard let dot = text.lastIndex(of: "."), dot != text.startIndex, text.index(after: dot) != text.endIndex else {
             throw RigError(
                 "'\(text)' is not UNIT.PARAMETER (for example output.volume or "
@@ -97,10 +98,16 @@ public struct ControlTarget: @unchecked Sendable {
         if candidates.isEmpty, let index = rig.returns.firstIndex(where: { normalized($0.bus.name) == unitName }) {
             return try returnTarget(index, text[text.index(after: dot)...], in: rig)
         }
-        guard let loaded = candidates.first(where: { $0.rigIndex == rigIndex }) ?? candidates.first else {
+        guard let loaded = candidates.first(where: { $0.rigIndex == rigIndex }) ?? (onlyThere ? nil : candidates.first)
+        else {
             let names =
                 rig.parts.filter { $0.rigIndex == rigIndex }.map(\.part.name) + rig.returns.map(\.bus.name) + ["output"]
-            throw RigError("no part '\(text[..<dot])' (this rig has \(names.joined(separator: ", ")))")
+            let elsewhere = candidates.first.map { other in
+                "; '\(other.part.name)' is in rig \(other.rigIndex + 1), \(rig.set.entries[other.rigIndex].rig.name): "
+                    + "choose that rig first"
+            }
+            throw RigError(
+                "no part '\(text[..<dot])' (this rig has \(names.joined(separator: ", "))\(elsewhere ?? ""))")
         }
         let name = loaded.part.name
         let bus = loaded.bus
