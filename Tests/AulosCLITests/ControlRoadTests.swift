@@ -39,7 +39,8 @@ import Glibc
         // A part of a rig not playing is not set behind the player's back: it is named, with the way there.
         let elsewhere = aulos.request(#"set "Left Hand.volume" 0.3"#) ?? "no reply"
         #expect(
-            elsewhere.contains(#""error""#) && elsewhere.contains("'Left Hand' is in rig 2, Grand Piano"), "\(elsewhere)")
+            elsewhere.contains(#""error""#) && elsewhere.contains("'Left Hand' is in rig 2, Grand Piano"),
+            "\(elsewhere)")
         // An EQ curve is answered by its name, not its index (`output.eq = 16.0` before): the first `set` puts the
         // EQ into the signal path, the second and the `get` reach its curve parameter.
         for _ in 0..<2 {
