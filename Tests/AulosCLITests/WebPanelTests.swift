@@ -327,7 +327,9 @@ import Glibc
     @Test func theFontsAndTheirPresetsAreListedForTheirParts() throws {
         let (folder, port) = try Self.makeSet()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try "name: Keys\nparts:\n  - name: Piano\n    instrument: sampler\n".write(
+        // FluidR3 (installed for the tests): its presets are stored out of bank and program order.
+        let font = "/usr/share/sounds/sf2/FluidR3_GM.sf2"
+        try "name: Keys\nparts:\n  - name: Piano\n    instrument: sampler\n    soundfont: \(font)\n".write(
             toFile: folder + "/keys.yaml", atomically: true, encoding: .utf8)
         let (aulos, csrf) = try Self.servePanel("keys.yaml", in: folder, port: port) { $0["rig"] as? String == "Keys" }
         let answer = Self.control("fonts", port: port, csrf: csrf)
@@ -337,6 +339,9 @@ import Glibc
         let presets = played["presets"] as? [[String: Any]] ?? []
         #expect(presets.count > 100)
         #expect(presets.contains { $0["bank"] as? Int == 0 && $0["program"] as? Int == 0 })
+        // By bank and program, as a menu lists them (a font stores its presets in any order).
+        let numbers = presets.map { ($0["bank"] as? Int ?? -1) * 128 + ($0["program"] as? Int ?? -1) }
+        #expect(numbers == numbers.sorted(), "presets not in bank and program order: \(numbers.prefix(8))")
         let chosen = Self.control("preset Piano 0 24", port: port, csrf: csrf)
         #expect(chosen?.status == 200, "\(chosen?.body ?? "")")
         #expect(try aulos.waitForStatus { ($0["midiDelivered"] as? Int ?? 0) >= 3 })

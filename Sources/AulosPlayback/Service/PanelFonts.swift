@@ -3,8 +3,9 @@ import AulosRig
 import Foundation
 
 /// What `fonts` answers: the SoundFonts found — the playing rig's sampler parts' fonts, then the fonts in
-/// the data roots' `soundfonts/` folders and the default ones — each with its presets (read from the
-/// file's preset headers, not loaded) and the parts playing it, so a panel can offer a part its presets.
+/// the data roots' `soundfonts/` folders and the default ones — each with its presets by bank and program
+/// (read from the file's preset headers, not loaded) and the parts playing it, so a panel can offer a part
+/// its presets.
 ///
 /// Threads: made on the control thread (headers only: a few milliseconds even for a large font), then a value.
 public struct PanelFonts: Encodable, Sendable {
@@ -37,7 +38,9 @@ public struct PanelFonts: Encodable, Sendable {
         }
         fonts = order.compactMap { path in
             guard let file = try? SoundFontFile.inspect(path) else { return nil }
-            return Font(path: path, parts: parts[path] ?? [], presets: file.presets)
+            // By bank and program, as a menu lists them (a font stores its presets in any order).
+            let presets = file.presets.sorted { ($0.bank, $0.program) < ($1.bank, $1.program) }
+            return Font(path: path, parts: parts[path] ?? [], presets: presets)
         }
     }
 }
