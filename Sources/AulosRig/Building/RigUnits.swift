@@ -190,6 +190,13 @@ struct RigUnits {
             if let scale = part.tuning { try sampler.setTuning(try tuningTable(scale, part.keymap)) }
             if let program = part.program {
                 for channel in part.channels where channel != 10 {
+                    if let bank = part.bank {
+                        programs.append(
+                            TimedMIDIEvent(
+                                sampleTime: 0, destination: UInt16(bus),
+                                message: ChannelMessage(
+                                    status: 0xB0 | UInt8(channel - 1), data1: 0, data2: UInt8(bank))))
+                    }
                     programs.append(
                         TimedMIDIEvent(
                             sampleTime: 0, destination: UInt16(bus),

@@ -99,7 +99,7 @@ extension Rig {
             let partKeys = try reader.keys(
                 partMapping,
                 allowed: [
-                    "name", "instrument", "channels", "preset", "program", "soundfont",
+                    "name", "instrument", "channels", "preset", "program", "bank", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
                     "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels", "mpe",
                     "wavetable", "wavetable-cycle",
@@ -129,6 +129,16 @@ extension Rig {
             part.plugin = plugin
             if let n = partKeys["preset"] { part.preset = try reader.string(n, at + ".preset") }
             if let n = partKeys["program"] { part.program = try reader.integer(n, at + ".program", in: 0...127) }
+            if let n = partKeys["bank"] {
+                guard instrument == .sampler else {
+                    throw reader.error(
+                        n, at + ".bank", "goes with a sampler part (a synth part chooses with preset: or program:)")
+                }
+                guard part.program != nil else {
+                    throw reader.error(n, at + ".bank", "needs a program: (bank: 8 with program: 28 plays bank 8's 28)")
+                }
+                part.bank = try reader.integer(n, at + ".bank", in: 0...127)
+            }
             if let n = partKeys["soundfont"] { part.soundFont = try reader.string(n, at + ".soundfont") }
             if let n = partKeys["volume"] { part.volume = Float(try reader.number(n, at + ".volume", in: 0...2)) }
             if let n = partKeys["pan"] { part.pan = Float(try reader.number(n, at + ".pan", in: -1...1)) }

@@ -62,6 +62,7 @@ extension Rig {
             lines.append("    channels: [\(part.channels.map(String.init).joined(separator: ", "))]")
             if let preset = part.preset { lines.append("    preset: \(quote(preset))") }
             if let program = part.program { lines.append("    program: \(program)") }
+            if let bank = part.bank { lines.append("    bank: \(bank)") }
             if let soundFont = part.soundFont { lines.append("    soundfont: \(quote(soundFont))") }
             lines.append("    volume: \(part.volume.clean)")
             lines.append("    pan: \(part.pan.clean)")

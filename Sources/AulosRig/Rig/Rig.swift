@@ -28,6 +28,9 @@ public struct Rig: Equatable, Sendable {
         public var preset: String?
         /// Program: for the synth a preset number, for the sampler sent to the part's channels at the start.
         public var program: Int?
+        /// Sampler only: the bank (bank select, CC 0) sent before `program` at the start — FluidR3's variations
+        /// are bank 8. Needs a program.
+        public var bank: Int?
         /// Sampler SoundFont path; nil uses the bundled font.
         public var soundFont: String?
         /// The LV2 plugin's URI, for an `lv2` part.
