@@ -53,8 +53,14 @@ import Testing
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
         for (yaml, expected) in [
             ("parts:\n  - instrument: sampler\n    bank: 8\n", "test.yaml:3: parts[0].bank: needs a program:"),
-            ("parts:\n  - instrument: synth\n    program: 1\n    bank: 8\n", "parts[0].bank: goes with a sampler part"),
-            ("parts:\n  - instrument: sampler\n    program: 1\n    bank: 128\n", "parts[0].bank: 128 is outside 0…127"),
+            (
+                "parts:\n  - instrument: synth\n    program: 1\n    bank: 8\n",
+                "parts[0].bank: goes with a sampler part"
+            ),
+            (
+                "parts:\n  - instrument: sampler\n    program: 1\n    bank: 128\n",
+                "parts[0].bank: 128 is outside 0…127"
+            ),
         ] {
             do {
                 _ = try Rig(yaml: yaml, file: "test.yaml")
