@@ -100,6 +100,23 @@ import Glibc
         let value = aulos.request("get Lead.cutoff") ?? "no reply"
         #expect(value.contains("1234"), "\(value)")
 
+        // Program, bank, bend, pressure and raw MIDI reach the instrument as a keyboard's would: the program
+        // change loads Bright Lead (81) on the synth's first channel, whose cutoff is 3,500 Hz.
+        let delivered = try aulos.status()?["midiDelivered"] as? Int ?? 0
+        for message in [
+            Client.message("/aulos/bank", [Int32(1), Int32(0)]),
+            Client.message("/aulos/program", [Int32(1), Int32(81)]),
+            Client.message("/aulos/bend", [Int32(1), Float(0.25)]),
+            Client.message("/aulos/pressure", [Int32(1), Int32(40)]),
+            Client.message("/aulos/midi", [Int32(0x90), Int32(64), Int32(90), Int32(0x80), Int32(64), Int32(0)]),
+        ] {
+            let reply = client.send(message)
+            #expect(reply?.text.contains("ok") == true, "\(reply?.text ?? "no reply")")
+        }
+        #expect(try aulos.waitForStatus { ($0["midiDelivered"] as? Int ?? 0) >= delivered + 6 })
+        let preset = aulos.request("get Lead.cutoff") ?? "no reply"
+        #expect(preset.contains(#""value":3500"#), "the program change did not load Bright Lead: \(preset)")
+
         #expect(client.send(Client.message("/aulos/rig", ["Two"]))?.text.contains("Two") == true)
         #expect(try aulos.waitForStatus { $0["rig"] as? String == "Two" })
         #expect(client.send(Client.message("/aulos/rig", [Int32(1)]))?.text.contains("One") == true)

@@ -75,7 +75,28 @@ import Testing
         #expect(line(OSCMessage("/aulos/rig", [.string("Stage")])) == "rig Stage")
         #expect(line(OSCMessage("/aulos/rig", [.string("two words")])) == #"rig "two words""#)
         #expect(line(OSCMessage("/aulos/part/Lead/cutoff", [.float(1200)])) == "set Lead.cutoff 1200.0")
+        // Program, bank, pressure, bend and raw MIDI, what a TouchOSC or Zynthian layout sends.
+        #expect(line(OSCMessage("/aulos/program", [.int(1), .int(81)])) == "midi C0 51")
+        #expect(line(OSCMessage("/aulos/bank", [.int(10), .int(8)])) == "midi B9 00 08")
+        #expect(line(OSCMessage("/aulos/pressure", [.int(3), .int(100)])) == "midi D2 64")
+        #expect(line(OSCMessage("/aulos/bend", [.int(1), .int(0)])) == "midi E0 00 40")
+        #expect(line(OSCMessage("/aulos/bend", [.int(1), .int(-8192)])) == "midi E0 00 00")
+        #expect(line(OSCMessage("/aulos/bend", [.int(1), .int(8191)])) == "midi E0 7F 7F")
+        #expect(line(OSCMessage("/aulos/bend", [.int(2), .float(1)])) == "midi E1 7F 7F")
+        #expect(line(OSCMessage("/aulos/bend", [.int(2), .float(-0.5)])) == "midi E1 00 20")
+        #expect(line(OSCMessage("/aulos/midi", [.blob([0x90, 60, 100])])) == "midi 90 3C 64")
+        #expect(line(OSCMessage("/aulos/midi", [.int(0xF8)])) == "midi F8")
         for bad in [
+            OSCMessage("/aulos/program", [.int(0), .int(1)]),
+            OSCMessage("/aulos/program", [.int(1), .int(128)]),
+            OSCMessage("/aulos/bank", [.int(1)]),
+            OSCMessage("/aulos/bend", [.int(1), .int(8192)]),
+            OSCMessage("/aulos/bend", [.int(1), .float(1.5)]),
+            OSCMessage("/aulos/bend", [.int(17), .int(0)]),
+            OSCMessage("/aulos/pressure", [.int(1), .int(-1)]),
+            OSCMessage("/aulos/midi", []),
+            OSCMessage("/aulos/midi", [.int(256)]),
+            OSCMessage("/aulos/midi", [.string("90 3c 64")]),
             OSCMessage("/aulos/note", [.int(0), .int(60), .int(100)]),
             OSCMessage("/aulos/note", [.int(1), .int(128), .int(100)]),
             OSCMessage("/aulos/note", [.int(1), .int(60)]),

@@ -236,6 +236,52 @@ final class OSCServer: @unchecked Sendable {
                 return .failure(OSCError("/aulos/cc takes channel 1…16, controller 0…127, value 0…127"))
             }
             return reply(.midi([0xB0 | (values[0] - 1), values[1], values[2]].map { UInt8($0) }))
+        case ["aulos", "program"]:
+            guard let values = integers(2, in: 0...127), (1...16).contains(values[0]) else {
+                return .failure(OSCError("/aulos/program takes channel 1…16, program 0…127"))
+            }
+            return reply(.midi([0xC0 | (values[0] - 1), values[1]].map { UInt8($0) }))
+        case ["aulos", "bank"]:
+            // Bank select MSB (CC 0), what a program change that follows takes its bank from.
+            guard let values = integers(2, in: 0...127), (1...16).contains(values[0]) else {
+                return .failure(OSCError("/aulos/bank takes channel 1…16, bank 0…127"))
+            }
+            return reply(.midi([0xB0 | (values[0] - 1), 0, values[1]].map { UInt8($0) }))
+        case ["aulos", "pressure"]:
+            guard let values = integers(2, in: 0...127), (1...16).contains(values[0]) else {
+                return .failure(OSCError("/aulos/pressure takes channel 1…16, pressure 0…127"))
+            }
+            return reply(.midi([0xD0 | (values[0] - 1), values[1]].map { UInt8($0) }))
+        case ["aulos", "bend"]:
+            // An integer −8192…8191 (0 centred), or a float −1…1 as a fader sends it.
+            let problem = OSCError(
+                "/aulos/bend takes channel 1…16 and a bend: i −8192…8191 or f −1…1 (0: centre)")
+            guard message.arguments.count == 2, case .int(let channel) = message.arguments[0],
+                (1...16).contains(channel)
+            else { return .failure(problem) }
+            let bend: Int32
+            switch message.arguments[1] {
+            case .int(let value) where (-8192...8191).contains(value): bend = value
+            case .float(let value) where value.isFinite && (-1...1).contains(value):
+                bend = max(-8192, min(8191, Int32((value * 8192).rounded())))
+            default: return .failure(problem)
+            }
+            let value = bend + 8192
+            return reply(.midi([0xE0 | (channel - 1), value & 0x7F, value >> 7].map { UInt8($0) }))
+        case ["aulos", "midi"]:
+            // Raw MIDI bytes, as a blob or as integers: read by the control socket's `midi` (a stream parser).
+            var bytes: [UInt8] = []
+            for argument in message.arguments {
+                switch argument {
+                case .blob(let blob): bytes += blob
+                case .int(let value) where (0...255).contains(value): bytes.append(UInt8(value))
+                default: return .failure(OSCError("/aulos/midi takes MIDI bytes: a blob, or integers 0…255"))
+                }
+            }
+            guard !bytes.isEmpty else {
+                return .failure(OSCError("/aulos/midi takes MIDI bytes: a blob, or integers 0…255"))
+            }
+            return reply(.midi(bytes))
         case ["aulos", "rig"]:
             switch message.arguments.first {
             case .int(let number) where message.arguments.count == 1: return reply(.rig(.number(Int(number))))
@@ -263,7 +309,8 @@ final class OSCServer: @unchecked Sendable {
                 return .failure(
                     OSCError(
                         "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
-                            + "/aulos/rig, /aulos/tempo, /aulos/transport, /aulos/part/PART/PARAMETER)"))
+                            + "/aulos/program, /aulos/bank, /aulos/bend, /aulos/pressure, /aulos/midi, /aulos/rig, "
+                            + "/aulos/tempo, /aulos/transport, /aulos/part/PART/PARAMETER)"))
             }
             switch message.arguments[0] {
             case .float, .int:
