@@ -101,11 +101,32 @@ func runAulos(
         #expect(result.stdout.contains("saw|pulse|triangle|sine|noise"))
         #expect(result.stdout.contains("AulosGM.sf2"))
         #expect(result.stdout.contains("21: Vocal Booster"))
-        #expect(result.stdout.contains("band.yaml: Band, 4 parts"))
+        #expect(result.stdout.contains("  band: Band, 4 parts"), "\(result.stdout)")
+        #expect(result.stdout.contains("  stage: Stage, a set of 4 rigs"))
         // The effects a rig's returns and master chain can name, with their presets and parameters.
         #expect(result.stdout.contains("  reverb: Room, Hall, Plate, Chamber, Cathedral, FluidSynth\n"))
         #expect(result.stdout.contains("    decay-time           0.1…30, 2\n"))
         #expect(result.stdout.contains("sync-kind            0…2, 0 (straight, dotted, triplet)"))
+    }
+
+    /// A factory rig by name, from a folder outside the source tree: `--rig band` (it failed, only paths were
+    /// taken); a name that is neither a file nor a factory rig is an error naming it.
+    @Test func aFactoryRigIsFoundByName() throws {
+        let folder = NSTemporaryDirectory() + "aulos-rig-name-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let score = folder + "/one.score"
+        try "0f on 60 vel=100\n4800f off 60\n9600f end\n".write(toFile: score, atomically: true, encoding: .utf8)
+        let rendered = try runAulos(["render", score, "--rig", "band", "--tail", "0", "-o", "out.wav"], in: folder)
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/out.wav"))
+        let graph = try runAulos(["graph", "--rig", "stage"], in: folder)
+        #expect(graph.status == 0 && graph.stdout.contains("Piano"), "\(graph.stderr)")
+        let missing = try runAulos(["render", score, "--rig", "no-such-rig", "-o", "x.wav"], in: folder)
+        #expect(
+            missing.status != 0
+                && missing.stderr.contains("no rig file or factory rig 'no-such-rig' (factory rigs: band,"),
+            "\(missing.stderr)")
     }
 
     @Test func graphPrintsTheDefaultRig() throws {

@@ -45,6 +45,15 @@ public enum SearchPaths {
         presetFile(name, folder: "wavetables", suffix: ".wav")
     }
 
+    /// A rig or set as `--rig` names it: a file, or a factory one by name in a preset folder's `rigs/`
+    /// (`band`, `stage.yaml`), else the name as given (so the error names what was asked for).
+    public static func rigFile(_ name: String) -> String {
+        presetFile(name, folder: "rigs", suffix: ".yaml")
+    }
+
+    /// The factory rigs and sets (names without `.yaml`), from the first preset folder that has any.
+    public static var rigs: [String] { bundledNames(folder: "rigs", suffix: ".yaml") }
+
     /// The bundled wavetables (names without `.wav`), from the first preset folder that has any.
     public static var wavetables: [String] { bundledNames(folder: "wavetables", suffix: ".wav") }
 

@@ -13,7 +13,9 @@ struct GraphCommand: ParsableCommand {
     @Option(help: "Instrument: synth, sampler, or lv2:URI.")
     var instrument = "synth"
 
-    @Option(help: "A rig file (docs/rigs.md) instead of one instrument.")
+    @Option(
+        help: "A rig file (docs/rigs.md), or a factory rig by name, instead of one instrument.",
+        transform: SearchPaths.rigFile)
     var rig: String?
 
     @Option(help: "Master iPod-style EQ preset (see aulos presets).")

@@ -3,6 +3,7 @@ import AulosCore
 import AulosLV2
 import AulosRig
 import AulosUnits
+import Foundation
 
 /// `aulos presets`: what there is to choose from — synth presets and parameters, EQ curves, effects, factory rigs.
 struct PresetsCommand: ParsableCommand {
@@ -63,10 +64,14 @@ struct PresetsCommand: ParsableCommand {
         let wavetables = SearchPaths.wavetables
         print("Wavetables (single cycles in presets/wavetables; wavetable: NAME on a synth part):")
         print("  " + (wavetables.isEmpty ? "none found" : wavetables.joined(separator: ", ")))
-        print("Rigs (presets/rigs):")
-        for rig in RigLibrary.factory {
+        let factory = RigLibrary.factory
+        // By the name `--rig` takes; the folder they are in once (an installed aulos's, or the source tree's).
+        let folder = factory.first.map { " in " + URL(fileURLWithPath: $0.path).deletingLastPathComponent().path }
+        print("Rigs (--rig NAME\(folder ?? "")):")
+        for rig in factory {
+            let name = URL(fileURLWithPath: rig.path).deletingPathExtension().lastPathComponent
             print(
-                "  \(rig.path): \(rig.name), "
+                "  \(name): \(rig.name), "
                     + (rig.rigs > 1
                         ? "a set of \(rig.rigs) rigs recalled by program change"
                         : "\(rig.parts) part\(rig.parts == 1 ? "" : "s")"))

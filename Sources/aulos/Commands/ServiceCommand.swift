@@ -32,7 +32,9 @@ struct ServiceCommand: ParsableCommand {
 
     /// What the service plays and as whom: install and unit take the same.
     struct Playing: ParsableArguments {
-        @Option(help: "The rig or rig set to play (default: the factory set presets/rigs/stage.yaml).")
+        @Option(
+            help: "The rig or rig set to play, a file or a factory one by name (default: the factory set stage).",
+            transform: SearchPaths.rigFile)
         var rig: String?
 
         @Option(help: "ALSA PCM to play through (see aulos devices).")

@@ -3,6 +3,7 @@ import AulosCore
 import AulosPlayback
 import AulosRig
 import AulosUnits
+import Foundation
 
 /// What plays and with what — an instrument and its sound, or a rig file; the master EQ; tempo and
 /// arpeggio: shared by `render` and `play`.
@@ -39,7 +40,11 @@ struct InstrumentOptions: ParsableArguments {
     var preset: String?
 
     @Option(
-        name: .customLong("rig"), help: "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument.")
+        name: .customLong("rig"),
+        help: ArgumentHelp(
+            "A rig file (docs/rigs.md): parts, mixer and EQ, instead of one instrument; or a factory rig by name "
+                + "(aulos presets lists them: band, stage, …)."),
+        transform: SearchPaths.rigFile)
     var rigFile: String?
 
     @Option(help: "Master iPod-style EQ preset, by name or number (see aulos presets).")
@@ -164,6 +169,12 @@ struct InstrumentOptions: ParsableArguments {
         options.sampleRate = slicing.sampleRate
         options.slice = slicing.slice.map(UInt32.init)
         if let rigFile {
+            // Neither a file nor a factory rig (`SearchPaths.rigFile` left the name as it was): say what there is.
+            if !rigFile.contains("/") && !FileManager.default.fileExists(atPath: rigFile) {
+                throw RigError(
+                    "no rig file or factory rig '\(rigFile)' (factory rigs: "
+                        + SearchPaths.rigs.joined(separator: ", ") + ")")
+            }
             let set = try RigSet.load(rigFile)
             if set.entries.count == 1 && set.controlChannel == nil {
                 options.rig = set.entries[0].rig
