@@ -44,9 +44,13 @@ func runAulos(
         process.arguments = arguments
     }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    if !environment.isEmpty {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    }
+    // Every live `aulos play` serves a control socket at the default path: each run gets a default of its own,
+    // so tests running side by side (or a service on this machine) never meet there.
+    var environment = environment
+    let socketFolder = NSTemporaryDirectory() + "aulos-run-\(UUID().uuidString)"
+    if environment["AULOS_CONTROL_SOCKET"] == nil { environment["AULOS_CONTROL_SOCKET"] = socketFolder + "/control" }
+    defer { try? FileManager.default.removeItem(atPath: socketFolder) }
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe()
     let err = Pipe()
     process.standardInput = FileHandle.nullDevice  // nothing waits on the test runner's terminal

@@ -47,6 +47,40 @@ struct JACKPlaybackTests {
         }
     }
 
+    /// A plain live `aulos play` (through JACK: no sequencer needed) serves the control socket at the default
+    /// path, so `aulos status` with no `--socket` finds it; a second plain one finds the path taken and plays
+    /// on without a socket, saying so in one line, where before neither served one ("no aulos is running").
+    @Test func aPlainPlayIsFoundByStatus() throws {
+        let jack = try JACKServer(named: "default-socket", in: folder)
+        let environment = jack.environment.merging(["AULOS_CONTROL_SOCKET": folder + "/run/control"]) { $1 }
+        let first = Process()
+        first.executableURL = URL(fileURLWithPath: aulosBinary)
+        first.arguments = ["play", "--driver", "jack", "--dry", "--connect-outputs", "none", "--duration", "20"]
+        first.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        first.standardInput = FileHandle.nullDevice
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        defer {
+            first.terminate()
+            first.waitUntilExit()
+        }
+        var status = try runAulos(["status"], environment: environment)
+        for _ in 0..<100 where status.status != 0 {
+            usleep(100_000)
+            status = try runAulos(["status"], environment: environment)
+        }
+        #expect(status.status == 0 && status.stdout.contains("jack"), "\(status.stdout)\(status.stderr)")
+        let second = try runAulos(
+            ["play", "--driver", "jack", "--dry", "--connect-outputs", "none", "--duration", "1"],
+            environment: environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(
+            second.stderr.contains("warning: no control socket (another aulos is already listening on "),
+            "\(second.stderr)")
+        #expect(try runAulos(["status"], environment: environment).status == 0, "the first one lost its socket")
+    }
+
     /// Note-ons and note-offs sent into midi_in at frames 37, 200, 5 and 250 of their cycles play at those
     /// frames of the same cycles: the capture, from the cycle before the first note, is the offline render
     /// of the same events on the same frames, and the first note is heard at the server frame it was sent

@@ -31,6 +31,9 @@ public final class KeyboardPlayback {
         public var waitForDevices = false
         /// Where to serve `aulos status`/`set`/`learn` (a Unix socket path), if anywhere.
         public var controlSocket: String?
+        /// The control socket is the default one, not asked for: when it cannot be served (another aulos
+        /// answers there), play on without one and say so, rather than refuse to start.
+        public var controlSocketIsDefault = false
         /// Where to listen for Open Sound Control (`PORT` or `127.0.0.1:PORT`), if anywhere.
         public var osc: String?
         /// The rig file SIGHUP reloads (nil: SIGHUP rebuilds the same rig).
@@ -142,7 +145,18 @@ public final class KeyboardPlayback {
         self.session = session
         self.duration = duration
         self.observer = observer
-        control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
+        if let path = options.controlSocket, options.controlSocketIsDefault {
+            do {
+                control = try ControlSocket(path: path)
+            } catch {
+                control = nil
+                observer.warning(
+                    "no control socket (\(error.message)): aulos status, set and learn do not reach this one; give "
+                        + "--control-socket PATH")
+            }
+        } else {
+            control = try options.controlSocket.map { path throws(ControlSocketError) in try ControlSocket(path: path) }
+        }
         rigPath = options.rigPath
         lastKnownGood = options.keepsLastKnownGood ? options.rigPath.map(LastKnownGoodRig.init(beside:)) : nil
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }

@@ -79,8 +79,8 @@ struct PlayCommand: ParsableCommand {
     @Option(
         name: .customLong("control-socket"),
         help: ArgumentHelp(
-            "Serve aulos status / set / learn on this Unix socket (mode 0660: this user and group only). Live play "
-                + "only.",
+            "Serve aulos status / set / learn on this Unix socket (mode 0660: this user and group only); live play "
+                + "serves the default one (aulos status finds it) unless given a path or none.",
             valueName: "path"))
     var controlSocket: String?
 
@@ -287,7 +287,15 @@ struct PlayCommand: ParsableCommand {
                 midiInput: sequencer, placement: lowestLatency ? .lowestLatency : .constantLatency,
                 headroom: midiHeadroom / 1000, sendClock: sendClock)
             live.waitForDevices = service
-            live.controlSocket = controlSocket ?? (service ? ControlSocket.defaultPath : nil)
+            // Live play serves the control socket at the default path unless told a path or `none`, so `aulos
+            // status` finds a plain `aulos play` too; a default that another aulos already serves is skipped.
+            switch controlSocket {
+            case "none": live.controlSocket = nil
+            case let path?: live.controlSocket = path
+            case nil:
+                live.controlSocket = ControlSocket.defaultPath
+                live.controlSocketIsDefault = !service
+            }
             // The rig's (or set's) web:, web-password: and osc:, unless the command line says otherwise.
             let servers = set.servers
             live.osc = osc ?? servers.osc

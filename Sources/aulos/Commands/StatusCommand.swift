@@ -3,13 +3,13 @@ import AulosCore
 import AulosPlayback
 import Foundation
 
-/// `aulos status`: the running aulos (the service, or `aulos play --control-socket`) as its control socket reports it.
+/// `aulos status`: the running aulos (the service, or any live `aulos play`) as its control socket reports it.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract:
-            "Report on the running aulos (the service, or aulos play --control-socket): rig, device, voices, load, "
-            + "xruns, keyboards."
+            "Report on the running aulos (the service, or a live aulos play): rig, device, voices, load, xruns, "
+            + "keyboards."
     )
 
     @Flag(help: "Print the status as JSON (one object) for scripts; an error is an {\"error\": …} object too.")
