@@ -107,7 +107,7 @@ let package = Package(
             name: "aulos",
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosJACK", "AulosAudioFile", "AulosCore", "AulosIO",
-                "AulosSoundFont",
+                "AulosSoundFont", "AulosFluid",
                 "AulosUnits", "AulosLV2", "AulosWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

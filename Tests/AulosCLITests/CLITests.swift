@@ -113,6 +113,25 @@ func runAulos(
         #expect(result.stdout.contains("sync-kind            0…2, 0 (straight, dotted, triplet)"))
     }
 
+    /// `aulos presets --soundfont FILE`: a font's presets by bank and program (FluidR3's bank 8 variations
+    /// among them), read from its headers; a file that is not one is one line and a non-zero exit.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/sounds/sf2/FluidR3_GM.sf2")))
+    func presetsListsASoundFontsBanksAndPrograms() throws {
+        let listed = try runAulos(["presets", "--soundfont", "/usr/share/sounds/sf2/FluidR3_GM.sf2"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("  0: Yamaha Grand Piano"), "\(listed.stdout.prefix(400))")
+        #expect(lines.contains("  bank 8 28: Funk Guitar"))
+        #expect(lines.contains("  bank 128 0: Standard"))
+        // By bank and program.
+        let piano = lines.firstIndex(of: "  0: Yamaha Grand Piano") ?? 0
+        let funk = lines.firstIndex(of: "  bank 8 28: Funk Guitar") ?? 0
+        #expect(piano < funk)
+        let bad = try runAulos(["presets", "--soundfont", "/dev/null"])
+        #expect(bad.status != 0 && bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
+        #expect(bad.stderr.contains("/dev/null"), "\(bad.stderr)")
+    }
+
     /// A factory rig by name, from a folder outside the source tree: `--rig band` (it failed, only paths were
     /// taken); a name that is neither a file nor a factory rig is an error naming it.
     @Test func aFactoryRigIsFoundByName() throws {

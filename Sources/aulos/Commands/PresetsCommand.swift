@@ -1,5 +1,6 @@
 import ArgumentParser
 import AulosCore
+import AulosFluid
 import AulosLV2
 import AulosRig
 import AulosUnits
@@ -10,14 +11,26 @@ struct PresetsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "presets",
         abstract: "List synth presets and parameters, EQ presets, effect presets and parameters, and factory rigs.",
-        discussion: "With --unit lv2:URI, one LV2 plugin's presets (by program number) and parameters.")
+        discussion:
+            "With --unit lv2:URI, one LV2 plugin's presets (by program number) and parameters; with --soundfont "
+            + "FILE, a SoundFont's presets by bank and program.")
 
     @Option(name: .customLong("unit"), help: "An LV2 plugin (lv2:URI): list its presets and parameters instead.")
     var unit: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A SoundFont (.sf2): list its presets by bank and program instead (what a sampler part's bank: and "
+                + "program: choose)."))
+    var soundfont: String?
+
     func run() throws {
         if let unit {
             try listPlugin(unit)
+            return
+        }
+        if let soundfont {
+            try listSoundFont(soundfont)
             return
         }
         let presets = SearchPaths.synthPresets
@@ -77,6 +90,19 @@ struct PresetsCommand: ParsableCommand {
                         : "\(rig.parts) part\(rig.parts == 1 ? "" : "s")"))
         }
         if let font = SearchPaths.soundFont { print("Sampler SoundFont: \(font)") }
+    }
+
+    /// `--soundfont FILE`: the font's presets by bank and program, read from its headers (not loaded), and
+    /// what is wrong with it but lets it play.
+    private func listSoundFont(_ path: String) throws {
+        let file = try SoundFontFile.inspect(path)
+        let presets = file.presets.sorted { ($0.bank, $0.program) < ($1.bank, $1.program) }
+        print("Presets of \(path) (bank and program, as a sampler part's bank: and program: choose them):")
+        if presets.isEmpty { print("  none") }
+        for preset in presets {
+            print("  \(preset.bank == 0 ? "" : "bank \(preset.bank) ")\(preset.program): \(preset.name)")
+        }
+        for warning in file.warnings { print("warning: \(warning)") }
     }
 
     /// `--unit lv2:URI`: the plugin's presets as program numbers (what a program change selects) and its
