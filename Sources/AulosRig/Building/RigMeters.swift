@@ -4,7 +4,8 @@ import AulosUnits
 extension PlaybackRig {
     /// One level meter of a playing rig, in dBFS (−120 for silence), the louder channel.
     public struct Meter: Equatable, Sendable {
-        /// `part NAME`, `send NAME`, `return NAME` or `master`.
+        /// `part NAME` (`part NAME (RIG)` where two rigs of a set have a part NAME), `send NAME`, `return NAME`
+        /// or `master`.
         public var name: String
         /// Peak (decaying over 1.5 s) and mean-square average (over 300 ms), after the fader.
         public var peak: Float
@@ -32,7 +33,15 @@ extension PlaybackRig {
             return Meter(
                 name: name, peak: levels.postPeak.max() ?? -120, average: levels.postAverage.max() ?? -120)
         }
-        var result = parts.compactMap { meter("part \($0.part.name)", mixer, .input, $0.bus) }
+        // A part's name with its rig's where another rig of the set has a part of that name: two "part Bass"
+        // rows could not be told apart.
+        let names = parts.map(\.part.name)
+        var result = parts.compactMap { loaded in
+            let shared = names.filter { $0 == loaded.part.name }.count > 1
+            let rigName = set.entries[loaded.rigIndex].rig.name
+            let name = shared ? "part \(loaded.part.name) (\(rigName))" : "part \(loaded.part.name)"
+            return meter(name, mixer, .input, loaded.bus)
+        }
         for (index, entry) in returns.enumerated() {
             result += [
                 meter("send \(entry.bus.name)", mixer, .output, Element(1 + index)),

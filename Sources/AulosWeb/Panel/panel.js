@@ -242,8 +242,10 @@ function showStatus(message) {
   if (status.recordingTo) $("#record-state").textContent = `recording ${status.recordingTo}`;
   // A full disk stops the take while the button still shows it on: say so until the next one starts.
   if (status.recordingFailure) $("#record-state").textContent = status.recordingFailure;
-  // The meters of this rig: its parts, the returns and sends, the master (not the set's other rigs' parts).
-  const own = new Set((parts?.groups || []).filter((group) => group.kind === "part").map((group) => `part ${group.name}`));
+  // The meters of this rig: its parts, the returns and sends, the master (not the set's other rigs' parts). A part
+  // whose name another rig's part shares is metered as "part NAME (RIG)".
+  const own = new Set((parts?.groups || []).filter((group) => group.kind === "part")
+    .flatMap((group) => [`part ${group.name}`, `part ${group.name} (${status.rig})`]));
   const shown = (status.meters || []).filter((meter) => !meter.name.startsWith("part ") || own.has(meter.name));
   $("#meters").replaceChildren(...shown.map(meterRow));
   if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
