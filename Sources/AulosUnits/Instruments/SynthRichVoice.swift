@@ -326,8 +326,7 @@ extension OscillatorSynthKernel {
         let c = controls.pointee
         var v = voice.pointee
         var rich = v.rich
-        let pulseWidth = max(0.05, min(0.95, c.pulseWidth + v.widthOffset))
-        let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
+        let width = pulseWidthPhase(voice, controls)
         let mix = max(0, min(1, c.mix + v.mixOffset))
         let subWidth: UInt32 = 1 << 31
         var active = true

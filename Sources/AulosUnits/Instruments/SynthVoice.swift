@@ -101,8 +101,7 @@ extension OscillatorSynthKernel {
         let count = to - from
         let a = scratch
         let b = scratch + Self.controlInterval
-        let pulseWidth = max(0.05, min(0.95, c.pointee.pulseWidth + voice.pointee.widthOffset))
-        let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
+        let width = pulseWidthPhase(voice, c)
         fillOscillator(
             a, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1, increment: voice.pointee.increment1,
             band: voice.pointee.band1, width: width, noise: &voice.pointee.noise,
@@ -184,8 +183,7 @@ extension OscillatorSynthKernel {
         let b = groupScratch + 4 * Self.controlInterval
         for lane in 0..<4 {
             let voice = voices + Int(lanes[lane])
-            let pulseWidth = max(0.05, min(0.95, c.pointee.pulseWidth + voice.pointee.widthOffset))
-            let width = UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
+            let width = pulseWidthPhase(voice, c)
             fillOscillator(
                 a + lane, stride: 4, count: count, wave: c.pointee.wave1, phase: &voice.pointee.phase1,
                 increment: voice.pointee.increment1, band: voice.pointee.band1, width: width,
@@ -199,6 +197,15 @@ extension OscillatorSynthKernel {
         }
         var oscillators = GroupOscillators(filled: a, b)
         renderGroupFrames(lanes, c, count: count, mix: mix, oscillators: &oscillators, left + from, right + from)
+    }
+
+    /// Where a voice's pulse wave falls (the second saw's phase offset): the patch's width moved by the
+    /// voice's modulation, within 5…95 %.
+    @inline(__always) @_noAllocation @_noLocks
+    func pulseWidthPhase(_ voice: UnsafeMutablePointer<SynthVoice>, _ c: UnsafeMutablePointer<SynthControls>) -> UInt32
+    {
+        let pulseWidth = max(0.05, min(0.95, c.pointee.pulseWidth + voice.pointee.widthOffset))
+        return UInt32(truncatingIfNeeded: Int64(pulseWidth * 4_294_967_296))
     }
 
     /// Each lane's oscillator mix: the patch's, moved by its voice's modulation, within 0…1.
