@@ -72,7 +72,11 @@ final class PanelServer: @unchecked Sendable {
     func stop() {
         stopping.withLock { $0 = true }
         shutdown(listener, Int32(SHUT_RDWR))
-        for descriptor in connections.withLock({ $0 }) { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        // Under the lock: a connection's thread takes its descriptor out of the set (under the lock) before it
+        // closes it, so none shut down here has been closed and perhaps reused for another file.
+        connections.withLock { open in
+            for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
         _ = threads.wait(timeout: .now() + 1)
         close(listener)
     }
@@ -111,12 +115,12 @@ final class PanelServer: @unchecked Sendable {
         while !isStopping {
             guard let head = connection.readHead(limit: Self.headLimit) else { return }
             guard var request = PanelRequest(head: head[...]) else {
-                _ = connection.write(Self.plain(400, "not an HTTP/1.1 request").bytes(keepAlive: false))
+                _ = connection.write(PanelAPI.refused(400, "not an HTTP/1.1 request").bytes(keepAlive: false))
                 return
             }
             guard let length = request.contentLength, length <= PanelAPI.rigLimit + PanelAPI.requestLimit else {
                 _ = connection.write(
-                    Self.plain(413, "a request body is at most 1 MB (a rig file)").bytes(keepAlive: false))
+                    PanelAPI.refused(413, "a request body is at most 1 MB (a rig file)").bytes(keepAlive: false))
                 return
             }
             guard let body = connection.read(count: length) else { return }
@@ -133,10 +137,6 @@ final class PanelServer: @unchecked Sendable {
                 return
             }
         }
-    }
-
-    static func plain(_ status: Int, _ reason: String) -> PanelResponse {
-        PanelAPI.refused(status, reason)
     }
 
     static func errorText() -> String { String(cString: strerror(errno)) }
@@ -159,24 +159,29 @@ final class PanelConnection {
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    /// Waits up to `milliseconds` for bytes and appends what arrived; false on end, error or silence.
-    func fill(waiting milliseconds: Int32) -> Bool {
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, milliseconds)
-        if ready < 0 { return errno == EINTR }
-        guard ready > 0 else { return false }
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        let count = recv(descriptor, &chunk, chunk.count, 0)
-        guard count > 0 else { return false }
-        buffered += chunk[..<count]
-        return true
+    /// What a wait for bytes came to.
+    enum Arrival {
+        /// Bytes were read into the buffer.
+        case bytes
+        /// Nothing arrived within the wait.
+        case quiet
+        /// The peer closed the connection, or it failed.
+        case ended
     }
 
-    /// Whether bytes are waiting now (without blocking), read into the buffer; false once the peer has gone.
-    func fillIfReady() -> Bool? {
+    /// Waits up to `milliseconds` for bytes and appends what arrived (a wait cut short by a signal is waited
+    /// again).
+    func fill(waiting milliseconds: Int32) -> Arrival {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&entry, 1, 0) > 0 else { return true }
-        return fill(waiting: 0) ? true : false
+        var ready = poll(&entry, 1, milliseconds)
+        while ready < 0 && errno == EINTR { ready = poll(&entry, 1, milliseconds) }
+        guard ready >= 0 else { return .ended }
+        guard ready > 0 else { return .quiet }
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = recv(descriptor, &chunk, chunk.count, 0)
+        guard count > 0 else { return .ended }
+        buffered += chunk[..<count]
+        return .bytes
     }
 
     /// The next request head, through its empty line; nil at the end of the connection, after the idle
@@ -190,14 +195,14 @@ final class PanelConnection {
                 return head
             }
             searched = buffered.count
-            guard buffered.count <= limit, fill(waiting: idleMilliseconds) else { return nil }
+            guard buffered.count <= limit, fill(waiting: idleMilliseconds) == .bytes else { return nil }
         }
     }
 
     /// The next `count` bytes; nil if the connection ends or goes quiet first.
     func read(count: Int) -> [UInt8]? {
         while buffered.count < count {
-            guard fill(waiting: idleMilliseconds) else { return nil }
+            guard fill(waiting: idleMilliseconds) == .bytes else { return nil }
         }
         let bytes = Array(buffered[..<count])
         buffered.removeSubrange(..<count)

@@ -37,10 +37,10 @@ struct StatusFeed {
                 }
             }
             let wait = Int32(max(1, (nextSend - monotonicNanoseconds()) / 1_000_000))
-            if connection.fill(waiting: wait) {
-                guard answerFrames(on: connection) else { return }
-            } else if connection.fillIfReady() == false {
-                return
+            switch connection.fill(waiting: wait) {
+            case .bytes: guard answerFrames(on: connection) else { return }
+            case .quiet: continue
+            case .ended: return
             }
         }
     }
