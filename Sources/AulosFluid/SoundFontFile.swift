@@ -21,6 +21,8 @@ public struct SoundFontFile: Sendable, Equatable {
     public var presetCount = 0
     /// The presets by bank, program and name, as the file lists them (its terminal record left out).
     public var presets: [Preset] = []
+    /// The presets by bank, then program, as a menu lists them (a font stores them in any order).
+    public var presetsByNumber: [Preset] { presets.sorted { ($0.bank, $0.program) < ($1.bank, $1.program) } }
 
     public struct Preset: Sendable, Equatable, Codable {
         public var bank: Int

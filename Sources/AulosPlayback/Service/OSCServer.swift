@@ -270,17 +270,16 @@ final class OSCServer: @unchecked Sendable {
             return reply(.midi([0xE0 | (channel - 1), value & 0x7F, value >> 7].map { UInt8($0) }))
         case ["aulos", "midi"]:
             // Raw MIDI bytes, as a blob or as integers: read by the control socket's `midi` (a stream parser).
+            let problem = OSCError("/aulos/midi takes MIDI bytes: a blob, or integers 0…255")
             var bytes: [UInt8] = []
             for argument in message.arguments {
                 switch argument {
                 case .blob(let blob): bytes += blob
                 case .int(let value) where (0...255).contains(value): bytes.append(UInt8(value))
-                default: return .failure(OSCError("/aulos/midi takes MIDI bytes: a blob, or integers 0…255"))
+                default: return .failure(problem)
                 }
             }
-            guard !bytes.isEmpty else {
-                return .failure(OSCError("/aulos/midi takes MIDI bytes: a blob, or integers 0…255"))
-            }
+            guard !bytes.isEmpty else { return .failure(problem) }
             return reply(.midi(bytes))
         case ["aulos", "rig"]:
             switch message.arguments.first {

@@ -38,9 +38,7 @@ public struct PanelFonts: Encodable, Sendable {
         }
         fonts = order.compactMap { path in
             guard let file = try? SoundFontFile.inspect(path) else { return nil }
-            // By bank and program, as a menu lists them (a font stores its presets in any order).
-            let presets = file.presets.sorted { ($0.bank, $0.program) < ($1.bank, $1.program) }
-            return Font(path: path, parts: parts[path] ?? [], presets: presets)
+            return Font(path: path, parts: parts[path] ?? [], presets: file.presetsByNumber)
         }
     }
 }

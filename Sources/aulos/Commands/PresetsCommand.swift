@@ -96,7 +96,7 @@ struct PresetsCommand: ParsableCommand {
     /// what is wrong with it but lets it play.
     private func listSoundFont(_ path: String) throws {
         let file = try SoundFontFile.inspect(path)
-        let presets = file.presets.sorted { ($0.bank, $0.program) < ($1.bank, $1.program) }
+        let presets = file.presetsByNumber
         print("Presets of \(path) (bank and program, as a sampler part's bank: and program: choose them):")
         if presets.isEmpty { print("  none") }
         for preset in presets {
