@@ -34,6 +34,7 @@ if [ "${1:-}" = "--tests" ]; then
     pipewire-jack        # pw-jack: JACK clients as PipeWire clients
     fluid-soundfont-gm   # FluidR3 (MIT, 141 MB): the General MIDI reference the synth's programs are measured
                          # against, and the default font a user with it installed gets
+    systemd              # systemd-analyze verify: the service's unit as systemd reads it (present on most systems)
     openttd-openmsx      # real General MIDI songs (GPL-2, 36 files) for the song corpus (make gm-songs)
   )
 fi

@@ -33,9 +33,7 @@ public final class WebPanel: @unchecked Sendable {
                     + "web-password: in the rig; make it with `aulos web-password -o FILE`), or use --web "
                     + "127.0.0.1:\(requested)")
         }
-        // A "$id$…" hash: libcrypt would also take any two characters as an old DES salt, and then no
-        // password could ever match.
-        if let passwordHash, !passwordHash.hasPrefix("$") || WebAccess.crypt("", setting: passwordHash) == nil {
+        if let passwordHash, !Self.isPasswordHash(passwordHash) {
             throw WebPanelError(
                 "--web-password's file holds no password hash; make it with `aulos web-password -o FILE`")
         }
@@ -73,6 +71,12 @@ public final class WebPanel: @unchecked Sendable {
         }
         server.start()
         gate.start()
+    }
+
+    /// Whether `hash` is one the panel takes: a "$id$…" hash libcrypt knows. libcrypt would also take any two
+    /// characters as an old DES salt, and then no password could ever match.
+    public static func isPasswordHash(_ hash: String) -> Bool {
+        hash.hasPrefix("$") && WebAccess.crypt("", setting: hash) != nil
     }
 
     /// A crypt(3) hash of `password` with a fresh salt, for `--web-password`'s file.

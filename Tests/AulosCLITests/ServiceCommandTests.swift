@@ -46,6 +46,64 @@ import Testing
         }
     }
 
+    /// `service install --web … --web-password FILE` with the file where the unit could not read it (a
+    /// scratch folder, hidden by PrivateTmp=; root's, 0600, as sudo makes it): the hash is copied to
+    /// /etc/aulos/web-password, root's alone, and handed to the service as a systemd credential, which its
+    /// user can read whoever made the file. The unit passes systemd's own check. A file with no hash, and a
+    /// panel whose page is not beside the binary, are refused before anything is installed (either used to
+    /// give a service that stopped at every start, restarted for ever).
+    @Test func theServiceGetsThePanelsPasswordAsACredential() throws {
+        defer { removeFolder() }
+        let password = try WebPanelTests.passwordFile(in: folder, "a long passphrase")
+        let root = folder + "/root"
+        let installed = try runAulos(
+            ["service", "install", "--root", root, "--web", "0.0.0.0:8080", "--web-password", password])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        #expect(installed.stdout.contains("installed the web panel's page"), "\(installed.stdout)")
+        #expect(installed.stdout.contains("installed the panel's password hash in \(root)/etc/aulos/web-password"))
+        let copy = root + "/etc/aulos/web-password"
+        #expect(try String(contentsOfFile: copy, encoding: .utf8) == String(contentsOfFile: password, encoding: .utf8))
+        var info = stat()
+        #expect(stat(copy, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let unit = try String(contentsOfFile: root + "/etc/systemd/system/aulos.service", encoding: .utf8)
+        #expect(unit.contains("LoadCredential=web-password:/etc/aulos/web-password\n"), "\(unit)")
+        #expect(unit.contains(" --web 0.0.0.0:8080 --web-password %d/web-password"), "\(unit)")
+        #expect(!unit.contains(folder), "the unit names no file of the scratch folder")
+        // systemd's own reading of the unit (every key and specifier known), the binary being the installed one.
+        if access("/usr/bin/systemd-analyze", X_OK) == 0 {
+            let checked = unit.replacingOccurrences(of: "/usr/local/bin/aulos", with: root + "/usr/local/bin/aulos")
+            try checked.write(toFile: folder + "/aulos.service", atomically: true, encoding: .utf8)
+            let verify = try runAulos(["verify", folder + "/aulos.service"], executable: "/usr/bin/systemd-analyze")
+            #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify.stderr)")
+        } else {
+            print("skipped: systemd-analyze verify of the unit (no systemd-analyze here)")
+        }
+        let uninstalled = try runAulos(["service", "uninstall", "--root", root])
+        #expect(uninstalled.status == 0 && access(copy, F_OK) != 0, "\(uninstalled.stdout)")
+
+        try "not a hash\n".write(toFile: folder + "/plain", atomically: true, encoding: .utf8)
+        let noHash = try runAulos(
+            ["service", "install", "--root", root, "--web", "0.0.0.0:8080", "--web-password", folder + "/plain"])
+        #expect(noHash.status == 1 && noHash.stderr.contains("holds no password hash"), "\(noHash.stderr)")
+        let missing = try runAulos(
+            ["service", "install", "--root", root, "--web", "0.0.0.0:8080", "--web-password", folder + "/none"])
+        #expect(missing.status == 1 && missing.stderr.contains("cannot read the web panel's password file"))
+        #expect(access(root + "/usr/local/bin/aulos", F_OK) != 0, "nothing installed")
+
+        // The installed binary has no page beside it once the page is gone: installing from it with the panel
+        // is refused, and without the panel it says the page is not there.
+        _ = try runAulos(["service", "install", "--root", root])
+        let lone = folder + "/lone"
+        mkdir(lone, 0o755)
+        try FileManager.default.copyItem(atPath: root + "/usr/local/bin/aulos", toPath: lone + "/aulos")
+        let withPanel = try runAulos(
+            ["service", "install", "--root", root + "2", "--web", "8080"], executable: lone + "/aulos")
+        #expect(withPanel.status == 1 && withPanel.stderr.contains("the web panel's page is not beside"))
+        #expect(access(root + "2", F_OK) != 0, "nothing installed")
+        let withoutPanel = try runAulos(["service", "install", "--root", root + "2"], executable: lone + "/aulos")
+        #expect(withoutPanel.status == 0 && withoutPanel.stdout.contains("no web panel: its page is not beside"))
+    }
+
     /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on
     /// (`rig -9223372036854775808` overflowed computing the rig's index and killed it).
     @Test func hostileRequestsGetAnErrorAndTheInstrumentPlaysOn() throws {

@@ -24,6 +24,9 @@ public struct ServiceInstaller {
     public var webPasswordFile: String?
     /// OSC's `[127.0.0.1:]port` (`--osc`), if any.
     public var osc: String?
+    /// Whether a password file's first line is a hash the panel accepts (the panel's own check, given by the
+    /// command: this module does not link the panel).
+    public var isPasswordHash: @Sendable (String) -> Bool = { $0.hasPrefix("$") }
     /// The `web:`, `web-password:` and `osc:` of the rig file played (`readRig`): its servers need the
     /// network as much as the options' do.
     public private(set) var rigServers = LiveServers()
@@ -42,6 +45,15 @@ public struct ServiceInstaller {
     var recordingsPath: String { statePath + "/recordings" }
     var rigName: String { rig.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "stage.yaml" }
     var rigPath: String { rigsPath + "/" + rigName }
+    /// The installed copy of the panel's password hash: root's alone (0600). systemd reads it before it drops
+    /// to the service's user and hands it over as a credential (LoadCredential=), so the user that made the
+    /// file (root, under sudo) and the user the service runs as need not be the same, and the unit's
+    /// PrivateTmp= and ProtectHome= do not hide it.
+    var passwordPath: String { "/etc/aulos/web-password" }
+    /// The password file the panel is to use: the option's, else the rig's `web-password:`.
+    var passwordSource: String? { webPasswordFile ?? rigServers.webPassword }
+    /// Whether the panel is served, by the options or the rig.
+    var servesPanel: Bool { (web ?? rigServers.web) != nil }
 
     /// The unit file (packaging/systemd/aulos.service is this text for the defaults; a test keeps them equal).
     public var unitText: String {
@@ -49,7 +61,9 @@ public struct ServiceInstaller {
             ["play", "--service", "--rig", rigPath]
             + (driver == "jack" ? ["--driver", "jack"] : ["--device", device])
             + ["--control-socket", "/run/aulos/control", "--record-dir", recordingsPath]
-            + (web.map { ["--web", $0] } ?? []) + (webPasswordFile.map { ["--web-password", $0] } ?? [])
+            + (web.map { ["--web", $0] } ?? [])
+            // %d: the credentials folder systemd makes for this service, readable by its user alone.
+            + (passwordSource != nil ? ["--web-password", "%d/web-password"] : [])
             + (osc.map { ["--osc", $0] } ?? [])
             + extraArguments
         return """
@@ -99,13 +113,16 @@ public struct ServiceInstaller {
             ProtectHome=read-only
             PrivateTmp=yes
             NoNewPrivileges=yes
-            RestrictAddressFamilies=AF_UNIX\(needsNetwork ? " AF_INET" : "")
+            RestrictAddressFamilies=AF_UNIX\(needsNetwork ? " AF_INET" : "")\(credential)
 
             [Install]
             WantedBy=multi-user.target
 
             """
     }
+
+    /// The unit's line that hands the service the panel's password hash, if it has one.
+    var credential: String { passwordSource != nil ? "\nLoadCredential=web-password:" + passwordPath : "" }
 
     /// Whether the unit must allow IPv4 sockets: the panel or OSC, from the options or the rig file.
     var needsNetwork: Bool { web != nil || osc != nil || rigServers.needsNetwork }
@@ -123,13 +140,26 @@ public struct ServiceInstaller {
                 "not installing: the set names '\(outside)', outside its folder; keep a set's rigs beside it "
                     + "(the service plays a copy of that folder's rigs)")
         }
-        if let spec = web ?? rigServers.web, ListenAddress(spec)?.isLoopback == false,
-            (webPasswordFile ?? rigServers.webPassword) == nil
-        {
+        if let spec = web ?? rigServers.web, ListenAddress(spec)?.isLoopback == false, passwordSource == nil {
             throw InstallError(
                 "not installing: the web panel on \(spec) is reachable from the network and needs a password: "
                     + "--web-password FILE (made by `aulos web-password -o FILE`)")
         }
+    }
+
+    /// The password file's hash, refused with what to do when it cannot be read or holds no hash: the
+    /// service would otherwise stop at every start, and systemd restart it for ever.
+    func readPassword() throws(InstallError) -> [UInt8]? {
+        guard let source = passwordSource else { return nil }
+        let text: String
+        do { text = try FileContents.text(source, limit: 4096) } catch {
+            throw InstallError("not installing: cannot read the web panel's password file: \(error.message)")
+        }
+        guard let hash = text.split(whereSeparator: \.isNewline).first.map(String.init), isPasswordHash(hash) else {
+            throw InstallError(
+                "not installing: \(source) holds no password hash; make it with `aulos web-password -o \(source)`")
+        }
+        return Array((hash + "\n").utf8)
     }
 
     /// Copies the files, writes the unit, and (without `root`) creates the user and enables the service.
@@ -138,16 +168,37 @@ public struct ServiceInstaller {
         -> [String]
     {
         var done: [String] = []
-        // Refuse a rig that would not load at boot before touching anything.
+        // Refuse a rig that would not load at boot, a password the panel would refuse, or a panel without its
+        // page, before touching anything.
         try readRig()
+        let password = try readPassword()
+        // The web panel's page lives beside the binary, as SwiftPM's resource bundle.
+        let bundle = FileContents.folder(of: executable) + "/Aulos_AulosWeb.resources"
+        let hasPage = access(bundle + "/Panel/index.html", R_OK) == 0
+        if servesPanel && !hasPage {
+            throw InstallError(
+                "not installing: the web panel's page is not beside \(executable) (Aulos_AulosWeb.resources), so "
+                    + "the panel could not start; install the aulos of a build folder (.build/release/aulos), "
+                    + "or leave out the panel")
+        }
         try makeDirectories(root + prefix + "/bin")
         try copy(executable, to: root + binaryPath, mode: 0o755)
         done.append("installed \(root + binaryPath)")
-        // The web panel's page lives beside the binary, as SwiftPM's resource bundle.
-        let bundle = FileContents.folder(of: executable) + "/Aulos_AulosWeb.resources"
-        if access(bundle, F_OK) == 0 {
+        if hasPage {
             try copyTree(bundle, to: root + prefix + "/bin/Aulos_AulosWeb.resources")
             done.append("installed the web panel's page in \(root + prefix)/bin/Aulos_AulosWeb.resources")
+        } else {
+            done.append(
+                "no web panel: its page is not beside \(executable) (Aulos_AulosWeb.resources); "
+                    + "a later --web needs the aulos of a build folder")
+        }
+        if let password {
+            try makeDirectories(root + "/etc/aulos")
+            try write(password, to: root + passwordPath)
+            chmod(root + passwordPath, 0o600)
+            done.append(
+                "installed the panel's password hash in \(root + passwordPath) (root's; systemd hands it to the "
+                    + "service)")
         }
         try copyTree(presets, to: root + sharePath + "/presets")
         done.append("installed presets and rigs in \(root + sharePath)/presets")
@@ -182,7 +233,14 @@ public struct ServiceInstaller {
             try run(["systemctl", "disable", "--now", "aulos.service"])
             done.append("stopped and disabled aulos.service")
         }
-        for path in [unitPath, root + binaryPath] where unlink(path) == 0 { done.append("removed \(path)") }
+        for path in [unitPath, root + binaryPath, root + passwordPath] where unlink(path) == 0 {
+            done.append("removed \(path)")
+        }
+        rmdir(root + "/etc/aulos")
+        if access(root + prefix + "/bin/Aulos_AulosWeb.resources", F_OK) == 0 {
+            try run(["rm", "-rf", "--", root + prefix + "/bin/Aulos_AulosWeb.resources"])
+            done.append("removed \(root + prefix)/bin/Aulos_AulosWeb.resources")
+        }
         if access(root + sharePath, F_OK) == 0 {
             try run(["rm", "-rf", "--", root + sharePath])
             done.append("removed \(root + sharePath)")

@@ -2,6 +2,7 @@ import ArgumentParser
 import AulosCore
 import AulosPlayback
 import AulosRig
+import AulosWeb
 import Foundation
 
 #if canImport(Glibc)
@@ -52,7 +53,9 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "Serve the web panel on [address:]port (docs/web.md); beyond 127.0.0.1 with --web-password.")
         var web: String?
 
-        @Option(name: .customLong("web-password"), help: "The file holding the panel's password hash.")
+        @Option(
+            name: .customLong("web-password"),
+            help: "The file holding the panel's password hash (install copies it to /etc/aulos/web-password).")
         var webPassword: String?
 
         @Option(help: "Listen for Open Sound Control on this UDP port of 127.0.0.1 (docs/osc.md).")
@@ -71,10 +74,6 @@ struct ServiceCommand: ParsableCommand {
             if let osc, ListenAddress(osc)?.isLoopback != true {
                 throw ValidationError("--osc takes PORT or 127.0.0.1:PORT (OSC listens on this machine only)")
             }
-            // The service starts in /, not here.
-            if let webPassword, !webPassword.hasPrefix("/") {
-                throw ValidationError("--web-password must be an absolute path for the service, not '\(webPassword)'")
-            }
         }
 
         func configure(_ installer: inout ServiceInstaller) {
@@ -84,6 +83,7 @@ struct ServiceCommand: ParsableCommand {
             installer.user = user
             installer.web = web
             installer.webPasswordFile = webPassword
+            installer.isPasswordHash = WebPanel.isPasswordHash
             installer.osc = osc
         }
     }
