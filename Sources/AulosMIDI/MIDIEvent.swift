@@ -51,6 +51,9 @@ public struct MIDIEventList: @unchecked Sendable {
     @usableFromInline let count: UnsafeMutablePointer<Int>
     @usableFromInline let dropped: UnsafeMutablePointer<Atomic<Int>>
     @usableFromInline let inbox: SPSCRing<MIDIEvent>
+    /// Each channel's program as the instrument took it (`ChannelPrograms`): written here as events are
+    /// taken, read by the control thread.
+    @usableFromInline let programs: ChannelPrograms
     public let capacity: Int
 
     init(capacity: Int, inbox: SPSCRing<MIDIEvent>) {
@@ -61,6 +64,7 @@ public struct MIDIEventList: @unchecked Sendable {
         count.initialize(to: 0)
         dropped = .allocate(capacity: 1)
         dropped.initialize(to: Atomic(0))
+        programs = ChannelPrograms()
     }
 
     func deallocate() {
@@ -68,6 +72,7 @@ public struct MIDIEventList: @unchecked Sendable {
         count.deallocate()
         dropped.deinitialize(count: 1)
         dropped.deallocate()
+        programs.deallocate()
     }
 
     /// Adds an event, after every queued event with the same (offset, rank).
@@ -105,6 +110,7 @@ public struct MIDIEventList: @unchecked Sendable {
     public func popDue(at frame: Int) -> MIDIEvent? {
         guard count.pointee > 0, Int(events[0].offset) <= frame else { return nil }
         let first = events[0]
+        programs.take(first)
         count.pointee -= 1
         if count.pointee > 0 {
             UnsafeMutableRawPointer(events).copyMemory(
@@ -163,6 +169,86 @@ public final class MIDIEventQueue: @unchecked Sendable {
 
     /// Events dropped because the list was full (render side), readable any time.
     public var droppedCount: Int { list.dropped.pointee.load(ordering: .relaxed) }
+
+    /// The bank and program channel `channel` (0…15) plays, as its instrument last took them (nil: none
+    /// known). Any thread.
+    public func program(onChannel channel: Int) -> ChannelPrograms.Choice? { list.programs.choice(channel) }
+
+    /// Records what an instrument chose by itself (a preset at load, FluidSynth's drum kit on channel 10),
+    /// before or between the program changes it takes. Control thread.
+    public func noteProgram(_ choice: ChannelPrograms.Choice, onChannel channel: Int) {
+        list.programs.store(choice, channel: channel)
+    }
+}
+
+/// What each of an instrument's 16 channels was last told to play: the bank selected (CC 0 · 128 + CC 32)
+/// when its program change came, and the program. Tracked where the instrument takes its events, so it
+/// counts whatever road a program change came by (a keyboard, a file, the panel, the rig's start). The
+/// panel's preset menus and `aulos save` read it.
+///
+/// Threads: the render thread takes events (and alone keeps the bank selected, which waits for a program
+/// change); the choices are atomics any thread reads.
+public struct ChannelPrograms: @unchecked Sendable {
+    public struct Choice: Equatable, Sendable {
+        public var bank: Int
+        public var program: Int
+
+        public init(bank: Int, program: Int) {
+            self.bank = bank
+            self.program = program
+        }
+    }
+
+    /// Per channel: 1 << 31 | bank << 7 | program, or 0 for none known.
+    @usableFromInline let choices: UnsafeMutablePointer<Atomic<UInt32>>
+    /// Per channel: the bank selected so far, which the next program change takes (atomics too: a choice
+    /// noted from the control thread selects its bank).
+    @usableFromInline let selected: UnsafeMutablePointer<Atomic<UInt16>>
+
+    init() {
+        choices = .allocate(capacity: 16)
+        for channel in 0..<16 { (choices + channel).initialize(to: Atomic(0)) }
+        selected = .allocate(capacity: 16)
+        for channel in 0..<16 { (selected + channel).initialize(to: Atomic(0)) }
+    }
+
+    func deallocate() {
+        choices.deinitialize(count: 16)
+        choices.deallocate()
+        selected.deinitialize(count: 16)
+        selected.deallocate()
+    }
+
+    /// Notes a bank select or program change the instrument takes.
+    @inlinable @_noAllocation @_noLocks
+    func take(_ event: MIDIEvent) {
+        let channel = Int(event.status & 0x0F)
+        let bank = selected[channel].load(ordering: .relaxed)
+        switch event.status & 0xF0 {
+        case 0xB0 where event.data1 == 0:
+            selected[channel].store(UInt16(event.data2 & 0x7F) << 7 | bank & 0x7F, ordering: .relaxed)
+        case 0xB0 where event.data1 == 32:
+            selected[channel].store(bank & ~0x7F | UInt16(event.data2 & 0x7F), ordering: .relaxed)
+        case 0xC0:
+            choices[channel].store(1 << 31 | UInt32(bank) << 7 | UInt32(event.data1 & 0x7F), ordering: .relaxed)
+        default:
+            break
+        }
+    }
+
+    func store(_ choice: Choice, channel: Int) {
+        guard (0..<16).contains(channel) else { return }
+        let bank = UInt32(max(0, min(16383, choice.bank)))
+        selected[channel].store(UInt16(bank), ordering: .relaxed)
+        choices[channel].store(1 << 31 | bank << 7 | UInt32(max(0, min(127, choice.program))), ordering: .relaxed)
+    }
+
+    func choice(_ channel: Int) -> Choice? {
+        guard (0..<16).contains(channel) else { return nil }
+        let value = choices[channel].load(ordering: .relaxed)
+        guard value != 0 else { return nil }
+        return Choice(bank: Int(value >> 7 & 0x3FFF), program: Int(value & 0x7F))
+    }
 }
 
 /// Follows one channel's RPN/NRPN selection (CC 101/100, 99/98) and data entry (CC 6/38, 96/97), and reports

@@ -104,6 +104,49 @@ import Testing
         #expect(withoutPanel.status == 0 && withoutPanel.stdout.contains("no web panel: its page is not beside"))
     }
 
+    /// What each channel plays, whatever road the program change came by — a keyboard's (raw MIDI), the
+    /// socket's `preset` on a channel of a 16-channel part, the rig's own start — as the status and `parts`
+    /// show it; the synth's and a sampler's starting programs (a 16-channel part's drums on bank 128); the
+    /// synth's presets by name. The panel said "0:0" for all of these, and followed nothing.
+    @Test func theStatusShowsWhatEachChannelPlays() throws {
+        defer { removeFolder() }
+        try
+            ("name: Programs\nparts:\n  - name: GM\n    instrument: sampler\n    channels: [1, 2, 3, 10]\n"
+            + "    program: 4\n  - name: Pad\n    instrument: synth\n    channels: [5]\n    preset: Warm Pad\n")
+            .write(toFile: folder + "/programs.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/programs.yaml", "--device", "null"], in: folder)
+        func programs(_ status: [String: Any]) -> [String] {
+            (status["programs"] as? [[String: Any]] ?? []).map {
+                "\($0["part"] ?? "") \($0["channel"] ?? 0) \($0["bank"] ?? 0):\($0["program"] ?? 0)"
+            }
+        }
+        let start = ["GM 1 0:4", "GM 2 0:4", "GM 3 0:4", "GM 10 128:0", "Pad 5 0:89"]
+        var seen: [String] = []
+        #expect(
+            try aulos.waitForStatus {
+                seen = programs($0)
+                return seen == start
+            }, "\(seen)")
+        #expect(aulos.request("midi B1 00 08 B1 20 00 C1 30 C2 05")?.hasPrefix(#"{"ok":true"#) == true)
+        #expect(
+            aulos.request("preset GM 128 25 10") == #"{"ok":true,"bank":128,"channel":10,"part":"GM","program":25}"#)
+        #expect(aulos.request("preset GM 0 1 4")?.contains("plays channels 1, 2, 3, 10, not 4") == true)
+        let changed = ["GM 1 0:4", "GM 2 1024:48", "GM 3 0:5", "GM 10 128:25", "Pad 5 0:89"]
+        #expect(
+            try aulos.waitForStatus {
+                seen = programs($0)
+                return seen == changed
+            }, "\(seen)")
+        let parts = try #require(aulos.request("parts"))
+        let groups = try #require(
+            (try JSONSerialization.jsonObject(with: Data(parts.utf8)) as? [String: Any])?["groups"] as? [[String: Any]])
+        #expect((groups[0]["programs"] as? [[String: Any]])?.count == 4, "\(parts.prefix(300))")
+        let padPresets = groups[1]["presets"] as? [[String: Any]] ?? []
+        #expect(padPresets.contains { $0["name"] as? String == "Warm Pad" && $0["program"] as? Int == 89 })
+        #expect(groups[0]["presets"] == nil, "a sampler's presets are its font's")
+    }
+
     /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on
     /// (`rig -9223372036854775808` overflowed computing the rig's index and killed it).
     @Test func hostileRequestsGetAnErrorAndTheInstrumentPlaysOn() throws {

@@ -21,7 +21,9 @@ import Glibc
         #expect(
             try ControlRequest(line: #"set "Grand Piano.volume" 0.5"#)
                 == .set(target: "Grand Piano.volume", value: ControlValue(text: "0.5")))
-        #expect(try ControlRequest(line: #"preset "Left Hand" 0 5"#) == .preset(part: "Left Hand", bank: 0, program: 5))
+        #expect(
+            try ControlRequest(line: #"preset "Left Hand" 0 5"#)
+                == .preset(part: "Left Hand", bank: 0, program: 5, channel: nil))
         #expect(
             try ControlRequest(line: #"record start "a \"b\" c.wav""#) == .record(.start(name: #"a "b" c.wav"#)))
         #expect(
@@ -31,7 +33,9 @@ import Glibc
         // Every request's text form reads back as the same request.
         for request: ControlRequest in [
             .rig(.name("Grand Piano")), .rig(.name(#"odd \ "name""#)), .get(target: "Grand Piano.pan"),
-            .set(target: "Lead.cutoff", value: ControlValue(1200)), .preset(part: "Left Hand", bank: 1, program: 2),
+            .set(target: "Lead.cutoff", value: ControlValue(1200)),
+            .preset(part: "Left Hand", bank: 1, program: 2, channel: nil),
+            .preset(part: "GM", bank: 128, program: 25, channel: 10),
             .learn(target: "Lead.cutoff", seconds: 5), .tempo(96), .transport(.locate(beat: 8)),
             .record(.start(name: "take one.wav")), .record(.stop), .midi([0x90, 0x3C, 0x64]), .status, .unlearn,
         ] {

@@ -438,6 +438,52 @@ def in_browser(checks, aulos, browser, screenshots):
         return False, f"slider still at {page.evaluate(expression)} after 5 s"
 
     checks.run("(c) Piano.pan set from outside the page reaches its slider within 5 s", follows)
+    # (e) What plays is what the page shows: a keyboard's program change moves the part's preset menu, the
+    # drums part's menu names a drum kit, a synth part names its preset, the tempo set elsewhere is read back,
+    # and a part card lists sends to its own rig's returns only (Band has hall and chorus; the set also
+    # builds Synth Layers' plate and echo).
+    def menus_follow():
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        aulos.control("midi C0 05")  # program 6 on channel 1, as a keyboard sends it
+        menu = "document.querySelector('select[data-presets=\"Piano\"]')"
+        try:
+            page.wait_for(f"{menu}?.value === '0 5'", timeout=3)
+        except TimeoutError:
+            return False, f"Piano's menu at {page.evaluate(menu + '?.value')!r} 3 s after program change 5"
+        piano = page.evaluate(f"{menu}.selectedOptions[0].textContent")
+        drums = page.evaluate("document.querySelector('select[data-presets=\"Drums\"]').selectedOptions[0].textContent")
+        strings = page.evaluate(
+            "document.querySelector('select[data-presets=\"Strings\"]')?.selectedOptions[0]?.textContent")
+        ok = piano.startswith("0:5 ") and drums.startswith("128:0 ") and strings.endswith("String Ensemble")
+        aulos.control("midi C0 00")
+        return ok, f"Piano {piano!r}, Drums {drums!r}, Strings {strings!r}"
+
+    checks.run("(e) preset menus show what each part plays and follow a program change", menus_follow)
+
+    def tempo_read_back():
+        aulos.control("tempo 90")
+        try:
+            page.wait_for("document.querySelector('#tempo').value === '90'", timeout=3)
+            return True, "tempo field at 90"
+        except TimeoutError:
+            shown = page.evaluate("document.querySelector('#tempo').value")
+            return False, f"tempo field at {shown!r}"
+        finally:
+            aulos.control("tempo 120")
+
+    checks.run("(e) a tempo set elsewhere is read back into the tempo field", tempo_read_back)
+
+    def own_sends():
+        sends = page.evaluate(
+            "[...document.querySelectorAll('input[data-target*=\".send-\"]')].map((input) => input.dataset.target)")
+        meters = page.evaluate(
+            "[...document.querySelectorAll('#meters .meter > span:first-child')].map((span) => span.textContent)")
+        foreign = [name for name in sends + meters if "plate" in name or "echo" in name]
+        expected = {"Piano.send-hall", "Piano.send-chorus", "Strings.send-hall"}
+        return not foreign and expected <= set(sends), f"send sliders {sends}; meters {meters}"
+
+    checks.run("(e) the page shows the active rig's sends, returns and meters only", own_sends)
+
     initial = {item["target"]: item["value"] for group in parts["groups"] for item in group["controls"]}
     for target in ("Piano.volume", "Piano.pan"):
         aulos.control(f"set {target} {initial[target]}")  # back as the rig has it, for the screenshots

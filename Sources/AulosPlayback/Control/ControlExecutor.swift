@@ -112,7 +112,19 @@ final class ControlExecutor {
             recordingTo: session?.recordingPath, recordingFailure: session?.status.recordingFailure,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
-            }, limiter: Self.limiter(rig.outputStage))
+            }, limiter: Self.limiter(rig.outputStage), programs: Self.programs(of: rig, active))
+    }
+
+    /// What each channel of rig `active`'s parts plays now.
+    static func programs(of rig: PlaybackRig, _ active: Int) -> [ServiceStatus.ChannelProgram] {
+        rig.parts.filter { $0.rigIndex == active }.flatMap { loaded in
+            loaded.part.channels.compactMap { channel in
+                loaded.instrument.midiInput.program(onChannel: channel - 1).map {
+                    ServiceStatus.ChannelProgram(
+                        part: loaded.part.name, channel: channel, bank: $0.bank, program: $0.program)
+                }
+            }
+        }
     }
 
     /// The status as a reply (an error until the instrument plays).
@@ -147,7 +159,8 @@ final class ControlExecutor {
                 return .done(ControlReply.Done())
             case .learned: return learned(midi)
             case .rig(let choice): return try select(choice, playing)
-            case .preset(let part, let bank, let program): return preset(part, bank: bank, program: program, playing)
+            case .preset(let part, let bank, let program, let channel):
+                return preset(part, bank: bank, program: program, channel: channel, playing)
             case .tempo(let bpm):
                 guard (20...400).contains(bpm) else {
                     return .failure("'\(bpm)' is not a tempo (20…400 beats per minute)")
@@ -245,7 +258,7 @@ final class ControlExecutor {
     }
 
     /// `preset PART BANK PROGRAM`: bank select and program change to that part alone.
-    private func preset(_ name: String, bank: Int, program: Int, _ playing: Playing) -> ControlReply {
+    private func preset(_ name: String, bank: Int, program: Int, channel: Int?, _ playing: Playing) -> ControlReply {
         let rig = playing.rig
         guard
             let part = rig.parts.indices.first(where: {
@@ -255,7 +268,14 @@ final class ControlExecutor {
             let names = rig.parts.filter { $0.rigIndex == playing.activeRig }.map(\.part.name)
             return .failure("no part '\(name)' (this rig has \(names.joined(separator: ", ")))")
         }
-        let channel = UInt8((rig.parts[part].part.channels.first ?? 1) - 1)
+        let channels = rig.parts[part].part.channels
+        if let channel, !channels.contains(channel) {
+            return .failure(
+                "part '\(rig.parts[part].part.name)' plays channels "
+                    + "\(channels.map(String.init).joined(separator: ", ")), not \(channel)")
+        }
+        let number = channel ?? channels.first ?? 1
+        let channel = UInt8(number - 1)
         playing.midi.send(
             [
                 ChannelMessage(status: 0xB0 | channel, data1: 0, data2: UInt8(bank >> 7)),
@@ -263,7 +283,7 @@ final class ControlExecutor {
                 ChannelMessage(status: 0xC0 | channel, data1: UInt8(program)),
             ], toPart: part)
         var done = ControlReply.Done()
-        (done.part, done.bank, done.program) = (rig.parts[part].part.name, bank, program)
+        (done.part, done.bank, done.program, done.channel) = (rig.parts[part].part.name, bank, program, number)
         return .done(done)
     }
 

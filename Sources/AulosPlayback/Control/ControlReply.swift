@@ -75,6 +75,7 @@ public enum ControlReply: Sendable {
         public var part: String?
         public var bank: Int?
         public var program: Int?
+        public var channel: Int?
         public var recording: String?
         public var recorded: String?
         public var frames: Int64?

@@ -19,8 +19,9 @@ public enum ControlRequest: Sendable, Equatable {
     case unlearn
     case learned
     case rig(RigChoice)
-    /// Bank select and program change to part `part` of the active rig alone.
-    case preset(part: String, bank: Int, program: Int)
+    /// Bank select and program change to part `part` of the active rig alone, on `channel` (1…16; nil: the
+    /// part's first).
+    case preset(part: String, bank: Int, program: Int, channel: Int?)
     case tempo(Double)
     case transport(Transport)
     case record(Recording)
@@ -91,7 +92,7 @@ public struct ControlFailure: Error, Sendable, Equatable {
 extension ControlRequest {
     static let usage =
         "status, parts, fonts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N|NAME, "
-        + "preset PART BANK PROGRAM, tempo BPM, transport play|stop|rewind|locate BEAT, "
+        + "preset PART BANK PROGRAM [CHANNEL], tempo BPM, transport play|stop|rewind|locate BEAT, "
         + "record start [NAME]|stop, midi HEX…"
 
     /// Reads one request line of the control socket; a line that is not a request is a one-line failure
@@ -119,11 +120,14 @@ extension ControlRequest {
         case ("rig", 1...):
             let name = rest(from: 0)
             self = .rig(Int(name).map(RigChoice.number) ?? .name(name))
-        case ("preset", 3):
+        case ("preset", 3...4):
             guard let bank = Int(arguments[1]), (0...16383).contains(bank), let program = Int(arguments[2]),
-                (0...127).contains(program)
-            else { throw ControlFailure("preset takes PART BANK (0…16383) PROGRAM (0…127)") }
-            self = .preset(part: arguments[0], bank: bank, program: program)
+                (0...127).contains(program),
+                arguments.count == 3 || Int(arguments[3]).map({ (1...16).contains($0) }) == true
+            else { throw ControlFailure("preset takes PART BANK (0…16383) PROGRAM (0…127) [CHANNEL (1…16)]") }
+            self = .preset(
+                part: arguments[0], bank: bank, program: program,
+                channel: arguments.count == 4 ? Int(arguments[3]) : nil)
         case ("tempo", 1):
             guard let bpm = Double(arguments[0]) else {
                 throw ControlFailure("'\(arguments[0])' is not a tempo (20…400 beats per minute)")
@@ -218,7 +222,8 @@ extension ControlRequest {
         case .learned: return "learned"
         case .rig(.number(let number)): return "rig \(number)"
         case .rig(.name(let name)): return "rig \(quoted(name))"
-        case .preset(let part, let bank, let program): return "preset \(quoted(part)) \(bank) \(program)"
+        case .preset(let part, let bank, let program, let channel):
+            return "preset \(quoted(part)) \(bank) \(program)" + (channel.map { " \($0)" } ?? "")
         case .tempo(let bpm): return "tempo \(bpm)"
         case .transport(.play): return "transport play"
         case .transport(.stop): return "transport stop"

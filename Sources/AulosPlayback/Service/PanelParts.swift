@@ -15,13 +15,22 @@ public struct PanelParts: Encodable, Sendable {
         var isEQ: Bool
     }
 
+    /// A preset an instrument offers, by the bank and program that choose it.
+    struct Preset: Encodable {
+        var bank: Int
+        var program: Int
+        var name: String
+    }
+
     struct Group: Encodable {
         var kind: String
         var name: String
         var channels: [Int]
         var instrument: String?
-        /// The program the rig starts the part on (bank 0), if it names one.
-        var program: Int?
+        /// What each channel plays now (the status carries the same, as it changes).
+        var programs: [ServiceStatus.ChannelProgram]
+        /// The synth's or an LV2 plugin's presets (a sampler's are its font's: `fonts`).
+        var presets: [Preset]?
         var controls: [Control]
     }
 
@@ -35,13 +44,20 @@ public struct PanelParts: Encodable, Sendable {
         self.rig = rig.set.entries[active].rig.name
         rigs = rig.set.entries.map(\.rig.name)
         activeRig = active
-        let programs = Dictionary(
-            rig.parts.filter { $0.rigIndex == active }.map { ($0.part.name, $0.part.program) },
-            uniquingKeysWith: { a, _ in a })
+        let programs = Dictionary(grouping: ControlExecutor.programs(of: rig, active), by: \.part)
+        var presets: [String: [Preset]] = [:]
+        for loaded in rig.parts where loaded.rigIndex == active && loaded.part.instrument != .sampler {
+            let offered = loaded.instrument.factoryPresets
+            guard !offered.isEmpty else { continue }
+            presets[loaded.part.name] = offered.map {
+                Preset(bank: Int($0.number) / 128, program: Int($0.number) % 128, name: $0.name)
+            }
+        }
         groups = rig.targetGroups(ofRig: active).map { group in
             Group(
                 kind: group.kind.rawValue, name: group.name, channels: group.channels, instrument: group.instrument,
-                program: programs[group.name] ?? nil,
+                programs: group.kind == .part ? programs[group.name] ?? [] : [],
+                presets: group.kind == .part ? presets[group.name] : nil,
                 controls: group.targets.compactMap { target in
                     guard let value = try? target.current() else { return nil }
                     let isEQ = if case .eqPreset = target.kind { true } else { false }

@@ -67,6 +67,17 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     /// The output stage since the rig started: whether it limits, its latency, what it did (nil from an older
     /// aulos).
     public var limiter: Limiter?
+    /// What each channel of the active rig's parts plays now, as the instruments took it (nil from an older
+    /// aulos): the panel's preset menus follow it.
+    public var programs: [ChannelProgram]?
+
+    /// Part `part`'s channel `channel` (1…16) plays `program` of `bank` (CC 0 · 128 + CC 32).
+    public struct ChannelProgram: Codable, Sendable, Equatable {
+        public var part: String
+        public var channel: Int
+        public var bank: Int
+        public var program: Int
+    }
 
     public struct Limiter: Codable, Sendable, Equatable {
         public var on: Bool

@@ -208,7 +208,33 @@ struct RigUnits {
         default:
             break
         }
+        noteStartingPrograms(of: part, instrument)
         return programs
+    }
+
+    /// What each of the part's channels plays before any program change reaches it, for the panel's menus
+    /// and `aulos save` (`ChannelPrograms`): the synth's preset, FluidSynth's defaults (bank 0 program 0,
+    /// the drum bank 128 on channel 10), an LV2 plugin's preset. The rig's own program goes as events, and is
+    /// noted when the instrument takes them.
+    private func noteStartingPrograms(of part: Rig.Part, _ instrument: any MusicDevice) {
+        var choice: (Int) -> ChannelPrograms.Choice?
+        switch instrument {
+        case is FluidSynthSamplerUnit:
+            choice = { ChannelPrograms.Choice(bank: $0 == 10 ? 128 : 0, program: 0) }
+        case let synth as OscillatorSynthUnit:
+            let number = Int(synth.currentPreset?.number ?? -1)
+            let drums = part.drumChannels ?? [10]
+            choice = {
+                number < 0 || drums.contains($0)
+                    ? nil : ChannelPrograms.Choice(bank: number / 128, program: number % 128)
+            }
+        default:
+            let number = Int(instrument.currentPreset?.number ?? -1)
+            choice = { _ in number < 0 ? nil : ChannelPrograms.Choice(bank: number / 128, program: number % 128) }
+        }
+        for channel in part.channels {
+            if let chosen = choice(channel) { instrument.midiInput.noteProgram(chosen, onChannel: channel - 1) }
+        }
     }
 
     /// An LV2 part: its preset, then its saved state, then its parameter values (by name or port symbol),

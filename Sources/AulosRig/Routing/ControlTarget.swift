@@ -167,7 +167,7 @@ public struct ControlTarget: @unchecked Sendable {
     /// parameters, its insert effects' parameters.
     static func parameterNames(of loaded: PlaybackRig.LoadedPart, in rig: PlaybackRig) -> [String] {
         ["volume", "pan", "enabled"] + (loaded.eq == nil ? [] : ["eq"])
-            + rig.returns.map { "send-" + $0.bus.name }
+            + rig.returns(ofRig: loaded.rigIndex).map { "send-" + $0.bus.name }
             + effectParameterNames([loaded.instrument], dashed: false) + effectParameterNames(loaded.effects)
     }
 

@@ -32,7 +32,7 @@ extension PlaybackRig {
                 instrument: loaded.part.instrument.rawValue,
                 targets: resolved(ControlTarget.parameterNames(of: loaded, in: self), of: loaded.part.name))
         }
-        groups += returns.map { entry in
+        groups += returns(ofRig: rigIndex).map { entry in
             TargetGroup(
                 kind: .return, name: entry.bus.name,
                 targets: resolved(["level"] + ControlTarget.effectParameterNames(entry.units), of: entry.bus.name))
@@ -40,5 +40,12 @@ extension PlaybackRig {
         groups.append(
             TargetGroup(kind: .output, name: "output", targets: resolved(["volume", "eq"], of: "output")))
         return groups
+    }
+
+    /// The set's returns that rig `rigIndex` names (a set builds one return per name, shared by the rigs
+    /// that name it): the ones its parts can send to and a panel shows with it.
+    public func returns(ofRig rigIndex: Int) -> [(bus: ReturnBus, units: [AudioUnit])] {
+        let names = Set(set.entries[rigIndex].rig.returns.map(\.name))
+        return returns.filter { names.contains($0.bus.name) }
     }
 }

@@ -75,6 +75,82 @@ function controlRow(item, label) {
   return row;
 }
 
+// A part's presets: its font's (a sampler), the synth's or an LV2 plugin's by name, else bank and program
+// numbers; for a part on several channels, a channel menu saying what each plays. The menus follow what the
+// channel plays (status.programs), whatever changed it.
+function presetRow(group) {
+  const row = document.createElement("div");
+  row.className = "row presets";
+  const font = (fonts || []).find((entry) => entry.parts.includes(group.name));
+  const offered = font && font.presets.length ? font.presets : group.presets || [];
+  const names = new Map(offered.map((preset) => [`${preset.bank} ${preset.program}`, preset.name]));
+  const channel = document.createElement("select");
+  channel.dataset.channels = group.name;
+  channel.setAttribute("aria-label", `${group.name} channel`);
+  for (const number of group.channels) channel.add(new Option(`ch ${number}`, number));
+  let menu;
+  if (offered.length) {
+    menu = document.createElement("select");
+    menu.dataset.presets = group.name;
+    menu.setAttribute("aria-label", `${group.name} preset`);
+    const sorted = [...offered].sort((a, b) => a.bank - b.bank || a.program - b.program);
+    for (const preset of sorted) {
+      menu.add(new Option(`${preset.bank}:${preset.program} ${preset.name}`, `${preset.bank} ${preset.program}`));
+    }
+    menu.addEventListener("change", () => act(`preset ${quoted(group.name)} ${menu.value} ${channel.value}`));
+    row.append(channel, menu);
+  } else {
+    const field = (title, max) => {
+      const input = Object.assign(document.createElement("input"), { type: "number", min: 0, max, value: 0, title });
+      const label = document.createElement("label");
+      label.append(title, input);
+      return [label, input];
+    };
+    const [bankLabel, bank] = field("bank", 16383);
+    const [programLabel, program] = field("program", 127);
+    const choose = Object.assign(document.createElement("button"), { textContent: "Preset" });
+    choose.addEventListener("click", () =>
+      act(`preset ${quoted(group.name)} ${bank.value} ${program.value} ${channel.value}`));
+    menu = { bank, program };
+    row.append(channel, bankLabel, programLabel, choose);
+  }
+  channel.hidden = group.channels.length < 2;
+  // What each channel plays, from the part's list then each status.
+  let playing = new Map(group.programs.map((entry) => [entry.channel, entry]));
+  const show = () => {
+    for (const option of channel.options) {
+      const entry = playing.get(Number(option.value));
+      const name = entry && (names.get(`${entry.bank} ${entry.program}`) || `${entry.bank}:${entry.program}`);
+      option.textContent = `ch ${option.value}${name ? " · " + name : ""}`;
+    }
+    const entry = playing.get(Number(channel.value));
+    const busy = (element) => element === document.activeElement;
+    if (menu instanceof HTMLSelectElement) {
+      if (busy(menu)) return;
+      const value = entry ? `${entry.bank} ${entry.program}` : "";
+      if (!names.has(value) && entry) {
+        menu.querySelector("option[data-unlisted]")?.remove();
+        const unlisted = new Option(`${entry.bank}:${entry.program} (not in the list)`, value);
+        unlisted.dataset.unlisted = "";
+        menu.add(unlisted, 0);
+      }
+      menu.value = value;
+    } else if (entry && !busy(menu.bank) && !busy(menu.program)) {
+      menu.bank.value = entry.bank;
+      menu.program.value = entry.program;
+    }
+  };
+  channel.addEventListener("change", show);
+  row.follow = (programs) => {
+    const fresh = new Map(programs.filter((entry) => entry.part === group.name).map((entry) => [entry.channel, entry]));
+    if (JSON.stringify([...fresh]) === JSON.stringify([...playing])) return;
+    playing = fresh;
+    show();
+  };
+  show();
+  return row;
+}
+
 function partCard(group) {
   const card = document.createElement("article");
   card.className = "part";
@@ -106,33 +182,9 @@ function partCard(group) {
     solo.textContent = "Solo";
     solo.dataset.solo = group.name;
     solo.addEventListener("click", () => soloPart(group.name, solo));
-    const font = (fonts || []).find((entry) => entry.parts.includes(group.name));
-    if (font && font.presets.length) {
-      // A sampler part: its font's presets by name (bank:program), sent to this part alone.
-      const menu = document.createElement("select");
-      menu.dataset.presets = group.name;
-      menu.setAttribute("aria-label", `${group.name} preset`);
-      const sorted = [...font.presets].sort((a, b) => a.bank - b.bank || a.program - b.program);
-      for (const preset of sorted) {
-        menu.add(new Option(`${preset.bank}:${preset.program} ${preset.name}`, `${preset.bank} ${preset.program}`));
-      }
-      menu.value = `0 ${group.program ?? 0}`;   // what the rig starts the part on
-      menu.addEventListener("change", () => act(`preset ${quoted(group.name)} ${menu.value}`));
-      row.append(mute, solo, menu);
-      card.append(row);
-    }
-    const bank = document.createElement("input");
-    bank.type = "number"; bank.min = 0; bank.max = 16383; bank.value = 0; bank.title = "bank";
-    const program = document.createElement("input");
-    program.type = "number"; program.min = 0; program.max = 127; program.value = 0; program.title = "program";
-    const choose = document.createElement("button");
-    choose.textContent = "Preset";
-    choose.addEventListener("click", () => act(`preset ${quoted(group.name)} ${bank.value} ${program.value}`));
-    const labelled = (text, field) => { const label = document.createElement("label"); label.append(text, field); return label; };
-    if (!(font && font.presets.length)) {
-      row.append(mute, solo, labelled("bank", bank), labelled("program", program), choose);
-      card.append(row);
-    }
+    row.append(mute, solo);
+    card.append(row);
+    card.append(presetRow(group));
   }
   for (const item of main) card.append(controlRow(item, item.target.split(".").pop()));
   for (const item of sends) card.append(controlRow(item, item.target.split(".").pop()));
@@ -242,13 +294,21 @@ function showStatus(message) {
   if (status.recordingTo) $("#record-state").textContent = `recording ${status.recordingTo}`;
   // A full disk stops the take while the button still shows it on: say so until the next one starts.
   if (status.recordingFailure) $("#record-state").textContent = status.recordingFailure;
-  // The meters of this rig: its parts, the returns and sends, the master (not the set's other rigs' parts). A part
-  // whose name another rig's part shares is metered as "part NAME (RIG)".
+  // The meters of this rig: its parts, its returns and the sends to them, the master (not the set's other rigs'
+  // parts and returns). A part whose name another rig's part shares is metered as "part NAME (RIG)".
   const own = new Set((parts?.groups || []).filter((group) => group.kind === "part")
     .flatMap((group) => [`part ${group.name}`, `part ${group.name} (${status.rig})`]));
-  const shown = (status.meters || []).filter((meter) => !meter.name.startsWith("part ") || own.has(meter.name));
+  for (const group of (parts?.groups || []).filter((group) => group.kind === "return")) {
+    own.add(`send ${group.name}`).add(`return ${group.name}`);
+  }
+  const shown = (status.meters || []).filter((meter) => !/^(part|send|return) /.test(meter.name) || own.has(meter.name));
   $("#meters").replaceChildren(...shown.map(meterRow));
   if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
+  else for (const row of document.querySelectorAll(".presets")) row.follow(status.programs || []);
+  // The tempo the music plays at, unless the user is typing one.
+  if (status.transportTempo && document.activeElement !== $("#tempo")) {
+    $("#tempo").value = Math.round(status.transportTempo * 100) / 100;
+  }
   for (const entry of status.recentMIDI || []) {
     if (entry.sequence <= lastMIDI) continue;
     lastMIDI = entry.sequence;
