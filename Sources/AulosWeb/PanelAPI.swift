@@ -97,7 +97,9 @@ struct PanelAPI: Sendable {
             guard let name = Self.field("name", of: request) else {
                 return Self.refused(400, "send {\"name\": \"NAME.yaml\"}")
             }
-            return Self.answer(ask(request.path.hasSuffix("load") ? .loadRigFile(name) : .saveRigFile(name)))
+            // Saving with no name saves into the file the rig plays from.
+            return Self.answer(
+                ask(request.path.hasSuffix("load") ? .loadRigFile(name) : .saveRigFile(name.isEmpty ? nil : name)))
         case ("GET", let path):
             guard let file = files.files[path] else { return Self.refused(404, "no such page") }
             guard hostAllowed(request) else { return Self.refused(403, "unknown Host") }

@@ -12,7 +12,8 @@ struct Aulos: ParsableCommand {
             UnitsCommand.self, GraphCommand.self, RenderCommand.self, PlayCommand.self, CheckCommand.self,
             DevicesCommand.self,
             PresetsCommand.self,
-            SoundFontCommand.self, StatusCommand.self, SetCommand.self, LearnCommand.self, ServiceCommand.self,
+            SoundFontCommand.self, StatusCommand.self, SetCommand.self, SaveCommand.self, LearnCommand.self,
+            ServiceCommand.self,
             WebPasswordCommand.self, TryRigCommand.self,
         ])
 }

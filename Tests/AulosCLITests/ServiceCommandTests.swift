@@ -147,6 +147,142 @@ import Testing
         #expect(groups[0]["presets"] == nil, "a sampler's presets are its font's")
     }
 
+    /// A snapshot round trip (issue 32's bar): 20 parameters moved — the synth's, the sampler's, an LV2
+    /// instrument's and an LV2 insert's, mixer faders, pans, a send, a mute, a return's level — presets
+    /// changed on 3 channels, a new tempo and master EQ; `save`; the service restarted on the saved file
+    /// shows every value, program and the tempo as before. (Nothing of it survived a restart before: there
+    /// was no save, only a copy of the file as it was.)
+    @Test func aSavedRigComesBackAsItPlayed() throws {
+        defer { removeFolder() }
+        let rig = folder + "/live.yaml"
+        try
+            ("# my rig, with a comment\nname: Live\noutput:\n  eq: Flat\nreturns:\n  - name: hall\n    effects:\n"
+            + "      - unit: reverb\nparts:\n  - name: Lead\n    instrument: synth\n    preset: Warm Pad\n"
+            + "    channels: [1, 2]\n    sends: {hall: 0.2}\n    effects:\n"
+            + "      - unit: lv2:http://lv2plug.in/plugins/eg-amp\n"
+            + "  - name: GM\n    instrument: sampler\n    channels: [3, 4, 10]\n"
+            + "  - name: JX\n    instrument: lv2:http://drobilla.net/plugins/mda/JX10\n    channels: [5]\n")
+            .write(toFile: rig, atomically: true, encoding: .utf8)
+        func start() throws -> BackgroundAulos {
+            let aulos = try BackgroundAulos(["play", "--service", "--rig", rig, "--device", "null"], in: folder)
+            #expect(try aulos.waitForStatus(seconds: 30) { $0["rig"] as? String == "Live" }, "\(aulos.stderr)")
+            return aulos
+        }
+        /// Every control's value, the programs and the tempo, as the socket reports them.
+        func state(_ aulos: BackgroundAulos) throws -> [String: String] {
+            var state: [String: String] = [:]
+            let parts = try #require(aulos.request("parts"))
+            let groups = (try JSONSerialization.jsonObject(with: Data(parts.utf8)) as? [String: Any])?["groups"]
+            for group in groups as? [[String: Any]] ?? [] {
+                for control in group["controls"] as? [[String: Any]] ?? [] {
+                    state[control["target"] as? String ?? "?"] = "\(control["value"] ?? "")"
+                }
+            }
+            let status = try #require(try aulos.status())
+            for entry in status["programs"] as? [[String: Any]] ?? [] {
+                state["\(entry["part"] ?? "") ch \(entry["channel"] ?? "")"] =
+                    "\(entry["bank"] ?? ""):\(entry["program"] ?? "")"
+            }
+            state["tempo"] = "\(status["transportTempo"] ?? "")"
+            return state
+        }
+        var aulos = try start()
+        let before = try state(aulos)
+        // 20 moves: the first few controls of each group past volume/pan, each to a quarter of its range.
+        let parts = try #require(aulos.request("parts"))
+        let groups = try #require(
+            (try JSONSerialization.jsonObject(with: Data(parts.utf8)) as? [String: Any])?["groups"] as? [[String: Any]])
+        var moves: [String] = [
+            "set Lead.volume 0.55", "set Lead.pan -0.3", "set Lead.send-hall 0.45", "set GM.enabled 0",
+            "set GM.volume 0.4", "set JX.pan 0.25", "set hall.level 0.7", "set output.volume 0.8",
+        ]
+        for (name, count) in [("Lead", 5), ("GM", 2), ("JX", 3), ("hall", 1)] {
+            let group = try #require(groups.first { $0["name"] as? String == name })
+            let controls = (group["controls"] as? [[String: Any]] ?? []).filter {
+                let target = $0["target"] as? String ?? ""
+                return !["volume", "pan", "enabled", "eq", "level"].contains(target.split(separator: ".").last ?? "")
+                    && !target.contains(".send-")
+            }
+            for control in controls.prefix(count) {
+                let (low, high) = (control["min"] as? Double ?? 0, control["max"] as? Double ?? 1)
+                moves.append("set \(control["target"] as? String ?? "") \(low + (high - low) * 0.25)")
+            }
+        }
+        #expect(moves.count == 19, "\(moves)")
+        moves.append("set Lead.gain 2")  // the LV2 insert eg-amp's gain (dB)
+        moves += ["preset GM 0 25 3", "preset GM 0 40 4", "preset GM 128 8 10", "preset Lead 0 5 2", "tempo 96"]
+        moves.append("set output.eq Rock")
+        for move in moves {
+            let reply = aulos.request(move) ?? "no reply"
+            #expect(reply.hasPrefix(#"{"ok":true"#), "\(move): \(reply)")
+        }
+        var moved: [String: String] = [:]
+        #expect(
+            try aulos.waitForStatus { _ in
+                moved = (try? state(aulos)) ?? [:]
+                return moved["GM ch 10"] == "128:8" && moved["Lead ch 2"] == "0:5"
+            }, "\(moved)")
+        let differences = moved.filter { before[$0.key] != $0.value }
+        #expect(differences.count >= 25, "\(differences.count) changed: \(differences)")
+        let saved = aulos.request("save") ?? "no reply"
+        #expect(saved == #"{"saved":"\#(rig)"}"#, "\(saved)")
+        #expect(try String(contentsOfFile: rig + "~", encoding: .utf8).hasPrefix("# my rig"), "the file as it was")
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+
+        aulos = try start()
+        let after = try state(aulos)
+        let lost = moved.filter { after[$0.key] != $0.value }.map {
+            "\($0.key): \($0.value) → \(after[$0.key] ?? "none")"
+        }
+        #expect(lost.isEmpty, "not as it played after the restart: \(lost.sorted())")
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+        // A copy under a new name, never over a file.
+        aulos = try start()
+        #expect(aulos.request("save copy.yaml") == #"{"saved":"\#(folder)/copy.yaml"}"#)
+        #expect(aulos.request("save copy.yaml")?.contains("copy.yaml exists; saving never replaces a file") == true)
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() == 0)
+    }
+
+    /// A reload (SIGHUP, as `systemctl reload aulos` sends) keeps what was set live — a volume, a synth
+    /// parameter, a channel's program — unless the rig file itself changed it: the file's new volume wins,
+    /// the rest stays as it played. (A reload reset every knob: GM.volume 0.4 came back as 1.)
+    @Test func aReloadKeepsWhatWasSetLive() throws {
+        defer { removeFolder() }
+        let rig = folder + "/live.yaml"
+        let text =
+            "name: Live\nparts:\n  - name: GM\n    instrument: sampler\n    channels: [1, 2]\n"
+            + "  - name: Lead\n    instrument: synth\n    channels: [3]\n"
+        try text.write(toFile: rig, atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(["play", "--service", "--rig", rig, "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Live" }, "\(aulos.stderr)")
+        for request in ["set GM.volume 0.4", "set GM.pan 0.5", "set Lead.cutoff 900", "preset GM 0 19 2"] {
+            #expect(aulos.request(request)?.hasPrefix(#"{"ok":true"#) == true, "\(request)")
+        }
+        func value(_ target: String) -> String { aulos.request("get \(target)") ?? "no reply" }
+        func program() throws -> String? {
+            let programs = try aulos.status()?["programs"] as? [[String: Any]] ?? []
+            return programs.first { $0["channel"] as? Int == 2 }.map { "\($0["bank"] ?? ""):\($0["program"] ?? "")" }
+        }
+        #expect(try aulos.waitForStatus { _ in (try? program()) == "0:19" })
+        aulos.signal(SIGHUP)
+        #expect(try aulos.waitForStatus { $0["reloads"] as? Int == 1 }, "\(aulos.stderr)")
+        #expect(value("GM.volume") == #"{"target":"GM.volume","value":0.4}"#)
+        #expect(value("Lead.cutoff") == #"{"target":"Lead.cutoff","value":900}"#)
+        #expect(try aulos.waitForStatus { _ in (try? program()) == "0:19" }, "\((try? program()) ?? "none")")
+        // The file now says GM's volume: that wins; what it does not say stays as it played.
+        try text.replacingOccurrences(of: "channels: [1, 2]\n", with: "channels: [1, 2]\n    volume: 0.7\n")
+            .write(toFile: rig, atomically: true, encoding: .utf8)
+        aulos.signal(SIGHUP)
+        #expect(try aulos.waitForStatus { $0["reloads"] as? Int == 2 }, "\(aulos.stderr)")
+        #expect(value("GM.volume") == #"{"target":"GM.volume","value":0.7}"#)
+        #expect(value("GM.pan") == #"{"target":"GM.pan","value":0.5}"#)
+        #expect(value("Lead.cutoff") == #"{"target":"Lead.cutoff","value":900}"#)
+        #expect(aulos.stderr.contains("what was set live is kept where the file did not change it"))
+    }
+
     /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on
     /// (`rig -9223372036854775808` overflowed computing the rig's index and killed it).
     @Test func hostileRequestsGetAnErrorAndTheInstrumentPlaysOn() throws {

@@ -95,7 +95,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("parts:\n  - instrument: synth\n    parameters: {cutoff: 1}\n", "parameters: goes with an LV2 part"),
+        ("parts:\n  - instrument: synth\n    properties: {a: b}\n", "properties: goes with an LV2 part"),
+        (
+            "parts:\n  - instrument: synth\n    parameters: {nope: 1}\n",
+            "part 'synth 1': Aulos: Oscillator Synth has no parameter 'nope'"
+        ),
         (
             "parts:\n  - instrument: lv2:\(jx10)\n    preset: Nope\n",
             "part 'lv2 1': MDA JX10 has no preset 'Nope' (it has 303 Saw Bass"

@@ -127,6 +127,15 @@ final class ControlExecutor {
         }
     }
 
+    /// The set as it plays now, every value a player changed in its place (`PlaybackRig.liveSet`).
+    func liveSet() throws -> RigSet {
+        guard let rig, let router = midi?.router else {
+            throw ControlFailure("not playing yet", reason: .unavailable)
+        }
+        return try rig.liveSet(
+            activeRig: router.activeRig, learned: router.learnedMappings, tempo: rig.transport.renderedPosition.tempo)
+    }
+
     /// The status as a reply (an error until the instrument plays).
     var statusReply: ControlReply { status.map(ControlReply.status) ?? .failure("not playing yet", .unavailable) }
 
@@ -174,6 +183,8 @@ final class ControlExecutor {
             case .transport(let command): return transport(command, rig)
             case .record(let command): return try record(command)
             case .midi(let bytes): return play(bytes, midi)
+            // The session that knows the rig's file saves (`LiveControl`); here there is none.
+            case .save: return .failure("this instrument plays no rig file to save")
             }
         } catch let error as AudioUnitError {
             return .failure(error.detail)

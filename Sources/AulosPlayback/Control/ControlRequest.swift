@@ -27,6 +27,8 @@ public enum ControlRequest: Sendable, Equatable {
     case record(Recording)
     /// MIDI bytes, parsed as a MIDI stream and played as if a keyboard had sent them.
     case midi([UInt8])
+    /// The rig as it plays written to its file(s) (nil), or as a new file `name` beside it.
+    case save(name: String?)
 
     /// A rig by its place in the set (1…) or by its name.
     public enum RigChoice: Sendable, Equatable {
@@ -93,7 +95,7 @@ extension ControlRequest {
     static let usage =
         "status, parts, fonts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N|NAME, "
         + "preset PART BANK PROGRAM [CHANNEL], tempo BPM, transport play|stop|rewind|locate BEAT, "
-        + "record start [NAME]|stop, midi HEX…"
+        + "record start [NAME]|stop, midi HEX…, save [NAME.yaml]"
 
     /// Reads one request line of the control socket; a line that is not a request is a one-line failure
     /// saying what the requests are.
@@ -148,6 +150,7 @@ extension ControlRequest {
             case ("start", _): self = .record(.start(name: arguments.count == 2 ? arguments[1] : nil))
             default: throw ControlFailure("record takes start [NAME.wav|NAME.flac] or stop")
             }
+        case ("save", 0...1): self = .save(name: arguments.first)
         case ("midi", 1...):
             var bytes: [UInt8] = []
             for word in arguments {
@@ -231,6 +234,7 @@ extension ControlRequest {
         case .transport(.locate(let beat)): return "transport locate \(beat)"
         case .record(.start(let name)): return "record start" + (name.map { " " + quoted($0) } ?? "")
         case .record(.stop): return "record stop"
+        case .save(let name): return "save" + (name.map { " " + quoted($0) } ?? "")
         case .midi(let bytes):
             let hex = bytes.map { String($0, radix: 16, uppercase: true) }.map { $0.count == 1 ? "0" + $0 : $0 }
             return "midi " + hex.joined(separator: " ")

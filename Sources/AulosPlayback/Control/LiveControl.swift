@@ -39,6 +39,7 @@ final class LiveControl {
 
     /// `request` carried out; a rig it chose is logged with `source`, the road it came by.
     private func perform(_ request: ControlRequest, from source: String) -> ControlReply {
+        if case .save(let name) = request { return rigFiles(.saveRigFile(name)) }
         let reply = executor.perform(request)
         if let (index, name) = executor.chosenRig {
             executor.chosenRig = nil

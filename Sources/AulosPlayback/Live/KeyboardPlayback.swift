@@ -121,6 +121,9 @@ public final class KeyboardPlayback {
     private var replaced: (rigPath: String?, file: (path: String, text: String)?)?
     /// A rig file the panel has just had tried, so the reload it asks for need not try it again.
     private var alreadyTried: String?
+    /// The rig file as last read (at start or by a reload), which a reload of the same file compares with to
+    /// keep what a player set live where the file did not change it.
+    private var lastRead: (path: String, set: RigSet)?
     /// The last rig that started and played (`Options.keepsLastKnownGood`).
     private let lastKnownGood: LastKnownGoodRig?
     /// Names a unit a render cycle is stuck in, for the status.
@@ -179,7 +182,8 @@ public final class KeyboardPlayback {
             case .rigFiles:
                 let listing = RigFileReplacement.Listing(beside: rigPath)
                 return .rigFiles(playing: listing.playing, files: listing.files)
-            case .saveRigFile(let name): return .saved(try RigFileReplacement.saveCopy(of: rigPath, as: name))
+            case .saveRigFile(let name):
+                return .saved(try RigFileReplacement.save(try answers.executor.liveSet(), playing: rigPath, as: name))
             case .loadRigFile(let name):
                 let target = try RigFileReplacement.sibling(name, of: rigPath, checked: true)
                 try tryRig(target)
@@ -233,6 +237,7 @@ public final class KeyboardPlayback {
             }
         }
         var set = playback.playedRigSet()
+        lastRead = rigPath.map { ($0, set) }
         var activeRig = 0
         var report: Report?
         if let fallback = options.fallback { fallBack(because: fallback) }
@@ -350,7 +355,8 @@ public final class KeyboardPlayback {
             try session.setPreferredSampleRate(first.sampleRate)
             try session.setPreferredIOBufferFrames(first.slice)
             let rig = try PlaybackRig(
-                set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? 120)], arpeggio: playback.arpeggio,
+                set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? set.entries[0].rig.tempo ?? 120)],
+                arpeggio: playback.arpeggio,
                 session: session, tappingParts: playback.recordParts)
             if waitingForDevice != nil { observer.info("audio device ready") }
             waitingForDevice = nil
@@ -380,12 +386,21 @@ public final class KeyboardPlayback {
             let reloaded = try RigSet.load(path)
             if alreadyTried != path { try tryRig(path) }
             alreadyTried = nil
+            // The same file read again keeps what was set live where the file did not change it; another file
+            // (the panel's Load) starts as it says.
+            var kept = ""
+            var playing = reloaded
+            if let lastRead, lastRead.path == path, let live = try? answers.executor.liveSet() {
+                playing = reloaded.keepingLiveState(live, was: lastRead.set)
+                kept = "; what was set live is kept where the file did not change it"
+            }
+            lastRead = (path, reloaded)
             observer.info(
                 "reloaded \(path): "
                     + "\(reloaded.entries.count == 1 ? "rig '\(reloaded.name)'" : "\(reloaded.entries.count) rigs")"
-            )
+                    + kept)
             server.reloadFailure = nil
-            return reloaded
+            return playing
         } catch {
             alreadyTried = nil
             failedReloads += 1

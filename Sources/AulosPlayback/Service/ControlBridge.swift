@@ -23,8 +23,9 @@ public final class ControlBridge: @unchecked Sendable {
         case rigFiles
         /// Plays another rig file from beside the playing one (checked first, then reloaded).
         case loadRigFile(String)
-        /// Copies the playing rig file to a new name beside it (an existing file is never replaced).
-        case saveRigFile(String)
+        /// Saves the rig as it plays (every value a player changed) to a new file beside it (an existing file
+        /// is never replaced), or with no name into the file(s) it plays.
+        case saveRigFile(String?)
     }
 
     /// The status the control loop published last: JSON, its number, and when it was taken (CLOCK_MONOTONIC).

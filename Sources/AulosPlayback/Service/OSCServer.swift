@@ -303,13 +303,20 @@ final class OSCServer: @unchecked Sendable {
             default: break
             }
             return .failure(OSCError("/aulos/transport takes play, stop, rewind, or locate and a beat"))
+        case ["aulos", "save"]:
+            // No argument: into the rig's own file(s); a name: a new file beside it.
+            switch (message.arguments.first, message.arguments.count) {
+            case (nil, 0): return reply(.save(name: nil))
+            case (.string(let name), 1) where !name.isEmpty: return reply(.save(name: name))
+            default: return .failure(OSCError("/aulos/save takes nothing (the rig's own file) or a name NAME.yaml"))
+            }
         default:
             guard path.count == 4, path[0] == "aulos", path[1] == "part", message.arguments.count == 1 else {
                 return .failure(
                     OSCError(
                         "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
                             + "/aulos/program, /aulos/bank, /aulos/bend, /aulos/pressure, /aulos/midi, /aulos/rig, "
-                            + "/aulos/tempo, /aulos/transport, /aulos/part/PART/PARAMETER)"))
+                            + "/aulos/tempo, /aulos/transport, /aulos/save, /aulos/part/PART/PARAMETER)"))
             }
             switch message.arguments[0] {
             case .float, .int:

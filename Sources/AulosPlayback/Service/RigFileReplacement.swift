@@ -76,17 +76,45 @@ enum RigFileReplacement {
         return target
     }
 
-    /// Copies the playing rig file to `name` beside it; an existing file is never replaced.
-    static func saveCopy(of path: String?, as name: String) throws(RigError) -> String {
-        let target = try sibling(name, of: path, checked: false)
-        guard !FileManager.default.fileExists(atPath: target) else {
-            throw RigError("\(name) exists; saving never replaces a file (choose another name)")
+    /// Writes `set` (the rig as it plays) into the file(s) it plays from, or as `name` beside them (an existing
+    /// file is never replaced). A set's rigs go to their own files: in place, the rig files it lists (the set
+    /// file itself holds nothing a player changes), each kept as it was in `FILE~`; as `NAME.yaml`, the set
+    /// there listing its rigs as `NAME.RIGFILE` beside it. Each file is written beside and renamed into place.
+    /// Returns the file saved.
+    static func save(_ set: RigSet, playing path: String?, as name: String?) throws(RigError) -> String {
+        guard let path else { throw RigError(noFile) }
+        let folder = FileContents.folder(of: path)
+        var files: [(path: String, text: String)] = []
+        if set.isPlainRig {
+            files.append((name.map { folder + "/" + $0 } ?? path, set.entries[0].rig.yaml()))
+        } else if let name {
+            let stem = name.hasSuffix(".yml") ? String(name.dropLast(4)) : String(name.dropLast(5))
+            let rigFiles = set.entries.map {
+                stem + "." + ($0.file ?? "rig.yaml").replacingOccurrences(of: "/", with: "-")
+            }
+            files.append((folder + "/" + name, set.yaml(listing: rigFiles)))
+            files += zip(set.entries, rigFiles).map { (folder + "/" + $1, $0.rig.yaml()) }
+        } else {
+            files = set.entries.compactMap { entry in entry.file.map { (folder + "/" + $0, entry.rig.yaml()) } }
         }
-        let text = try text(of: path)
-        do { try FileContents.replace(target, with: Array(text.utf8)) } catch {
-            throw RigError("cannot write \(target): \(error.reason)")
+        if let name {
+            _ = try sibling(name, of: path, checked: false)
+            if let taken = files.first(where: { FileManager.default.fileExists(atPath: $0.path) }) {
+                throw RigError(
+                    "\(taken.path.split(separator: "/").last ?? "") exists; saving never replaces a file (choose "
+                        + "another name)")
+            }
         }
-        return target
+        for file in files {
+            // In place, the file as it was (its comments too: a saved file has none) is kept as NAME.yaml~.
+            if name == nil, let before = try? FileContents.read(file.path, limit: rigFileLimit) {
+                try? FileContents.replace(file.path + "~", with: before)
+            }
+            do { try FileContents.replace(file.path, with: Array(file.text.utf8)) } catch {
+                throw RigError("cannot write \(file.path): \(error.reason)")
+            }
+        }
+        return files[0].path
     }
 
     /// `message` as it may go over the network: a quoted text ('…') is kept only when it is in `sent` (what

@@ -38,6 +38,11 @@ public final class PlaybackRig {
     }
 
     public let set: RigSet
+    /// The set as it was given, before a dry rig lost its effects and a rig's tuning went to its parts: what
+    /// `liveSet` writes back.
+    public let fileSet: RigSet
+    /// Every parameter value as built, which `liveSet` tells a player's changes from.
+    private(set) var builtValues: [UnitParameter: Float] = [:]
     /// The set as one rig: every part, the granted rate and slice, the first rig's output settings.
     public let rig: Rig
     public let graph: AudioGraph
@@ -115,6 +120,7 @@ public final class PlaybackRig {
         arpeggio: Arpeggio? = nil, session: AudioSession? = nil, tappingParts: Bool = false
     ) throws {
         precondition(!set.entries.isEmpty, "a rig set has at least one rig")
+        fileSet = set
         var set = set
         for index in set.entries.indices where set.entries[index].rig.dry {
             set.entries[index].rig = set.entries[index].rig.playedDry
@@ -375,6 +381,7 @@ public final class PlaybackRig {
             controls.append(resolved)
         }
         built = true
+        builtValues = parameterValues()
     }
 
     // MARK: Playing

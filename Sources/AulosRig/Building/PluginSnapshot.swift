@@ -12,20 +12,9 @@ extension PlaybackRig {
     /// plugins (other parts as loaded).
     public func savedRig(_ index: Int = 0) throws -> Rig {
         var rig = set.entries[index].rig
-        var partIndex = 0
-        for loaded in parts where loaded.rigIndex == index {
-            defer { partIndex += 1 }
+        for (partIndex, loaded) in parts.filter({ $0.rigIndex == index }).enumerated() {
             guard let plugin = loaded.instrument as? LV2Unit else { continue }
-            var part = rig.parts[partIndex]
-            part.preset = plugin.currentPreset?.name
-            part.parameters = [:]
-            for port in plugin.plugin.ports where port.kind == .control && port.isInput {
-                let id = ParameterID(UInt32(port.index))
-                let (value, info) = (try plugin.getParameter(id), try plugin.parameterInfo(id))
-                if value != info.defaultValue { part.parameters[port.symbol] = value }
-            }
-            part.state = plugin.plugin.hasStateInterface ? try plugin.lv2State() : nil
-            rig.parts[partIndex] = part
+            try Self.takeLiveState(of: plugin, into: &rig.parts[partIndex])
         }
         return rig
     }

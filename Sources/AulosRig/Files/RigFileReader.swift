@@ -38,7 +38,7 @@ extension Rig {
             mapping,
             allowed: [
                 "name", "sample-rate", "slice", "driver", "output", "parts", "controls", "returns", "dry", "tuning",
-                "keymap",
+                "keymap", "tempo",
             ] + RigReader.serverKeys,
             at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
@@ -46,6 +46,7 @@ extension Rig {
             sampleRate = Double(try reader.integer(node, "sample-rate", in: 8000...192_000))
         }
         if let node = keys["slice"] { slice = UInt32(try reader.integer(node, "slice", in: 1...4096)) }
+        if let node = keys["tempo"] { tempo = try reader.number(node, "tempo", in: 20...400) }
         if let node = keys["driver"] {
             let name = try reader.string(node, "driver")
             guard ["alsa", "jack"].contains(name) else {
@@ -101,7 +102,8 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "bank", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels", "mpe",
+                    "programs", "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels",
+                    "mpe",
                     "wavetable", "wavetable-cycle",
                 ],
                 at: at + ".")
@@ -163,7 +165,7 @@ extension Rig {
             }
             // What only an LV2 part takes, and what it does not.
             if part.instrument != .lv2,
-                let key = ["parameters", "properties", "state"].first(where: { partKeys[$0] != nil })
+                let key = ["properties", "state"].first(where: { partKeys[$0] != nil })
             {
                 throw reader.error(partKeys[key]!, at + ".\(key)", "goes with an LV2 part (lv2:URI)")
             }
@@ -183,6 +185,7 @@ extension Rig {
                     part.parameters[name] = Float(try reader.number(value, at + ".parameters.\(name)", in: -1e9...1e9))
                 }
             }
+            if let n = partKeys["programs"] { part.programs = try reader.programs(n, at + ".programs", of: part) }
             if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
             if let n = partKeys["polyphony"] {
                 // The synth's voice table takes 1…4096; FluidSynth wants at least 16.
@@ -567,6 +570,39 @@ extension RigReader {
             chain.append(spec)
         }
         return chain
+    }
+
+    /// A part's `programs:`: channel → program, or [bank, program]; channels the part plays, and for a synth
+    /// not its first (that one plays its `preset:`).
+    func programs(_ node: Node, _ at: String, of part: Rig.Part) throws(RigError) -> [Int: Rig.Program] {
+        guard let mapping = node.mapping else {
+            throw error(node, at, "must be a mapping of channels to programs ({2: 25, 10: [128, 0]})")
+        }
+        if part.instrument == .lv2 {
+            throw error(node, at, "goes with the synth or the sampler (an LV2 part chooses with preset:)")
+        }
+        var programs: [Int: Rig.Program] = [:]
+        for (key, value) in mapping {
+            let channel = try integer(key, at, in: 1...16)
+            guard part.channels.contains(channel) else {
+                let channels = part.channels.map(String.init).joined(separator: ", ")
+                throw error(key, at, "channel \(channel) is not one the part plays (\(channels))")
+            }
+            if part.instrument == .synth && channel == part.channels.min() {
+                throw error(key, at, "channel \(channel) is the synth part's first: it plays the part's preset:")
+            }
+            if let pair = value.sequence.map(Array.init) {
+                guard pair.count == 2 else {
+                    throw error(value, "\(at).\(channel)", "must be PROGRAM or [BANK, PROGRAM]")
+                }
+                programs[channel] = Rig.Program(
+                    bank: try integer(pair[0], "\(at).\(channel)", in: 0...16383),
+                    program: try integer(pair[1], "\(at).\(channel)", in: 0...127))
+            } else {
+                programs[channel] = Rig.Program(bank: 0, program: try integer(value, "\(at).\(channel)", in: 0...127))
+            }
+        }
+        return programs
     }
 
     func controls(_ node: Node) throws(RigError) -> [ControlMapping] {

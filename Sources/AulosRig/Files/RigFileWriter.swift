@@ -28,6 +28,7 @@ extension Rig {
         var lines = [
             "# Aulos rig (docs/rigs.md)", "name: \(quote(name))", "sample-rate: \(Int(sampleRate))", "slice: \(slice)",
         ]
+        if let tempo { lines.append("tempo: \(tempo.clean)") }
         if let driver { lines.append("driver: \(driver)") }
         lines += servers.yamlLines
         if dry { lines.append("dry: true") }
@@ -91,6 +92,12 @@ extension Rig {
             if !part.parameters.isEmpty {
                 lines.append("    parameters:")
                 lines += part.parameters.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \($0.value.clean)" }
+            }
+            if !part.programs.isEmpty {
+                let programs = part.programs.sorted { $0.key < $1.key }.map { channel, chosen in
+                    "\(channel): " + (chosen.bank == 0 ? "\(chosen.program)" : "[\(chosen.bank), \(chosen.program)]")
+                }
+                lines.append("    programs: {\(programs.joined(separator: ", "))}")
             }
             if !part.properties.isEmpty {
                 lines.append("    properties:")

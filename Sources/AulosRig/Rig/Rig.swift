@@ -35,8 +35,13 @@ public struct Rig: Equatable, Sendable {
         public var soundFont: String?
         /// The LV2 plugin's URI, for an `lv2` part.
         public var plugin: String?
-        /// An LV2 part's parameter values, by parameter name or port symbol (after its preset and state).
+        /// Parameter values of the part's instrument, by parameter name (an LV2 plugin's also by port symbol),
+        /// after its preset (and an LV2 plugin's state).
         public var parameters: [String: Float] = [:]
+        /// What channels play other than the part's starting sound, by channel (1…16): bank select and
+        /// program change sent to the part at the start (`aulos save` writes what a player chose live). A
+        /// synth part's first channel plays its `preset`, so it is not among them.
+        public var programs: [Int: Program] = [:]
         /// An LV2 part's property values set by message (a sample's path), by label or URI, as text.
         public var properties: [String: String] = [:]
         /// An LV2 part's saved plugin state: Turtle, as the plugin and lilv write it.
@@ -78,8 +83,22 @@ public struct Rig: Equatable, Sendable {
         }
     }
 
+    /// A bank (CC 0 · 128 + CC 32) and program (0…127).
+    public struct Program: Equatable, Sendable {
+        public var bank: Int
+        public var program: Int
+
+        public init(bank: Int, program: Int) {
+            self.bank = bank
+            self.program = program
+        }
+    }
+
     public var name: String
     public var sampleRate = 48_000.0
+    /// The host transport's tempo in live play (beats per minute), unless a file or `--tempo` gives one;
+    /// a set's first rig's. Nil: 120.
+    public var tempo: Double?
     public var slice: UInt32 = 256
     /// The audio driver it plays through live (`driver: alsa` or `jack`); nil: ALSA unless `--driver` says.
     public var driver: String?

@@ -116,6 +116,8 @@ public struct RigRouter: @unchecked Sendable {
     public var learnedMapping: ControlMapping? { storage.learnedMapping }
     /// The target a MIDI-learn is waiting to map, if any.
     public var learningTarget: ControlTarget? { storage.learning }
+    /// The mappings MIDI-learn made, oldest first.
+    public var learnedMappings: [ControlMapping] { storage.learned.map(\.mapping) }
     /// The mappings in force: the active rig's, then learned ones (which win).
     public var mappings: [ControlMapping] { controls[activeRig].map(\.mapping) + storage.learned.map(\.mapping) }
 
