@@ -60,6 +60,11 @@ public struct RenderPlan {
     var head: Int
     var notifies: UnsafeMutablePointer<RenderNotify>
     var notifyCount: Int
+    /// The render cycle, which kernels with several outputs compare with the one they last computed. Each
+    /// plan counts from a base of its own (`cycleBases`): a plan that replaced another in mid-play counted
+    /// from 0 again, so a kernel that had last computed cycle N of the old plan took the new plan's cycle N
+    /// as done and served that old slice again (a mixer with sends repeated a slice: heard as a glitch,
+    /// measured as a render that was no longer its offline twin).
     var cycle: UInt64
 
     /// One render cycle pulled from the head (the I/O unit): pre-render notifications, the pull, then
@@ -247,6 +252,10 @@ public final class RenderPlanStorage: @unchecked Sendable {
     private let caches: [AudioBufferListStorage]
     private var allocations: [UnsafeMutableRawPointer] = []
 
+    /// Plans built so far: each counts its cycles from this number · 2⁴⁰ (a plan renders 2⁴⁰ cycles — years
+    /// at the smallest slice — before it could meet the next one's numbers).
+    private static let cycleBases = Atomic<UInt64>(0)
+
     /// Builds the plan. Every unit must be initialized; the inputs must not form a cycle. A graph's plan
     /// retains its units. A unit's own standalone plan must not (`retainsUnits: false`): the unit owns the
     /// plan, so retaining it would be a cycle that never frees either (LeakSanitizer found it); the head
@@ -319,7 +328,7 @@ public final class RenderPlanStorage: @unchecked Sendable {
         plan.initialize(
             to: RenderPlan(
                 nodes: nodes, nodeCount: specs.count, head: head, notifies: notifyStorage, notifyCount: notifies.count,
-                cycle: 0))
+                cycle: Self.cycleBases.add(1, ordering: .relaxed).newValue << 40))
         self.plan = plan
         self.units = retainsUnits ? specs.map(\.unit) : []
         self.caches = caches
