@@ -286,8 +286,8 @@ func runAulos(
         BadInvocation(["set", "Lead.cutoff", "900", "--socket", "/nonexistent-dir/control"], 1),
         BadInvocation(["learn", "Lead.cutoff", "--socket", "/nonexistent-dir/control"], 1),
         BadInvocation(["service", "install", "--root", "/nonexistent-dir", "--rig", "/nonexistent/rig.yaml"], 1),
-        BadInvocation(["play", "song.mid", "--service"], 64),
-        BadInvocation(["play", "--demo", "--control-socket", "/tmp/x"], 64),
+        BadInvocation(["play", "song.mid", "--service"], 1),
+        BadInvocation(["play", "--demo", "--send-clock"], 64),
         // Found by an audit: these trapped (a force unwrap, Int(NaN)).
         BadInvocation(["service", "unit", "--rig", "/"], 64),
         BadInvocation(["service", "unit", "--driver", "pulse"], 64),

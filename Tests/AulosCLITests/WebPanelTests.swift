@@ -270,10 +270,13 @@ import Glibc
         #expect(listing?["files"] as? [String] == ["one.yaml", "set.yaml", "two.yaml"])
         #expect(listing?["playing"] as? String == "set.yaml")
 
+        // Save writes the set as it plays: a set file listing its rigs saved beside it.
         #expect(post("save", "copy.yaml")?.status == 200)
-        #expect(
-            try String(contentsOfFile: folder + "/copy.yaml", encoding: .utf8)
-                == String(contentsOfFile: folder + "/set.yaml", encoding: .utf8))
+        let copy = try String(contentsOfFile: folder + "/copy.yaml", encoding: .utf8)
+        #expect(copy.contains("rig: \"copy.one.yaml\"") && copy.contains("rig: \"copy.two.yaml\""), "\(copy)")
+        for rig in ["one", "two"] {
+            #expect(FileManager.default.fileExists(atPath: folder + "/copy.\(rig).yaml"))
+        }
         #expect(post("save", "copy.yaml")?.body.contains("never replaces") == true)
         #expect(post("save", "../outside.yaml")?.status == 400)
         #expect(!FileManager.default.fileExists(atPath: folder + "/../outside.yaml"))

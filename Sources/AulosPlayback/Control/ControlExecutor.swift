@@ -32,6 +32,8 @@ final class ControlExecutor {
     var reloadFailure: String?
     /// Why the last good rig plays instead of the configured one, when it does.
     var fallback: String?
+    /// The file player's state, each tick (nil: no file loaded).
+    var player: ServiceStatus.Player?
     /// The unit a render cycle is stuck in, said as the watchdog says it.
     var stuckUnit: String?
     /// The playing rig's targets, resolved once each; shared with the threads that set parameters at once.
@@ -112,7 +114,7 @@ final class ControlExecutor {
             recordingTo: session?.recordingPath, recordingFailure: session?.status.recordingFailure,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
-            }, limiter: Self.limiter(rig.outputStage), programs: Self.programs(of: rig, active))
+            }, limiter: Self.limiter(rig.outputStage), programs: Self.programs(of: rig, active), player: player)
     }
 
     /// What each channel of rig `active`'s parts plays now.
@@ -185,6 +187,7 @@ final class ControlExecutor {
             case .midi(let bytes): return play(bytes, midi)
             // The session that knows the rig's file saves (`LiveControl`); here there is none.
             case .save: return .failure("this instrument plays no rig file to save")
+            case .player: return .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
             }
         } catch let error as AudioUnitError {
             return .failure(error.detail)

@@ -84,6 +84,11 @@ public enum ControlReply: Sendable {
         public var failed: String?
         public var messages: Int?
         public var reloading: Bool?
+        /// The file player's state after a `player` request, where it is (seconds), and the graph frame its
+        /// file's frame 0 plays at.
+        public var player: String?
+        public var position: Double?
+        public var origin: Int64?
 
         public init() {}
     }

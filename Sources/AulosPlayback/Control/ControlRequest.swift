@@ -29,6 +29,15 @@ public enum ControlRequest: Sendable, Equatable {
     case midi([UInt8])
     /// The rig as it plays written to its file(s) (nil), or as a new file `name` beside it.
     case save(name: String?)
+    /// The file player.
+    case player(PlayerCommand)
+
+    public enum PlayerCommand: Sendable, Equatable {
+        case play, pause, stop
+        /// To a time in the file, in seconds (playing on if it plays).
+        case locate(seconds: Double)
+        case loop(Bool)
+    }
 
     /// A rig by its place in the set (1…) or by its name.
     public enum RigChoice: Sendable, Equatable {
@@ -95,7 +104,7 @@ extension ControlRequest {
     static let usage =
         "status, parts, fonts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N|NAME, "
         + "preset PART BANK PROGRAM [CHANNEL], tempo BPM, transport play|stop|rewind|locate BEAT, "
-        + "record start [NAME]|stop, midi HEX…, save [NAME.yaml]"
+        + "record start [NAME]|stop, midi HEX…, save [NAME.yaml], player play|pause|stop|locate SECONDS|loop on|off"
 
     /// Reads one request line of the control socket; a line that is not a request is a one-line failure
     /// saying what the requests are.
@@ -151,6 +160,18 @@ extension ControlRequest {
             default: throw ControlFailure("record takes start [NAME.wav|NAME.flac] or stop")
             }
         case ("save", 0...1): self = .save(name: arguments.first)
+        case ("player", 1...2):
+            switch (arguments[0], arguments.count) {
+            case ("play", 1): self = .player(.play)
+            case ("pause", 1): self = .player(.pause)
+            case ("stop", 1): self = .player(.stop)
+            case ("locate", 2) where Double(arguments[1]).map { $0.isFinite && $0 >= 0 } == true:
+                self = .player(.locate(seconds: Double(arguments[1])!))
+            case ("loop", 2) where ["on", "off"].contains(arguments[1]):
+                self = .player(.loop(arguments[1] == "on"))
+            default:
+                throw ControlFailure("player takes play, pause, stop, locate SECONDS (≥ 0) or loop on|off")
+            }
         case ("midi", 1...):
             var bytes: [UInt8] = []
             for word in arguments {
@@ -235,6 +256,11 @@ extension ControlRequest {
         case .record(.start(let name)): return "record start" + (name.map { " " + quoted($0) } ?? "")
         case .record(.stop): return "record stop"
         case .save(let name): return "save" + (name.map { " " + quoted($0) } ?? "")
+        case .player(.play): return "player play"
+        case .player(.pause): return "player pause"
+        case .player(.stop): return "player stop"
+        case .player(.locate(let seconds)): return "player locate \(seconds)"
+        case .player(.loop(let on)): return "player loop \(on ? "on" : "off")"
         case .midi(let bytes):
             let hex = bytes.map { String($0, radix: 16, uppercase: true) }.map { $0.count == 1 ? "0" + $0 : $0 }
             return "midi " + hex.joined(separator: " ")

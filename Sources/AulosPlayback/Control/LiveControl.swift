@@ -15,6 +15,10 @@ final class LiveControl {
     /// Answers the panel's rig-file requests (read, replace, load, save the file the session plays): the
     /// session that reloads rigs knows its file.
     var rigFiles: (ControlBridge.Request) -> ControlReply = { _ in .failure("no rig file is played here") }
+    /// Answers the file player's requests: the session that plays the file owns it.
+    var player: (ControlRequest.PlayerCommand) -> ControlReply = { _ in
+        .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
+    }
     /// Where a rig switch is logged, with the road it came by (the session's log: a program change's switch
     /// is logged there too).
     var log: (String) -> Void = { _ in }
@@ -40,6 +44,7 @@ final class LiveControl {
     /// `request` carried out; a rig it chose is logged with `source`, the road it came by.
     private func perform(_ request: ControlRequest, from source: String) -> ControlReply {
         if case .save(let name) = request { return rigFiles(.saveRigFile(name)) }
+        if case .player(let command) = request { return player(command) }
         let reply = executor.perform(request)
         if let (index, name) = executor.chosenRig {
             executor.chosenRig = nil

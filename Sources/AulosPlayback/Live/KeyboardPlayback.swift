@@ -52,6 +52,9 @@ public final class KeyboardPlayback {
         /// Why the instrument starts on the last good rig rather than the configured one (its file could not be
         /// read), when the command line already knows.
         public var fallback: String?
+        /// Load the input file (`PlaybackOptions.input`, or the demo piece) into the file player and play it
+        /// from the start (`aulos play FILE --web …`).
+        public var playsFile = false
 
         public init(
             midiInput: LiveMIDISourceOpener?, placement: LiveMIDIPlacement = .constantLatency,
@@ -89,15 +92,15 @@ public final class KeyboardPlayback {
         public var jackMIDIEvents: Int? = nil
     }
 
-    private let playback: PlaybackOptions
-    private let options: Options
+    let playback: PlaybackOptions
+    let options: Options
     private let session: AudioSession
     private let duration: Double?
-    private let observer: PlaybackObserver
-    private let midi = LiveMIDIPath()
+    let observer: PlaybackObserver
+    let midi = LiveMIDIPath()
     /// Answers the control socket, OSC and the panel through one executor.
     private let answers: LiveControl
-    private var server: ControlExecutor { answers.executor }
+    var server: ControlExecutor { answers.executor }
     private let control: ControlSocket?
     private let osc: OSCServer?
     private var sequencer: (any LiveMIDISource)?
@@ -130,6 +133,11 @@ public final class KeyboardPlayback {
     private var watchdog: RenderWatchdog?
     /// The playing rig has played long enough to be the last good one.
     private var settled = false
+    /// The file player (`Options.playsFile`), built with each rig; a rebuild keeps where it was.
+    var player: FilePlayer?
+    var playerResume: (position: Int64, playing: Bool, loops: Bool)?
+    /// The session playing now: the player's requests are placed by its frames.
+    var playing: LiveSession?
 
     /// Plays until stopped; see the type's description.
     public static func run(
@@ -168,6 +176,7 @@ public final class KeyboardPlayback {
         answers.log = { [observer] in observer.info($0) }
         answers.executor.recordFolder = options.recordFolder
         answers.rigFiles = { [unowned self] in self.answerRigFile($0) }
+        answers.player = { [unowned self] in self.answerPlayer($0) }
     }
 
     /// The panel's rig-file requests: the file read, listed or copied, or another file (or new text) tried
@@ -221,14 +230,21 @@ public final class KeyboardPlayback {
         do {
             sequencer = try openSequencer()
         } catch {
-            guard options.waitForDevices || playsThroughJACK else { throw error }
+            // Without a sequencer there may be other sources: JACK's port, the file player, the roads asked for
+            // (OSC, the panel, a control socket named; not the default socket every live play serves).
+            let otherSources =
+                options.playsFile || (control != nil && !options.controlSocketIsDefault) || osc != nil
+                || options.bridge != nil
+            guard options.waitForDevices || playsThroughJACK || otherSources else { throw error }
             lastSequencerAttempt = monotonicNanoseconds()
             let message = (error as? ReportableError)?.message ?? "\(error)"
             observer.warning(
                 playsThroughJACK
                     ? "no ALSA sequencer (\(message)); MIDI through JACK's midi_in port"
-                    : "no MIDI input yet (\(message)); waiting for the ALSA sequencer"
-                        + (control == nil ? "" : ", MIDI meanwhile only through the control socket"))
+                    : options.waitForDevices
+                        ? "no MIDI input yet (\(message)); waiting for the ALSA sequencer"
+                            + (control == nil ? "" : ", MIDI meanwhile only through the control socket")
+                        : "no ALSA sequencer (\(message)); playing without keyboards")
         }
         defer {
             if let sequencer {
@@ -354,8 +370,15 @@ public final class KeyboardPlayback {
             let first = set.entries[0].rig
             try session.setPreferredSampleRate(first.sampleRate)
             try session.setPreferredIOBufferFrames(first.slice)
+            // The file player's file sets the transport's tempo map, as it does for its offline render.
+            let tempoMap =
+                options.playsFile
+                ? playback.tempoMap(
+                    of: try InputFile.load(
+                        orDemo: playback.input, sampleRate: first.sampleRate, reading: playback.midiReading))
+                : [(beat: 0, bpm: playback.tempo ?? first.tempo ?? 120)]
             let rig = try PlaybackRig(
-                set: set, tempoMap: [(beat: 0, bpm: playback.tempo ?? set.entries[0].rig.tempo ?? 120)],
+                set: set, tempoMap: tempoMap,
                 arpeggio: playback.arpeggio,
                 session: session, tappingParts: playback.recordParts)
             if waitingForDevice != nil { observer.info("audio device ready") }
@@ -444,10 +467,16 @@ public final class KeyboardPlayback {
         defer { midi.detach() }
         let clockOutput = try startClock(on: rig, grant: grant)
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
+        playing = live
+        defer { keepPlayerPlace(of: live) }
+        try startPlayer(on: rig, sampleRate: grant.sampleRate)
         if let driverMIDI = live.io.midiInput {
             driverMIDI.framedMIDI = input.framedInput
             driverMIDI.midiReceiver = midi
         }
+        // Metering (the status's meters) from the first slice: its render notification added to a running
+        // graph would be a new render plan in mid-play.
+        try rig.startMetering()
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
         if recordPath != nil { recordedSessions += 1 }
         if let sequencer { try sequencer.start() }
@@ -540,6 +569,7 @@ public final class KeyboardPlayback {
             settled = true
             if let warning = lastKnownGood?.settled(rig.set) { observer.warning(warning) }
         }
+        tickPlayer(live)
         server.stuckUnit = watchdog?.stuck?.message
         live.note(midiLate: input.lateCount)
         server.update(live.status, sequencerUp: sequencer != nil)

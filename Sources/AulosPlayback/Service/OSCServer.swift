@@ -303,6 +303,21 @@ final class OSCServer: @unchecked Sendable {
             default: break
             }
             return .failure(OSCError("/aulos/transport takes play, stop, rewind, or locate and a beat"))
+        case ["aulos", "player"]:
+            // play, pause, stop; locate and a time in seconds; loop and 1 or 0.
+            let problem = OSCError("/aulos/player takes play, pause, stop, locate SECONDS or loop 1|0")
+            switch (message.arguments.first, message.arguments.count) {
+            case (.string("play"), 1): return reply(.player(.play))
+            case (.string("pause"), 1): return reply(.player(.pause))
+            case (.string("stop"), 1): return reply(.player(.stop))
+            case (.string("locate"), 2):
+                guard let seconds = number(message.arguments[1]), seconds >= 0 else { return .failure(problem) }
+                return reply(.player(.locate(seconds: Double(seconds))))
+            case (.string("loop"), 2):
+                guard let on = number(message.arguments[1]), on == 0 || on == 1 else { return .failure(problem) }
+                return reply(.player(.loop(on == 1)))
+            default: return .failure(problem)
+            }
         case ["aulos", "save"]:
             // No argument: into the rig's own file(s); a name: a new file beside it.
             switch (message.arguments.first, message.arguments.count) {
@@ -316,7 +331,8 @@ final class OSCServer: @unchecked Sendable {
                     OSCError(
                         "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
                             + "/aulos/program, /aulos/bank, /aulos/bend, /aulos/pressure, /aulos/midi, /aulos/rig, "
-                            + "/aulos/tempo, /aulos/transport, /aulos/save, /aulos/part/PART/PARAMETER)"))
+                            + "/aulos/tempo, /aulos/transport, /aulos/player, /aulos/save, /aulos/part/PART/PARAMETER)")
+                )
             }
             switch message.arguments[0] {
             case .float, .int:

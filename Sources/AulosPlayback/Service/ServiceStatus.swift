@@ -70,6 +70,19 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     /// What each channel of the active rig's parts plays now, as the instruments took it (nil from an older
     /// aulos): the panel's preset menus follow it.
     public var programs: [ChannelProgram]?
+    /// The file player, when a file is loaded (nil otherwise, and from an older aulos).
+    public var player: Player?
+
+    /// The file player: its file, whether it plays, where it is and how long the file is (seconds).
+    public struct Player: Codable, Sendable, Equatable {
+        public var file: String
+        public var state: String
+        public var position: Double
+        public var duration: Double
+        public var loop: Bool
+        /// Times the file has come round since it started looping.
+        public var passes: Int
+    }
 
     /// Part `part`'s channel `channel` (1…16) plays `program` of `bank` (CC 0 · 128 + CC 32).
     public struct ChannelProgram: Codable, Sendable, Equatable {

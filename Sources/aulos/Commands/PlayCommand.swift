@@ -29,7 +29,11 @@ struct PlayCommand: ParsableCommand {
             follows JACK's transport. On a PipeWire desktop this needs pipewire-jack (or run it under pw-jack).
             """)
 
-    @Argument(help: "A .mid file or a score; omit to play live from MIDI keyboards and other ALSA sequencer clients.")
+    @Argument(
+        help: ArgumentHelp(
+            "A .mid file or a score; omit to play live from MIDI keyboards and other ALSA sequencer clients. "
+                + "With --web, --osc, --control-socket or --service the file plays on the live instrument, in its "
+                + "file player (pause, locate, loop; docs/service.md)."))
     var file: String?
 
     @Flag(help: "Play the built-in demo piece.")
@@ -184,14 +188,13 @@ struct PlayCommand: ParsableCommand {
             throw ValidationError("--record-parts goes with --record FILE")
         }
         if force && record == nil { throw ValidationError("--force goes with --record FILE") }
-        if isLive && instrument.strict { throw ValidationError("--strict is for playing a MIDI file") }
-        if !isLive
-            && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock
-                || controlSocket != nil || osc != nil || web != nil || service)
-        {
+        if isLive && !playsFile && instrument.strict {
+            throw ValidationError("--strict is for playing a MIDI file")
+        }
+        if !isLive && (!connections.isEmpty || noAutoconnect || lowestLatency || midiHeadroom != 0 || sendClock) {
             throw ValidationError(
-                "--connect, --no-autoconnect, --lowest-latency, --midi-headroom, --send-clock, --control-socket, "
-                    + "--osc, --web and --service are for live play (no file)"
+                "--connect, --no-autoconnect, --lowest-latency, --midi-headroom and --send-clock are for live play: "
+                    + "with a file, add --web, --osc or --control-socket to play it on the live instrument"
             )
         }
         guard (0...1000).contains(midiHeadroom) else {
@@ -202,7 +205,10 @@ struct PlayCommand: ParsableCommand {
         }
     }
 
-    var isLive: Bool { file == nil && !demo }
+    /// The live instrument plays (keyboards, the control roads, the file player), rather than a file alone
+    /// to its end: without a file, or with one and a road to control it by.
+    var isLive: Bool { !playsFile || controlSocket != nil || osc != nil || web != nil || service }
+    var playsFile: Bool { file != nil || demo }
 
     /// The hash in the password file's first line (`--web-password`, or the rig's `web-password:`).
     static func webPasswordHash(in path: String?) throws -> String? {
@@ -287,6 +293,10 @@ struct PlayCommand: ParsableCommand {
                 midiInput: sequencer, placement: lowestLatency ? .lowestLatency : .constantLatency,
                 headroom: midiHeadroom / 1000, sendClock: sendClock)
             live.waitForDevices = service
+            live.playsFile = playsFile
+            // A file that cannot be read is said now, not after waiting for a device (it is read again at
+            // the granted rate).
+            if playsFile { _ = try InputFile.load(orDemo: file, sampleRate: 48_000, reading: options.midiReading) }
             // Live play serves the control socket at the default path unless told a path or `none`, so `aulos
             // status` finds a plain `aulos play` too; a default that another aulos already serves is skipped.
             switch controlSocket {

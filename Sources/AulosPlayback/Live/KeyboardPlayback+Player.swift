@@ -1,0 +1,70 @@
+import AulosCore
+import AulosMIDI
+import AulosRig
+
+/// The live session's file player (`FilePlayer`): loaded with each rig the session builds, ticked by the
+/// control loop, answering `player …` from the socket, OSC and the panel.
+///
+/// Threads: the control thread.
+extension KeyboardPlayback {
+    /// Loads the input file through `rig` at the granted rate; the first time it plays from the start at
+    /// frame 0 (the prelude is the file's timeline's start), so it sounds as its offline render does. After
+    /// a rebuild (a reload, a device restart) it goes on from where it was, playing or not.
+    func startPlayer(on rig: PlaybackRig, sampleRate: Double) throws {
+        guard options.playsFile else { return }
+        let input = try InputFile.load(orDemo: playback.input, sampleRate: sampleRate, reading: playback.midiReading)
+        if player == nil { for warning in input.warnings { observer.warning(warning) } }
+        let loaded = try FilePlayer(
+            path: playback.input ?? "demo.score", input: input, rig: rig, sampleRate: sampleRate)
+        let resume = playerResume ?? (0, true, false)
+        loaded.loops = resume.loops
+        loaded.locate(to: resume.position, at: 0, on: rig) { _, _ in }
+        if resume.playing { loaded.play(at: 0, on: rig) }
+        player = loaded
+    }
+
+    /// Before the rig is torn down: where the player is, for the next one.
+    func keepPlayerPlace(of live: LiveSession) {
+        playing = nil
+        guard let player else { return }
+        let now = live.status.statistics.framesPlayed
+        playerResume = (player.position(at: now), player.state == .playing, player.loops)
+    }
+
+    /// The graph frame a request takes effect at: past what is rendered, by a period.
+    private func requestFrame(_ live: LiveSession) -> Int64 {
+        live.status.statistics.framesPlayed + Int64(live.grant.bufferFrames) + Int64(live.grant.period)
+    }
+
+    func tickPlayer(_ live: LiveSession) {
+        guard let player else { return }
+        player.tick(rendered: live.status.statistics.framesPlayed + Int64(live.grant.bufferFrames), on: live.rig)
+        let rate = live.grant.sampleRate
+        server.player = ServiceStatus.Player(
+            file: player.path, state: player.state.rawValue,
+            position: Double(player.position(at: live.status.statistics.framesPlayed)) / rate,
+            duration: Double(player.length) / rate, loop: player.loops, passes: player.passes)
+    }
+
+    func answerPlayer(_ command: ControlRequest.PlayerCommand) -> ControlReply {
+        guard let player, let live = playing else {
+            return .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
+        }
+        let (rig, at) = (live.rig, requestFrame(live))
+        let silence: (Int, [ChannelMessage]) -> Void = { [midi] part, messages in midi.send(messages, toPart: part) }
+        switch command {
+        case .play: player.play(at: at, on: rig)
+        case .pause: player.pause(at: at, on: rig, silence: silence)
+        case .stop: player.pause(at: at, on: rig, silence: silence, rewinding: true)
+        case .locate(let seconds):
+            player.locate(to: Int64((seconds * live.grant.sampleRate).rounded()), at: at, on: rig, silence: silence)
+        case .loop(let on): player.loops = on
+        }
+        var done = ControlReply.Done()
+        done.player = player.state.rawValue
+        done.position = Double(player.position(at: at)) / live.grant.sampleRate
+        // Where the file's frame 0 lands on the graph's time line while it plays (tests place notes by it).
+        done.origin = player.state == .playing ? at - player.position(at: at) : nil
+        return .done(done)
+    }
+}
