@@ -22,7 +22,8 @@ public struct LV2PluginInfo: Sendable, Equatable {
         /// Control ports: default, minimum, maximum (nil where the plugin gives none).
         public var range: (defaultValue: Float?, minimum: Float?, maximum: Float?)
         /// Control ports' hints: `lv2:toggled`, `lv2:integer`, `lv2:enumeration` (with its scale points,
-        /// sorted by value), `pprops:logarithmic`, and the `units:unit` (its URI's fragment: "hz", "db"…).
+        /// sorted by value), `pprops:logarithmic`, `lv2:sampleRate` (its range is a fraction of the sample
+        /// rate), and the `units:unit` (its URI's fragment: "hz", "db"…).
         public var hints = Hints()
         /// An atom input that takes `time:Position` (a tempo-synced plugin follows the host's transport).
         public var followsTime = false
@@ -35,6 +36,8 @@ public struct LV2PluginInfo: Sendable, Equatable {
             public var isInteger = false
             public var isEnumeration = false
             public var isLogarithmic = false
+            /// `lv2:sampleRate`: the plugin reads the value as a fraction of the sample rate (a frequency).
+            public var isSampleRate = false
             public var scalePoints: [ScalePoint] = []
             public var unit: String?
         }
@@ -157,6 +160,7 @@ public enum LV2Catalog {
             integer: uri("http://lv2plug.in/ns/lv2core#integer"),
             enumeration: uri("http://lv2plug.in/ns/lv2core#enumeration"),
             logarithmic: uri("http://lv2plug.in/ns/ext/port-props#logarithmic"),
+            sampleRate: uri("http://lv2plug.in/ns/lv2core#sampleRate"),
             unit: uri("http://lv2plug.in/ns/extensions/units#unit"),
             reportsLatency: uri("http://lv2plug.in/ns/lv2core#reportsLatency"),
             designation: uri("http://lv2plug.in/ns/lv2core#designation"),
@@ -172,7 +176,8 @@ public enum LV2Catalog {
                 nodes.audio, nodes.control, nodes.cv, nodes.atom, nodes.input, nodes.optional, nodes.midiEvent,
                 nodes.instrument, nodes.hardRT, nodes.doapName, nodes.timePosition, nodes.toggled, nodes.integer,
                 nodes.enumeration,
-                nodes.logarithmic, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency, nodes.preset,
+                nodes.logarithmic, nodes.sampleRate, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency,
+                nodes.preset,
                 nodes.label, nodes.stateInterface, nodes.writable, nodes.range,
             ] {
                 lilv_node_free(node)
@@ -214,6 +219,7 @@ public enum LV2Catalog {
                 hints.isInteger = lilv_port_has_property(plugin, port, nodes.integer)
                 hints.isEnumeration = lilv_port_has_property(plugin, port, nodes.enumeration)
                 hints.isLogarithmic = lilv_port_has_property(plugin, port, nodes.logarithmic)
+                hints.isSampleRate = lilv_port_has_property(plugin, port, nodes.sampleRate)
                 if let unit = taking(lilv_port_get(plugin, port, nodes.unit)) {
                     hints.unit = unit.split(separator: "#").last.map(String.init)
                 }

@@ -42,6 +42,8 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     let programRequests: SPSCRing<UInt8>
     /// patch:Set messages on their way to the plugin's next run (`setProperty`).
     let propertyMessages: SPSCByteRing
+    /// The sample rate the parameters of `lv2:sampleRate` ports are reckoned in hertz at.
+    var parameterRate: Double
 
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a broken bundle, a
     /// required feature or port type Aulos does not provide). Control thread.
@@ -71,13 +73,22 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
         programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
         propertyMessages = SPSCByteRing(minimumCapacity: 1 << 16)
+        parameterRate = AudioUnit.defaultSampleRate
         // Stereo buses of port pairs (a sidechain is input bus 1, a second output pair output bus 1).
         let inputBuses = (inputs.count + 1) / 2
         super.init(
             description: info.componentDescription, name: info.name, inputs: inputBuses,
             outputs: max(1, (outputs.count + 1) / 2),
             format: .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
-            parameters: info.ports.filter { $0.kind == .control && $0.isInput }.map(Self.parameter))
+            parameters: info.ports.filter { $0.kind == .control && $0.isInput }.map {
+                Self.parameter($0, sampleRate: AudioUnit.defaultSampleRate)
+            })
+        // Hertz follow the rate the unit is given (before it is initialized), as the plugin will reckon them.
+        for property in [PropertyID.streamFormat, .sampleRate] {
+            addPropertyListener(property) { unit, _, scope, element in
+                if scope == .output && element == 0 { (unit as? LV2Unit)?.followSampleRate() }
+            }
+        }
         for bus in 0..<inputBuses {
             try set(
                 .streamFormat, StreamFormat.canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
@@ -93,14 +104,20 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     /// A control input port as a parameter: its range and default, its unit, a toggle as a switch, an
     /// enumeration whose values are 0, 1, 2… as an indexed parameter with its labels. Not smoothed: the
     /// plugin smooths its own controls (or means them to jump), and runs are split at scheduled changes.
-    static func parameter(_ port: LV2PluginInfo.Port) -> ParameterInfo {
-        let minimum = port.range.minimum ?? 0
-        let maximum = max(minimum, port.range.maximum ?? 1)
+    /// An `lv2:sampleRate` port's bounds are multiples of the sample rate (LV2 core: "any specified bounds
+    /// should be interpreted as multiples of the sample rate", as LADSPA's hint was): its range is that
+    /// times `sampleRate`, in hertz; its value is hertz as it is, to the plugin as to a rig (swh's code
+    /// computes its filters from fc and fs), and so is its default (swh's and fomp's 440).
+    public static func parameter(_ port: LV2PluginInfo.Port, sampleRate: Double) -> ParameterInfo {
         let hints = port.hints
+        let scale = hints.isSampleRate ? Float(sampleRate) : 1
+        let minimum = (port.range.minimum ?? 0) * scale
+        let maximum = max(minimum, (port.range.maximum ?? 1) * scale)
+        let defaultValue = port.range.defaultValue ?? minimum
         let labels = hints.scalePoints
         let indexed = hints.isEnumeration && !labels.isEmpty && labels.enumerated().allSatisfy { Float($0) == $1.value }
         let measured: ParameterUnit =
-            switch hints.unit {
+            switch hints.isSampleRate ? "hz" : hints.unit {
             case "hz": .hertz
             case "db": .decibels
             case "s": .seconds
@@ -113,7 +130,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let unit: ParameterUnit = hints.isToggle ? .boolean : indexed ? .indexed : measured
         var info = ParameterInfo(
             id: ParameterID(UInt32(port.index)), name: port.name, unit: unit, range: minimum...maximum,
-            defaultValue: min(maximum, max(minimum, port.range.defaultValue ?? minimum)), isSmoothed: false,
+            defaultValue: min(maximum, max(minimum, defaultValue)), isSmoothed: false,
             valueNames: indexed ? labels.map(\.label) : [])
         info.isLogarithmic = hints.isLogarithmic
         return info

@@ -77,7 +77,12 @@ struct UnitsCommand: ParsableCommand {
                 var line = "  port \(port.index) \(port.isInput ? "in " : "out") \(port.kind.rawValue)"
                 if port.carriesMIDI { line += " (MIDI)" }
                 line += " \(port.symbol) \"\(port.name)\""
-                if port.kind == .control, let minimum = port.range.minimum, let maximum = port.range.maximum {
+                if port.kind == .control && port.hints.isSampleRate {
+                    // Bounds written as multiples of the sample rate: shown in hertz, as rigs write the value.
+                    let info = LV2Unit.parameter(port, sampleRate: AudioUnit.defaultSampleRate)
+                    line += " \(info.minValue.clean)…\(info.maxValue.clean) Hz default \(info.defaultValue.clean)"
+                    line += " (bounds × the sample rate: at 48 kHz)"
+                } else if port.kind == .control, let minimum = port.range.minimum, let maximum = port.range.maximum {
                     line += " \(minimum.clean)…\(maximum.clean)"
                     if let value = port.range.defaultValue { line += " default \(value.clean)" }
                 }
