@@ -62,6 +62,9 @@ struct LV2Kernel {
     let timePosition: LV2TimePosition?
     /// patch:Set messages from the control thread (plugin properties), each an atom ready to send.
     let propertyMessages: SPSCByteRing
+    /// A MIDI effect's destination: the event list of what plays after it (the next MIDI effect, or the
+    /// part's instrument), which gets every MIDI event the plugin writes on its atom outputs, at its frame.
+    let midiOutput: MIDIEventList?
 
     init(
         instances: UnsafeMutablePointer<LV2InstanceSlot>, parameters: ParameterKernel, events: MIDIEventList,
@@ -69,8 +72,9 @@ struct LV2Kernel {
         audioOutputs: [Int], maximumFrames: Int, pullList: UnsafeMutablePointer<AudioBufferList>,
         sequenceType: UInt32, chunkType: UInt32, midiType: UInt32, controlInputs: [Int],
         programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>,
-        timePosition: LV2TimePosition?, propertyMessages: SPSCByteRing
+        timePosition: LV2TimePosition?, propertyMessages: SPSCByteRing, midiOutput: MIDIEventList?
     ) {
+        self.midiOutput = midiOutput
         self.timePosition = timePosition
         self.propertyMessages = propertyMessages
         self.programsSelectPresets = programsSelectPresets
@@ -269,7 +273,7 @@ struct LV2Kernel {
     func runSlice(frameCount: Int, sampleTime: Int64, io: UnsafeMutablePointer<AudioBufferList>?) {
         timePosition?.update(sampleTime: sampleTime, frameCount: frameCount)
         parameters.beginSlice()
-        events.beginSlice()
+        events.beginSlice(frameCount: frameCount)
         var start = 0
         while start < frameCount {
             parameters.applyEvents(dueAt: start)
@@ -277,10 +281,50 @@ struct LV2Kernel {
             for slot in 0..<controlInputCount { controlValues[controlInputs[slot]] = parameters.value(slot) }
             writeMIDISequence(from: start, to: end)
             run(from: start, frames: end - start, io: io)
+            if let midiOutput { forwardMIDI(from: start, into: midiOutput) }
             start = end
         }
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
+    }
+
+    /// A MIDI effect's slice (`MIDIEventFeed`): run from the instrument's event list as it begins its slice,
+    /// after every source has delivered into this plugin's list; what it writes goes on into that list.
+    static let feedMIDI: MIDIEventFeed.Function = { state, frameCount in
+        guard let state else { return }
+        let kernel = state.assumingMemoryBound(to: LV2Kernel.self)
+        kernel.pointee.instances.pointee.adoptPending()
+        kernel.pointee.runSlice(frameCount: frameCount, sampleTime: 0, io: nil)
+    }
+
+    /// The MIDI channel messages of the run that began at frame `start`, read from the plugin's atom
+    /// outputs (sequences of frame-stamped events), inserted into `list` at their frames. Anything else a
+    /// plugin writes there (a patch message, sysex) is not for the instrument.
+    @_noAllocation @_noLocks
+    func forwardMIDI(from start: Int, into list: MIDIEventList) {
+        for index in 0..<atomOutputCount {
+            let buffer = UnsafeRawPointer(atomOutputs + index * Self.atomCapacity)
+            let size = Int(buffer.load(as: UInt32.self))
+            guard buffer.load(fromByteOffset: 4, as: UInt32.self) == sequenceType, size <= Self.atomCapacity - 8
+            else { continue }
+            // Events follow the sequence body's 8-byte header, each padded to 8 bytes.
+            var offset = 16
+            while offset + 16 <= 8 + size {
+                let frames = buffer.load(fromByteOffset: offset, as: Int64.self)
+                let length = Int(buffer.load(fromByteOffset: offset + 8, as: UInt32.self))
+                let type = buffer.load(fromByteOffset: offset + 12, as: UInt32.self)
+                guard offset + 16 + length <= 8 + size else { break }
+                let status = length >= 1 ? buffer.load(fromByteOffset: offset + 16, as: UInt8.self) : 0
+                if type == midiType && length <= 3 && status >= 0x80 && status < 0xF0 {
+                    let data1 = length >= 2 ? buffer.load(fromByteOffset: offset + 17, as: UInt8.self) : 0
+                    let data2 = length >= 3 ? buffer.load(fromByteOffset: offset + 18, as: UInt8.self) : 0
+                    let frame = start + Int(max(0, min(frames, Int64(maximumFrames))))
+                    list.insert(
+                        MIDIEvent(offset: UInt32(frame), status: status, data1: data1 & 0x7F, data2: data2 & 0x7F))
+                }
+                offset += 16 + (length + 7) & ~7
+            }
+        }
     }
 
     /// One `run()` of `frames` frames from frame `start` of the slice: atom outputs given room, audio

@@ -42,6 +42,8 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     let programRequests: SPSCRing<UInt8>
     /// patch:Set messages on their way to the plugin's next run (`setProperty`).
     let propertyMessages: SPSCByteRing
+    /// As a MIDI effect: the input of what it plays into (`playMIDI(into:)`).
+    private(set) var midiOutput: MIDIEventQueue?
     /// The sample rate the parameters of `lv2:sampleRate` ports are reckoned in hertz at.
     var parameterRate: Double
 
@@ -183,17 +185,38 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             sequenceType: map.map(LV2URI.atomSequence), chunkType: map.map(LV2URI.atomChunk),
             midiType: map.map(LV2URI.midiEvent),
             controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
-            programsSelectPresets: !plugin.presets.isEmpty, programRequests: programRequests,
+            // A MIDI effect passes program changes on to the instrument it plays.
+            programsSelectPresets: !plugin.presets.isEmpty && midiOutput == nil, programRequests: programRequests,
             timePosition: plugin.ports.contains(where: \.followsTime)
                 ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil,
-            propertyMessages: propertyMessages)
+            propertyMessages: propertyMessages, midiOutput: midiOutput?.list)
         lilv_instance_activate(first.instance)
         (self.instances, renderSide, controlValues) = (instances, kernel, kernel.controlValues)
-        return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
+        let made = UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
             instances.freeAll()
             kernel.deallocate()
         }
+        // A MIDI effect runs when what it plays into begins its slice.
+        midiOutput?.setFeed(MIDIEventFeed(function: LV2Kernel.feedMIDI, context: made.state))
+        return made
     }
+
+    /// Makes this plugin a MIDI effect playing into `destination` (the next MIDI effect's or the
+    /// instrument's input): it runs as that begins each slice, and the MIDI it writes lands there at its
+    /// frames. Set before initialize (control thread).
+    public func playMIDI(into destination: MIDIEventQueue) throws(AudioUnitError) {
+        guard !isInitialized else {
+            throw AudioUnitError(.initialized, "\(name): a MIDI effect's destination is set before it is initialized")
+        }
+        guard plugin.ports.contains(where: { $0.carriesMIDI && !$0.isInput }) else {
+            throw AudioUnitError(.invalidPropertyValue, "\(name) has no MIDI output, so it cannot be a MIDI effect")
+        }
+        midiOutput = destination
+    }
+
+    /// Whether the plugin takes MIDI (an atom input carrying MIDI events): an insert effect that does hears
+    /// its part's MIDI.
+    public var takesMIDI: Bool { plugin.ports.contains { $0.carriesMIDI && $0.isInput } }
 
     /// A new instance at the unit's rate and slice size with its own features (and worker), `state`
     /// given to it if any, its worker started. Not connected or activated. Control thread.
@@ -283,6 +306,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     }
 
     public override func willUninitialize() throws(AudioUnitError) {
+        midiOutput?.setFeed(nil)
         (instances, renderSide, controlValues) = (nil, nil, nil)
     }
 }

@@ -61,6 +61,23 @@ public enum EffectKind: Hashable, Sendable {
             return unit
         }
     }
+
+    /// A fresh LV2 MIDI effect of this kind (control thread): what a part's `midi-effects` builds. Anything
+    /// but an installed plugin with MIDI in and out and no audio is an error saying where it goes instead.
+    public func makeMIDIEffect() throws(RigError) -> LV2Unit {
+        guard case .lv2(let uri) = self else {
+            throw RigError("\(name) is an audio effect: it goes in effects:, midi-effects: takes LV2 MIDI effects")
+        }
+        let unit: LV2Unit
+        do { unit = try LV2Unit(uri: uri) } catch { throw RigError(error.detail) }
+        guard unit.componentDescription.type == .musicEffect else {
+            let place = unit.componentDescription.type == .musicDevice ? "instrument:" : "effects:"
+            throw RigError(
+                "\(unit.name) is not a MIDI effect (MIDI in and out, no audio; aulos units --matching 'aumf' "
+                    + "lists them): it goes in \(place)")
+        }
+        return unit
+    }
 }
 
 /// An effect in a rig: its unit, a factory preset, then parameter values by name (`decay-time: 2.5`).

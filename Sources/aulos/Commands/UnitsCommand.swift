@@ -68,7 +68,8 @@ struct UnitsCommand: ParsableCommand {
         let hostable = plugins.filter { $0.missingFeatures.isEmpty && $0.unsupportedPorts.isEmpty }.count
         print(
             "\(plugins.count) LV2 plugin\(plugins.count == 1 ? "" : "s") found; Aulos can host \(hostable) "
-                + "(as instruments: --instrument lv2:URI, a rig part's instrument: lv2:URI; as effects in rig chains).")
+                + "(as instruments: --instrument lv2:URI, a rig part's instrument: lv2:URI; as effects in rig chains; "
+                + "MIDI effects, aumf, in a part's midi-effects: before its instrument).")
         for plugin in plugins {
             let d = plugin.componentDescription
             print("\n\(d.type) \(d.subtype) \(d.manufacturer)  \(plugin.name)  <\(plugin.uri)>")
