@@ -39,7 +39,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     /// The preset selected last (by number), and the program changes the render thread passes up.
     var selectedPreset: Preset?
     /// (Made once every check has passed: an init that throws earlier leaves nothing to free.)
-    let programRequests: SPSCRing<UInt8>
+    let programRequests: SPSCRing<UInt32>
     /// patch:Set messages on their way to the plugin's next run (`setProperty`).
     let propertyMessages: SPSCByteRing
     /// As a MIDI effect: the input of what it plays into (`playMIDI(into:)`).
@@ -70,10 +70,16 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
                 "\(info.name): port \(port.index) '\(port.symbol)' is \(port.kind.rawValue), which Aulos cannot connect"
             )
         }
+        if info.atomBufferSize > LV2PluginInfo.maximumAtomBufferSize {
+            throw AudioUnitError(
+                .failedInitialization,
+                "\(info.name) asks for \(info.atomBufferSize)-byte atom buffers (rsz:minimumSize); Aulos gives at most "
+                    + "\(LV2PluginInfo.maximumAtomBufferSize) (1 MiB)")
+        }
         let inputs = info.ports.filter { $0.kind == .audio && $0.isInput }.map(\.index)
         let outputs = info.ports.filter { $0.kind == .audio && !$0.isInput }.map(\.index)
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
-        programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
+        programRequests = SPSCRing<UInt32>(minimumCapacity: 64)
         propertyMessages = SPSCByteRing(minimumCapacity: 1 << 16)
         parameterRate = AudioUnit.defaultSampleRate
         // Stereo buses of port pairs (a sidechain is input bus 1, a second output pair output bus 1).
@@ -189,7 +195,8 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             programsSelectPresets: !plugin.presets.isEmpty && midiOutput == nil, programRequests: programRequests,
             timePosition: plugin.ports.contains(where: \.followsTime)
                 ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil,
-            propertyMessages: propertyMessages, midiOutput: midiOutput?.list)
+            propertyMessages: propertyMessages, midiOutput: midiOutput?.list, atomCapacity: plugin.atomBufferSize,
+            atomOutputCapacity: plugin.atomOutputSize)
         lilv_instance_activate(first.instance)
         (self.instances, renderSide, controlValues) = (instances, kernel, kernel.controlValues)
         let made = UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
@@ -224,7 +231,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let rate = outputFormat(0).sampleRate
         let features = LV2InstanceFeatures(
             pluginName: plugin.name, sampleRate: rate, maximumFrames: Int(maximumFramesPerSlice),
-            sequenceSize: LV2Kernel.atomCapacity,
+            sequenceSize: plugin.atomBufferSize,
             directory: world.stateDirectory + "/" + plugin.componentDescription.subtype.description)
         let instance: UnsafeMutablePointer<LilvInstance>
         do {
@@ -284,7 +291,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let property = try self.property(named: name)
         let message = LV2PropertyMessage.patchSet(
             property: LV2URIDMap.shared.map(property.uri), value: value, map: LV2URIDMap.shared)
-        guard message.count + 8 <= LV2Kernel.atomCapacity - LV2Kernel.midiRoom - 16 else {
+        guard message.count + 8 <= plugin.atomBufferSize - LV2Kernel.midiRoom - 16 else {
             throw AudioUnitError(.invalidPropertyValue, "\(self.name) \(property.label): the value is too long")
         }
         guard message.withUnsafeBytes({ propertyMessages.write($0.baseAddress, size: $0.count) }) else {

@@ -115,8 +115,16 @@ struct PresetsCommand: ParsableCommand {
         do { plugin = try LV2Unit(uri: uri) } catch { throw ValidationError(error.detail) }
         print("\(plugin.name) <\(uri)>, \(plugin.componentDescription)")
         let presets = plugin.factoryPresets
-        print("Presets (program: name; a program change selects one)\(presets.isEmpty ? ": none" : ":")")
-        for preset in presets { print("  \(preset.number): \(preset.name)") }
+        // Past 128, by bank (CC 0 × 128 + CC 32, sent before the program change) and program.
+        let banked = presets.count > 128
+        print(
+            "Presets (\(banked ? "bank and " : "")program: name; "
+                + "\(banked ? "bank select and a program change select" : "a program change selects") "
+                + "one)\(presets.isEmpty ? ": none" : ":")")
+        for preset in presets {
+            let (bank, program) = LV2Unit.bankAndProgram(preset.number)
+            print("  \(bank == 0 ? "" : "bank \(bank) ")\(program): \(preset.name)")
+        }
         if !plugin.plugin.properties.isEmpty {
             print("Properties (set by message; a rig part's properties:):")
             for property in plugin.plugin.properties {
