@@ -14,8 +14,7 @@ extension LV2Unit {
         let scaled = plugin.ports.filter { $0.kind == .control && $0.isInput && $0.hints.isSampleRate }
         guard !scaled.isEmpty else { return }
         let values = scaled.map { (try? getParameter(ParameterID(UInt32($0.index)))) ?? 0 }
-        rebuildParameters(
-            plugin.ports.filter { $0.kind == .control && $0.isInput }.map { Self.parameter($0, sampleRate: rate) })
+        rebuildParameters(Self.parameters(of: plugin, sampleRate: rate))
         for (port, value) in zip(scaled, values) {
             guard let info = try? parameterInfo(ParameterID(UInt32(port.index))) else { continue }
             try? setParameter(info.id, value: min(info.maxValue, max(info.minValue, value)))

@@ -88,9 +88,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             description: info.componentDescription, name: info.name, inputs: inputBuses,
             outputs: max(1, (outputs.count + 1) / 2),
             format: .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
-            parameters: info.ports.filter { $0.kind == .control && $0.isInput }.map {
-                Self.parameter($0, sampleRate: AudioUnit.defaultSampleRate)
-            })
+            parameters: Self.parameters(of: info, sampleRate: AudioUnit.defaultSampleRate))
         // Hertz follow the rate the unit is given (before it is initialized), as the plugin will reckon them.
         for property in [PropertyID.streamFormat, .sampleRate] {
             addPropertyListener(property) { unit, _, scope, element in
@@ -107,6 +105,39 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     deinit {
         programRequests.deallocate()
         propertyMessages.deallocate()
+    }
+
+    /// The plugin's control inputs as parameters. Labels two ports share (upstream's: 23 plugins have
+    /// some, x42's and Calf's stereo pairs among them) are made unambiguous with the symbol beside them
+    /// ("Gain (gain_l)"); a rig names such a port by its symbol (`ambiguousLabels`).
+    static func parameters(of info: LV2PluginInfo, sampleRate: Double) -> [ParameterInfo] {
+        let ambiguous = Set(ambiguousLabels(of: info).map(\.name))
+        return info.ports.filter { $0.kind == .control && $0.isInput }.map { port in
+            var parameter = parameter(port, sampleRate: sampleRate)
+            if ambiguous.contains(comparable(port.name)) { parameter.name = "\(port.name) (\(port.symbol))" }
+            return parameter
+        }
+    }
+
+    /// Names more than one control input's label reads as (compared as rigs compare names, `comparable`:
+    /// "Inner stiffness 1 +" and "… 1 -" are one), each with those ports, in port order.
+    public var ambiguousLabels: [(name: String, ports: [LV2PluginInfo.Port])] { Self.ambiguousLabels(of: plugin) }
+
+    static func ambiguousLabels(of info: LV2PluginInfo) -> [(name: String, ports: [LV2PluginInfo.Port])] {
+        var byName: [String: [LV2PluginInfo.Port]] = [:]
+        var order: [String] = []
+        for port in info.ports where port.kind == .control && port.isInput {
+            let name = comparable(port.name)
+            if byName[name] == nil { order.append(name) }
+            byName[name, default: []].append(port)
+        }
+        return order.compactMap { name in byName[name]!.count > 1 ? (name, byName[name]!) : nil }
+    }
+
+    /// A label as rigs compare names: its letters and digits, in lower case ("Frequency [Hz]" and
+    /// "frequency-hz" are one).
+    public static func comparable(_ label: some StringProtocol) -> String {
+        String(label.lowercased().filter { $0.isLetter || $0.isNumber })
     }
 
     /// A control input port as a parameter: its range and default, its unit, a toggle as a switch, an

@@ -133,6 +133,11 @@ struct PresetsCommand: ParsableCommand {
             }
         }
         print("Parameters (name in rigs, port symbol, range, default):")
+        for (_, ports) in plugin.ambiguousLabels {
+            print(
+                "warning: " + ports.map { "'\($0.name)' (\($0.symbol))" }.joined(separator: " and ")
+                    + " read alike in a rig: each is listed with its symbol beside it; a rig names one by its symbol")
+        }
         for port in plugin.plugin.ports where port.kind == .control && port.isInput {
             let info = try plugin.parameterInfo(ParameterID(UInt32(port.index)))
             let range =

@@ -57,9 +57,17 @@ struct UnitsCommand: ParsableCommand {
                 "\(d.type) \(d.subtype) \(d.manufacturer)  \(found.versionString.padding(to: 8)) \(found.name)" + alias)
             component = registry.findNext(after: found, matching: pattern)
         }
+        // LV2 plugins by what a musician knows them by: name, who made them, and what a rig writes. Their
+        // subtype and manufacturer codes are hashes of the URI and project (stable, unique, meaningless to
+        // read): `--lv2` shows them, and --matching still filters by them.
+        if !plugins.isEmpty {
+            print("\nLV2 plugins (TYPE, name, project; a rig names one as lv2:URI; aulos units --lv2 for more):")
+        }
         for plugin in plugins {
-            let d = plugin.componentDescription
-            print("\(d.type) \(d.subtype) \(d.manufacturer)  \("LV2".padding(to: 8)) \(plugin.name)  <\(plugin.uri)>")
+            let project = plugin.project.map { "(\($0))" } ?? ""
+            print(
+                "\(plugin.componentDescription.type)  \(plugin.name.padding(to: 32)) \(project.padding(to: 24)) "
+                    + "lv2:\(plugin.uri)")
         }
     }
 
