@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every installed LV2 plugin through `aulos render`, each in its own process (a plugin that crashes takes
-only its own render down): instruments and MIDI plugins as a part playing a short score, effects as the
-master effect of a rig playing it. Prints one line per plugin that fails and a summary; exits non-zero if
+only its own render down): instruments as a part playing a short score, MIDI effects (aumf) before the
+synth in a part's midi-effects, effects as the master effect of a rig playing it. Prints one line per plugin that fails and a summary; exits non-zero if
 any plugin Aulos says it can host fails to render.
 
     scripts/lv2-sweep.py [path/to/aulos]        (make lv2-sweep)
@@ -39,6 +39,10 @@ with tempfile.TemporaryDirectory() as folder:
             if kind == "aufx" and has_audio_in:
                 file.write("name: sweep\nparts:\n  - instrument: synth\n    channels: [1]\n"
                            f"output:\n  effects:\n    - unit: \"lv2:{uri}\"\n")
+            elif kind == "aumf":
+                # A MIDI effect plays into an instrument: before the synth, in the part's midi-effects.
+                file.write("name: sweep\nparts:\n  - instrument: synth\n    channels: [1]\n"
+                           f"    midi-effects:\n      - unit: \"lv2:{uri}\"\n")
             else:
                 file.write(f"name: sweep\nparts:\n  - instrument: \"lv2:{uri}\"\n    channels: [1]\n")
         try:

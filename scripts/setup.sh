@@ -27,6 +27,9 @@ if [ "${1:-}" = "--tests" ]; then
     lv2-examples         # the LV2 specification's example plugins (eg-amp, eg-sampler, eg-params, ...)
     dragonfly-reverb-lv2 # Dragonfly's reverbs: options and the worker; the LV2 hosting benchmark's plate
     x42-plugins          # 116 more plugins (sidechains, multi-channel meters) for the hosting sweep
+    swh-lv2              # Steve Harris's plugins: lv2:sampleRate ports (Single band parametric's fc in Hz)
+    fomp                 # Fons's filters and oscillators: more lv2:sampleRate ports, defaults in Hz
+    zynaddsubfx-lv2      # ZynAddSubFX: 1,150 presets (bank select past 128), a big state to its UI port
     jackd2               # a real JACK server (jackd -d dummy) for the JACK driver's tests, and jack_bufsize
     gcc                  # builds the JACK tests' C client (scripts/jack/jack-probe.c)
     pipewire             # a headless PipeWire (scripts/jack/pipewire-null.conf) for the JACK driver through it

@@ -455,7 +455,7 @@ struct FluidSamplerKernel {
         left.update(repeating: 0, count: frameCount)
         right.update(repeating: 0, count: frameCount)
         sends?.beginSlice()
-        events.beginSlice()
+        events.beginSlice(frameCount: frameCount)
         parameters.beginSlice()
         parameters.applyEvents(dueAt: frameCount)
         guard let raw = exchange.acquire() else {

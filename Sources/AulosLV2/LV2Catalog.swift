@@ -22,19 +22,24 @@ public struct LV2PluginInfo: Sendable, Equatable {
         /// Control ports: default, minimum, maximum (nil where the plugin gives none).
         public var range: (defaultValue: Float?, minimum: Float?, maximum: Float?)
         /// Control ports' hints: `lv2:toggled`, `lv2:integer`, `lv2:enumeration` (with its scale points,
-        /// sorted by value), `pprops:logarithmic`, and the `units:unit` (its URI's fragment: "hz", "db"…).
+        /// sorted by value), `pprops:logarithmic`, `lv2:sampleRate` (its range is a fraction of the sample
+        /// rate), and the `units:unit` (its URI's fragment: "hz", "db"…).
         public var hints = Hints()
         /// An atom input that takes `time:Position` (a tempo-synced plugin follows the host's transport).
         public var followsTime = false
         /// A control output that reports the plugin's latency in frames (`lv2:reportsLatency`, or the
         /// `lv2:latency` designation).
         public var reportsLatency = false
+        /// An atom port's `rsz:minimumSize`: the bytes its buffer must hold at least.
+        public var minimumSize: Int?
 
         public struct Hints: Sendable, Equatable {
             public var isToggle = false
             public var isInteger = false
             public var isEnumeration = false
             public var isLogarithmic = false
+            /// `lv2:sampleRate`: the plugin reads the value as a fraction of the sample rate (a frequency).
+            public var isSampleRate = false
             public var scalePoints: [ScalePoint] = []
             public var unit: String?
         }
@@ -48,7 +53,7 @@ public struct LV2PluginInfo: Sendable, Equatable {
                 && a.isInput == b.isInput && a.isOptional == b.isOptional && a.carriesMIDI == b.carriesMIDI
                 && a.range.defaultValue == b.range.defaultValue && a.range.minimum == b.range.minimum
                 && a.range.maximum == b.range.maximum && a.hints == b.hints && a.reportsLatency == b.reportsLatency
-                && a.followsTime == b.followsTime
+                && a.followsTime == b.followsTime && a.minimumSize == b.minimumSize
         }
     }
 
@@ -84,6 +89,25 @@ public struct LV2PluginInfo: Sendable, Equatable {
     /// state may be restored while it runs (`state:threadSafeRestore`).
     public var hasStateInterface = false
     public var restoresStateWhileRunning = false
+
+    /// The bytes of each of its atom buffers (the MIDI sequence in, each atom output): 8 KiB (about 340
+    /// MIDI events a run), or the most any of its atom ports asks for (`rsz:minimumSize`: fil4's 64 KiB,
+    /// a meter's 128 KiB), up to `maximumAtomBufferSize`.
+    public var atomBufferSize: Int {
+        max(8192, ports.compactMap(\.minimumSize).max() ?? 0)
+    }
+    /// What Aulos gives an atom buffer at most: a plugin asking more is refused (the largest installed
+    /// here asks 131,680 bytes).
+    public static let maximumAtomBufferSize = 1 << 20
+
+    /// The bytes of each atom output: `atomBufferSize`, but 512 KiB for a plugin that keeps state of its
+    /// own. Such a plugin may send its state out to a UI (every DPF plugin does: ZynAddSubFX's is up to
+    /// 392 KB of XML, and it declares 2,048 bytes), and with too little room it says "out of space" on
+    /// every run and tries again.
+    public var atomOutputSize: Int {
+        hasStateInterface ? max(atomBufferSize, Self.statefulOutputSize) : atomBufferSize
+    }
+    static let statefulOutputSize = 1 << 19
 
     /// The required features Aulos's LV2 host does not provide: empty when it can host the plugin.
     public var missingFeatures: [String] { requiredFeatures.filter { !LV2Catalog.providedFeatures.contains($0) } }
@@ -157,6 +181,7 @@ public enum LV2Catalog {
             integer: uri("http://lv2plug.in/ns/lv2core#integer"),
             enumeration: uri("http://lv2plug.in/ns/lv2core#enumeration"),
             logarithmic: uri("http://lv2plug.in/ns/ext/port-props#logarithmic"),
+            sampleRate: uri("http://lv2plug.in/ns/lv2core#sampleRate"),
             unit: uri("http://lv2plug.in/ns/extensions/units#unit"),
             reportsLatency: uri("http://lv2plug.in/ns/lv2core#reportsLatency"),
             designation: uri("http://lv2plug.in/ns/lv2core#designation"),
@@ -165,15 +190,17 @@ public enum LV2Catalog {
             label: uri(LV2URI.rdfsLabel),
             stateInterface: uri(LV2URI.stateInterface),
             writable: uri("http://lv2plug.in/ns/ext/patch#writable"),
-            range: uri("http://www.w3.org/2000/01/rdf-schema#range")
+            range: uri("http://www.w3.org/2000/01/rdf-schema#range"),
+            minimumSize: uri("http://lv2plug.in/ns/ext/resize-port#minimumSize")
         )
         defer {
             for node in [
                 nodes.audio, nodes.control, nodes.cv, nodes.atom, nodes.input, nodes.optional, nodes.midiEvent,
                 nodes.instrument, nodes.hardRT, nodes.doapName, nodes.timePosition, nodes.toggled, nodes.integer,
                 nodes.enumeration,
-                nodes.logarithmic, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency, nodes.preset,
-                nodes.label, nodes.stateInterface, nodes.writable, nodes.range,
+                nodes.logarithmic, nodes.sampleRate, nodes.unit, nodes.reportsLatency, nodes.designation, nodes.latency,
+                nodes.preset,
+                nodes.label, nodes.stateInterface, nodes.writable, nodes.range, nodes.minimumSize,
             ] {
                 lilv_node_free(node)
             }
@@ -214,12 +241,15 @@ public enum LV2Catalog {
                 hints.isInteger = lilv_port_has_property(plugin, port, nodes.integer)
                 hints.isEnumeration = lilv_port_has_property(plugin, port, nodes.enumeration)
                 hints.isLogarithmic = lilv_port_has_property(plugin, port, nodes.logarithmic)
+                hints.isSampleRate = lilv_port_has_property(plugin, port, nodes.sampleRate)
                 if let unit = taking(lilv_port_get(plugin, port, nodes.unit)) {
                     hints.unit = unit.split(separator: "#").last.map(String.init)
                 }
                 hints.scalePoints = scalePoints(plugin, port)
             }
             let designation = forListing ? nil : taking(lilv_port_get(plugin, port, nodes.designation))
+            let minimumSize =
+                kind == .atom ? taking(lilv_port_get(plugin, port, nodes.minimumSize)).flatMap { Int($0) } : nil
             ports.append(
                 LV2PluginInfo.Port(
                     index: Int(index), symbol: string(lilv_port_get_symbol(plugin, port)) ?? "",
@@ -232,7 +262,8 @@ public enum LV2Catalog {
                         && lilv_port_supports_event(plugin, port, nodes.timePosition),
                     reportsLatency: kind == .control && !lilv_port_is_a(plugin, port, nodes.input)
                         && (lilv_port_has_property(plugin, port, nodes.reportsLatency)
-                            || designation == "http://lv2plug.in/ns/lv2core#latency")
+                            || designation == "http://lv2plug.in/ns/lv2core#latency"),
+                    minimumSize: minimumSize
                 ))
         }
         let className = string(lilv_plugin_class_get_uri(lilv_plugin_get_class(plugin))) ?? ""
@@ -248,7 +279,7 @@ public enum LV2Catalog {
                 lilv_world_load_resource(world, node)
                 let label = taking(lilv_world_get(world, node, nodes.label, nil))
                 lilv_node_free(node)
-                presets.append(.init(uri: presetURI, label: label ?? presetURI))
+                presets.append(.init(uri: presetURI, label: Self.presetLabel(label, uri: presetURI)))
             }
         }
         presets.sort { ($0.label.lowercased(), $0.uri) < ($1.label.lowercased(), $1.uri) }
@@ -304,6 +335,15 @@ public enum LV2Catalog {
             hash /= 36
         }
         return FourCharCode(string: characters)!
+    }
+
+    /// A preset's label as a person reads it: its `rdfs:label`; without one (or an empty one, as
+    /// ZynAddSubFX's default program has), the last part of its URI ("preset001" of
+    /// http://zynaddsubfx.sourceforge.net#preset001).
+    static func presetLabel(_ label: String?, uri: String) -> String {
+        if let label, !label.trimmingPrefix(" ").isEmpty { return label }
+        let tail = uri.split(whereSeparator: { $0 == "#" || $0 == "/" || $0 == ":" }).last.map(String.init)
+        return tail ?? uri
     }
 
     /// The host part of a URI ("lv2plug.in" of http://lv2plug.in/plugins/eg-amp).

@@ -30,7 +30,10 @@ struct LV2Kernel {
     let atomOutputs: UnsafeMutableRawPointer
     let atomOutputPorts: UnsafeMutablePointer<Int>
     let atomOutputCount: Int
-    static var atomCapacity: Int { 8192 }
+    /// Bytes of the atom input (`LV2PluginInfo.atomBufferSize`: 8 KiB, or what the plugin's ports ask) and
+    /// of each atom output (`atomOutputSize`).
+    let atomCapacity: Int
+    let atomOutputCapacity: Int
     /// Room kept for MIDI when property messages are written first.
     static var midiRoom: Int { 2048 }
     /// Audio ports (inputs, then outputs, by port index) and their buffers, `maximumFrames` each, in the
@@ -55,26 +58,36 @@ struct LV2Kernel {
     let fixedPorts:
         (control: UnsafeMutablePointer<Int>, controlCount: Int, atomIn: UnsafeMutablePointer<Int>, atomInCount: Int)
     /// Whether program changes select the plugin's presets (it has some) rather than reaching it, and the
-    /// ring that carries them to the control thread.
+    /// ring that carries them to the control thread: preset number bank × 128 + program, where the bank is
+    /// each channel's last bank select, CC 0 × 128 + CC 32 (kept here: `banks`, one per channel).
     let programsSelectPresets: Bool
-    let programRequests: SPSCRing<UInt8>
+    let programRequests: SPSCRing<UInt32>
+    let banks: UnsafeMutablePointer<UInt32>
     /// The host's transport as time:Position, for a plugin that takes it and a host that gives it.
     let timePosition: LV2TimePosition?
     /// patch:Set messages from the control thread (plugin properties), each an atom ready to send.
     let propertyMessages: SPSCByteRing
+    /// A MIDI effect's destination: the event list of what plays after it (the next MIDI effect, or the
+    /// part's instrument), which gets every MIDI event the plugin writes on its atom outputs, at its frame.
+    let midiOutput: MIDIEventList?
 
     init(
         instances: UnsafeMutablePointer<LV2InstanceSlot>, parameters: ParameterKernel, events: MIDIEventList,
         controlPorts: [Int], portCount: Int, atomInputs: [Int], atomOutputs: [Int], audioInputs: [Int],
         audioOutputs: [Int], maximumFrames: Int, pullList: UnsafeMutablePointer<AudioBufferList>,
         sequenceType: UInt32, chunkType: UInt32, midiType: UInt32, controlInputs: [Int],
-        programsSelectPresets: Bool, programRequests: SPSCRing<UInt8>,
-        timePosition: LV2TimePosition?, propertyMessages: SPSCByteRing
+        programsSelectPresets: Bool, programRequests: SPSCRing<UInt32>,
+        timePosition: LV2TimePosition?, propertyMessages: SPSCByteRing, midiOutput: MIDIEventList?,
+        atomCapacity: Int, atomOutputCapacity: Int
     ) {
+        (self.atomCapacity, self.atomOutputCapacity) = (atomCapacity, atomOutputCapacity)
+        self.midiOutput = midiOutput
         self.timePosition = timePosition
         self.propertyMessages = propertyMessages
         self.programsSelectPresets = programsSelectPresets
         self.programRequests = programRequests
+        banks = .allocate(capacity: 16)
+        banks.initialize(repeating: 0, count: 16)
         self.instances = instances
         self.parameters = parameters
         self.events = events
@@ -87,11 +100,11 @@ struct LV2Kernel {
         self.controlInputs = .allocate(capacity: max(1, controlInputs.count))
         self.controlInputs.initialize(from: controlInputs, count: controlInputs.count)
         controlInputCount = controlInputs.count
-        atomInput = .allocate(byteCount: Self.atomCapacity, alignment: 8)
-        atomInput.initializeMemory(as: UInt8.self, repeating: 0, count: Self.atomCapacity)
-        self.atomOutputs = .allocate(byteCount: max(1, atomOutputs.count) * Self.atomCapacity, alignment: 8)
+        atomInput = .allocate(byteCount: atomCapacity, alignment: 8)
+        atomInput.initializeMemory(as: UInt8.self, repeating: 0, count: atomCapacity)
+        self.atomOutputs = .allocate(byteCount: max(1, atomOutputs.count) * atomOutputCapacity, alignment: 8)
         self.atomOutputs.initializeMemory(
-            as: UInt8.self, repeating: 0, count: max(1, atomOutputs.count) * Self.atomCapacity)
+            as: UInt8.self, repeating: 0, count: max(1, atomOutputs.count) * atomOutputCapacity)
         atomOutputPorts = .allocate(capacity: max(1, atomOutputs.count))
         atomOutputPorts.initialize(from: atomOutputs, count: atomOutputs.count)
         atomOutputCount = atomOutputs.count
@@ -125,13 +138,14 @@ struct LV2Kernel {
         }
         for index in 0..<atomOutputCount {
             lilv_instance_connect_port(
-                instance, UInt32(atomOutputPorts[index]), atomOutputs + index * Self.atomCapacity)
+                instance, UInt32(atomOutputPorts[index]), atomOutputs + index * atomOutputCapacity)
         }
     }
 
     func deallocate() {
         controlValues.deallocate()
         controlInputs.deallocate()
+        banks.deallocate()
         atomInput.deallocate()
         atomOutputs.deallocate()
         atomOutputPorts.deallocate()
@@ -269,7 +283,7 @@ struct LV2Kernel {
     func runSlice(frameCount: Int, sampleTime: Int64, io: UnsafeMutablePointer<AudioBufferList>?) {
         timePosition?.update(sampleTime: sampleTime, frameCount: frameCount)
         parameters.beginSlice()
-        events.beginSlice()
+        events.beginSlice(frameCount: frameCount)
         var start = 0
         while start < frameCount {
             parameters.applyEvents(dueAt: start)
@@ -277,10 +291,50 @@ struct LV2Kernel {
             for slot in 0..<controlInputCount { controlValues[controlInputs[slot]] = parameters.value(slot) }
             writeMIDISequence(from: start, to: end)
             run(from: start, frames: end - start, io: io)
+            if let midiOutput { forwardMIDI(from: start, into: midiOutput) }
             start = end
         }
         events.endSlice(frameCount: frameCount)
         parameters.endSlice(frameCount: frameCount)
+    }
+
+    /// A MIDI effect's slice (`MIDIEventFeed`): run from the instrument's event list as it begins its slice,
+    /// after every source has delivered into this plugin's list; what it writes goes on into that list.
+    static let feedMIDI: MIDIEventFeed.Function = { state, frameCount in
+        guard let state else { return }
+        let kernel = state.assumingMemoryBound(to: LV2Kernel.self)
+        kernel.pointee.instances.pointee.adoptPending()
+        kernel.pointee.runSlice(frameCount: frameCount, sampleTime: 0, io: nil)
+    }
+
+    /// The MIDI channel messages of the run that began at frame `start`, read from the plugin's atom
+    /// outputs (sequences of frame-stamped events), inserted into `list` at their frames. Anything else a
+    /// plugin writes there (a patch message, sysex) is not for the instrument.
+    @_noAllocation @_noLocks
+    func forwardMIDI(from start: Int, into list: MIDIEventList) {
+        for index in 0..<atomOutputCount {
+            let buffer = UnsafeRawPointer(atomOutputs + index * atomOutputCapacity)
+            let size = Int(buffer.load(as: UInt32.self))
+            guard buffer.load(fromByteOffset: 4, as: UInt32.self) == sequenceType, size <= atomOutputCapacity - 8
+            else { continue }
+            // Events follow the sequence body's 8-byte header, each padded to 8 bytes.
+            var offset = 16
+            while offset + 16 <= 8 + size {
+                let frames = buffer.load(fromByteOffset: offset, as: Int64.self)
+                let length = Int(buffer.load(fromByteOffset: offset + 8, as: UInt32.self))
+                let type = buffer.load(fromByteOffset: offset + 12, as: UInt32.self)
+                guard offset + 16 + length <= 8 + size else { break }
+                let status = length >= 1 ? buffer.load(fromByteOffset: offset + 16, as: UInt8.self) : 0
+                if type == midiType && length <= 3 && status >= 0x80 && status < 0xF0 {
+                    let data1 = length >= 2 ? buffer.load(fromByteOffset: offset + 17, as: UInt8.self) : 0
+                    let data2 = length >= 3 ? buffer.load(fromByteOffset: offset + 18, as: UInt8.self) : 0
+                    let frame = start + Int(max(0, min(frames, Int64(maximumFrames))))
+                    list.insert(
+                        MIDIEvent(offset: UInt32(frame), status: status, data1: data1 & 0x7F, data2: data2 & 0x7F))
+                }
+                offset += 16 + (length + 7) & ~7
+            }
+        }
     }
 
     /// One `run()` of `frames` frames from frame `start` of the slice: atom outputs given room, audio
@@ -289,8 +343,8 @@ struct LV2Kernel {
     @_noAllocation @_noLocks
     func run(from start: Int, frames: Int, io: UnsafeMutablePointer<AudioBufferList>?) {
         for index in 0..<atomOutputCount {
-            let buffer = atomOutputs + index * Self.atomCapacity
-            buffer.storeBytes(of: UInt32(Self.atomCapacity - 8), as: UInt32.self)
+            let buffer = atomOutputs + index * atomOutputCapacity
+            buffer.storeBytes(of: UInt32(atomOutputCapacity - 8), as: UInt32.self)
             buffer.storeBytes(of: chunkType, toByteOffset: 4, as: UInt32.self)
         }
         let live = instances.pointee.current.pointee
@@ -319,8 +373,8 @@ struct LV2Kernel {
     /// frame-time unit and padding), then each event (frame within the run, size, type, bytes, padded to
     /// 8), after a time:Position object when the transport changed. A program change is not passed on
     /// to a plugin with presets: it goes to the control thread, which selects that preset
-    /// (`programRequests`). Events that would not fit wait for the next run... none do at 8 KiB (about
-    /// 340 events).
+    /// (`programRequests`), and so do bank selects (CC 0, CC 32), which pick the bank of 128 it is in.
+    /// Events that would not fit wait for the next run (8 KiB holds about 340).
     @_noAllocation @_noLocks
     func writeMIDISequence(from start: Int, to end: Int) {
         var offset = 16
@@ -331,18 +385,30 @@ struct LV2Kernel {
         // Then the properties the control thread set, as many as fit beside room for MIDI (the rest wait
         // for the next run).
         while start == 0, let size = propertyMessages.peekSize(),
-            offset + 8 + (size + 7) & ~7 <= Self.atomCapacity - Self.midiRoom
+            offset + 8 + (size + 7) & ~7 <= atomCapacity - Self.midiRoom
         {
             atomInput.storeBytes(of: Int64(0), toByteOffset: offset, as: Int64.self)
             _ = propertyMessages.read(into: atomInput + offset + 8, scratchSize: size)
             offset += 8 + (size + 7) & ~7
         }
-        while offset + 24 <= Self.atomCapacity, let event = events.popDue(at: end - 1) {
+        while offset + 24 <= atomCapacity, let event = events.popDue(at: end - 1) {
             // Aulos's internal events (a tuning change, 0xF4/0xF5) are not MIDI a plugin should see.
             if event.status >= 0xF0 { continue }
-            if event.status & 0xF0 == 0xC0 && programsSelectPresets {
-                _ = programRequests.push(event.data1)
-                continue
+            if programsSelectPresets {
+                let channel = Int(event.status & 0x0F)
+                if event.status & 0xF0 == 0xC0 {
+                    _ = programRequests.push(banks[channel] &* 128 &+ UInt32(event.data1))
+                    continue
+                }
+                // Bank select is the host's, as the program change is.
+                if event.status & 0xF0 == 0xB0 && event.data1 == 0 {
+                    banks[channel] = UInt32(event.data2) << 7 | banks[channel] & 0x7F
+                    continue
+                }
+                if event.status & 0xF0 == 0xB0 && event.data1 == 32 {
+                    banks[channel] = banks[channel] & ~0x7F | UInt32(event.data2)
+                    continue
+                }
             }
             let length: UInt32 = event.status & 0xE0 == 0xC0 ? 2 : 3
             atomInput.storeBytes(of: Int64(max(0, Int(event.offset) - start)), toByteOffset: offset, as: Int64.self)

@@ -39,9 +39,13 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     /// The preset selected last (by number), and the program changes the render thread passes up.
     var selectedPreset: Preset?
     /// (Made once every check has passed: an init that throws earlier leaves nothing to free.)
-    let programRequests: SPSCRing<UInt8>
+    let programRequests: SPSCRing<UInt32>
     /// patch:Set messages on their way to the plugin's next run (`setProperty`).
     let propertyMessages: SPSCByteRing
+    /// As a MIDI effect: the input of what it plays into (`playMIDI(into:)`).
+    private(set) var midiOutput: MIDIEventQueue?
+    /// The sample rate the parameters of `lv2:sampleRate` ports are reckoned in hertz at.
+    var parameterRate: Double
 
     /// The plugin with `uri`, or an error naming what stands in the way (unknown URI, a broken bundle, a
     /// required feature or port type Aulos does not provide). Control thread.
@@ -66,18 +70,31 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
                 "\(info.name): port \(port.index) '\(port.symbol)' is \(port.kind.rawValue), which Aulos cannot connect"
             )
         }
+        if info.atomBufferSize > LV2PluginInfo.maximumAtomBufferSize {
+            throw AudioUnitError(
+                .failedInitialization,
+                "\(info.name) asks for \(info.atomBufferSize)-byte atom buffers (rsz:minimumSize); Aulos gives at most "
+                    + "\(LV2PluginInfo.maximumAtomBufferSize) (1 MiB)")
+        }
         let inputs = info.ports.filter { $0.kind == .audio && $0.isInput }.map(\.index)
         let outputs = info.ports.filter { $0.kind == .audio && !$0.isInput }.map(\.index)
         (plugin, self.world, audioInputs, audioOutputs) = (info, world, inputs, outputs)
-        programRequests = SPSCRing<UInt8>(minimumCapacity: 64)
+        programRequests = SPSCRing<UInt32>(minimumCapacity: 64)
         propertyMessages = SPSCByteRing(minimumCapacity: 1 << 16)
+        parameterRate = AudioUnit.defaultSampleRate
         // Stereo buses of port pairs (a sidechain is input bus 1, a second output pair output bus 1).
         let inputBuses = (inputs.count + 1) / 2
         super.init(
             description: info.componentDescription, name: info.name, inputs: inputBuses,
             outputs: max(1, (outputs.count + 1) / 2),
             format: .canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
-            parameters: info.ports.filter { $0.kind == .control && $0.isInput }.map(Self.parameter))
+            parameters: Self.parameters(of: info, sampleRate: AudioUnit.defaultSampleRate))
+        // Hertz follow the rate the unit is given (before it is initialized), as the plugin will reckon them.
+        for property in [PropertyID.streamFormat, .sampleRate] {
+            addPropertyListener(property) { unit, _, scope, element in
+                if scope == .output && element == 0 { (unit as? LV2Unit)?.followSampleRate() }
+            }
+        }
         for bus in 0..<inputBuses {
             try set(
                 .streamFormat, StreamFormat.canonical(channels: 2, sampleRate: AudioUnit.defaultSampleRate),
@@ -90,17 +107,56 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         propertyMessages.deallocate()
     }
 
+    /// The plugin's control inputs as parameters. Labels two ports share (upstream's: 23 plugins have
+    /// some, x42's and Calf's stereo pairs among them) are made unambiguous with the symbol beside them
+    /// ("Gain (gain_l)"); a rig names such a port by its symbol (`ambiguousLabels`).
+    static func parameters(of info: LV2PluginInfo, sampleRate: Double) -> [ParameterInfo] {
+        let ambiguous = Set(ambiguousLabels(of: info).map(\.name))
+        return info.ports.filter { $0.kind == .control && $0.isInput }.map { port in
+            var parameter = parameter(port, sampleRate: sampleRate)
+            if ambiguous.contains(comparable(port.name)) { parameter.name = "\(port.name) (\(port.symbol))" }
+            return parameter
+        }
+    }
+
+    /// Names more than one control input's label reads as (compared as rigs compare names, `comparable`:
+    /// "Inner stiffness 1 +" and "… 1 -" are one), each with those ports, in port order.
+    public var ambiguousLabels: [(name: String, ports: [LV2PluginInfo.Port])] { Self.ambiguousLabels(of: plugin) }
+
+    static func ambiguousLabels(of info: LV2PluginInfo) -> [(name: String, ports: [LV2PluginInfo.Port])] {
+        var byName: [String: [LV2PluginInfo.Port]] = [:]
+        var order: [String] = []
+        for port in info.ports where port.kind == .control && port.isInput {
+            let name = comparable(port.name)
+            if byName[name] == nil { order.append(name) }
+            byName[name, default: []].append(port)
+        }
+        return order.compactMap { name in byName[name]!.count > 1 ? (name, byName[name]!) : nil }
+    }
+
+    /// A label as rigs compare names: its letters and digits, in lower case ("Frequency [Hz]" and
+    /// "frequency-hz" are one).
+    public static func comparable(_ label: some StringProtocol) -> String {
+        String(label.lowercased().filter { $0.isLetter || $0.isNumber })
+    }
+
     /// A control input port as a parameter: its range and default, its unit, a toggle as a switch, an
     /// enumeration whose values are 0, 1, 2… as an indexed parameter with its labels. Not smoothed: the
     /// plugin smooths its own controls (or means them to jump), and runs are split at scheduled changes.
-    static func parameter(_ port: LV2PluginInfo.Port) -> ParameterInfo {
-        let minimum = port.range.minimum ?? 0
-        let maximum = max(minimum, port.range.maximum ?? 1)
+    /// An `lv2:sampleRate` port's bounds are multiples of the sample rate (LV2 core: "any specified bounds
+    /// should be interpreted as multiples of the sample rate", as LADSPA's hint was): its range is that
+    /// times `sampleRate`, in hertz; its value is hertz as it is, to the plugin as to a rig (swh's code
+    /// computes its filters from fc and fs), and so is its default (swh's and fomp's 440).
+    public static func parameter(_ port: LV2PluginInfo.Port, sampleRate: Double) -> ParameterInfo {
         let hints = port.hints
+        let scale = hints.isSampleRate ? Float(sampleRate) : 1
+        let minimum = (port.range.minimum ?? 0) * scale
+        let maximum = max(minimum, (port.range.maximum ?? 1) * scale)
+        let defaultValue = port.range.defaultValue ?? minimum
         let labels = hints.scalePoints
         let indexed = hints.isEnumeration && !labels.isEmpty && labels.enumerated().allSatisfy { Float($0) == $1.value }
         let measured: ParameterUnit =
-            switch hints.unit {
+            switch hints.isSampleRate ? "hz" : hints.unit {
             case "hz": .hertz
             case "db": .decibels
             case "s": .seconds
@@ -113,7 +169,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let unit: ParameterUnit = hints.isToggle ? .boolean : indexed ? .indexed : measured
         var info = ParameterInfo(
             id: ParameterID(UInt32(port.index)), name: port.name, unit: unit, range: minimum...maximum,
-            defaultValue: min(maximum, max(minimum, port.range.defaultValue ?? minimum)), isSmoothed: false,
+            defaultValue: min(maximum, max(minimum, defaultValue)), isSmoothed: false,
             valueNames: indexed ? labels.map(\.label) : [])
         info.isLogarithmic = hints.isLogarithmic
         return info
@@ -166,17 +222,39 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
             sequenceType: map.map(LV2URI.atomSequence), chunkType: map.map(LV2URI.atomChunk),
             midiType: map.map(LV2URI.midiEvent),
             controlInputs: plugin.ports.filter { $0.kind == .control && $0.isInput }.map(\.index),
-            programsSelectPresets: !plugin.presets.isEmpty, programRequests: programRequests,
+            // A MIDI effect passes program changes on to the instrument it plays.
+            programsSelectPresets: !plugin.presets.isEmpty && midiOutput == nil, programRequests: programRequests,
             timePosition: plugin.ports.contains(where: \.followsTime)
                 ? hostCallbackInfo.map { LV2TimePosition(host: $0, keys: .init(map: map), sampleRate: rate) } : nil,
-            propertyMessages: propertyMessages)
+            propertyMessages: propertyMessages, midiOutput: midiOutput?.list, atomCapacity: plugin.atomBufferSize,
+            atomOutputCapacity: plugin.atomOutputSize)
         lilv_instance_activate(first.instance)
         (self.instances, renderSide, controlValues) = (instances, kernel, kernel.controlValues)
-        return UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
+        let made = UnitKernel.make(kernel, render: LV2Kernel.render) { kernel in
             instances.freeAll()
             kernel.deallocate()
         }
+        // A MIDI effect runs when what it plays into begins its slice.
+        midiOutput?.setFeed(MIDIEventFeed(function: LV2Kernel.feedMIDI, context: made.state))
+        return made
     }
+
+    /// Makes this plugin a MIDI effect playing into `destination` (the next MIDI effect's or the
+    /// instrument's input): it runs as that begins each slice, and the MIDI it writes lands there at its
+    /// frames. Set before initialize (control thread).
+    public func playMIDI(into destination: MIDIEventQueue) throws(AudioUnitError) {
+        guard !isInitialized else {
+            throw AudioUnitError(.initialized, "\(name): a MIDI effect's destination is set before it is initialized")
+        }
+        guard plugin.ports.contains(where: { $0.carriesMIDI && !$0.isInput }) else {
+            throw AudioUnitError(.invalidPropertyValue, "\(name) has no MIDI output, so it cannot be a MIDI effect")
+        }
+        midiOutput = destination
+    }
+
+    /// Whether the plugin takes MIDI (an atom input carrying MIDI events): an insert effect that does hears
+    /// its part's MIDI.
+    public var takesMIDI: Bool { plugin.ports.contains { $0.carriesMIDI && $0.isInput } }
 
     /// A new instance at the unit's rate and slice size with its own features (and worker), `state`
     /// given to it if any, its worker started. Not connected or activated. Control thread.
@@ -184,7 +262,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let rate = outputFormat(0).sampleRate
         let features = LV2InstanceFeatures(
             pluginName: plugin.name, sampleRate: rate, maximumFrames: Int(maximumFramesPerSlice),
-            sequenceSize: LV2Kernel.atomCapacity,
+            sequenceSize: plugin.atomBufferSize,
             directory: world.stateDirectory + "/" + plugin.componentDescription.subtype.description)
         let instance: UnsafeMutablePointer<LilvInstance>
         do {
@@ -244,7 +322,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
         let property = try self.property(named: name)
         let message = LV2PropertyMessage.patchSet(
             property: LV2URIDMap.shared.map(property.uri), value: value, map: LV2URIDMap.shared)
-        guard message.count + 8 <= LV2Kernel.atomCapacity - LV2Kernel.midiRoom - 16 else {
+        guard message.count + 8 <= plugin.atomBufferSize - LV2Kernel.midiRoom - 16 else {
             throw AudioUnitError(.invalidPropertyValue, "\(self.name) \(property.label): the value is too long")
         }
         guard message.withUnsafeBytes({ propertyMessages.write($0.baseAddress, size: $0.count) }) else {
@@ -266,6 +344,7 @@ public final class LV2Unit: AudioUnit, MusicDevice, @unchecked Sendable {
     }
 
     public override func willUninitialize() throws(AudioUnitError) {
+        midiOutput?.setFeed(nil)
         (instances, renderSide, controlValues) = (nil, nil, nil)
     }
 }

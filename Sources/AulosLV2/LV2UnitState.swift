@@ -4,8 +4,8 @@ import CLilv
 /// An LV2 unit's presets and state.
 ///
 /// - The plugin's LV2 presets are the unit's factory presets, numbered in label order; a MIDI program
-///   change selects preset n (the render thread passes it up; `applyProgramRequests` applies it on the
-///   control thread, so it takes effect from the next slice).
+///   change selects preset bank × 128 + n, the bank set by bank select (the render thread passes it up;
+///   `applyProgramRequests` applies it on the control thread, so it takes effect from the next slice).
 /// - Its state (the plugin's own, through `state:interface`, and its port values) is Turtle text, as
 ///   lilv writes it: saved with the unit's state (`saveState()`, the `lv2State` property) and in rig files.
 /// - A state or preset restored before the plugin has an instance waits for it; one restored while it
@@ -16,6 +16,11 @@ import CLilv
 /// Threads: control thread.
 extension LV2Unit {
     var lv2Presets: [Preset] { plugin.presets.enumerated().map { Preset(number: Int32($0), name: $1.label) } }
+
+    /// A preset's number as bank select and program change reach it: bank (CC 0 × 128 + CC 32) and program.
+    public static func bankAndProgram(_ number: Int32) -> (bank: Int, program: Int) {
+        (Int(number) / 128, Int(number) % 128)
+    }
 
     func applyLV2Preset(_ preset: Preset) throws(AudioUnitError) {
         guard plugin.presets.indices.contains(Int(preset.number)) else {
@@ -40,11 +45,12 @@ extension LV2Unit {
                         + (names.count > 12 ? ", … \(names.count) in all)" : ")")))
     }
 
-    /// Program changes the plugin's MIDI carried since the last call: the last one selects its preset.
+    /// Program changes the plugin's MIDI carried since the last call: the last one selects its preset,
+    /// number bank × 128 + program (a plugin with more than 128 presets is reached by bank select).
     /// (Also frees an instance the render thread let go of since.)
     public func applyProgramRequests() {
         instances?.collectRetired()
-        var last: UInt8?
+        var last: UInt32?
         while let program = programRequests.pop() { last = program }
         guard let last, Int(last) < plugin.presets.count else { return }
         try? applyPreset(Preset(number: Int32(last), name: plugin.presets[Int(last)].label))

@@ -46,6 +46,10 @@ public struct MIDIEvent: BitwiseCopyable, Sendable, Equatable {
 /// Threads: render thread only (`insert` is how the scheduler delivers during pre-render; `beginSlice`
 /// drains what `MIDIEventQueue.send` queued from the control thread). A value handle over memory owned by
 /// `MIDIEventQueue`. When full it drops the newest event and counts it.
+///
+/// Two links, set on the control thread before the instrument renders: a feed (`MIDIEventFeed`: the part's
+/// MIDI effects, run at `beginSlice`) and a mirror (the list of the part's insert effect that takes MIDI:
+/// every event inserted here is inserted there too, so it hears what the instrument hears, at its frame).
 public struct MIDIEventList: @unchecked Sendable {
     @usableFromInline let events: UnsafeMutablePointer<MIDIEvent>
     @usableFromInline let count: UnsafeMutablePointer<Int>
@@ -54,6 +58,7 @@ public struct MIDIEventList: @unchecked Sendable {
     /// Each channel's program as the instrument took it (`ChannelPrograms`): written here as events are
     /// taken, read by the control thread.
     @usableFromInline let programs: ChannelPrograms
+    @usableFromInline let links: UnsafeMutablePointer<(feed: MIDIEventFeed?, mirror: MIDIEventList?)>
     public let capacity: Int
 
     init(capacity: Int, inbox: SPSCRing<MIDIEvent>) {
@@ -65,6 +70,8 @@ public struct MIDIEventList: @unchecked Sendable {
         dropped = .allocate(capacity: 1)
         dropped.initialize(to: Atomic(0))
         programs = ChannelPrograms()
+        links = .allocate(capacity: 1)
+        links.initialize(to: (nil, nil))
     }
 
     func deallocate() {
@@ -73,11 +80,14 @@ public struct MIDIEventList: @unchecked Sendable {
         dropped.deinitialize(count: 1)
         dropped.deallocate()
         programs.deallocate()
+        links.deinitialize(count: 1)
+        links.deallocate()
     }
 
-    /// Adds an event, after every queued event with the same (offset, rank).
+    /// Adds an event, after every queued event with the same (offset, rank); and to the mirror's list.
     @_noAllocation @_noLocks
     public func insert(_ event: MIDIEvent) {
+        links.pointee.mirror?.insert(event)
         let n = count.pointee
         guard n < capacity else {
             dropped.pointee.add(1, ordering: .relaxed)
@@ -95,9 +105,13 @@ public struct MIDIEventList: @unchecked Sendable {
         count.pointee = n + 1
     }
 
-    /// Call at the start of every render cycle: takes in what the control thread sent.
+    /// Call at the start of every render cycle of `frameCount` frames: runs the feed (the MIDI effects
+    /// before this instrument, which insert what they play), then takes in what the control thread sent.
     @_noAllocation @_noLocks
-    public func beginSlice() {
+    public func beginSlice(frameCount: Int) {
+        // (A C function whose code the checker cannot see: the feed's own entry is checked where it is
+        // written.)
+        if let feed = links.pointee.feed { _unsafePerformance { feed.function(feed.context, frameCount) } }
         while count.pointee < capacity, let event = inbox.pop() { insert(event) }
     }
 
@@ -169,6 +183,14 @@ public final class MIDIEventQueue: @unchecked Sendable {
 
     /// Events dropped because the list was full (render side), readable any time.
     public var droppedCount: Int { list.dropped.pointee.load(ordering: .relaxed) }
+
+    /// What runs before this instrument each slice and inserts into its list (nil: nothing). Control
+    /// thread, while the instrument does not render.
+    public func setFeed(_ feed: MIDIEventFeed?) { list.links.pointee.feed = feed }
+
+    /// Another list that gets every event this one does (nil: none): a part's insert effect that takes
+    /// MIDI. Control thread, while neither renders; `mirror` must outlive this queue's use of it.
+    public func setMirror(_ mirror: MIDIEventQueue?) { list.links.pointee.mirror = mirror?.list }
 
     /// The bank and program channel `channel` (0…15) plays, as its instrument last took them (nil: none
     /// known). Any thread.

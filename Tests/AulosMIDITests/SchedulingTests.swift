@@ -31,7 +31,7 @@ struct EventProbeKernel {
 
     @_noAllocation @_noLocks
     func render(_ frameCount: Int, _ out: UnsafeMutablePointer<Float>) -> AulosStatus {
-        events.beginSlice()
+        events.beginSlice(frameCount: frameCount)
         out.update(repeating: 0, count: frameCount)
         var frame = 0
         while frame < frameCount {
@@ -102,7 +102,7 @@ final class ScheduledProbe {
         queue.send(status: 0x90, data1: 60, data2: 100, offset: 150)
         queue.send(status: 0x90, data1: 61, data2: 100, offset: 20)
         let list = queue.list
-        list.beginSlice()
+        list.beginSlice(frameCount: 64)
         #expect(list.nextOffset(after: 0, frameCount: 64) == 20)
         #expect(list.popDue(at: 19) == nil)
         #expect(list.popDue(at: 20)?.data1 == 61)

@@ -458,7 +458,7 @@ public final class KeyboardPlayback {
         }
         // From the first render on, the router's kernel is the render thread's: it routes there.
         let input = LiveMIDIInput(
-            destinations: rig.instruments.map(\.midiInput), sampleRate: grant.sampleRate,
+            destinations: rig.midiDestinations, sampleRate: grant.sampleRate,
             periodFrames: Int(grant.period),
             latencyFrames: Int(grant.bufferFrames) + Int((options.headroom * grant.sampleRate).rounded()),
             placement: options.placement, router: router.kernel)

@@ -35,6 +35,10 @@ public final class PlaybackRig {
         public var bus: Element
         /// The part's insert effects, in order.
         public var effects: [AudioUnit] = []
+        /// The part's MIDI effects, in order before the instrument.
+        public var midiEffects: [LV2Unit] = []
+        /// Where the part's MIDI goes: its first MIDI effect, or its instrument.
+        public var midiDestination: MIDIEventQueue { midiEffects.first?.midiInput ?? instrument.midiInput }
     }
 
     public let set: RigSet
@@ -48,6 +52,8 @@ public final class PlaybackRig {
     public let graph: AudioGraph
     public let parts: [LoadedPart]
     public let instruments: [any MusicDevice]
+    /// Where each part's MIDI goes, by destination index: its first MIDI effect, or its instrument.
+    public var midiDestinations: [MIDIEventQueue] { parts.map(\.midiDestination) }
     /// The parts' mixer: a bus per part, and a send output per return bus.
     public let mixer: MultichannelMixerUnit
     /// The mixer whose output volume is the rig's: the master mixer when there are returns, else `mixer`.
@@ -59,7 +65,7 @@ public final class PlaybackRig {
     /// The output stage after them: the set's gain (`output.gain`, `--gain`) and its true-peak limiter
     /// (`output.limiter`, `--no-limiter`), as the set's first rig has them.
     public let outputStage: PeakLimiterUnit
-    /// Every LV2 plugin the rig plays: instruments, then part, return and master effects.
+    /// Every LV2 plugin the rig plays: instruments, MIDI effects, then part, return and master effects.
     let lv2Plugins: [LV2Unit]
     /// The master EQ, once the set (or `setMasterEQ`) asked for one; `masterEQInFlow` says whether it is
     /// in the signal path now.
@@ -139,7 +145,7 @@ public final class PlaybackRig {
                 "\(partCount) parts; a rig\(set.entries.count > 1 ? " set" : "") holds at most \(Self.maximumParts)")
         }
         let effectCount = set.entries.reduce(0) { count, entry in
-            count + entry.rig.parts.reduce(0) { $0 + $1.effects.count }
+            count + entry.rig.parts.reduce(0) { $0 + $1.effects.count + $1.midiEffects.count }
                 + entry.rig.returns.reduce(0) { $0 + $1.effects.count } + entry.rig.masterEffects.count
         }
         guard effectCount <= Rig.maximumEffects else {
@@ -336,7 +342,9 @@ public final class PlaybackRig {
         let masterChain = try units.addChain(first.masterEffects, after: master?.0 ?? mixNode)
         masterEffects = masterChain.units
         let effects: [AudioUnit] = parts.flatMap(\.effects) + builtReturns.flatMap(\.units) + masterEffects
-        lv2Plugins = instruments.compactMap { $0 as? LV2Unit } + effects.compactMap { $0 as? LV2Unit }
+        lv2Plugins =
+            instruments.compactMap { $0 as? LV2Unit } + parts.flatMap(\.midiEffects)
+            + effects.compactMap { $0 as? LV2Unit }
         // The output stage: the rig's gain and the true-peak limiter, last before the device or the file.
         let stageNode = try graph.addNode(PeakLimiterUnit.componentDescription)
         let stage = try graph.unit(for: stageNode) as! PeakLimiterUnit
@@ -351,7 +359,7 @@ public final class PlaybackRig {
             try io.set(.enableIO, UInt32(1), scope: .input, element: 1)
             try graph.setNodeInputCallback(mixerNode, destinationInput: inputBus, io.inputCallback)
         }
-        let queues = instruments.map(\.midiInput)
+        let queues = parts.map(\.midiDestination)
         timelinePlayer = MIDITimelinePlayer(destinations: queues)
         scheduler = MIDIScheduler(destinations: queues, capacity: 16_384)
         // The transport first: units read its snapshot during the pull, and the clock output after it.

@@ -102,8 +102,17 @@ struct RigUnits {
         } catch let error as RigError where !part.source.file.isEmpty || part.instrument == .lv2 {
             throw RigError("\(part.source.prefix)part '\(part.name)': \(error.message)")
         }
+        // MIDI effects before the instrument: the part's MIDI reaches the first, each plays into the next,
+        // the last into the instrument.
+        let midiEffects = try addMIDIEffects(part.midiEffects, before: instrument)
         // Insert effects, then the EQ: the instrument's effect-send output (below) leaves before them.
         let chain = try addChain(part.effects, after: node)
+        // An insert that takes MIDI hears what the instrument hears, at its frames.
+        var heard = instrument.midiInput
+        for case let plugin as LV2Unit in chain.units where plugin.takesMIDI {
+            heard.setMirror(plugin.midiInput)
+            heard = plugin.midiInput
+        }
         var (source, eq) = try part.eq.map { preset in try addEQ(preset, after: chain.last) } ?? (chain.last, nil)
         for sideOutput in sideOutputs {
             // The part's own output (JACK's per-part ports, its recording tap): what it sends into the mix,
@@ -130,9 +139,27 @@ struct RigUnits {
             MultichannelMixerUnit.Parameter.enable, scope: .input, element: bus, value: part.enabled ? 1 : 0)
         return (
             PlaybackRig.LoadedPart(
-                rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus, effects: chain.units),
+                rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus, effects: chain.units,
+                midiEffects: midiEffects),
             programs
         )
+    }
+
+    /// A part's MIDI effects, each set up as its spec says and initialized, chained in order into
+    /// `instrument`. Not graph nodes: each runs when what it plays into begins its slice (`MIDIEventFeed`).
+    func addMIDIEffects(_ specs: [EffectSpec], before instrument: any MusicDevice) throws -> [LV2Unit] {
+        var units: [LV2Unit] = []
+        for spec in specs {
+            let unit = try spec.kind.makeMIDIEffect()
+            try configure(unit)
+            do { try spec.apply(to: unit) } catch { throw RigError(spec.source.prefix + error.message) }
+            units.append(unit)
+        }
+        for (index, unit) in units.enumerated() {
+            try unit.playMIDI(into: index + 1 < units.count ? units[index + 1].midiInput : instrument.midiInput)
+            try unit.initialize()
+        }
+        return units
     }
 
     /// The part's sound: the synth's preset (and arpeggiator), the sampler's SoundFont and program (the
@@ -260,6 +287,11 @@ struct RigUnits {
     func loadSound(of part: Rig.Part, into plugin: LV2Unit) throws {
         if part.program != nil {
             throw RigError("an LV2 part takes preset: (one of its presets by name), not program:")
+        }
+        if plugin.componentDescription.type == .musicEffect {
+            throw RigError(
+                "\(plugin.name) is a MIDI effect (MIDI in and out, no audio): put it in the part's midi-effects:, "
+                    + "before an instrument")
         }
         if let preset = part.preset { try plugin.applyPreset(try plugin.preset(named: preset)) }
         if let state = part.state { try plugin.restoreLV2State(state) }

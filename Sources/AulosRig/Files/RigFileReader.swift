@@ -102,7 +102,8 @@ extension Rig {
                 allowed: [
                     "name", "instrument", "channels", "preset", "program", "bank", "soundfont",
                     "volume", "pan", "enabled", "eq", "keys", "transpose", "velocity", "sends", "parameters",
-                    "programs", "properties", "state", "effects", "tuning", "keymap", "polyphony", "drum-channels",
+                    "programs", "properties", "state", "effects", "midi-effects", "tuning", "keymap", "polyphony",
+                    "drum-channels",
                     "mpe",
                     "wavetable", "wavetable-cycle",
                 ],
@@ -187,6 +188,9 @@ extension Rig {
             }
             if let n = partKeys["programs"] { part.programs = try reader.programs(n, at + ".programs", of: part) }
             if let n = partKeys["effects"] { part.effects = try reader.effects(n, at + ".effects") }
+            if let n = partKeys["midi-effects"] {
+                part.midiEffects = try reader.effects(n, at + ".midi-effects", midi: true)
+            }
             if let n = partKeys["polyphony"] {
                 // The synth's voice table takes 1…4096; FluidSynth wants at least 16.
                 let range = part.instrument == .synth ? 1...4096 : 16...4096
@@ -521,8 +525,9 @@ extension RigReader {
         return result
     }
 
-    /// An effect chain: a list of {unit, preset, parameters}, each checked against the unit it names.
-    func effects(_ node: Node, _ key: String) throws(RigError) -> [EffectSpec] {
+    /// An effect chain: a list of {unit, preset, parameters}, each checked against the unit it names (with
+    /// `midi`, a part's MIDI effects: LV2 plugins with MIDI in and out).
+    func effects(_ node: Node, _ key: String, midi: Bool = false) throws(RigError) -> [EffectSpec] {
         guard let sequence = node.sequence else {
             throw error(
                 node, key, "must be a list of effects ({unit: reverb|chorus|delay|lv2:URI, preset, parameters})")
@@ -563,7 +568,7 @@ extension RigReader {
             spec.source = location(item)
             // Checked here, against a unit of the kind, so a wrong preset, name or value names the line.
             do {
-                try spec.apply(to: try kind.makeUnit())
+                try spec.apply(to: midi ? try kind.makeMIDIEffect() : try kind.makeUnit())
             } catch let problem {
                 throw error(item, at, problem.message)
             }

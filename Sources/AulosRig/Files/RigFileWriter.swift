@@ -85,6 +85,10 @@ extension Rig {
             }
             if let tuning = part.tuning { lines.append("    tuning: \(quote(tuning))") }
             if let keymap = part.keymap { lines.append("    keymap: \(quote(keymap))") }
+            if !part.midiEffects.isEmpty {
+                lines.append("    midi-effects:")
+                lines += part.midiEffects.flatMap { $0.yamlLines(indent: "      ") }
+            }
             if !part.effects.isEmpty {
                 lines.append("    effects:")
                 lines += part.effects.flatMap { $0.yamlLines(indent: "      ") }

@@ -61,6 +61,23 @@ public enum EffectKind: Hashable, Sendable {
             return unit
         }
     }
+
+    /// A fresh LV2 MIDI effect of this kind (control thread): what a part's `midi-effects` builds. Anything
+    /// but an installed plugin with MIDI in and out and no audio is an error saying where it goes instead.
+    public func makeMIDIEffect() throws(RigError) -> LV2Unit {
+        guard case .lv2(let uri) = self else {
+            throw RigError("\(name) is an audio effect: it goes in effects:, midi-effects: takes LV2 MIDI effects")
+        }
+        let unit: LV2Unit
+        do { unit = try LV2Unit(uri: uri) } catch { throw RigError(error.detail) }
+        guard unit.componentDescription.type == .musicEffect else {
+            let place = unit.componentDescription.type == .musicDevice ? "instrument:" : "effects:"
+            throw RigError(
+                "\(unit.name) is not a MIDI effect (MIDI in and out, no audio; aulos units --matching 'aumf' "
+                    + "lists them): it goes in \(place)")
+        }
+        return unit
+    }
 }
 
 /// An effect in a rig: its unit, a factory preset, then parameter values by name (`decay-time: 2.5`).
@@ -83,10 +100,9 @@ public struct EffectSpec: Equatable, Sendable {
         a.kind == b.kind && a.preset == b.preset && a.parameters.elementsEqual(b.parameters) { $0 == $1 }
     }
 
-    /// Spelling-insensitive names: "Decay Time", "decay-time" and "decay_time" are one parameter.
-    static func normalized(_ text: some StringProtocol) -> String {
-        String(text.lowercased().filter { $0 != " " && $0 != "-" && $0 != "_" && $0 != "/" })
-    }
+    /// Spelling-insensitive names: "Decay Time", "decay-time" and "decay_time" are one parameter, and an
+    /// LV2 label's punctuation does not count ("Frequency [Hz]" is "frequency-hz", as listings write it).
+    static func normalized(_ text: some StringProtocol) -> String { LV2Unit.comparable(text) }
 
     /// The unit's parameter called `name`, or an error listing the names it has.
     public static func parameter(named name: String, in unit: AudioUnit) throws(RigError) -> ParameterInfo {
@@ -100,6 +116,14 @@ public struct EffectSpec: Equatable, Sendable {
         let list = (try? unit.get(.parameterList, scope: .global)) ?? []
         let infos = list.compactMap { try? unit.parameterInfo($0) }
         if let info = infos.first(where: { normalized($0.name) == normalized(name) }) { return info }
+        // A label the plugin gives more than one port names none of them.
+        if let plugin = unit as? LV2Unit,
+            let shared = plugin.ambiguousLabels.first(where: { $0.name == normalized(name) })
+        {
+            throw RigError(
+                "\(unit.name) has \(shared.ports.count) parameters called '\(name)': name one by its symbol ("
+                    + shared.ports.map { "\($0.symbol) for '\($0.name)'" }.joined(separator: ", ") + ")")
+        }
         // Short names: the first or last word of one parameter's name ("mix" for Dry/Wet Mix, "decay" for
         // Decay Time), when no other parameter shares it.
         let words = infos.filter { info in
@@ -111,10 +135,10 @@ public struct EffectSpec: Equatable, Sendable {
             "\(unit.name) has no parameter '\(name)' (it has \(infos.map { dashed($0.name) }.joined(separator: ", ")))")
     }
 
-    /// A parameter's name as rig files write it: "Decay Time" → "decay-time".
+    /// A parameter's name as rig files write it: "Decay Time" → "decay-time", "Gain (gain_l)" →
+    /// "gain-gain-l" (one dash between words, whatever punctuation was there).
     public static func dashed(_ name: String) -> String {
-        name.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "-")
-            .filter { $0.isLetter || $0.isNumber || $0 == "-" }
+        name.lowercased().split { !($0.isLetter || $0.isNumber) }.joined(separator: "-")
     }
 
     /// Sets up `unit` as this spec says: the preset first, then each parameter (checked against its range).

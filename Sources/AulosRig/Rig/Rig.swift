@@ -60,6 +60,9 @@ public struct Rig: Equatable, Sendable {
         public var sends: [String: Float] = [:]
         /// The part's insert effects, in order, between its instrument and its EQ (built-in or LV2).
         public var effects: [EffectSpec] = []
+        /// LV2 MIDI effects (MIDI in and out, no audio: eg-fifths, x42's MIDI filters), in order before the
+        /// instrument: the part's MIDI goes through them, and what the last plays, the instrument plays.
+        public var midiEffects: [EffectSpec] = []
         /// The most voices the part's instrument sounds at once (synth 1…4,096, default 64; sampler
         /// 16…4,096, default FluidSynth's 256).
         public var polyphony: Int?

@@ -222,7 +222,7 @@ struct OscillatorSynthKernel {
         right.update(repeating: 0, count: frameCount)
         sends?.beginSlice()
         time.pointee = sampleTime
-        events.beginSlice()
+        events.beginSlice(frameCount: frameCount)
         while let change = tuningChanges.pop() { keyPitches[Int(change.key & 0x7F)] = change.pitch }
         parameters.beginSlice()
         queryHost()

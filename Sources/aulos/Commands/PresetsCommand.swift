@@ -115,8 +115,16 @@ struct PresetsCommand: ParsableCommand {
         do { plugin = try LV2Unit(uri: uri) } catch { throw ValidationError(error.detail) }
         print("\(plugin.name) <\(uri)>, \(plugin.componentDescription)")
         let presets = plugin.factoryPresets
-        print("Presets (program: name; a program change selects one)\(presets.isEmpty ? ": none" : ":")")
-        for preset in presets { print("  \(preset.number): \(preset.name)") }
+        // Past 128, by bank (CC 0 × 128 + CC 32, sent before the program change) and program.
+        let banked = presets.count > 128
+        print(
+            "Presets (\(banked ? "bank and " : "")program: name; "
+                + "\(banked ? "bank select and a program change select" : "a program change selects") "
+                + "one)\(presets.isEmpty ? ": none" : ":")")
+        for preset in presets {
+            let (bank, program) = LV2Unit.bankAndProgram(preset.number)
+            print("  \(bank == 0 ? "" : "bank \(bank) ")\(program): \(preset.name)")
+        }
         if !plugin.plugin.properties.isEmpty {
             print("Properties (set by message; a rig part's properties:):")
             for property in plugin.plugin.properties {
@@ -125,6 +133,11 @@ struct PresetsCommand: ParsableCommand {
             }
         }
         print("Parameters (name in rigs, port symbol, range, default):")
+        for (_, ports) in plugin.ambiguousLabels {
+            print(
+                "warning: " + ports.map { "'\($0.name)' (\($0.symbol))" }.joined(separator: " and ")
+                    + " read alike in a rig: each is listed with its symbol beside it; a rig names one by its symbol")
+        }
         for port in plugin.plugin.ports where port.kind == .control && port.isInput {
             let info = try plugin.parameterInfo(ParameterID(UInt32(port.index)))
             let range =

@@ -57,9 +57,17 @@ struct UnitsCommand: ParsableCommand {
                 "\(d.type) \(d.subtype) \(d.manufacturer)  \(found.versionString.padding(to: 8)) \(found.name)" + alias)
             component = registry.findNext(after: found, matching: pattern)
         }
+        // LV2 plugins by what a musician knows them by: name, who made them, and what a rig writes. Their
+        // subtype and manufacturer codes are hashes of the URI and project (stable, unique, meaningless to
+        // read): `--lv2` shows them, and --matching still filters by them.
+        if !plugins.isEmpty {
+            print("\nLV2 plugins (TYPE, name, project; a rig names one as lv2:URI; aulos units --lv2 for more):")
+        }
         for plugin in plugins {
-            let d = plugin.componentDescription
-            print("\(d.type) \(d.subtype) \(d.manufacturer)  \("LV2".padding(to: 8)) \(plugin.name)  <\(plugin.uri)>")
+            let project = plugin.project.map { "(\($0))" } ?? ""
+            print(
+                "\(plugin.componentDescription.type)  \(plugin.name.padding(to: 32)) \(project.padding(to: 24)) "
+                    + "lv2:\(plugin.uri)")
         }
     }
 
@@ -68,7 +76,8 @@ struct UnitsCommand: ParsableCommand {
         let hostable = plugins.filter { $0.missingFeatures.isEmpty && $0.unsupportedPorts.isEmpty }.count
         print(
             "\(plugins.count) LV2 plugin\(plugins.count == 1 ? "" : "s") found; Aulos can host \(hostable) "
-                + "(as instruments: --instrument lv2:URI, a rig part's instrument: lv2:URI; as effects in rig chains).")
+                + "(as instruments: --instrument lv2:URI, a rig part's instrument: lv2:URI; as effects in rig chains; "
+                + "MIDI effects, aumf, in a part's midi-effects: before its instrument).")
         for plugin in plugins {
             let d = plugin.componentDescription
             print("\n\(d.type) \(d.subtype) \(d.manufacturer)  \(plugin.name)  <\(plugin.uri)>")
@@ -77,7 +86,12 @@ struct UnitsCommand: ParsableCommand {
                 var line = "  port \(port.index) \(port.isInput ? "in " : "out") \(port.kind.rawValue)"
                 if port.carriesMIDI { line += " (MIDI)" }
                 line += " \(port.symbol) \"\(port.name)\""
-                if port.kind == .control, let minimum = port.range.minimum, let maximum = port.range.maximum {
+                if port.kind == .control && port.hints.isSampleRate {
+                    // Bounds written as multiples of the sample rate: shown in hertz, as rigs write the value.
+                    let info = LV2Unit.parameter(port, sampleRate: AudioUnit.defaultSampleRate)
+                    line += " \(info.minValue.clean)…\(info.maxValue.clean) Hz default \(info.defaultValue.clean)"
+                    line += " (bounds × the sample rate: at 48 kHz)"
+                } else if port.kind == .control, let minimum = port.range.minimum, let maximum = port.range.maximum {
                     line += " \(minimum.clean)…\(maximum.clean)"
                     if let value = port.range.defaultValue { line += " default \(value.clean)" }
                 }
