@@ -49,6 +49,30 @@ import Glibc
         #expect(same, "first different sample at \(first.map { $0 / 2 } ?? -1) (frame)")
     }
 
+    /// A General MIDI file plays whole through a set: its program change on the set's control channel is
+    /// played on channel 16 of the rig playing, not a rig switch (the factory set's channel 16 switched rigs
+    /// in the middle of any GM song that used it).
+    @Test func aFileInThePlayerPlaysItsControlChannel() throws {
+        defer { removeFolder() }
+        try BackgroundAulos.writeTwoRigSet(in: folder)
+        let set = "name: Set\ncontrol-channel: 16\nrigs:\n  - program: 0\n    rig: one.yaml\n"
+        try (set + "  - program: 1\n    rig: two.yaml\n").write(
+            toFile: folder + "/set.yaml", atomically: true, encoding: .utf8)
+        try "0s program 1 ch=16\n0.1s note C4 0.5s ch=16\n0.1s note E4 0.5s ch=1\n3s end\n"
+            .write(toFile: folder + "/gm.score", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", folder + "/gm.score", "--rig", folder + "/set.yaml", "--device", "null"], in: folder)
+        var seen: [String: Any] = [:]
+        #expect(
+            try aulos.waitForStatus(seconds: 20) { status in
+                seen = status
+                return (status["programs"] as? [[String: Any]] ?? []).contains {
+                    $0["channel"] as? Int == 16 && $0["program"] as? Int == 1
+                }
+            }, "\(seen["programs"] ?? "")")
+        #expect(seen["rigSwitches"] as? Int == 0 && seen["rig"] as? String == "One", "\(seen["rig"] ?? "")")
+    }
+
     /// Pause, locate and loop, by frame: a four-second file of a drum hit each second, looped — its passes
     /// repeat sample for sample, one file-length apart; paused — silence, the position held; located to 1.5 s
     /// and played — the hit at 2 s plays at the frame the reply's origin puts it, its onset as far after its

@@ -88,7 +88,9 @@ class Aulos:
 
     def start(self):
         command = [
-            self.binary, "play", "--service", "--device", "null", "--rig", self.rig,
+            # The demo piece in the file player, as a box playing a song is driven from a phone.
+            self.binary, "play", str(REPOSITORY / "presets" / "scores" / "demo.score"), "--service", "--device", "null",
+            "--rig", self.rig,
             "--web", f"127.0.0.1:{self.web_port}", "--osc", f"127.0.0.1:{self.osc_port}",
             "--control-socket", os.path.join(self.directory, "control.sock"),
         ]
@@ -366,6 +368,7 @@ def refusals(checks, aulos):
 
 
 def in_browser(checks, aulos, browser, screenshots):
+    aulos.control("player loop on")  # the demo plays throughout (19 s a pass)
     parts = http_json("GET", aulos.base + "/api/parts")[1]
     rigs = parts["rigs"]
     page = browser.new_page()
@@ -483,6 +486,28 @@ def in_browser(checks, aulos, browser, screenshots):
         return not foreign and expected <= set(sends), f"send sliders {sends}; meters {meters}"
 
     checks.run("(e) the page shows the active rig's sends, returns and meters only", own_sends)
+
+    # (h) The file player: the page shows the file and where it is; its Pause and Play buttons work.
+    def player():
+        shown = page.evaluate(text_of("#player-file"))
+        if not shown or "demo.score" not in shown or page.evaluate("document.querySelector('#player').hidden"):
+            return False, f"#player-file {shown!r}"
+        page.evaluate("document.querySelector('[data-player=\"pause\"]').click()")
+        try:
+            page.wait_for(f"{text_of('#player-file')}.endsWith('paused')", timeout=3)
+        except TimeoutError:
+            return False, f"after Pause: {page.evaluate(text_of('#player-file'))!r}"
+        held = page.evaluate(text_of("#player-time"))
+        time.sleep(0.5)
+        still = page.evaluate(text_of("#player-time"))
+        page.evaluate("document.querySelector('[data-player=\"play\"]').click()")
+        try:
+            page.wait_for(f"{text_of('#player-file')}.endsWith('playing')", timeout=3)
+        except TimeoutError:
+            return False, f"after Play: {page.evaluate(text_of('#player-file'))!r}"
+        return held == still, f"{shown!r}; paused at {held}, {still} half a second later; playing again"
+
+    checks.run("(h) the file player shows the file and pauses and plays from the page", player)
 
     initial = {item["target"]: item["value"] for group in parts["groups"] for item in group["controls"]}
     for target in ("Piano.volume", "Piano.pan"):

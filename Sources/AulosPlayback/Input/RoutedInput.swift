@@ -24,8 +24,13 @@ struct RoutedInput {
     /// What was not played, for the summary line.
     let notes: [String]
 
-    init(_ input: InputFile, through rig: PlaybackRig) throws(RigError) {
-        var router = RigRouter(rig: rig)
+    /// `input` routed through `rig`, from rig `activeRig` of its set on; with `switchingRigs` false its
+    /// program changes on the set's control channel are played, not rig switches (the live file player).
+    init(_ input: InputFile, through rig: PlaybackRig, activeRig: Int = 0, switchingRigs: Bool = true)
+        throws(RigError)
+    {
+        var router = RigRouter(rig: rig, switchingRigs: switchingRigs)
+        if activeRig > 0 { _ = router.select(rig: activeRig) }
         var events = rig.prelude
         var parameterActions: [TimedAction] = []
         var boundaryActions: [TimedAction] = []

@@ -19,8 +19,9 @@ final class FilePlayer {
         case stopped, playing, paused
     }
 
-    /// The file's path, as loaded.
+    /// The file's path, as loaded, and the rig of the set it plays through.
     let path: String
+    let activeRig: Int
     private let routed: RoutedInput
     private var actions: RoutedActions
     /// The file's length in frames: its last event (a MIDI file's end of track).
@@ -37,10 +38,12 @@ final class FilePlayer {
     private(set) var passes = 0
     private var nextPassPublished = false
 
-    /// `input` (already read at the rig's rate) routed through `rig`.
-    init(path: String, input: InputFile, rig: PlaybackRig, sampleRate: Double) throws(RigError) {
-        self.path = path
-        routed = try RoutedInput(input, through: rig)
+    /// `input` (already read at the rig's rate) routed through `rig`'s rig `activeRig`, whole: the set's
+    /// control channel is played like any other (a General MIDI file uses all 16), rig switches are the
+    /// keyboards' and the roads'.
+    init(path: String, input: InputFile, rig: PlaybackRig, activeRig: Int, sampleRate: Double) throws(RigError) {
+        (self.path, self.activeRig) = (path, activeRig)
+        routed = try RoutedInput(input, through: rig, activeRig: activeRig, switchingRigs: false)
         actions = RoutedActions(routed)
         length = max(input.end, routed.timeline.lastSampleTime)
         self.sampleRate = sampleRate

@@ -10,12 +10,13 @@ extension KeyboardPlayback {
     /// Loads the input file through `rig` at the granted rate; the first time it plays from the start at
     /// frame 0 (the prelude is the file's timeline's start), so it sounds as its offline render does. After
     /// a rebuild (a reload, a device restart) it goes on from where it was, playing or not.
-    func startPlayer(on rig: PlaybackRig, sampleRate: Double) throws {
+    func startPlayer(on rig: PlaybackRig, activeRig: Int, sampleRate: Double) throws {
         guard options.playsFile else { return }
         let input = try InputFile.load(orDemo: playback.input, sampleRate: sampleRate, reading: playback.midiReading)
         if player == nil { for warning in input.warnings { observer.warning(warning) } }
+        playerInput = input
         let loaded = try FilePlayer(
-            path: playback.input ?? "demo.score", input: input, rig: rig, sampleRate: sampleRate)
+            path: playback.input ?? "demo.score", input: input, rig: rig, activeRig: activeRig, sampleRate: sampleRate)
         let resume = playerResume ?? (0, true, false)
         loaded.loops = resume.loops
         loaded.locate(to: resume.position, at: 0, on: rig) { _, _ in }
@@ -31,13 +32,32 @@ extension KeyboardPlayback {
         playerResume = (player.position(at: now), player.state == .playing, player.loops)
     }
 
+    /// Ends notes the player leaves behind: messages straight to a part.
+    private var silence: (Int, [ChannelMessage]) -> Void {
+        { [midi] part, messages in midi.send(messages, toPart: part) }
+    }
+
     /// The graph frame a request takes effect at: past what is rendered, by a period.
     private func requestFrame(_ live: LiveSession) -> Int64 {
         live.status.statistics.framesPlayed + Int64(live.grant.bufferFrames) + Int64(live.grant.period)
     }
 
     func tickPlayer(_ live: LiveSession) {
-        guard let player else { return }
+        guard var player else { return }
+        if let active = midi.activeRig, active != player.activeRig, let input = playerInput,
+            let rerouted = try? FilePlayer(
+                path: player.path, input: input, rig: live.rig, activeRig: active, sampleRate: player.sampleRate)
+        {
+            // The rig switched: the file goes on through the new rig's parts from where it is.
+            let at = requestFrame(live)
+            let (position, playing) = (player.position(at: at), player.state == .playing)
+            player.pause(at: at, on: live.rig, silence: silence)
+            rerouted.loops = player.loops
+            rerouted.locate(to: position, at: at, on: live.rig) { _, _ in }
+            if playing { rerouted.play(at: at, on: live.rig) }
+            player = rerouted
+            self.player = rerouted
+        }
         player.tick(rendered: live.status.statistics.framesPlayed + Int64(live.grant.bufferFrames), on: live.rig)
         let rate = live.grant.sampleRate
         server.player = ServiceStatus.Player(
@@ -51,7 +71,6 @@ extension KeyboardPlayback {
             return .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
         }
         let (rig, at) = (live.rig, requestFrame(live))
-        let silence: (Int, [ChannelMessage]) -> Void = { [midi] part, messages in midi.send(messages, toPart: part) }
         switch command {
         case .play: player.play(at: at, on: rig)
         case .pause: player.pause(at: at, on: rig, silence: silence)

@@ -136,6 +136,8 @@ public final class KeyboardPlayback {
     /// The file player (`Options.playsFile`), built with each rig; a rebuild keeps where it was.
     var player: FilePlayer?
     var playerResume: (position: Int64, playing: Bool, loops: Bool)?
+    /// The player's file as read at the playing rate (routed again when the rig switches).
+    var playerInput: InputFile?
     /// The session playing now: the player's requests are placed by its frames.
     var playing: LiveSession?
 
@@ -469,7 +471,7 @@ public final class KeyboardPlayback {
         rig.timelinePlayer.play(MIDITimeline(rig.prelude))
         playing = live
         defer { keepPlayerPlace(of: live) }
-        try startPlayer(on: rig, sampleRate: grant.sampleRate)
+        try startPlayer(on: rig, activeRig: activeRig, sampleRate: grant.sampleRate)
         if let driverMIDI = live.io.midiInput {
             driverMIDI.framedMIDI = input.framedInput
             driverMIDI.midiReceiver = midi

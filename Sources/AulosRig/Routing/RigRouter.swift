@@ -66,8 +66,10 @@ public struct RigRouter: @unchecked Sendable {
     /// Each rig's controls, resolved.
     let controls: [[Mapping]]
 
-    /// Routing for `rig`'s set, with its rigs' controls.
-    public init(rig: PlaybackRig) {
+    /// Routing for `rig`'s set, with its rigs' controls; with `switchingRigs` false, the set's control
+    /// channel is a channel like the others (a file in the live session's player plays whole on the rig
+    /// playing: switching rigs is the keyboards' and the roads').
+    public init(rig: PlaybackRig, switchingRigs: Bool = true) {
         var targets: [ControlTarget] = []
         var routedRigs: [RoutedRig] = []
         for (index, entry) in rig.set.entries.enumerated() {
@@ -93,7 +95,8 @@ public struct RigRouter: @unchecked Sendable {
             )
         }
         let kernel = RoutingKernel(
-            parts: parts, rigs: routedRigs, controlChannel: rig.set.controlChannel.map { UInt8($0 - 1) })
+            parts: parts, rigs: routedRigs,
+            controlChannel: switchingRigs ? rig.set.controlChannel.map { UInt8($0 - 1) } : nil)
         storage = Storage(kernel: kernel, targets: targets)
         controls = rig.controls
     }

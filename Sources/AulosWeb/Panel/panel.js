@@ -303,6 +303,7 @@ function showStatus(message) {
   }
   const shown = (status.meters || []).filter((meter) => !/^(part|send|return) /.test(meter.name) || own.has(meter.name));
   $("#meters").replaceChildren(...shown.map(meterRow));
+  showPlayer(status.player);
   if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
   else for (const row of document.querySelectorAll(".presets")) row.follow(status.programs || []);
   // The tempo the music plays at, unless the user is typing one.
@@ -317,6 +318,20 @@ function showStatus(message) {
     $("#midi-log").prepend(item);
   }
   while ($("#midi-log").children.length > 50) $("#midi-log").lastChild.remove();
+}
+
+// The file player (aulos play FILE with the panel): the file, where it is, play/pause/stop, a position
+// slider that locates, loop. The slider is left alone while the user drags it.
+const clock = (seconds) => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, "0")}`;
+function showPlayer(player) {
+  $("#player").hidden = !player;
+  if (!player) return;
+  $("#player-file").textContent = `${player.file.split("/").pop()} · ${player.state}`;
+  $("#player-time").value = `${clock(player.position)} / ${clock(player.duration)}`;
+  const slider = $("#player-position");
+  slider.max = player.duration;
+  if (document.activeElement !== slider) slider.value = player.position;
+  $("#player-loop").checked = player.loop;
 }
 
 function connect() {
@@ -389,6 +404,14 @@ function begin() {
     if (await act(`rig ${event.target.value}`)) setTimeout(loadParts, 100);
   });
   $("#tempo").addEventListener("change", (event) => act(`tempo ${event.target.value}`));
+  for (const button of document.querySelectorAll("[data-player]")) {
+    button.addEventListener("click", () => act(`player ${button.dataset.player}`));
+  }
+  $("#player-position").addEventListener("change", (event) => {
+    act(`player locate ${Number(event.target.value).toFixed(2)}`);
+    event.target.blur();
+  });
+  $("#player-loop").addEventListener("change", (event) => act(`player loop ${event.target.checked ? "on" : "off"}`));
   for (const button of document.querySelectorAll("[data-transport]")) {
     button.addEventListener("click", () => act(`transport ${button.dataset.transport}`));
   }
