@@ -166,7 +166,7 @@ extension PlaybackRig {
         part.programs = [:]
         for channel in part.channels {
             guard let now = loaded.instrument.midiInput.program(onChannel: channel - 1) else { continue }
-            let chosen = Rig.Program(bank: now.bank, program: now.program)
+            let chosen = now
             if let synth, channel == base {
                 let number = now.bank * 128 + now.program
                 guard number != Int(synth.currentPreset?.number ?? -1),

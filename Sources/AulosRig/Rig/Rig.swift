@@ -1,3 +1,5 @@
+import AulosMIDI
+
 /// Which instrument a part plays: Aulos's synth or sampler, or an LV2 plugin (`Rig.Part.plugin`).
 public enum InstrumentChoice: String, Sendable, CaseIterable {
     case synth, sampler, lv2
@@ -86,16 +88,8 @@ public struct Rig: Equatable, Sendable {
         }
     }
 
-    /// A bank (CC 0 · 128 + CC 32) and program (0…127).
-    public struct Program: Equatable, Sendable {
-        public var bank: Int
-        public var program: Int
-
-        public init(bank: Int, program: Int) {
-            self.bank = bank
-            self.program = program
-        }
-    }
+    /// A bank (CC 0 · 128 + CC 32) and program (0…127): what an instrument's channel plays.
+    public typealias Program = ChannelPrograms.Choice
 
     public var name: String
     public var sampleRate = 48_000.0
