@@ -283,6 +283,31 @@ import Testing
         #expect(aulos.stderr.contains("what was set live is kept where the file did not change it"))
     }
 
+    /// A snapshot recalled through the socket: its values are the rig's at once (no rebuild: the rig has
+    /// not reloaded), the status names it, and a name the rig does not have is refused with the list.
+    @Test func aSnapshotIsRecalledFromTheSocket() throws {
+        defer { removeFolder() }
+        try
+            ("name: Snap\nparts:\n  - name: Lead\n    instrument: synth\nsnapshots:\n  - name: Verse\n"
+            + "    values: {Lead.cutoff: 900, Lead.volume: 0.5}\n  - name: Chorus\n    values: {Lead.cutoff: 4000}\n")
+            .write(toFile: folder + "/snap.yaml", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(
+            ["play", "--service", "--rig", folder + "/snap.yaml", "--device", "null"], in: folder)
+        #expect(try aulos.waitForStatus { $0["rig"] as? String == "Snap" }, "\(aulos.stderr)")
+        #expect(aulos.request("snapshot Verse") == #"{"ok":true,"snapshot":"Verse"}"#)
+        #expect(aulos.request("get Lead.cutoff") == #"{"target":"Lead.cutoff","value":900}"#)
+        #expect(aulos.request("get Lead.volume") == #"{"target":"Lead.volume","value":0.5}"#)
+        #expect(aulos.request("snapshot 2") == #"{"ok":true,"snapshot":"Chorus"}"#)
+        #expect(aulos.request("get Lead.cutoff") == #"{"target":"Lead.cutoff","value":4000}"#)
+        #expect(
+            aulos.request("snapshot Bridge")?.contains("no snapshot 'Bridge' in rig Snap (it has Verse, Chorus)")
+                == true)
+        let status = try #require(try aulos.status())
+        #expect(status["snapshot"] as? String == "Chorus" && status["reloads"] as? Int == 0)
+        let parts = aulos.request("parts") ?? ""
+        #expect(parts.contains(#""snapshots":["Verse","Chorus"]"#), "\(parts.suffix(200))")
+    }
+
     /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on
     /// (`rig -9223372036854775808` overflowed computing the rig's index and killed it).
     @Test func hostileRequestsGetAnErrorAndTheInstrumentPlaysOn() throws {

@@ -39,7 +39,7 @@ import Glibc
             .learn(target: "Lead.cutoff", seconds: 5), .tempo(96), .transport(.locate(beat: 8)),
             .record(.start(name: "take one.wav")), .record(.stop), .midi([0x90, 0x3C, 0x64]), .status, .unlearn,
             .save(name: nil), .save(name: "gig.yaml"), .player(.play), .player(.pause), .player(.stop),
-            .player(.locate(seconds: 1.5)), .player(.loop(true)), .player(.loop(false)),
+            .player(.locate(seconds: 1.5)), .player(.loop(true)), .player(.loop(false)), .snapshot("Big Chorus"),
         ] {
             #expect(try ControlRequest(line: request.line) == request, "\(request.line)")
         }

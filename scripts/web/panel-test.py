@@ -487,6 +487,24 @@ def in_browser(checks, aulos, browser, screenshots):
 
     checks.run("(e) the page shows the active rig's sends, returns and meters only", own_sends)
 
+    # (e) A snapshot recalled from the page: the sliders show its values, the menu names it.
+    def snapshot():
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.evaluate(
+            "(() => { const menu = document.querySelector('#snapshot'); menu.value = 'Chorus';"
+            " menu.dispatchEvent(new Event('change', {bubbles: true})); })()")
+        slider = "Number(document.querySelector('input[data-target=\"Strings.volume\"]').value)"
+        try:
+            page.wait_for(f"Math.abs({slider} - 0.85) < 1e-3", timeout=3)
+            page.wait_for(f"{text_of('#snapshot option')} === 'Snapshot: Chorus'", timeout=3)
+        except TimeoutError:
+            return False, f"Strings.volume slider {page.evaluate(slider)}; menu {page.evaluate(text_of('#snapshot option'))!r}"
+        value = aulos.control("get Strings.volume")[1].get("value")
+        aulos.control("snapshot Verse")
+        return abs(value - 0.85) < 1e-3, f"slider at 0.85, server {value}, menu 'Snapshot: Chorus'"
+
+    checks.run("(e) a snapshot recalled from the page moves the sliders and is named", snapshot)
+
     # (h) The file player: the page shows the file and where it is; its Pause and Play buttons work.
     def player():
         shown = page.evaluate(text_of("#player-file"))

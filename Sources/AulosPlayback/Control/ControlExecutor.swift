@@ -34,6 +34,8 @@ final class ControlExecutor {
     var fallback: String?
     /// The file player's state, each tick (nil: no file loaded).
     var player: ServiceStatus.Player?
+    /// The snapshot recalled last (nil: none since the rig was built).
+    private var snapshot: String?
     /// The unit a render cycle is stuck in, said as the watchdog says it.
     var stuckUnit: String?
     /// The playing rig's targets, resolved once each; shared with the threads that set parameters at once.
@@ -45,6 +47,7 @@ final class ControlExecutor {
 
     func begin(rig: PlaybackRig, midi: LiveMIDIPath, live: LiveMIDIInput, session: LiveSession, reloads: Int) {
         self.rig = rig
+        snapshot = nil
         self.session = session
         // The status shows every part's, send's and return's level.
         try? rig.startMetering()
@@ -114,7 +117,8 @@ final class ControlExecutor {
             recordingTo: session?.recordingPath, recordingFailure: session?.status.recordingFailure,
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
-            }, limiter: Self.limiter(rig.outputStage), programs: Self.programs(of: rig, active), player: player)
+            }, limiter: Self.limiter(rig.outputStage), programs: Self.programs(of: rig, active), player: player,
+            snapshot: snapshot)
     }
 
     /// What each channel of rig `active`'s parts plays now.
@@ -188,6 +192,17 @@ final class ControlExecutor {
             // The session that knows the rig's file saves (`LiveControl`); here there is none.
             case .save: return .failure("this instrument plays no rig file to save")
             case .player: return .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
+            case .snapshot(let choice):
+                let recalled: String
+                do {
+                    recalled = try rig.recall(choice, ofRig: activeRig) { part, messages in
+                        midi.send(messages, toPart: part)
+                    }
+                } catch { return .failure(error.message) }
+                snapshot = recalled
+                var done = ControlReply.Done()
+                done.snapshot = recalled
+                return .done(done)
             }
         } catch let error as AudioUnitError {
             return .failure(error.detail)

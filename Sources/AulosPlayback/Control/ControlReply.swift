@@ -89,6 +89,8 @@ public enum ControlReply: Sendable {
         public var player: String?
         public var position: Double?
         public var origin: Int64?
+        /// The snapshot a `snapshot` request recalled.
+        public var snapshot: String?
 
         public init() {}
     }

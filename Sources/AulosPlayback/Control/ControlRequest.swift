@@ -31,6 +31,8 @@ public enum ControlRequest: Sendable, Equatable {
     case save(name: String?)
     /// The file player.
     case player(PlayerCommand)
+    /// Recalls a snapshot of the active rig, by name or number (from 1).
+    case snapshot(String)
 
     public enum PlayerCommand: Sendable, Equatable {
         case play, pause, stop
@@ -104,7 +106,8 @@ extension ControlRequest {
     static let usage =
         "status, parts, fonts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N|NAME, "
         + "preset PART BANK PROGRAM [CHANNEL], tempo BPM, transport play|stop|rewind|locate BEAT, "
-        + "record start [NAME]|stop, midi HEX…, save [NAME.yaml], player play|pause|stop|locate SECONDS|loop on|off"
+        + "record start [NAME]|stop, midi HEX…, save [NAME.yaml], "
+        + "player play|pause|stop|locate SECONDS|loop on|off, snapshot NAME|N"
 
     /// Reads one request line of the control socket; a line that is not a request is a one-line failure
     /// saying what the requests are.
@@ -160,6 +163,7 @@ extension ControlRequest {
             default: throw ControlFailure("record takes start [NAME.wav|NAME.flac] or stop")
             }
         case ("save", 0...1): self = .save(name: arguments.first)
+        case ("snapshot", 1...): self = .snapshot(rest(from: 0))
         case ("player", 1...2):
             switch (arguments[0], arguments.count) {
             case ("play", 1): self = .player(.play)
@@ -256,6 +260,7 @@ extension ControlRequest {
         case .record(.start(let name)): return "record start" + (name.map { " " + quoted($0) } ?? "")
         case .record(.stop): return "record stop"
         case .save(let name): return "save" + (name.map { " " + quoted($0) } ?? "")
+        case .snapshot(let name): return "snapshot \(quoted(name))"
         case .player(.play): return "player play"
         case .player(.pause): return "player pause"
         case .player(.stop): return "player stop"

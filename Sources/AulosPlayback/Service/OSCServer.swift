@@ -318,6 +318,12 @@ final class OSCServer: @unchecked Sendable {
                 return reply(.player(.loop(on == 1)))
             default: return .failure(problem)
             }
+        case ["aulos", "snapshot"]:
+            switch message.arguments.first {
+            case .int(let number) where message.arguments.count == 1: return reply(.snapshot(String(number)))
+            case .string(let name) where message.arguments.count == 1 && !name.isEmpty: return reply(.snapshot(name))
+            default: return .failure(OSCError("/aulos/snapshot takes a snapshot's number (1…) or name"))
+            }
         case ["aulos", "save"]:
             // No argument: into the rig's own file(s); a name: a new file beside it.
             switch (message.arguments.first, message.arguments.count) {
@@ -331,7 +337,9 @@ final class OSCServer: @unchecked Sendable {
                     OSCError(
                         "unknown address \(message.address.prefix(80)) (/aulos/status, /aulos/note, /aulos/cc, "
                             + "/aulos/program, /aulos/bank, /aulos/bend, /aulos/pressure, /aulos/midi, /aulos/rig, "
-                            + "/aulos/tempo, /aulos/transport, /aulos/player, /aulos/save, /aulos/part/PART/PARAMETER)")
+                            + "/aulos/tempo, /aulos/transport, /aulos/player, /aulos/snapshot, /aulos/save, "
+                            + "/aulos/part/PART/PARAMETER)"
+                    )
                 )
             }
             switch message.arguments[0] {

@@ -39,6 +39,8 @@ public struct PanelParts: Encodable, Sendable {
     var activeRig: Int
     var groups: [Group]
     var eqPresets: [String]
+    /// The active rig's snapshots, by name (recalled with `snapshot NAME`).
+    var snapshots: [String]
 
     init(_ rig: PlaybackRig, active: Int) {
         self.rig = rig.set.entries[active].rig.name
@@ -67,5 +69,6 @@ public struct PanelParts: Encodable, Sendable {
                 })
         }
         eqPresets = IPodEQUnit.curves.map(\.name)
+        snapshots = rig.set.entries[active].rig.snapshots.map(\.name)
     }
 }

@@ -72,6 +72,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var programs: [ChannelProgram]?
     /// The file player, when a file is loaded (nil otherwise, and from an older aulos).
     public var player: Player?
+    /// The snapshot recalled last in the rig playing (nil: none since it was built).
+    public var snapshot: String?
 
     /// The file player: its file, whether it plays, where it is and how long the file is (seconds).
     public struct Player: Codable, Sendable, Equatable {

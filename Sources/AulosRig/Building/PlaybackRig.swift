@@ -388,6 +388,7 @@ public final class PlaybackRig {
             }
             controls.append(resolved)
         }
+        try checkSnapshots()
         built = true
         builtValues = parameterValues()
     }

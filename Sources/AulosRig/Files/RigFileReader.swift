@@ -38,7 +38,7 @@ extension Rig {
             mapping,
             allowed: [
                 "name", "sample-rate", "slice", "driver", "output", "parts", "controls", "returns", "dry", "tuning",
-                "keymap", "tempo",
+                "keymap", "tempo", "snapshots",
             ] + RigReader.serverKeys,
             at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
@@ -253,6 +253,7 @@ extension Rig {
         }
         self.parts = parts
         if let n = keys["controls"] { controls = try reader.controls(n) }
+        if let n = keys["snapshots"] { snapshots = try reader.snapshots(n, parts: parts) }
         if let n = keys["returns"] { returns = try reader.returns(n) }
         // Every send names a return of this rig.
         for (index, part) in parts.enumerated() {
@@ -608,6 +609,53 @@ extension RigReader {
             }
         }
         return programs
+    }
+
+    /// `snapshots:`: a list of {name, values: {TARGET: number or EQ name}, programs: {PART: {CHANNEL: …}}}.
+    /// Targets are checked when the rig is built (as controls are); parts and channels here.
+    func snapshots(_ node: Node, parts: [Rig.Part]) throws(RigError) -> [Rig.Snapshot] {
+        guard let sequence = node.sequence else {
+            throw error(node, "snapshots", "must be a list of {name, values, programs}")
+        }
+        var snapshots: [Rig.Snapshot] = []
+        for (index, item) in sequence.enumerated() {
+            let at = "snapshots[\(index)]"
+            guard let mapping = item.mapping else {
+                throw error(item, at, "must be a mapping (name, values, programs)")
+            }
+            let fields = try keys(mapping, allowed: ["name", "values", "programs"], at: at + ".")
+            guard let nameNode = fields["name"] else { throw error(item, at, "missing 'name'") }
+            var snapshot = Rig.Snapshot(name: try string(nameNode, at + ".name"))
+            guard !snapshots.contains(where: { $0.name == snapshot.name }) else {
+                throw error(nameNode, at + ".name", "'\(snapshot.name.clipped(40))' names an earlier snapshot too")
+            }
+            if let n = fields["values"] {
+                guard let values = n.mapping else {
+                    throw error(n, at + ".values", "must be a mapping of targets (PART.PARAMETER) to values")
+                }
+                for (key, value) in values {
+                    let target = try string(key, at + ".values")
+                    snapshot.values.append((target, try string(value, at + ".values.\(target)")))
+                }
+            }
+            if let n = fields["programs"] {
+                guard let byPart = n.mapping else {
+                    throw error(n, at + ".programs", "must be a mapping of part names to {CHANNEL: PROGRAM}")
+                }
+                for (key, value) in byPart {
+                    let name = try string(key, at + ".programs")
+                    guard let part = parts.first(where: { $0.name == name }) else {
+                        throw error(key, at + ".programs", "no part '\(name.clipped(40))' in this rig")
+                    }
+                    var plain = part
+                    plain.instrument = .sampler  // a synth's first channel too: a snapshot may change its preset
+                    snapshot.programs[name] = try programs(value, at + ".programs.\(name)", of: plain)
+                }
+            }
+            snapshot.source = location(item)
+            snapshots.append(snapshot)
+        }
+        return snapshots
     }
 
     func controls(_ node: Node) throws(RigError) -> [ControlMapping] {

@@ -22,6 +22,13 @@ extension Rig {
         return ["    state: \(quoted(state))"]
     }
 
+    /// Programs by channel as a flow mapping's inside: `2: 25, 10: [128, 8]`.
+    static func programsText(_ programs: [Int: Program]) -> String {
+        programs.sorted { $0.key < $1.key }.map { channel, chosen in
+            "\(channel): " + (chosen.bank == 0 ? "\(chosen.program)" : "[\(chosen.bank), \(chosen.program)]")
+        }.joined(separator: ", ")
+    }
+
     /// The rig as YAML, in a fixed key order (so load → save → load is identical).
     public func yaml() -> String {
         let quote = Self.quoted
@@ -97,12 +104,7 @@ extension Rig {
                 lines.append("    parameters:")
                 lines += part.parameters.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \($0.value.clean)" }
             }
-            if !part.programs.isEmpty {
-                let programs = part.programs.sorted { $0.key < $1.key }.map { channel, chosen in
-                    "\(channel): " + (chosen.bank == 0 ? "\(chosen.program)" : "[\(chosen.bank), \(chosen.program)]")
-                }
-                lines.append("    programs: {\(programs.joined(separator: ", "))}")
-            }
+            if !part.programs.isEmpty { lines.append("    programs: {\(Self.programsText(part.programs))}") }
             if !part.properties.isEmpty {
                 lines.append("    properties:")
                 lines += part.properties.sorted { $0.key < $1.key }.map { "      \(quote($0.key)): \(quote($0.value))" }
@@ -112,6 +114,22 @@ extension Rig {
         if !controls.isEmpty {
             lines.append("controls:")
             lines += controls.flatMap(\.yamlLines)
+        }
+        if !snapshots.isEmpty {
+            lines.append("snapshots:")
+            for snapshot in snapshots {
+                lines.append("  - name: \(quote(snapshot.name))")
+                if !snapshot.values.isEmpty {
+                    lines.append("    values:")
+                    lines += snapshot.values.map { "      \(quote($0.target)): \(quote($0.value))" }
+                }
+                if !snapshot.programs.isEmpty {
+                    lines.append("    programs:")
+                    for (part, programs) in snapshot.programs.sorted(by: { $0.key < $1.key }) {
+                        lines.append("      \(quote(part)): {\(Self.programsText(programs))}")
+                    }
+                }
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -112,6 +112,26 @@ public struct Rig: Equatable, Sendable {
     public var parts: [Part]
     /// Controllers routed to unit parameters while this rig plays.
     public var controls: [ControlMapping] = []
+    /// Named states of this rig (`snapshots:`), recalled while it plays without rebuilding anything.
+    public var snapshots: [Snapshot] = []
+
+    /// A named state of a rig: values set as `aulos set` sets them (parameters glide to them) and programs
+    /// sent to parts' channels. Recalled by name or number from the socket, OSC and the panel.
+    public struct Snapshot: Equatable, Sendable {
+        public var name: String
+        /// `TARGET: value` (a number, or an EQ preset's name for an EQ target), in the order written.
+        public var values: [(target: String, value: String)] = []
+        /// Per part name, per channel: the bank and program sent.
+        public var programs: [String: [Int: Program]] = [:]
+        public var source = SourceLocation.none
+
+        public init(name: String) { self.name = name }
+
+        public static func == (a: Snapshot, b: Snapshot) -> Bool {
+            a.name == b.name && a.programs == b.programs
+                && a.values.map { "\($0.target)=\($0.value)" } == b.values.map { "\($0.target)=\($0.value)" }
+        }
+    }
     /// Return buses the parts send to (a reverb, a chorus…), each with its effects, summed into the master.
     public var returns: [ReturnBus] = []
     /// The master insert chain, after the master EQ.

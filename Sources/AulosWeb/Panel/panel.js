@@ -225,6 +225,10 @@ async function loadParts() {
   select.replaceChildren(...parts.rigs.map((name, index) => new Option(`${index + 1} ${name}`, index + 1)));
   select.value = parts.activeRig + 1;
   $("#parts").replaceChildren(...parts.groups.map(partCard));
+  // The rig's snapshots: choosing one recalls it (values glide; the sliders follow at once).
+  const snapshots = parts.snapshots || [];
+  $("#snapshot").hidden = snapshots.length === 0;
+  $("#snapshot").replaceChildren(new Option("Snapshot…", ""), ...snapshots.map((name) => new Option(name, name)));
   $("#fonts").replaceChildren(...fonts.map((font) => {
     const item = document.createElement("li");
     const used = font.parts.length ? ` — played by ${font.parts.join(", ")}` : "";
@@ -304,6 +308,8 @@ function showStatus(message) {
   const shown = (status.meters || []).filter((meter) => !/^(part|send|return) /.test(meter.name) || own.has(meter.name));
   $("#meters").replaceChildren(...shown.map(meterRow));
   showPlayer(status.player);
+  const snapshotTitle = $("#snapshot").options[0];
+  if (snapshotTitle) snapshotTitle.textContent = status.snapshot ? `Snapshot: ${status.snapshot}` : "Snapshot…";
   if (status.activeRig !== activeRig) loadParts();   // a program change switched rigs
   else for (const row of document.querySelectorAll(".presets")) row.follow(status.programs || []);
   // The tempo the music plays at, unless the user is typing one.
@@ -404,6 +410,12 @@ function begin() {
     if (await act(`rig ${event.target.value}`)) setTimeout(loadParts, 100);
   });
   $("#tempo").addEventListener("change", (event) => act(`tempo ${event.target.value}`));
+  $("#snapshot").addEventListener("change", async (event) => {
+    const name = event.target.value;
+    if (!name) return;
+    if (await act(`snapshot ${quoted(name)}`)) setTimeout(refreshValues, 200);
+    event.target.value = "";
+  });
   for (const button of document.querySelectorAll("[data-player]")) {
     button.addEventListener("click", () => act(`player ${button.dataset.player}`));
   }
