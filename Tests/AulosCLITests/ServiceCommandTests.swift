@@ -138,6 +138,9 @@ import Testing
                 seen = programs($0)
                 return seen == changed
             }, "\(seen)")
+        let text = try runAulos(["status", "--socket", aulos.socketPath]).stdout
+        #expect(
+            text.contains("programs: GM ch 1 0:4, ch 2 1024:48, ch 3 0:5, ch 10 128:25; Pad ch 5 0:89\n"), "\(text)")
         let parts = try #require(aulos.request("parts"))
         let groups = try #require(
             (try JSONSerialization.jsonObject(with: Data(parts.utf8)) as? [String: Any])?["groups"] as? [[String: Any]])

@@ -89,6 +89,22 @@ struct StatusCommand: ParsableCommand {
                         format: "limiter: off, %d samples at full scale, peak %.1f dBFS", limiter.fullScaleSamples,
                         limiter.peakDb))
         }
+        if let player = status.player {
+            func clock(_ seconds: Double) -> String { String(format: "%d:%02d", Int(seconds) / 60, Int(seconds) % 60) }
+            say(
+                "player: \(player.file) \(player.state) at \(clock(player.position)) of \(clock(player.duration))"
+                    + (player.loop ? ", looping (\(player.passes) passes)" : ""))
+        }
+        if let snapshot = status.snapshot { say("snapshot: \(snapshot)") }
+        if let programs = status.programs, !programs.isEmpty {
+            // What each channel plays, part by part: "GM ch 1 0:4, ch 10 128:0".
+            var lines: [String] = []
+            for part in programs.map(\.part).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } } {
+                let channels = programs.filter { $0.part == part }.map { "ch \($0.channel) \($0.bank):\($0.program)" }
+                lines.append("\(part) " + channels.joined(separator: ", "))
+            }
+            say("programs: " + lines.joined(separator: "; "))
+        }
         if let learning = status.learning { say("learning: move a controller to map it to \(learning)") }
         if status.reloads > 0 || status.rigSwitches > 0 {
             say("rig switches \(status.rigSwitches), reloads \(status.reloads)")
