@@ -219,6 +219,16 @@ public struct ChannelPrograms: @unchecked Sendable {
             self.bank = bank
             self.program = program
         }
+
+        /// What chooses it on channel `channel` (1…16): bank select MSB and LSB, then the program change.
+        public func messages(onChannel channel: Int) -> [ChannelMessage] {
+            let status = UInt8(channel - 1)
+            return [
+                ChannelMessage(status: 0xB0 | status, data1: 0, data2: UInt8(bank >> 7)),
+                ChannelMessage(status: 0xB0 | status, data1: 32, data2: UInt8(bank & 0x7F)),
+                ChannelMessage(status: 0xC0 | status, data1: UInt8(program)),
+            ]
+        }
     }
 
     /// Per channel: 1 << 31 | bank << 7 | program, or 0 for none known.

@@ -304,13 +304,8 @@ final class ControlExecutor {
                     + "\(channels.map(String.init).joined(separator: ", ")), not \(channel)")
         }
         let number = channel ?? channels.first ?? 1
-        let channel = UInt8(number - 1)
         playing.midi.send(
-            [
-                ChannelMessage(status: 0xB0 | channel, data1: 0, data2: UInt8(bank >> 7)),
-                ChannelMessage(status: 0xB0 | channel, data1: 32, data2: UInt8(bank & 0x7F)),
-                ChannelMessage(status: 0xC0 | channel, data1: UInt8(program)),
-            ], toPart: part)
+            ChannelPrograms.Choice(bank: bank, program: program).messages(onChannel: number), toPart: part)
         var done = ControlReply.Done()
         (done.part, done.bank, done.program, done.channel) = (rig.parts[part].part.name, bank, program, number)
         return .done(done)

@@ -243,12 +243,7 @@ struct RigUnits {
             }
             // Channels playing something else than the part starts on, each by its own bank and program.
             for (channel, chosen) in part.programs.sorted(by: { $0.key < $1.key }) {
-                let status = UInt8(channel - 1)
-                for message in [
-                    ChannelMessage(status: 0xB0 | status, data1: 0, data2: UInt8(chosen.bank >> 7)),
-                    ChannelMessage(status: 0xB0 | status, data1: 32, data2: UInt8(chosen.bank & 0x7F)),
-                    ChannelMessage(status: 0xC0 | status, data1: UInt8(chosen.program)),
-                ] {
+                for message in chosen.messages(onChannel: channel) {
                     programs.append(TimedMIDIEvent(sampleTime: 0, destination: UInt16(bus), message: message))
                 }
             }

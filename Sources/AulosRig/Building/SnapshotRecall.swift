@@ -66,14 +66,7 @@ extension PlaybackRig {
                 continue
             }
             for (channel, chosen) in programs.sorted(by: { $0.key < $1.key }) {
-                let status = UInt8(channel - 1)
-                send(
-                    part,
-                    [
-                        ChannelMessage(status: 0xB0 | status, data1: 0, data2: UInt8(chosen.bank >> 7)),
-                        ChannelMessage(status: 0xB0 | status, data1: 32, data2: UInt8(chosen.bank & 0x7F)),
-                        ChannelMessage(status: 0xC0 | status, data1: UInt8(chosen.program)),
-                    ])
+                send(part, chosen.messages(onChannel: channel))
             }
         }
         return snapshot.name
