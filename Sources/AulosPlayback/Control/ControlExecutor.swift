@@ -49,8 +49,6 @@ final class ControlExecutor {
         self.rig = rig
         snapshot = nil
         self.session = session
-        // The status shows every part's, send's and return's level.
-        try? rig.startMetering()
         self.midi = midi
         self.live = live
         self.reloads = reloads

@@ -476,8 +476,8 @@ public final class KeyboardPlayback {
             driverMIDI.framedMIDI = input.framedInput
             driverMIDI.midiReceiver = midi
         }
-        // Metering (the status's meters) from the first slice: its render notification added to a running
-        // graph would be a new render plan in mid-play.
+        // The status shows every part's, send's and return's level: metering from the first slice, as its
+        // render notification added to a running graph would be a new render plan in mid-play.
         try rig.startMetering()
         try live.start(stoppingAfter: duration.map { Int64($0 * grant.sampleRate) })
         if recordPath != nil { recordedSessions += 1 }
