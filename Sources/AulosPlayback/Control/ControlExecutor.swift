@@ -189,7 +189,7 @@ final class ControlExecutor {
             case .midi(let bytes): return play(bytes, midi)
             // The session that knows the rig's file saves (`LiveControl`); here there is none.
             case .save: return .failure("this instrument plays no rig file to save")
-            case .player: return .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
+            case .player: return .failure(FilePlayer.noneLoaded)
             case .snapshot(let choice):
                 let recalled: String
                 do {

@@ -17,7 +17,7 @@ final class LiveControl {
     var rigFiles: (ControlBridge.Request) -> ControlReply = { _ in .failure("no rig file is played here") }
     /// Answers the file player's requests: the session that plays the file owns it.
     var player: (ControlRequest.PlayerCommand) -> ControlReply = { _ in
-        .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
+        .failure(FilePlayer.noneLoaded)
     }
     /// Where a rig switch is logged, with the road it came by (the session's log: a program change's switch
     /// is logged there too).

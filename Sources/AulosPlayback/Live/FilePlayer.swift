@@ -19,6 +19,9 @@ final class FilePlayer {
         case stopped, playing, paused
     }
 
+    /// What a player request is answered with when no file plays.
+    static let noneLoaded = "no file is loaded in the player (aulos play FILE --web …, or --osc)"
+
     /// The file's path, as loaded, and the rig of the set it plays through.
     let path: String
     let activeRig: Int

@@ -68,7 +68,7 @@ extension KeyboardPlayback {
 
     func answerPlayer(_ command: ControlRequest.PlayerCommand) -> ControlReply {
         guard let player, let live = playing else {
-            return .failure("no file is loaded in the player (aulos play FILE --web …, or --osc)")
+            return .failure(FilePlayer.noneLoaded)
         }
         let (rig, at) = (live.rig, requestFrame(live))
         switch command {
