@@ -12,9 +12,8 @@ extension KeyboardPlayback {
     /// a rebuild (a reload, a device restart) it goes on from where it was, playing or not.
     func startPlayer(on rig: PlaybackRig, activeRig: Int, sampleRate: Double) throws {
         guard options.playsFile else { return }
-        let input = try InputFile.load(orDemo: playback.input, sampleRate: sampleRate, reading: playback.midiReading)
+        let input = try playerFile(at: sampleRate)
         if player == nil { for warning in input.warnings { observer.warning(warning) } }
-        playerInput = input
         let loaded = try FilePlayer(
             path: playback.input ?? "demo.score", input: input, rig: rig, activeRig: activeRig, sampleRate: sampleRate)
         let resume = playerResume ?? (0, true, false)
@@ -22,6 +21,14 @@ extension KeyboardPlayback {
         loaded.locate(to: resume.position, at: 0, on: rig) { _, _ in }
         if resume.playing { loaded.play(at: 0, on: rig) }
         player = loaded
+    }
+
+    /// The player's file with its times at `sampleRate`: read once, and again only for another rate.
+    func playerFile(at sampleRate: Double) throws -> InputFile {
+        if let playerInput, playerInput.sampleRate == sampleRate { return playerInput.file }
+        let file = try InputFile.load(orDemo: playback.input, sampleRate: sampleRate, reading: playback.midiReading)
+        playerInput = (sampleRate, file)
+        return file
     }
 
     /// Before the rig is torn down: where the player is, for the next one.
@@ -44,7 +51,7 @@ extension KeyboardPlayback {
 
     func tickPlayer(_ live: LiveSession) {
         guard var player else { return }
-        if let active = midi.activeRig, active != player.activeRig, let input = playerInput,
+        if let active = midi.activeRig, active != player.activeRig, let input = playerInput?.file,
             let rerouted = try? FilePlayer(
                 path: player.path, input: input, rig: live.rig, activeRig: active, sampleRate: player.sampleRate)
         {

@@ -136,8 +136,9 @@ public final class KeyboardPlayback {
     /// The file player (`Options.playsFile`), built with each rig; a rebuild keeps where it was.
     var player: FilePlayer?
     var playerResume: (position: Int64, playing: Bool, loops: Bool)?
-    /// The player's file as read at the playing rate (routed again when the rig switches).
-    var playerInput: InputFile?
+    /// The player's file as read, and the rate its times are at (routed again when the rig switches; read
+    /// again only for a rig at another rate).
+    var playerInput: (sampleRate: Double, file: InputFile)?
     /// The session playing now: the player's requests are placed by its frames.
     var playing: LiveSession?
 
@@ -375,9 +376,7 @@ public final class KeyboardPlayback {
             // The file player's file sets the transport's tempo map, as it does for its offline render.
             let tempoMap =
                 options.playsFile
-                ? playback.tempoMap(
-                    of: try InputFile.load(
-                        orDemo: playback.input, sampleRate: first.sampleRate, reading: playback.midiReading))
+                ? playback.tempoMap(of: try playerFile(at: first.sampleRate))
                 : [(beat: 0, bpm: playback.tempo ?? first.tempo ?? 120)]
             let rig = try PlaybackRig(
                 set: set, tempoMap: tempoMap,
