@@ -578,13 +578,16 @@ extension RigReader {
         return chain
     }
 
-    /// A part's `programs:`: channel → program, or [bank, program]; channels the part plays, and for a synth
-    /// not its first (that one plays its `preset:`).
-    func programs(_ node: Node, _ at: String, of part: Rig.Part) throws(RigError) -> [Int: Rig.Program] {
+    /// A part's `programs:`: channel → program, or [bank, program], on channels the part plays. What a part
+    /// starts on (`atStart`) is not an LV2 part's (it starts on its preset:) nor a synth's first channel (its
+    /// preset:); a snapshot may send any channel the part plays.
+    func programs(_ node: Node, _ at: String, of part: Rig.Part, atStart: Bool = true) throws(RigError)
+        -> [Int: Rig.Program]
+    {
         guard let mapping = node.mapping else {
             throw error(node, at, "must be a mapping of channels to programs ({2: 25, 10: [128, 0]})")
         }
-        if part.instrument == .lv2 {
+        if atStart && part.instrument == .lv2 {
             throw error(node, at, "goes with the synth or the sampler (an LV2 part chooses with preset:)")
         }
         var programs: [Int: Rig.Program] = [:]
@@ -594,7 +597,7 @@ extension RigReader {
                 let channels = part.channels.map(String.init).joined(separator: ", ")
                 throw error(key, at, "channel \(channel) is not one the part plays (\(channels))")
             }
-            if part.instrument == .synth && channel == part.channels.min() {
+            if atStart && part.instrument == .synth && channel == part.channels.min() {
                 throw error(key, at, "channel \(channel) is the synth part's first: it plays the part's preset:")
             }
             if let pair = value.sequence.map(Array.init) {
@@ -647,9 +650,7 @@ extension RigReader {
                     guard let part = parts.first(where: { $0.name == name }) else {
                         throw error(key, at + ".programs", "no part '\(name.clipped(40))' in this rig")
                     }
-                    var plain = part
-                    plain.instrument = .sampler  // a synth's first channel too: a snapshot may change its preset
-                    snapshot.programs[name] = try programs(value, at + ".programs.\(name)", of: plain)
+                    snapshot.programs[name] = try programs(value, at + ".programs.\(name)", of: part, atStart: false)
                 }
             }
             snapshot.source = location(item)
