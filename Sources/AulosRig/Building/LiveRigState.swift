@@ -63,16 +63,16 @@ extension PlaybackRig {
             guard let value = now[key], let built = builtValues[key], value != built else { return nil }
             return value
         }
-        /// `unit`'s changed global parameters, by the names rig files give them.
+        /// `unit`'s global parameters that differ from `baseline` (else from the values as built), by the names
+        /// rig files give them.
         func changedParameters(of unit: AudioUnit, against baseline: [ParameterID: Float]? = nil) -> [(String, Float)] {
             ((try? unit.get(.parameterList, scope: .global)) ?? []).compactMap { id in
-                guard let info = try? unit.parameterInfo(id) else { return nil }
-                if let baseline {
-                    guard let value = now[UnitParameter(unit, id)], let before = baseline[id], value != before
-                    else { return nil }
-                    return (EffectSpec.dashed(info.name), value)
+                let key = UnitParameter(unit, id)
+                let before = baseline != nil ? baseline![id] : builtValues[key]
+                guard let info = try? unit.parameterInfo(id), let value = now[key], let before, value != before else {
+                    return nil
                 }
-                return changed(unit, id).map { (EffectSpec.dashed(info.name), $0) }
+                return (EffectSpec.dashed(info.name), value)
             }
         }
         typealias Mixer = MultichannelMixerUnit.Parameter
