@@ -300,12 +300,14 @@ import Testing
     }
 
     /// A snapshot recalled through the socket: its values are the rig's at once (no rebuild: the rig has
-    /// not reloaded), the status names it, and a name the rig does not have is refused with the list.
+    /// not reloaded), the status names it, and a name the rig does not have is refused with the list. A
+    /// program change on the rig's snapshot channel recalls one too, and the log says so.
     @Test func aSnapshotIsRecalledFromTheSocket() throws {
         defer { removeFolder() }
         try
-            ("name: Snap\nparts:\n  - name: Lead\n    instrument: synth\nsnapshots:\n  - name: Verse\n"
-            + "    values: {Lead.cutoff: 900, Lead.volume: 0.5}\n  - name: Chorus\n    values: {Lead.cutoff: 4000}\n")
+            ("name: Snap\nparts:\n  - name: Lead\n    instrument: synth\nsnapshot-channel: 16\nsnapshots:\n"
+            + "  - name: Verse\n    values: {Lead.cutoff: 900, Lead.volume: 0.5}\n  - name: Chorus\n    program: 3\n"
+            + "    values: {Lead.cutoff: 4000}\n")
             .write(toFile: folder + "/snap.yaml", atomically: true, encoding: .utf8)
         let aulos = try BackgroundAulos(
             ["play", "--service", "--rig", folder + "/snap.yaml", "--device", "null"], in: folder)
@@ -322,6 +324,14 @@ import Testing
         #expect(status["snapshot"] as? String == "Chorus" && status["reloads"] as? Int == 0)
         let parts = aulos.request("parts") ?? ""
         #expect(parts.contains(#""snapshots":["Verse","Chorus"]"#), "\(parts.suffix(200))")
+        // Program 0 on channel 16 recalls Verse (its position), program 3 Chorus (its own number).
+        #expect(aulos.request("midi CF 00") == #"{"ok":true,"messages":1}"#)
+        #expect(try aulos.waitForStatus { $0["snapshot"] as? String == "Verse" }, "\(aulos.stderr)")
+        #expect(aulos.request("get Lead.cutoff") == #"{"target":"Lead.cutoff","value":900}"#)
+        #expect(aulos.request("midi CF 03") == #"{"ok":true,"messages":1}"#)
+        #expect(try aulos.waitForStatus { $0["snapshot"] as? String == "Chorus" }, "\(aulos.stderr)")
+        #expect(aulos.request("get Lead.cutoff") == #"{"target":"Lead.cutoff","value":4000}"#)
+        #expect(aulos.stderr.contains("snapshot Chorus of rig Snap (chosen by program change)"), "\(aulos.stderr)")
     }
 
     /// Requests anyone allowed on the socket could send: each gets an error line and the instrument plays on

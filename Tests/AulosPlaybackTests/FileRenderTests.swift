@@ -269,6 +269,48 @@ func scratchPath(_ name: String) -> String { TestFiles.scratch(name) }
         #expect(first > 0.01 && second > 0.01 && abs(first - second) > 0.001, "\(first) \(second)")
     }
 
+    /// A score's program change on the rig's snapshot channel recalls the snapshot where it stands: the render
+    /// equals the same state written into the rig, sample for sample, at every slice size.
+    @Test func aSnapshotRecalledByProgramChangeSoundsAsTheStateBuiltFromAFile() throws {
+        let folder = TestFiles.scratch("snapshotrender")
+        mkdir(folder, 0o755)
+        defer { TestFiles.remove(folder) }
+        let lead = "parts:\n  - name: Lead\n    instrument: synth\n    preset: Warm Pad\n    channels: [1, 2]\n"
+        let recalling =
+            "output:\n  eq: Flat\n" + lead + "    eq: Flat\nsnapshot-channel: 15\nsnapshots:\n  - name: Quiet\n"
+            + "    values: {Lead.volume: 0.2}\n  - name: Verse\n    program: 4\n"
+            + "    values: {Lead.volume: 0.5, Lead.cutoff: 900, Lead.eq: Rock, output.volume: 0.8}\n"
+            + "    programs: {Lead: {2: 5}}\n"
+        let built =
+            "output:\n  volume: 0.8\n  eq: Flat\n" + lead
+            + "    eq: Rock\n    volume: 0.5\n    parameters: {cutoff: 900}\n    programs: {2: 5}\n"
+        // Half a second for the values to glide there, then a chord on both channels.
+        let chord = "0.5s note C4 1s\n0.5s note E4 1s\n0.5s note G3 1s ch=2\n2s end\n"
+        TestFiles.write("0s program 4 ch=15\n0s program 9 ch=15\n" + chord, to: folder + "/recall.txt")
+        TestFiles.write(chord, to: folder + "/plain.txt")
+        func render(_ yaml: String, _ score: String, slice: UInt32) throws -> ([Float], [String]) {
+            var rig = try Rig(yaml: yaml)
+            rig.slice = slice
+            var options = PlaybackOptions()
+            options.input = folder + "/" + score
+            options.rig = rig
+            options.tail = 0
+            let output = folder + "/out.wav"
+            let summary = try FileRender.run(options, to: RenderOutput(path: output, sample: .float32))
+            return (try AudioFileContents(path: output).samples, summary.notes)
+        }
+        let (reference, _) = try render(built, "plain.txt", slice: 256)
+        #expect(reference.map(abs).max()! > 0.01)
+        for slice: UInt32 in [64, 256, 1000] {
+            let (recalled, notes) = try render(recalling, "recall.txt", slice: slice)
+            #expect(notes.contains("1 snapshot recalled by program change"), "\(notes)")
+            let first = zip(recalled, reference).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(recalled.count == reference.count && first == nil, "slice \(slice): frame \((first ?? 0) / 2)")
+        }
+        let (unrecalled, _) = try render(recalling, "plain.txt", slice: 256)
+        #expect(unrecalled != reference, "without the program change the rig sounds as written")
+    }
+
     /// A rig's output does not depend on the slice size (synth and effects; no sampler, whose placement is
     /// 64-frame-block accurate by nature).
     @Test func synthRigOutputIsIndependentOfSliceSize() throws {

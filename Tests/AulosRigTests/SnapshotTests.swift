@@ -58,6 +58,32 @@ import Testing
         #expect(plain != built, "the snapshot changes the sound")
     }
 
+    /// A program change on the rig's snapshot channel recalls the snapshot answering it and is not played;
+    /// one no snapshot answers is dropped; other channels, and the live player's file, play as before.
+    @Test func programChangesOnTheSnapshotChannelRecallSnapshots() throws {
+        let yaml = Self.parts + "snapshot-channel: 2\nsnapshots:\n  - name: Verse\n  - name: Chorus\n    program: 7\n"
+        let playback = try PlaybackRig(try Rig(yaml: yaml))
+        defer { playback.close() }
+        var router = RigRouter(rig: playback)
+        for (program, expected) in [(0, 0), (7, 1), (1, nil)] as [(UInt8, Int?)] {
+            let routed = router.route(ChannelMessage(status: 0xC1, data1: program), from: .file)
+            #expect(routed.deliveries.isEmpty, "program \(program) is not played")
+            if let expected {
+                guard case .snapshotRecalled(rig: 0, let snapshot) = routed.actions.first else {
+                    Issue.record("program \(program): \(routed.actions)")
+                    continue
+                }
+                #expect(snapshot == expected)
+            } else {
+                #expect(routed.actions.isEmpty, "program \(program) recalls nothing")
+            }
+        }
+        #expect(router.route(ChannelMessage(status: 0xC0, data1: 7), from: .file).deliveries.count == 1)
+        var player = RigRouter(rig: playback, switchingRigs: false)
+        let played = player.route(ChannelMessage(status: 0xC1, data1: 7), from: .file)
+        #expect(played.deliveries.count == 1 && played.actions.isEmpty, "the player's file plays whole")
+    }
+
     @Test func snapshotsAreReadWrittenAndChecked() throws {
         let yaml =
             Self.parts + "snapshots:\n  - name: Verse\n    values: {Lead.cutoff: 900, Lead.eq: Rock}\n"
@@ -66,7 +92,18 @@ import Testing
         #expect(rig.snapshots.map(\.name) == ["Verse", "Chorus"])
         #expect(rig.snapshots[0].programs == ["Lead": [1: Rig.Program(bank: 1, program: 5)]])
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        let recalling = try Rig(
+            yaml: yaml.replacingOccurrences(of: "  - name: Chorus\n", with: "  - name: Chorus\n    program: 9\n")
+                + "snapshot-channel: 16\n")
+        #expect(recalling.snapshotChannel == 16 && recalling.snapshots.map(\.program) == [nil, 9])
+        #expect(try Rig(yaml: recalling.yaml()) == recalling, "\(recalling.yaml())")
         for (yaml, expected) in [
+            (
+                Self.parts + "snapshots:\n  - name: A\n  - name: B\n    program: 0\n",
+                "snapshots[1].program: program 0 recalls snapshot 'A' already"
+            ),
+            (Self.parts + "snapshots:\n  - name: A\n    program: 128\n", "snapshots[0].program"),
+            (Self.parts + "snapshot-channel: 17\n", "snapshot-channel"),
             (Self.parts + "snapshots:\n  - name: A\n  - name: A\n", "'A' names an earlier snapshot too"),
             (Self.parts + "snapshots:\n  - values: {}\n", "missing 'name'"),
             (Self.parts + "snapshots:\n  - name: A\n    programs: {Bass: {1: 2}}\n", "no part 'Bass'"),

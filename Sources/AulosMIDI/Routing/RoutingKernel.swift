@@ -85,16 +85,23 @@ public struct RoutedPart: BitwiseCopyable, Sendable {
     func hears(_ channel: UInt8) -> Bool { channels & (1 << UInt16(channel)) != 0 }
 }
 
-/// A rig of the set, as the router needs it: the bank and program that recall it, and its controls.
+/// A rig of the set, as the router needs it: the bank and program that recall it, its controls, and the
+/// channel (0-based) whose program changes recall its snapshots, with the program of each snapshot.
 public struct RoutedRig {
     public var bank: Int
     public var program: Int
     public var controls: [RoutedMapping]
+    public var snapshotChannel: UInt8?
+    public var snapshotPrograms: [Int]
 
-    public init(bank: Int, program: Int, controls: [RoutedMapping]) {
+    public init(
+        bank: Int, program: Int, controls: [RoutedMapping], snapshotChannel: UInt8? = nil, snapshotPrograms: [Int] = []
+    ) {
         self.bank = bank
         self.program = program
         self.controls = controls
+        self.snapshotChannel = snapshotChannel
+        self.snapshotPrograms = snapshotPrograms
     }
 }
 
@@ -105,6 +112,8 @@ public enum RoutedAction: BitwiseCopyable, @unchecked Sendable {
     case control(RoutedControl, value: Float)
     /// A program change on the control channel: rig `index` is now the one played.
     case rigSwitched(Int32)
+    /// A program change on the active rig's snapshot channel: its snapshot `snapshot` (from 0) is recalled.
+    case snapshotRecalled(rig: Int32, snapshot: Int32)
     /// MIDI-learn: `controller` on `channel` (1…16) now moves the target, which goes to `value` at once.
     case learned(controller: UInt8, channel: UInt8, control: RoutedControl, value: Float)
 }
@@ -165,6 +174,10 @@ public struct RoutingKernel: @unchecked Sendable {
     let controlStart: UnsafeMutablePointer<Int>
     /// 0-based, or -1 for none.
     let controlChannel: Int16
+    /// Per rig: the channel (0-based, -1: none) whose program changes recall its snapshots.
+    let snapshotChannels: UnsafeMutablePointer<Int16>
+    /// Per rig, 128 entries: the snapshot (from 0) each program recalls, or -1.
+    let snapshotByProgram: UnsafeMutablePointer<Int16>
 
     // The state routing changes.
     public private(set) var activeRig = 0
@@ -216,6 +229,15 @@ public struct RoutingKernel: @unchecked Sendable {
         }
         controlStart[rigs.count] = start
         self.controlChannel = controlChannel.map { Int16($0) } ?? -1
+        snapshotChannels = .allocate(capacity: max(1, rigs.count))
+        snapshotByProgram = .allocate(capacity: max(1, rigs.count) * 128)
+        snapshotByProgram.initialize(repeating: -1, count: max(1, rigs.count) * 128)
+        for (index, rig) in rigs.enumerated() {
+            snapshotChannels[index] = rig.snapshotChannel.map { Int16($0) } ?? -1
+            for (snapshot, program) in rig.snapshotPrograms.enumerated() where (0..<128).contains(program) {
+                snapshotByProgram[index * 128 + program] = Int16(snapshot)
+            }
+        }
         bank = .allocate(capacity: 16)
         bank.initialize(repeating: 0, count: 16)
         held = .allocate(capacity: Self.keyCount)
@@ -240,6 +262,8 @@ public struct RoutingKernel: @unchecked Sendable {
         rigPrograms.deallocate()
         controls.deallocate()
         controlStart.deallocate()
+        snapshotChannels.deallocate()
+        snapshotByProgram.deallocate()
         bank.deallocate()
         held.deallocate()
         pedal.deallocate()
@@ -329,6 +353,14 @@ public struct RoutingKernel: @unchecked Sendable {
             default:
                 break
             }
+        }
+        // Program changes on the active rig's snapshot channel recall its snapshots and are not played; one
+        // no snapshot answers is ignored, as on the control channel.
+        if message.command == 0xC0 && Int16(channel) == snapshotChannels[activeRig] {
+            let snapshot = snapshotByProgram[activeRig * 128 + Int(message.data1)]
+            guard snapshot >= 0 else { return nothing }
+            return RoutingResult(
+                count: 0, action: .snapshotRecalled(rig: Int32(activeRig), snapshot: Int32(snapshot)))
         }
         let key = Int(channel) * 128 + Int(message.data1)
         switch message.command {

@@ -119,6 +119,19 @@ final class ControlExecutor {
             snapshot: snapshot)
     }
 
+    /// Snapshot `index` of rig `rigIndex` was recalled by a program change on its snapshot channel, and its
+    /// values set (`PlaybackRig.apply`): its programs are played and the status names it. Returns its name.
+    func recalledByProgramChange(snapshot index: Int, ofRig rigIndex: Int) -> String? {
+        guard let rig, let midi, rig.set.entries.indices.contains(rigIndex),
+            rig.set.entries[rigIndex].rig.snapshots.indices.contains(index)
+        else { return nil }
+        for (part, messages) in rig.programMessages(ofSnapshot: index, ofRig: rigIndex) {
+            midi.send(messages, toPart: part)
+        }
+        snapshot = rig.set.entries[rigIndex].rig.snapshots[index].name
+        return snapshot
+    }
+
     /// What each channel of rig `active`'s parts plays now.
     static func programs(of rig: PlaybackRig, _ active: Int) -> [ServiceStatus.ChannelProgram] {
         rig.parts.filter { $0.rigIndex == active }.flatMap { loaded in

@@ -2,9 +2,9 @@ import AulosMIDI
 import AulosRig
 
 /// A MIDI file or score routed through a rig before it plays: the timeline of what each part hears when
-/// (the rig's prelude first), the parameter changes and rig switches the file's controllers and program
-/// changes cause, and notes on what was skipped. The same for a file rendered offline and one played on a
-/// device, so the two sound the same.
+/// (the rig's prelude first), the parameter changes, rig switches and snapshot recalls the file's
+/// controllers and program changes cause, and notes on what was skipped. The same for a file rendered
+/// offline and one played on a device, so the two sound the same.
 ///
 /// Threads: the control thread.
 struct RoutedInput {
@@ -37,6 +37,7 @@ struct RoutedInput {
         var notes: [String] = []
         /// Events no part played, by channel (1…16).
         var unrouted: [Int: Int] = [:]
+        var snapshotsRecalled = 0
         /// When each (part, channel, note) was last struck.
         var struckAt: [Int: Int64] = [:]
         // System messages (SysEx, clock) are counted, not copied aside: a big file's messages are walked once.
@@ -74,6 +75,15 @@ struct RoutedInput {
             let time = scheduled.sampleTime
             let routed = router.route(message, from: .file)
             for action in routed.actions {
+                if case .snapshotRecalled(let rigIndex, let snapshot) = action {
+                    // Its programs are played at the frame of the program change that recalled it.
+                    for (part, messages) in rig.programMessages(ofSnapshot: snapshot, ofRig: rigIndex) {
+                        events += messages.map {
+                            TimedMIDIEvent(sampleTime: time, destination: UInt16(part), message: $0)
+                        }
+                    }
+                    snapshotsRecalled += 1
+                }
                 if case .control(let target, _) = action, case .parameter = target.kind {
                     parameterActions.append(TimedAction(sampleTime: time, action: action))
                 } else {
@@ -123,6 +133,9 @@ struct RoutedInput {
                 "channel\(channels.count == 1 ? "" : "s") \(list) skipped: no part plays "
                     + (channels.count == 1 ? "it" : "them")
                     + (channels == ["10 (drums)"] ? "" : " (\(events) event\(events == 1 ? "" : "s"))"))
+        }
+        if snapshotsRecalled > 0 {
+            notes.append("\(snapshotsRecalled) snapshot\(snapshotsRecalled == 1 ? "" : "s") recalled by program change")
         }
         if router.switchCount > 0 {
             notes.append("\(router.switchCount) rig switch\(router.switchCount == 1 ? "" : "es") by program change")

@@ -562,6 +562,11 @@ public final class KeyboardPlayback {
             if case .rigSwitched(let index) = action {
                 observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name) (chosen by program change)")
             }
+            if case .snapshotRecalled(let index, let snapshot) = action,
+                let name = server.recalledByProgramChange(snapshot: snapshot, ofRig: index)
+            {
+                observer.info("snapshot \(name) of rig \(rig.set.entries[index].rig.name) (chosen by program change)")
+            }
         }
         if !settled,
             live.status.statistics.framesPlayed

@@ -404,7 +404,8 @@ public final class PlaybackRig {
     }
 
     /// Carries out what the router decided besides events: a mapped controller's parameter (at `offset`
-    /// frames into the next slice when rendering offline) or a rig switch's output settings.
+    /// frames into the next slice when rendering offline), a rig switch's output settings, or a recalled
+    /// snapshot's values (its programs are the caller's to play: `programMessages(ofSnapshot:ofRig:)`).
     public func apply(_ action: RigRouter.Action, offset: UInt32 = 0) {
         switch action {
         case .control(let target, let value):
@@ -415,6 +416,9 @@ public final class PlaybackRig {
             }
         case .rigSwitched(let index):
             try? applyOutputSettings(ofRig: index)
+        case .snapshotRecalled(let rig, let snapshot):
+            // Its values; its programs are messages for the parts, which the caller plays where MIDI goes.
+            try? setValues(ofSnapshot: snapshot, ofRig: rig)
         case .retune(let part, let changes):
             guard let sampler = instruments[part] as? FluidSynthSamplerUnit else { return }
             var table = sampler.tuning ?? .equal

@@ -49,26 +49,39 @@ extension PlaybackRig {
     {
         let snapshots = set.entries[rigIndex].rig.snapshots
         guard
-            let snapshot = snapshots.first(where: { $0.name.lowercased() == choice.lowercased() })
-                ?? Int(choice).flatMap({ snapshots.indices.contains($0 - 1) ? snapshots[$0 - 1] : nil })
+            let index = snapshots.firstIndex(where: { $0.name.lowercased() == choice.lowercased() })
+                ?? Int(choice).flatMap({ snapshots.indices.contains($0 - 1) ? $0 - 1 : nil })
         else {
             let names = snapshots.map(\.name)
             throw RigError(
                 "no snapshot '\(choice.clipped(40))' in rig \(set.entries[rigIndex].rig.name) ("
                     + (names.isEmpty ? "it has none" : "it has " + names.joined(separator: ", ")) + ")")
         }
-        for (name, text) in snapshot.values {
+        try setValues(ofSnapshot: index, ofRig: rigIndex)
+        for (part, messages) in programMessages(ofSnapshot: index, ofRig: rigIndex) { send(part, messages) }
+        return snapshots[index].name
+    }
+
+    /// Sets the values of snapshot `index` of rig `rigIndex` (each glides as `aulos set` makes it).
+    public func setValues(ofSnapshot index: Int, ofRig rigIndex: Int) throws(RigError) {
+        for (name, text) in set.entries[rigIndex].rig.snapshots[index].values {
             let (target, value) = try resolvedValue(name, text, inRig: rigIndex)
             do { try target.apply(value) } catch { throw RigError(error.detail) }
         }
+    }
+
+    /// The bank selects and program changes snapshot `index` of rig `rigIndex` sends, by part index.
+    public func programMessages(ofSnapshot index: Int, ofRig rigIndex: Int) -> [(part: Int, [ChannelMessage])] {
+        let snapshot = set.entries[rigIndex].rig.snapshots[index]
+        var sent: [(part: Int, [ChannelMessage])] = []
         for (name, programs) in snapshot.programs.sorted(by: { $0.key < $1.key }) {
             guard let part = parts.firstIndex(where: { $0.rigIndex == rigIndex && $0.part.name == name }) else {
                 continue
             }
             for (channel, chosen) in programs.sorted(by: { $0.key < $1.key }) {
-                send(part, chosen.messages(onChannel: channel))
+                sent.append((part, chosen.messages(onChannel: channel)))
             }
         }
-        return snapshot.name
+        return sent
     }
 }

@@ -38,7 +38,7 @@ extension Rig {
             mapping,
             allowed: [
                 "name", "sample-rate", "slice", "driver", "output", "parts", "controls", "returns", "dry", "tuning",
-                "keymap", "tempo", "snapshots",
+                "keymap", "tempo", "snapshots", "snapshot-channel",
             ] + RigReader.serverKeys,
             at: "")
         self.name = try keys["name"].map { node throws(RigError) in try reader.string(node, "name") } ?? file
@@ -254,6 +254,7 @@ extension Rig {
         self.parts = parts
         if let n = keys["controls"] { controls = try reader.controls(n) }
         if let n = keys["snapshots"] { snapshots = try reader.snapshots(n, parts: parts) }
+        if let n = keys["snapshot-channel"] { snapshotChannel = try reader.integer(n, "snapshot-channel", in: 1...16) }
         if let n = keys["returns"] { returns = try reader.returns(n) }
         // Every send names a return of this rig.
         for (index, part) in parts.enumerated() {
@@ -346,6 +347,12 @@ extension RigSet {
                     rigNode, at + ".rig", "'\(file)' is itself a set; a set lists rig files, not other sets")
             }
             let rig = try Rig(root: listedRoot, file: listed)
+            if let channel, rig.snapshotChannel == channel {
+                throw reader.error(
+                    rigNode, at + ".rig",
+                    "'\(file)' recalls snapshots on channel \(channel), this set's control channel; give it another "
+                        + "'snapshot-channel'")
+            }
             guard !entries.contains(where: { $0.bank == bank && $0.program == program }) else {
                 throw reader.error(programNode, at + ".program", "bank \(bank) program \(program) is already taken")
             }
@@ -614,8 +621,9 @@ extension RigReader {
         return programs
     }
 
-    /// `snapshots:`: a list of {name, values: {TARGET: number or EQ name}, programs: {PART: {CHANNEL: …}}}.
-    /// Targets are checked when the rig is built (as controls are); parts and channels here.
+    /// `snapshots:`: a list of {name, program, values: {TARGET: number or EQ name}, programs: {PART:
+    /// {CHANNEL: …}}}. Targets are checked when the rig is built (as controls are); parts, channels and the
+    /// recalling programs (each answering one snapshot) here.
     func snapshots(_ node: Node, parts: [Rig.Part]) throws(RigError) -> [Rig.Snapshot] {
         guard let sequence = node.sequence else {
             throw error(node, "snapshots", "must be a list of {name, values, programs}")
@@ -626,11 +634,22 @@ extension RigReader {
             guard let mapping = item.mapping else {
                 throw error(item, at, "must be a mapping (name, values, programs)")
             }
-            let fields = try keys(mapping, allowed: ["name", "values", "programs"], at: at + ".")
+            let fields = try keys(mapping, allowed: ["name", "program", "values", "programs"], at: at + ".")
             guard let nameNode = fields["name"] else { throw error(item, at, "missing 'name'") }
             var snapshot = Rig.Snapshot(name: try string(nameNode, at + ".name"))
             guard !snapshots.contains(where: { $0.name == snapshot.name }) else {
                 throw error(nameNode, at + ".name", "'\(snapshot.name.clipped(40))' names an earlier snapshot too")
+            }
+            if let n = fields["program"] {
+                let program = try integer(n, at + ".program", in: 0...127)
+                snapshot.program = program
+            }
+            let program = snapshot.program ?? index
+            if let earlier = snapshots.indices.first(where: { (snapshots[$0].program ?? $0) == program }) {
+                throw error(
+                    fields["program"] ?? nameNode, at + ".program",
+                    "program \(program) recalls snapshot '\(snapshots[earlier].name.clipped(40))' already "
+                        + "(a snapshot without 'program' answers its position, from 0)")
             }
             if let n = fields["values"] {
                 guard let values = n.mapping else {

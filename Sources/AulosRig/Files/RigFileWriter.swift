@@ -115,10 +115,12 @@ extension Rig {
             lines.append("controls:")
             lines += controls.flatMap(\.yamlLines)
         }
+        if let snapshotChannel { lines.append("snapshot-channel: \(snapshotChannel)") }
         if !snapshots.isEmpty {
             lines.append("snapshots:")
             for snapshot in snapshots {
                 lines.append("  - name: \(quote(snapshot.name))")
+                if let program = snapshot.program { lines.append("    program: \(program)") }
                 if !snapshot.values.isEmpty {
                     lines.append("    values:")
                     lines += snapshot.values.map { "      \(quote($0.target)): \(quote($0.value))" }

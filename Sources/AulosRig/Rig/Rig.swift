@@ -114,11 +114,16 @@ public struct Rig: Equatable, Sendable {
     public var controls: [ControlMapping] = []
     /// Named states of this rig (`snapshots:`), recalled while it plays without rebuilding anything.
     public var snapshots: [Snapshot] = []
+    /// 1…16: program changes on this channel recall the snapshots (`snapshot-channel:`) and are not played.
+    public var snapshotChannel: Int?
 
     /// A named state of a rig: values set as `aulos set` sets them (parameters glide to them) and programs
-    /// sent to parts' channels. Recalled by name or number from the socket, OSC and the panel.
+    /// sent to parts' channels. Recalled by name or number from the socket, OSC and the panel, and by
+    /// program change on the rig's snapshot channel.
     public struct Snapshot: Equatable, Sendable {
         public var name: String
+        /// The program (0…127) that recalls it on the snapshot channel, as written; nil: its position (from 0).
+        public var program: Int?
         /// `TARGET: value` (a number, or an EQ preset's name for an EQ target), in the order written.
         public var values: [(target: String, value: String)] = []
         /// Per part name, per channel: the bank and program sent.
@@ -128,7 +133,7 @@ public struct Rig: Equatable, Sendable {
         public init(name: String) { self.name = name }
 
         public static func == (a: Snapshot, b: Snapshot) -> Bool {
-            a.name == b.name && a.programs == b.programs
+            a.name == b.name && a.program == b.program && a.programs == b.programs
                 && a.values.map { "\($0.target)=\($0.value)" } == b.values.map { "\($0.target)=\($0.value)" }
         }
     }

@@ -22,6 +22,8 @@ public struct RigRouter: @unchecked Sendable {
         case control(ControlTarget, Float)
         /// Program change on the control channel: rig `index` is now the one played.
         case rigSwitched(Int)
+        /// Program change on the active rig's snapshot channel: its snapshot `snapshot` (from 0) is recalled.
+        case snapshotRecalled(rig: Int, snapshot: Int)
         /// A MIDI Tuning Standard message for a sampler part (index into the rig's parts): FluidSynth copies
         /// its tuning on every change (an allocation), so the sampler is retuned on the control thread at a
         /// slice boundary — its instance swapped — rather than in its render.
@@ -67,8 +69,9 @@ public struct RigRouter: @unchecked Sendable {
     let controls: [[Mapping]]
 
     /// Routing for `rig`'s set, with its rigs' controls; with `switchingRigs` false, the set's control
-    /// channel is a channel like the others (a file in the live session's player plays whole on the rig
-    /// playing: switching rigs is the keyboards' and the roads').
+    /// channel and the rigs' snapshot channels are channels like the others (a file in the live session's
+    /// player plays whole on the rig playing: switching rigs and recalling snapshots is the keyboards' and
+    /// the roads').
     public init(rig: PlaybackRig, switchingRigs: Bool = true) {
         var targets: [ControlTarget] = []
         var routedRigs: [RoutedRig] = []
@@ -83,7 +86,12 @@ public struct RigRouter: @unchecked Sendable {
                         minimum: resolved.mapping.minimum, maximum: resolved.mapping.maximum,
                         index: targets.count - 1))
             }
-            routedRigs.append(RoutedRig(bank: entry.bank, program: entry.program, controls: routed))
+            // A file in the live player plays whole: its program changes are played, not recalls.
+            routedRigs.append(
+                RoutedRig(
+                    bank: entry.bank, program: entry.program, controls: routed,
+                    snapshotChannel: switchingRigs ? entry.rig.snapshotChannel.map { UInt8($0 - 1) } : nil,
+                    snapshotPrograms: entry.rig.snapshots.indices.map { entry.rig.snapshots[$0].program ?? $0 }))
         }
         let parts = rig.parts.map { loaded in
             (
@@ -153,6 +161,8 @@ public struct RigRouter: @unchecked Sendable {
             return .control(storage.targets[Int(control.target)], value)
         case .rigSwitched(let index):
             return .rigSwitched(Int(index))
+        case .snapshotRecalled(let rig, let snapshot):
+            return .snapshotRecalled(rig: Int(rig), snapshot: Int(snapshot))
         case .learned(let controller, let channel, let control, let value):
             let target = storage.targets[Int(control.target)]
             let mapping = ControlMapping(controller: Int(controller), channel: Int(channel), target: target.name)
