@@ -135,3 +135,71 @@ import Glibc
         #expect(located == origin + 2 * 48_000 + lag, "onset \(located), origin \(origin), lag \(lag)")
     }
 }
+
+/// A playlist on the box: `aulos play FOLDER` with a road loads the folder's songs in the order a person
+/// reads their names, the first stopped; `player load|next|previous`, a program change on the song channel,
+/// and MIDI Start/Stop/Continue move the player; a song that is not there is refused with what there is.
+@Suite(.serialized) struct PlaylistPlayerTests {
+    let folder = NSTemporaryDirectory() + "aulos-playlist-\(UUID().uuidString)"
+
+    init() throws { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+
+    func removeFolder() { try? FileManager.default.removeItem(atPath: folder) }
+
+    static func json(_ line: String?) -> [String: Any] {
+        (line?.data(using: .utf8)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+    }
+
+    @Test func aPlaylistIsLoadedChosenAndFollowsMIDITransport() throws {
+        defer { removeFolder() }
+        let songs = folder + "/songs"
+        try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
+        for (name, seconds) in [("10 Outro.score", 3), ("2 Ballad.score", 4), ("1 Intro.score", 2)] {
+            try "0s note C4 0.5s\n\(seconds)s end\n".write(
+                toFile: songs + "/" + name, atomically: true, encoding: .utf8)
+        }
+        try "not a song".write(toFile: songs + "/notes.pdf", atomically: true, encoding: .utf8)
+        let aulos = try BackgroundAulos(["play", songs, "--device", "null", "--song-channel", "5"], in: folder)
+        var player: [String: Any] = [:]
+        func waitForPlayer(_ condition: @escaping ([String: Any]) -> Bool) throws -> Bool {
+            try aulos.waitForStatus {
+                player = $0["player"] as? [String: Any] ?? [:]
+                return condition(player)
+            }
+        }
+        #expect(try waitForPlayer { $0["song"] as? Int == 1 }, "\(aulos.stderr)")
+        #expect(player["playlist"] as? [String] == ["1 Intro.score", "2 Ballad.score", "10 Outro.score"])
+        #expect(player["state"] as? String == "stopped" && player["duration"] as? Double == 2, "\(player)")
+        // By name without its extension, then next (the last stays the last) and previous.
+        #expect(Self.json(aulos.request("player load 10 outro"))["song"] as? Int == 3)
+        #expect(try waitForPlayer { $0["duration"] as? Double == 3 }, "\(player)")
+        #expect(Self.json(aulos.request("player next"))["song"] as? Int == 3)
+        #expect(Self.json(aulos.request("player previous"))["song"] as? Int == 2)
+        let refused = aulos.request("player load Encore") ?? ""
+        #expect(refused.contains("no song 'Encore' in the playlist (1…3, or a name)"), "\(refused)")
+        #expect(Self.json(aulos.request("player load ../../etc/passwd"))["ok"] as? Bool != true)
+        // MIDI Start plays from the start, Stop pauses, Continue plays on.
+        #expect(aulos.request("midi FA") == #"{"ok":true,"messages":1}"#)
+        #expect(try waitForPlayer { $0["state"] as? String == "playing" && $0["song"] as? Int == 2 }, "\(player)")
+        #expect(aulos.request("midi FC") == #"{"ok":true,"messages":1}"#)
+        #expect(try waitForPlayer { $0["state"] as? String == "paused" }, "\(player)")
+        #expect(aulos.request("midi FB") == #"{"ok":true,"messages":1}"#)
+        #expect(try waitForPlayer { $0["state"] as? String == "playing" }, "\(player)")
+        // Program 0 on channel 5 loads the first song, stopped; its duration follows.
+        #expect(aulos.request("midi C4 00") == #"{"ok":true,"messages":1}"#)
+        #expect(
+            try waitForPlayer { $0["song"] as? Int == 1 && $0["state"] as? String == "stopped" }, "\(player)")
+        #expect(player["duration"] as? Double == 2, "\(player)")
+        #expect(aulos.stderr.contains("song 1: 1 Intro"), "\(aulos.stderr)")
+    }
+
+    @Test func playlistsAreRefusedWithWhatToDo() throws {
+        defer { removeFolder() }
+        let empty = try runAulos(["play", folder, "--device", "null", "--control-socket", folder + "/s"])
+        #expect(empty.status != 0 && empty.stderr.contains("no songs in the playlist folder"), "\(empty.stderr)")
+        let offline = try runAulos(["play", folder, "--device", "null"])
+        #expect(offline.status != 0 && offline.stderr.contains("is a folder: a playlist plays on the live"))
+        let channel = try runAulos(["play", "--song-channel", "3", "--device", "null", "--control-socket", "none"])
+        #expect(channel.status != 0 && channel.stderr.contains("--song-channel chooses songs of a playlist"))
+    }
+}

@@ -117,6 +117,30 @@ import Testing
         #expect(withoutPanel.status == 0 && withoutPanel.stdout.contains("no web panel: its page is not beside"))
     }
 
+    /// A service with a playlist: its songs copied where the service's user reads them, the unit playing that
+    /// folder with the song channel; a folder without songs, or a song channel that is the set's control
+    /// channel, is refused before anything is installed.
+    @Test func theServiceStartsWithAPlaylist() throws {
+        defer { removeFolder() }
+        let (songs, root) = (folder + "/songs", folder + "/root")
+        mkdir(songs, 0o755)
+        let empty = try runAulos(["service", "install", "--root", root, "--playlist", songs])
+        #expect(empty.status == 1 && empty.stderr.contains("no songs in the playlist folder"), "\(empty.stderr)")
+        #expect(access(root, F_OK) != 0, "nothing installed")
+        for name in ["1 Intro.score", "2 Ballad.mid"] {
+            try "0s note C4 1s\n2s end\n".write(toFile: songs + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let clash = try runAulos(["service", "install", "--root", root, "--playlist", songs, "--song-channel", "16"])
+        #expect(clash.status == 1 && clash.stderr.contains("is the rig set's control channel"), "\(clash.stderr)")
+        let installed = try runAulos(
+            ["service", "install", "--root", root, "--playlist", songs, "--song-channel", "15"])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        #expect(installed.stdout.contains("installed 2 songs in \(root)/var/lib/aulos/songs"), "\(installed.stdout)")
+        #expect(FileManager.default.contents(atPath: root + "/var/lib/aulos/songs/1 Intro.score") != nil)
+        let unit = try String(contentsOfFile: root + "/etc/systemd/system/aulos.service", encoding: .utf8)
+        #expect(unit.contains(" --song-channel 15 /var/lib/aulos/songs\n"), "\(unit)")
+    }
+
     /// What each channel plays, whatever road the program change came by — a keyboard's (raw MIDI), the
     /// socket's `preset` on a channel of a 16-channel part, the rig's own start — as the status and `parts`
     /// show it; the synth's and a sampler's starting programs (a 16-channel part's drums on bank 128); the

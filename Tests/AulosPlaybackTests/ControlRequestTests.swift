@@ -40,6 +40,7 @@ import Glibc
             .record(.start(name: "take one.wav")), .record(.stop), .midi([0x90, 0x3C, 0x64]), .status, .unlearn,
             .save(name: nil), .save(name: "gig.yaml"), .player(.play), .player(.pause), .player(.stop),
             .player(.locate(seconds: 1.5)), .player(.loop(true)), .player(.loop(false)), .snapshot("Big Chorus"),
+            .player(.load("2 Ballad")), .player(.load("3")), .player(.next), .player(.previous),
         ] {
             #expect(try ControlRequest(line: request.line) == request, "\(request.line)")
         }
@@ -97,6 +98,12 @@ import Glibc
             request(OSCMessage("/aulos/part/Lead/cutoff", [.float(1200)]))
                 == .set(target: "Lead.cutoff", value: ControlValue(1200)))
         #expect(request(OSCMessage("/aulos/tempo", [.int(96)])) == .tempo(96))
+        #expect(request(OSCMessage("/aulos/player", [.string("load"), .int(3)])) == .player(.load("3")))
+        #expect(
+            request(OSCMessage("/aulos/player", [.string("load"), .string("2 Ballad")])) == .player(.load("2 Ballad")))
+        #expect(request(OSCMessage("/aulos/player", [.string("next")])) == .player(.next))
+        #expect(request(OSCMessage("/aulos/player", [.string("previous")])) == .player(.previous))
+        #expect(request(OSCMessage("/aulos/player", [.string("load")])) == nil)
     }
 
     /// A rig's targets behind the cache, and the rig's MIDI path, as the control loop holds them.

@@ -510,6 +510,10 @@ def in_browser(checks, aulos, browser, screenshots):
         shown = page.evaluate(text_of("#player-file"))
         if not shown or "demo.score" not in shown or page.evaluate("document.querySelector('#player').hidden"):
             return False, f"#player-file {shown!r}"
+        # One file, no playlist: no song menu, no previous and next.
+        if not page.evaluate("['#player-songs', '#player-previous', '#player-next']"
+                             ".every(id => document.querySelector(id).hidden)"):
+            return False, "a song menu for a single file"
         page.evaluate("document.querySelector('[data-player=\"pause\"]').click()")
         try:
             page.wait_for(f"{text_of('#player-file')}.endsWith('paused')", timeout=3)

@@ -83,6 +83,12 @@ public enum FileContents {
         throw FileWriteError(path: path, reason: String(cString: strerror(failure)) + untouched)
     }
 
+    /// Whether `path` is a folder (following links).
+    public static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// The names in a folder (without "." and ".."), each with whether it is a folder; nil when it cannot
     /// be read. The name is read in place in the directory entry: an entry is only as long as its name, so
     /// copying the whole `d_name` field reads past the end of the last one (AddressSanitizer found it).

@@ -436,7 +436,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
             if control.store(value) { return }
         case .learned(_, _, let control, let value):
             control.store(value)
-        case .rigSwitched, .snapshotRecalled:
+        case .rigSwitched, .snapshotRecalled, .songChosen:
             break
         }
         if !state.pointee.actions.push(action) {

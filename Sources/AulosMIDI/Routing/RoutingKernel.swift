@@ -114,6 +114,8 @@ public enum RoutedAction: BitwiseCopyable, @unchecked Sendable {
     case rigSwitched(Int32)
     /// A program change on the active rig's snapshot channel: its snapshot `snapshot` (from 0) is recalled.
     case snapshotRecalled(rig: Int32, snapshot: Int32)
+    /// A program change on the file player's song channel: song `program` (from 0) of its playlist is chosen.
+    case songChosen(Int32)
     /// MIDI-learn: `controller` on `channel` (1…16) now moves the target, which goes to `value` at once.
     case learned(controller: UInt8, channel: UInt8, control: RoutedControl, value: Float)
 }
@@ -174,6 +176,8 @@ public struct RoutingKernel: @unchecked Sendable {
     let controlStart: UnsafeMutablePointer<Int>
     /// 0-based, or -1 for none.
     let controlChannel: Int16
+    /// The channel (0-based, -1: none) whose program changes choose the file player's song.
+    let songChannel: Int16
     /// Per rig: the channel (0-based, -1: none) whose program changes recall its snapshots.
     let snapshotChannels: UnsafeMutablePointer<Int16>
     /// Per rig, 128 entries: the snapshot (from 0) each program recalls, or -1.
@@ -199,9 +203,12 @@ public struct RoutingKernel: @unchecked Sendable {
     public let deliveryCapacity: Int
     public let published: UnsafeMutablePointer<Published>
 
-    /// Tables for `parts` (with 128 velocities each), `rigs` and an optional control channel (0-based).
-    /// Control thread.
-    public init(parts: [(route: RoutedPart, velocities: [UInt8])], rigs: [RoutedRig], controlChannel: UInt8?) {
+    /// Tables for `parts` (with 128 velocities each), `rigs`, and an optional control channel and song
+    /// channel (0-based). Control thread.
+    public init(
+        parts: [(route: RoutedPart, velocities: [UInt8])], rigs: [RoutedRig], controlChannel: UInt8?,
+        songChannel: UInt8? = nil
+    ) {
         precondition(parts.count <= Self.maximumParts, "a router serves at most \(Self.maximumParts) parts")
         partCount = parts.count
         self.parts = .allocate(capacity: max(1, parts.count))
@@ -229,6 +236,7 @@ public struct RoutingKernel: @unchecked Sendable {
         }
         controlStart[rigs.count] = start
         self.controlChannel = controlChannel.map { Int16($0) } ?? -1
+        self.songChannel = songChannel.map { Int16($0) } ?? -1
         snapshotChannels = .allocate(capacity: max(1, rigs.count))
         snapshotByProgram = .allocate(capacity: max(1, rigs.count) * 128)
         snapshotByProgram.initialize(repeating: -1, count: max(1, rigs.count) * 128)
@@ -353,6 +361,10 @@ public struct RoutingKernel: @unchecked Sendable {
             default:
                 break
             }
+        }
+        // Program changes on the song channel choose the player's song, whichever rig plays.
+        if message.command == 0xC0 && Int16(channel) == songChannel {
+            return RoutingResult(count: 0, action: .songChosen(Int32(message.data1)))
         }
         // Program changes on the active rig's snapshot channel recall its snapshots and are not played; one
         // no snapshot answers is ignored, as on the control channel.

@@ -89,6 +89,8 @@ public enum ControlReply: Sendable {
         public var player: String?
         public var position: Double?
         public var origin: Int64?
+        /// The playlist's song loaded (from 1), when the player has a playlist.
+        public var song: Int?
         /// The snapshot a `snapshot` request recalled.
         public var snapshot: String?
 

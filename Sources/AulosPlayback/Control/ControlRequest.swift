@@ -39,6 +39,10 @@ public enum ControlRequest: Sendable, Equatable {
         /// To a time in the file, in seconds (playing on if it plays).
         case locate(seconds: Double)
         case loop(Bool)
+        /// A song of the playlist, by number (from 1) or name, loaded stopped at its start.
+        case load(String)
+        /// The playlist's next or previous song, loaded stopped at its start.
+        case next, previous
     }
 
     /// A rig by its place in the set (1…) or by its name.
@@ -107,7 +111,7 @@ extension ControlRequest {
         "status, parts, fonts, get T, set T V, learn T [SECONDS], learned, unlearn, rig N|NAME, "
         + "preset PART BANK PROGRAM [CHANNEL], tempo BPM, transport play|stop|rewind|locate BEAT, "
         + "record start [NAME]|stop, midi HEX…, save [NAME.yaml], "
-        + "player play|pause|stop|locate SECONDS|loop on|off, snapshot NAME|N"
+        + "player play|pause|stop|locate SECONDS|loop on|off|load SONG|next|previous, snapshot NAME|N"
 
     /// Reads one request line of the control socket; a line that is not a request is a one-line failure
     /// saying what the requests are.
@@ -164,17 +168,21 @@ extension ControlRequest {
             }
         case ("save", 0...1): self = .save(name: arguments.first)
         case ("snapshot", 1...): self = .snapshot(rest(from: 0))
-        case ("player", 1...2):
+        case ("player", 1...):
             switch (arguments[0], arguments.count) {
             case ("play", 1): self = .player(.play)
             case ("pause", 1): self = .player(.pause)
             case ("stop", 1): self = .player(.stop)
+            case ("next", 1): self = .player(.next)
+            case ("previous", 1): self = .player(.previous)
+            case ("load", 2...): self = .player(.load(rest(from: 1)))
             case ("locate", 2) where Double(arguments[1]).map { $0.isFinite && $0 >= 0 } == true:
                 self = .player(.locate(seconds: Double(arguments[1])!))
             case ("loop", 2) where ["on", "off"].contains(arguments[1]):
                 self = .player(.loop(arguments[1] == "on"))
             default:
-                throw ControlFailure("player takes play, pause, stop, locate SECONDS (≥ 0) or loop on|off")
+                throw ControlFailure(
+                    "player takes play, pause, stop, locate SECONDS (≥ 0), loop on|off, load SONG, next or previous")
             }
         case ("midi", 1...):
             var bytes: [UInt8] = []
@@ -266,6 +274,9 @@ extension ControlRequest {
         case .player(.stop): return "player stop"
         case .player(.locate(let seconds)): return "player locate \(seconds)"
         case .player(.loop(let on)): return "player loop \(on ? "on" : "off")"
+        case .player(.load(let song)): return "player load \(quoted(song))"
+        case .player(.next): return "player next"
+        case .player(.previous): return "player previous"
         case .midi(let bytes):
             let hex = bytes.map { String($0, radix: 16, uppercase: true) }.map { $0.count == 1 ? "0" + $0 : $0 }
             return "midi " + hex.joined(separator: " ")

@@ -53,8 +53,11 @@ public final class KeyboardPlayback {
         /// read), when the command line already knows.
         public var fallback: String?
         /// Load the input file (`PlaybackOptions.input`, or the demo piece) into the file player and play it
-        /// from the start (`aulos play FILE --web …`).
+        /// from the start (`aulos play FILE --web …`); an input that is a folder is a playlist, whose first
+        /// song is loaded, stopped (`aulos play FOLDER --web …`).
         public var playsFile = false
+        /// 1…16: program changes on this channel choose the playlist's song (program 0: the first).
+        public var songChannel: Int?
 
         public init(
             midiInput: LiveMIDISourceOpener?, placement: LiveMIDIPlacement = .constantLatency,
@@ -141,6 +144,9 @@ public final class KeyboardPlayback {
     var playerInput: (sampleRate: Double, file: InputFile)?
     /// The session playing now: the player's requests are placed by its frames.
     var playing: LiveSession?
+    /// The player's playlist (an input folder), and the song of it loaded (from 0) with its path.
+    var playlist: Playlist?
+    var song: (index: Int, path: String)?
 
     /// Plays until stopped; see the type's description.
     public static func run(
@@ -159,6 +165,13 @@ public final class KeyboardPlayback {
         self.session = session
         self.duration = duration
         self.observer = observer
+        // A folder given to play is a playlist: its first song waits in the player, stopped.
+        if options.playsFile, let input = playback.input, FileContents.isFolder(input) {
+            let list = try Playlist(folder: input)
+            playlist = list
+            song = (0, list.path(0))
+            playerResume = (0, false, false)
+        }
         if let path = options.controlSocket, options.controlSocketIsDefault {
             do {
                 control = try ControlSocket(path: path)
@@ -451,7 +464,7 @@ public final class KeyboardPlayback {
         // The slices' host time is when they will be heard, so the constant latency is the whole buffer:
         // an event arriving as a period begins rendering lands at the start of the period rendered next,
         // which is heard one buffer later (one period of placement plus the rest of the buffer queued).
-        var router = RigRouter(rig: rig)
+        var router = RigRouter(rig: rig, songChannel: options.songChannel)
         // After a reload the rig that was playing plays on (by its place in the set, if still there).
         if activeRig > 0, rig.set.entries.indices.contains(activeRig) {
             _ = router.select(rig: activeRig)
@@ -562,6 +575,7 @@ public final class KeyboardPlayback {
             if case .rigSwitched(let index) = action {
                 observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name) (chosen by program change)")
             }
+            if case .songChosen(let program) = action { chooseSong(program, live) }
             if case .snapshotRecalled(let index, let snapshot) = action,
                 let name = server.recalledByProgramChange(snapshot: snapshot, ofRig: index)
             {
@@ -575,6 +589,7 @@ public final class KeyboardPlayback {
             settled = true
             if let warning = lastKnownGood?.settled(rig.set) { observer.warning(warning) }
         }
+        for message in midi.takeTransportMessages() { followTransport(message, live) }
         tickPlayer(live)
         server.stuckUnit = watchdog?.stuck?.message
         live.note(midiLate: input.lateCount)

@@ -25,6 +25,8 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
         let sampleRate: Double
         /// Actions for the control thread: retunes from SysEx, and what the render thread's router reported.
         var pendingActions: [RigRouter.Action] = []
+        /// MIDI Start, Continue, Stop and Song Position Pointer as they came, for the file player.
+        var transportMessages: [MIDIMessage] = []
         /// The keys each source holds down as they arrived here, for the count a disconnect reports (the
         /// router's own record is the render thread's).
         var keysDown: [MIDISource: Set<UInt16>] = [:]
@@ -71,6 +73,8 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
                 }
                 if case .timingClock = message { return }
                 attached!.transport.handle(message)
+                // Bounded: the control thread takes them every tick; a flood beyond this is dropped.
+                if attached!.transportMessages.count < 256 { attached!.transportMessages.append(message) }
             case .systemExclusive(let data):
                 // A GM/GS/XG reset (every instrument's channels back to their defaults, CC 91/93 included) or
                 // a MIDI Tuning Standard message (the synth parts' keys retuned; other instruments ignore
@@ -153,6 +157,15 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
             Self.drain(&attached!)
             defer { attached!.pendingActions.removeAll() }
             return attached!.pendingActions
+        }
+    }
+
+    /// The transport messages (Start, Continue, Stop, Song Position) that came since the last call.
+    func takeTransportMessages() -> [MIDIMessage] {
+        state.withLock { attached in
+            guard attached != nil else { return [] }
+            defer { attached!.transportMessages.removeAll() }
+            return attached!.transportMessages
         }
     }
 

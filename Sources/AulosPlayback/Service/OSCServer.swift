@@ -304,12 +304,22 @@ final class OSCServer: @unchecked Sendable {
             }
             return .failure(OSCError("/aulos/transport takes play, stop, rewind, or locate and a beat"))
         case ["aulos", "player"]:
-            // play, pause, stop; locate and a time in seconds; loop and 1 or 0.
-            let problem = OSCError("/aulos/player takes play, pause, stop, locate SECONDS or loop 1|0")
+            // play, pause, stop, next, previous; locate and a time in seconds; loop and 1 or 0; load and a
+            // song's number (from 1) or name.
+            let problem = OSCError(
+                "/aulos/player takes play, pause, stop, locate SECONDS, loop 1|0, load SONG, next or previous")
             switch (message.arguments.first, message.arguments.count) {
             case (.string("play"), 1): return reply(.player(.play))
             case (.string("pause"), 1): return reply(.player(.pause))
             case (.string("stop"), 1): return reply(.player(.stop))
+            case (.string("next"), 1): return reply(.player(.next))
+            case (.string("previous"), 1): return reply(.player(.previous))
+            case (.string("load"), 2):
+                switch message.arguments[1] {
+                case .int(let number): return reply(.player(.load(String(number))))
+                case .string(let name) where !name.isEmpty: return reply(.player(.load(name)))
+                default: return .failure(problem)
+                }
             case (.string("locate"), 2):
                 guard let seconds = number(message.arguments[1]), seconds >= 0 else { return .failure(problem) }
                 return reply(.player(.locate(seconds: Double(seconds))))

@@ -24,6 +24,10 @@ public struct ServiceInstaller {
     public var webPasswordFile: String?
     /// OSC's `[127.0.0.1:]port` (`--osc`), if any.
     public var osc: String?
+    /// A folder of songs for the file player, copied into the state folder (`songsPath`) for the service.
+    public var playlist: String?
+    /// Program changes on this channel choose the playlist's song.
+    public var songChannel: Int?
     /// Whether a password file's first line is a hash the panel accepts (the panel's own check, given by the
     /// command: this module does not link the panel).
     public var isPasswordHash: @Sendable (String) -> Bool = { $0.hasPrefix("$") }
@@ -43,6 +47,7 @@ public struct ServiceInstaller {
     var statePath: String { "/var/lib/aulos" }
     var rigsPath: String { statePath + "/rigs" }
     var recordingsPath: String { statePath + "/recordings" }
+    var songsPath: String { statePath + "/songs" }
     var rigName: String { rig.flatMap { $0.split(separator: "/").last.map(String.init) } ?? "stage.yaml" }
     var rigPath: String { rigsPath + "/" + rigName }
     /// The installed copy of the panel's password hash: root's alone (0600). systemd reads it before it drops
@@ -65,7 +70,9 @@ public struct ServiceInstaller {
             // %d: the credentials folder systemd makes for this service, readable by its user alone.
             + (passwordSource != nil ? ["--web-password", "%d/web-password"] : [])
             + (osc.map { ["--osc", $0] } ?? [])
+            + (songChannel.map { ["--song-channel", String($0)] } ?? [])
             + extraArguments
+            + (playlist != nil ? [songsPath] : [])
         return """
             # aulos.service: Aulos as a headless synth, started at boot (docs/service.md, docs/raspberry-pi.md).
             # Written by `aulos service install`; `aulos service uninstall` removes it.
@@ -172,6 +179,15 @@ public struct ServiceInstaller {
         // page, before touching anything.
         try readRig()
         let password = try readPassword()
+        let songs: Playlist?
+        do { songs = try playlist.map { folder throws(InputFileError) in try Playlist(folder: folder) } } catch {
+            throw InstallError("not installing: \(error.message)")
+        }
+        // The service would refuse it at every start (the factory set's control channel is 16).
+        if let songChannel, (try? RigSet.load(rig ?? presets + "/rigs/stage.yaml"))?.controlChannel == songChannel {
+            throw InstallError(
+                "not installing: --song-channel \(songChannel) is the rig set's control channel (it switches rigs)")
+        }
         // The web panel's page lives beside the binary, as SwiftPM's resource bundle.
         let bundle = FileContents.folder(of: executable) + "/Aulos_AulosWeb.resources"
         let hasPage = access(bundle + "/Panel/index.html", R_OK) == 0
@@ -208,6 +224,7 @@ public struct ServiceInstaller {
             done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
         }
         done += try installRigs(presets: presets)
+        if let songs { done += try installSongs(songs) }
         try makeDirectories(root + "/etc/systemd/system")
         try write(unitText, to: unitPath)
         done.append("wrote \(unitPath)")
@@ -246,7 +263,9 @@ public struct ServiceInstaller {
             done.append("removed \(root + sharePath)")
         }
         if access(root + statePath, F_OK) == 0 {
-            done.append("kept \(root + statePath): the rigs the service played and its recordings are yours to remove")
+            done.append(
+                "kept \(root + statePath): the rigs the service played, its songs and its recordings are yours "
+                    + "to remove")
         }
         if root.isEmpty, access("/run/systemd/system", F_OK) == 0 { try? run(["systemctl", "daemon-reload"]) }
         if done.isEmpty {
@@ -291,6 +310,31 @@ public struct ServiceInstaller {
             try copy(source, to: destination, mode: 0o644)
             done.append("installed rig \(destination)")
         }
+        return done
+    }
+
+    /// The playlist's songs into the state folder, where the service's user can read them whatever the
+    /// permissions of the folder they came from; a different file of the same name is first kept as NAME.old.
+    private func installSongs(_ playlist: Playlist) throws(InstallError) -> [String] {
+        let songs = root + songsPath
+        try makeDirectories(songs)
+        var done: [String] = []
+        for name in playlist.songs {
+            let (source, destination) = (playlist.path(playlist.songs.firstIndex(of: name)!), songs + "/" + name)
+            if let old = try? FileContents.read(destination, limit: InputFile.sizeLimit),
+                let new = try? FileContents.read(source, limit: InputFile.sizeLimit), old != new
+            {
+                guard rename(destination, destination + ".old") == 0 else {
+                    throw InstallError("cannot keep \(destination): \(String(cString: strerror(errno)))")
+                }
+                done.append("kept the earlier \(destination) as \(destination).old")
+            }
+            try copy(source, to: destination, mode: 0o644)
+        }
+        let present = (try? Playlist(folder: songs))?.songs.count ?? playlist.songs.count
+        done.append(
+            "installed \(playlist.songs.count) songs in \(songs)"
+                + (present > playlist.songs.count ? " (it holds \(present) with those from before)" : ""))
         return done
     }
 

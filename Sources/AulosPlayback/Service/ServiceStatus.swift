@@ -84,6 +84,9 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var loop: Bool
         /// Times the file has come round since it started looping.
         public var passes: Int
+        /// The playlist's songs (file names), when the player has one, and the one loaded (from 1).
+        public var playlist: [String]? = nil
+        public var song: Int? = nil
     }
 
     /// Part `part`'s channel `channel` (1…16) plays `program` of `bank` (CC 0 · 128 + CC 32).

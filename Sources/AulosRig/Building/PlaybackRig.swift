@@ -419,6 +419,8 @@ public final class PlaybackRig {
         case .snapshotRecalled(let rig, let snapshot):
             // Its values; its programs are messages for the parts, which the caller plays where MIDI goes.
             try? setValues(ofSnapshot: snapshot, ofRig: rig)
+        case .songChosen:
+            break  // The live session's file player's (it loads the song).
         case .retune(let part, let changes):
             guard let sampler = instruments[part] as? FluidSynthSamplerUnit else { return }
             var table = sampler.tuning ?? .equal

@@ -24,6 +24,8 @@ public struct RigRouter: @unchecked Sendable {
         case rigSwitched(Int)
         /// Program change on the active rig's snapshot channel: its snapshot `snapshot` (from 0) is recalled.
         case snapshotRecalled(rig: Int, snapshot: Int)
+        /// Program change on the file player's song channel: song `program` (from 0) is chosen.
+        case songChosen(Int)
         /// A MIDI Tuning Standard message for a sampler part (index into the rig's parts): FluidSynth copies
         /// its tuning on every change (an allocation), so the sampler is retuned on the control thread at a
         /// slice boundary — its instance swapped — rather than in its render.
@@ -71,8 +73,8 @@ public struct RigRouter: @unchecked Sendable {
     /// Routing for `rig`'s set, with its rigs' controls; with `switchingRigs` false, the set's control
     /// channel and the rigs' snapshot channels are channels like the others (a file in the live session's
     /// player plays whole on the rig playing: switching rigs and recalling snapshots is the keyboards' and
-    /// the roads').
-    public init(rig: PlaybackRig, switchingRigs: Bool = true) {
+    /// the roads'). Program changes on `songChannel` (1…16) choose the live file player's song.
+    public init(rig: PlaybackRig, switchingRigs: Bool = true, songChannel: Int? = nil) {
         var targets: [ControlTarget] = []
         var routedRigs: [RoutedRig] = []
         for (index, entry) in rig.set.entries.enumerated() {
@@ -104,7 +106,8 @@ public struct RigRouter: @unchecked Sendable {
         }
         let kernel = RoutingKernel(
             parts: parts, rigs: routedRigs,
-            controlChannel: switchingRigs ? rig.set.controlChannel.map { UInt8($0 - 1) } : nil)
+            controlChannel: switchingRigs ? rig.set.controlChannel.map { UInt8($0 - 1) } : nil,
+            songChannel: songChannel.map { UInt8($0 - 1) })
         storage = Storage(kernel: kernel, targets: targets)
         controls = rig.controls
     }
@@ -163,6 +166,8 @@ public struct RigRouter: @unchecked Sendable {
             return .rigSwitched(Int(index))
         case .snapshotRecalled(let rig, let snapshot):
             return .snapshotRecalled(rig: Int(rig), snapshot: Int(snapshot))
+        case .songChosen(let program):
+            return .songChosen(Int(program))
         case .learned(let controller, let channel, let control, let value):
             let target = storage.targets[Int(control.target)]
             let mapping = ControlMapping(controller: Int(controller), channel: Int(channel), target: target.name)

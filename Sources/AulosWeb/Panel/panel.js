@@ -338,6 +338,16 @@ function showPlayer(player) {
   slider.max = player.duration;
   if (document.activeElement !== slider) slider.value = player.position;
   $("#player-loop").checked = player.loop;
+  // A playlist: its songs in a menu (rebuilt only when the list changes), the one loaded chosen.
+  const songs = player.playlist || [];
+  for (const id of ["#player-songs", "#player-previous", "#player-next"]) $(id).hidden = songs.length === 0;
+  const menu = $("#player-song");
+  const names = songs.map((name) => name.replace(/\.[^.]+$/, ""));
+  if (menu.dataset.songs !== JSON.stringify(names)) {
+    menu.replaceChildren(...names.map((name, index) => new Option(`${index + 1}. ${name}`, String(index + 1))));
+    menu.dataset.songs = JSON.stringify(names);
+  }
+  if (player.song && document.activeElement !== menu) menu.value = String(player.song);
 }
 
 function connect() {
@@ -423,6 +433,7 @@ function begin() {
     act(`player locate ${Number(event.target.value).toFixed(2)}`);
     event.target.blur();
   });
+  $("#player-song").addEventListener("change", (event) => act(`player load ${event.target.value}`));
   $("#player-loop").addEventListener("change", (event) => act(`player loop ${event.target.checked ? "on" : "off"}`));
   for (const button of document.querySelectorAll("[data-transport]")) {
     button.addEventListener("click", () => act(`transport ${button.dataset.transport}`));

@@ -33,8 +33,16 @@ struct PlayCommand: ParsableCommand {
         help: ArgumentHelp(
             "A .mid file or a score; omit to play live from MIDI keyboards and other ALSA sequencer clients. "
                 + "With --web, --osc, --control-socket or --service the file plays on the live instrument, in its "
-                + "file player (pause, locate, loop; docs/service.md)."))
+                + "file player (pause, locate, loop; docs/service.md); a folder there is a playlist of its MIDI "
+                + "files and scores, the first loaded, stopped."))
     var file: String?
+
+    @Option(
+        name: .customLong("song-channel"),
+        help: ArgumentHelp(
+            "Program changes on this channel (1-16) choose the playlist's song (program 0: the first).",
+            valueName: "channel"))
+    var songChannel: Int?
 
     @Flag(help: "Play the built-in demo piece.")
     var demo = false
@@ -181,6 +189,19 @@ struct PlayCommand: ParsableCommand {
             throw ValidationError("--duration must be more than 0 and at most 86400 seconds, not \(duration.clean)")
         }
         if demo && file != nil { throw ValidationError("give a file or --demo, not both") }
+        if let file, FileContents.isFolder(file), !isLive {
+            throw ValidationError(
+                "'\(file)' is a folder: a playlist plays on the live instrument, with --web, --osc, --control-socket "
+                    + "or --service")
+        }
+        if let songChannel {
+            guard (1...16).contains(songChannel) else {
+                throw ValidationError("--song-channel takes a channel from 1 to 16, not \(songChannel)")
+            }
+            guard let file, FileContents.isFolder(file) else {
+                throw ValidationError("--song-channel chooses songs of a playlist: give a folder to play")
+            }
+        }
         if let record, AudioFileType(path: record) == nil {
             throw ValidationError("--record writes .wav or .flac, not '\(record)'")
         }
@@ -294,9 +315,18 @@ struct PlayCommand: ParsableCommand {
                 headroom: midiHeadroom / 1000, sendClock: sendClock)
             live.waitForDevices = service
             live.playsFile = playsFile
+            live.songChannel = songChannel
+            if let songChannel, set.controlChannel == songChannel {
+                throw CommandError(
+                    "--song-channel \(songChannel) is the rig set's control channel (it switches rigs); choose another")
+            }
             // A file that cannot be read is said now, not after waiting for a device (it is read again at
-            // the granted rate).
-            if playsFile { _ = try InputFile.load(orDemo: file, sampleRate: 48_000, reading: options.midiReading) }
+            // the granted rate); a playlist's songs are read as they are loaded.
+            if let file, FileContents.isFolder(file) {
+                _ = try Playlist(folder: file)
+            } else if playsFile {
+                _ = try InputFile.load(orDemo: file, sampleRate: 48_000, reading: options.midiReading)
+            }
             // Live play serves the control socket at the default path unless told a path or `none`, so `aulos
             // status` finds a plain `aulos play` too; a default that another aulos already serves is skipped.
             switch controlSocket {

@@ -61,7 +61,26 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "Listen for Open Sound Control on this UDP port of 127.0.0.1 (docs/osc.md).")
         var osc: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "A folder of MIDI files and scores for the file player (install copies them to "
+                    + "/var/lib/aulos/songs): the first is loaded, stopped, at every start.",
+                valueName: "folder"))
+        var playlist: String?
+
+        @Option(
+            name: .customLong("song-channel"),
+            help: ArgumentHelp(
+                "Program changes on this channel (1-16) choose the playlist's song.", valueName: "channel"))
+        var songChannel: Int?
+
         func validate() throws {
+            if let songChannel {
+                guard (1...16).contains(songChannel) else {
+                    throw ValidationError("--song-channel takes a channel from 1 to 16, not \(songChannel)")
+                }
+                guard playlist != nil else { throw ValidationError("--song-channel goes with --playlist FOLDER") }
+            }
             guard ["alsa", "jack"].contains(driver) else {
                 throw ValidationError("--driver must be alsa or jack, not '\(driver)'")
             }
@@ -85,6 +104,8 @@ struct ServiceCommand: ParsableCommand {
             installer.webPasswordFile = webPassword
             installer.isPasswordHash = WebPanel.isPasswordHash
             installer.osc = osc
+            installer.playlist = playlist
+            installer.songChannel = songChannel
         }
     }
 

@@ -93,7 +93,8 @@ struct StatusCommand: ParsableCommand {
             func clock(_ seconds: Double) -> String { String(format: "%d:%02d", Int(seconds) / 60, Int(seconds) % 60) }
             say(
                 "player: \(player.file) \(player.state) at \(clock(player.position)) of \(clock(player.duration))"
-                    + (player.loop ? ", looping (\(player.passes) passes)" : ""))
+                    + (player.loop ? ", looping (\(player.passes) passes)" : "")
+                    + (player.song.flatMap { song in player.playlist.map { ", song \(song) of \($0.count)" } } ?? ""))
         }
         if let snapshot = status.snapshot { say("snapshot: \(snapshot)") }
         if let programs = status.programs, !programs.isEmpty {

@@ -21,7 +21,9 @@ struct InstrumentOptions: ParsableArguments {
         if let instrument { return InstrumentChoice.parse(instrument) ?? (.synth, nil) }
         if soundfont != nil { return (.sampler, nil) }
         if preset != nil || mpe != nil { return (.synth, nil) }
-        return input.map(InputFile.isMIDIFile(path:)) == true ? (.sampler, nil) : (.synth, nil)
+        // A MIDI file, or a playlist folder (of MIDI files, mostly General MIDI), plays on the sampler.
+        if let input, InputFile.isMIDIFile(path: input) || FileContents.isFolder(input) { return (.sampler, nil) }
+        return (.synth, nil)
     }
 
     @Option(
