@@ -89,7 +89,7 @@ import Testing
         list.list.pointee.floatChannel(0).update(repeating: 0.25, count: 64)
         list.list.pointee.floatChannel(1).update(repeating: -0.25, count: 64)
         // 0.4 s of cycles while the disk thread sleeps: 0.1 s fits.
-        for _ in 0..<300 { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
+        for _ in 0..<300 { _ = recorder.tap.pointee.take(frameCount: 64, at: 0, list.list) }
         let frames = try recorder.finish().frames
         #expect(recorder.droppedFrames > 0 && recorder.droppedFrames % 64 == 0)
         #expect(frames + Int64(recorder.droppedFrames) == 300 * 64)
@@ -109,7 +109,7 @@ import Testing
         var tally = AllocationTally()
         for cycle in 0..<10_000 {
             list.list.pointee.floatChannel(0)[cycle % 64] = Float(cycle % 100) / 100
-            _ = tally.count { recorder.tap.pointee.take(frameCount: 64, list.list) }
+            _ = tally.count { recorder.tap.pointee.take(frameCount: 64, at: 0, list.list) }
         }
         let frames = try recorder.finish().frames
         #expect(frames + Int64(recorder.droppedFrames) == 10_000 * 64)
@@ -126,7 +126,7 @@ import Testing
             let recorder = try Recorder(path: path, sampleRate: 48_000, stall: nil)
             let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
             list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
-            for _ in 0..<100 { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
+            for _ in 0..<100 { _ = recorder.tap.pointee.take(frameCount: 64, at: 0, list.list) }
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "an older take")
         let folder = (path as NSString).deletingLastPathComponent
@@ -134,6 +134,28 @@ import Testing
             $0.hasPrefix((path as NSString).lastPathComponent + ".partial")
         }
         #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// A recorder's window: of slices at graph frames 0, 64, 128 and 192, only frames 100 to 150 reach the
+    /// file, whatever slice they fall in (a recording's master and parts share one window, so they start
+    /// and end on one frame).
+    @Test func onlyTheWindowsFramesAreRecorded() throws {
+        let path = TestFiles.scratch("window.wav")
+        defer { unlink(path) }
+        let recorder = try Recorder(path: path, sampleRate: 48_000, stall: nil)
+        recorder.window(from: 100, to: 150)
+        let list = AudioBufferListStorage(format: .canonical(channels: 2, sampleRate: 48_000), maximumFrames: 64)
+        list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
+        for start in stride(from: Int64(0), to: 256, by: 64) {
+            for frame in 0..<64 {
+                list.list.pointee.floatChannel(0)[frame] = Float(start + Int64(frame)) / 1000
+                list.list.pointee.floatChannel(1)[frame] = -Float(start + Int64(frame)) / 1000
+            }
+            _ = recorder.tap.pointee.take(frameCount: 64, at: start, list.list)
+        }
+        #expect(try recorder.finish().frames == 50)
+        let file = try AudioFileContents(path: path)
+        #expect(file.samples.first == 0.1 && file.samples[1] == -0.1 && file.samples.last == -0.149, "\(file.samples)")
     }
 
     /// A FLAC take is converted by the project's own conversion: a NaN from a misbehaving unit becomes
@@ -146,7 +168,7 @@ import Testing
         list.list.pointee.setFrameCount(64, bytesPerFrame: 4)
         list.list.pointee.floatChannel(0).update(repeating: .nan, count: 64)
         list.list.pointee.floatChannel(1).update(repeating: 4, count: 64)
-        _ = recorder.tap.pointee.take(frameCount: 64, list.list)
+        _ = recorder.tap.pointee.take(frameCount: 64, at: 0, list.list)
         #expect(try recorder.finish().frames == 64)
         let file = try AudioFileContents(path: path)
         #expect(file.samples[0] == 0)
@@ -166,7 +188,7 @@ import Testing
         list.list.pointee.floatChannel(0).update(repeating: 0.25, count: 64)
         list.list.pointee.floatChannel(1).update(repeating: -0.25, count: 64)
         // 5 s of cycles (the ring holds 10): more than the disk holds.
-        for _ in 0..<(5 * 750) { _ = recorder.tap.pointee.take(frameCount: 64, list.list) }
+        for _ in 0..<(5 * 750) { _ = recorder.tap.pointee.take(frameCount: 64, at: 0, list.list) }
         Wait.until(seconds: 5) { recorder.failure != nil }
         let failure = try #require(recorder.failure, "the full disk was not reported")
         #expect(failure.contains("No space left on device") && failure.contains("are kept in it"), "\(failure)")
@@ -201,7 +223,7 @@ import Testing
                     list.list.pointee.floatChannel(channel)[frame] = Float(random.next() % 1000) / 1000 - 0.5
                 }
             }
-            _ = recorder.tap.pointee.take(frameCount: 64, list.list)
+            _ = recorder.tap.pointee.take(frameCount: 64, at: 0, list.list)
         }
         let outcome = try recorder.finish()
         let failure = try #require(outcome.failure)

@@ -1,6 +1,7 @@
 import AulosCore
 import AulosIO
 import AulosMIDI
+import AulosRealtime
 import AulosRig
 import Glibc
 
@@ -75,6 +76,16 @@ final class LiveSession {
         for warning in io.warnings + rig.warnings { observer.warning(warning) }
     }
 
+    /// Where the recording started while playing began (graph frame).
+    private var recordingStart: Int64 = 0
+
+    /// A graph frame the render thread has surely not reached yet, nor will before a render plan published
+    /// now is in use: past what is played by two buffers and a period (rendering runs at most a buffer and a
+    /// period ahead of playing).
+    private var frameAheadOfRender: Int64 {
+        io.statistics.framesPlayed + 2 * Int64(grant.bufferFrames) + Int64(grant.period)
+    }
+
     /// The file being recorded now (the master's), if any.
     var recordingPath: String? { recording?.master.path }
 
@@ -82,9 +93,10 @@ final class LiveSession {
     /// part beside it when the rig taps them. Control thread.
     func startRecording(to path: String) throws(RigError) {
         guard recording == nil else { throw RigError("already recording \(recording!.master.path); stop that first") }
+        recordingStart = frameAheadOfRender
         recording = try Recording(
             to: path, rig: rig, sampleRate: grant.sampleRate, replacing: false,
-            advice: "recordings never replace a file: choose another name")
+            advice: "recordings never replace a file: choose another name", firstFrame: recordingStart)
         status.recordingFailure = nil
         for line in recording!.recoveries { observer.warning(line) }
     }
@@ -94,6 +106,12 @@ final class LiveSession {
     func stopRecording() throws(RigError) -> [RecordingOutcome] {
         guard let recording else { throw RigError("not recording") }
         self.recording = nil
+        // Every file ends on one frame ahead of the render thread; once it is rendered (it takes about two
+        // buffers; a device that stopped rendering is waited for two seconds at most) the recorders leave.
+        let end = frameAheadOfRender
+        recording.end(at: end, firstFrame: recordingStart)
+        let deadline = monotonicNanoseconds() + 2_000_000_000
+        while io.statistics.framesPlayed < end && monotonicNanoseconds() < deadline { usleep(2_000) }
         recording.detach(from: rig)
         // A cycle still under way may push once more into a ring; the rings outlive it (see `retiring`).
         retiring.append((recording, io.statistics.framesPlayed + 2 * Int64(grant.bufferFrames)))

@@ -99,6 +99,13 @@ public final class Recorder: @unchecked Sendable {
     /// (`PartTaps.attach`). Lives as long as the recorder.
     public let sliceSink: UnsafeMutablePointer<RenderCallbackStruct>
 
+    /// Records the slices' frames from graph frame `first` on, up to (not including) `end`: set before the
+    /// render thread reaches them (see `RecorderTap`). Control thread.
+    public func window(from first: Int64, to end: Int64 = .max) {
+        tap.pointee.firstFrame.store(first, ordering: .relaxed)
+        tap.pointee.endFrame.store(end, ordering: .relaxed)
+    }
+
     /// Frames dropped because the ring was full (the disk fell more than `ringSeconds` behind).
     public var droppedFrames: Int { tap.pointee.dropped.load(ordering: .relaxed) }
 
@@ -258,43 +265,57 @@ final class RecorderDisk: @unchecked Sendable {
     }
 }
 
-/// The recorder's render-side half: the ring and the dropped-frame count.
+/// The recorder's render-side half: the ring, the dropped-frame count, and the graph frames it records
+/// (`firstFrame..<endFrame` of the slices' sample times). A recording's recorders share one window: the
+/// master's notification reaches the render thread with a new render plan, a part's tap at once, so a
+/// window set ahead of both is what makes the master's file and the parts' start and end on the same frame
+/// (they were a slice apart under load).
 ///
-/// Threads: render thread (the post-render notification); `dropped` read by the control thread.
+/// Threads: render thread (the post-render notification, a part's tap); the rest on the control thread.
 struct RecorderTap: ~Copyable {
     let ring: SPSCRing<Float>
     let dropped = Atomic<Int>(0)
+    let firstFrame = Atomic<Int64>(0)
+    let endFrame = Atomic<Int64>(.max)
 
     /// After each cycle: the output's frames (stereo, non-interleaved or interleaved float) into the ring,
     /// or all of them counted as dropped when they do not fit.
-    static let postRender: RenderCallback = { refCon, flags, _, _, frameCount, ioData in
+    static let postRender: RenderCallback = { refCon, flags, timeStamp, _, frameCount, ioData in
         guard flags.pointee.contains(.postRender), let refCon else { return 0 }
         let tap = refCon.assumingMemoryBound(to: RecorderTap.self)
-        return tap.pointee.take(frameCount: Int(frameCount), ioData)
+        return tap.pointee.take(frameCount: Int(frameCount), at: timeStamp.pointee.sampleTime, ioData)
     }
 
     /// A part's slice (a tap's sink): its frames into the ring, as after a cycle.
-    static let slice: RenderCallback = { refCon, _, _, _, frameCount, ioData in
+    static let slice: RenderCallback = { refCon, _, timeStamp, _, frameCount, ioData in
         guard let refCon else { return 0 }
-        return refCon.assumingMemoryBound(to: RecorderTap.self).pointee.take(frameCount: Int(frameCount), ioData)
+        return refCon.assumingMemoryBound(to: RecorderTap.self).pointee.take(
+            frameCount: Int(frameCount), at: timeStamp.pointee.sampleTime, ioData)
     }
 
+    /// The frames of a slice starting at graph frame `sampleTime` that fall in the window, into the ring.
     @_noAllocation @_noLocks
-    func take(frameCount: Int, _ ioData: UnsafeMutablePointer<AudioBufferList>) -> AulosStatus {
-        guard ring.capacity - ring.count >= 2 * frameCount else {
-            dropped.add(frameCount, ordering: .relaxed)
+    func take(frameCount: Int, at sampleTime: Int64, _ ioData: UnsafeMutablePointer<AudioBufferList>)
+        -> AulosStatus
+    {
+        let from = max(sampleTime, firstFrame.load(ordering: .relaxed))
+        let to = min(sampleTime + Int64(frameCount), endFrame.load(ordering: .relaxed))
+        guard to > from else { return 0 }
+        let (offset, count) = (Int(from - sampleTime), Int(to - from))
+        guard ring.capacity - ring.count >= 2 * count else {
+            dropped.add(count, ordering: .relaxed)
             return 0
         }
         let list = ioData.pointee
         if list.bufferCount >= 2 {
             let (left, right) = (list.floatChannel(0), list.floatChannel(1))
-            for frame in 0..<frameCount {
+            for frame in offset..<(offset + count) {
                 _ = ring.push(left[frame])
                 _ = ring.push(right[frame])
             }
         } else if list.bufferCount == 1 {
             let data = list.floatChannel(0)
-            for index in 0..<(2 * frameCount) { _ = ring.push(data[index]) }
+            for index in (2 * offset)..<(2 * (offset + count)) { _ = ring.push(data[index]) }
         }
         return 0
     }

@@ -4,8 +4,8 @@ import AulosRig
 import Glibc
 
 /// One recording while playing: the master output into its file and, when the rig taps its parts
-/// (`--record-parts`), every part's own output into a file beside it (`PartFileNames`), all started on the
-/// same cycle boundary's side of the control thread and stopped together.
+/// (`--record-parts`), every part's own output into a file beside it (`PartFileNames`), all started and
+/// ended on the same graph frames (one window for every recorder, set ahead of the render thread).
 ///
 /// Threads: the control thread; the recorders' rings are fed on the render thread.
 final class Recording {
@@ -20,9 +20,11 @@ final class Recording {
     /// Opens every file and attaches the recorders to the rig. Nothing is left attached when it throws. A
     /// file that exists is refused unless `replacing` (`--force`), with `advice` saying what to do instead;
     /// so is a folder, or a folder that cannot be written — before anything plays, not when the take ends.
-    init(to path: String, rig: PlaybackRig, sampleRate: Double, replacing: Bool, advice: String)
-        throws(RigError)
-    {
+    /// Recording starts at graph frame `firstFrame` (0: the first, for a recording attached before playing).
+    init(
+        to path: String, rig: PlaybackRig, sampleRate: Double, replacing: Bool, advice: String,
+        firstFrame: Int64 = 0
+    ) throws(RigError) {
         for file in Self.files(for: path, rig: rig) {
             if let refusal = RecordingTarget.refusal(for: file, replacing: replacing, advice: advice) {
                 throw RigError(refusal)
@@ -39,6 +41,7 @@ final class Recording {
         } catch {
             throw RigError("cannot record: \(error.message)")
         }
+        for recorder in [master] + parts { recorder.window(from: firstFrame) }
         taps = rig.partTaps
         self.sampleRate = sampleRate
         do { try rig.graph.addRenderNotify(master.renderNotify) } catch {
@@ -66,6 +69,12 @@ final class Recording {
         (([master] + parts).compactMap(\.failure) + finished.compactMap(\.failure)).filter {
             reported.insert($0).inserted
         }
+    }
+
+    /// Every recorder ends at graph frame `frame` (not included): set ahead of the render thread, then wait
+    /// until it has rendered that far before `detach` and `finish`.
+    func end(at frame: Int64, firstFrame: Int64) {
+        for recorder in [master] + parts { recorder.window(from: firstFrame, to: frame) }
     }
 
     /// Takes the recorders off the rig: from the next cycle nothing more reaches them. The render thread may
