@@ -24,6 +24,8 @@ public final class RigCPUMeter {
     public static let fitLimit = 0.9
 
     /// What a switch to one rig is predicted to load the period with.
+    ///
+    /// Threads: a value, made on the control thread.
     public struct Prediction: Sendable, Equatable {
         /// The rig (0-based) and its name.
         public var rig: Int
