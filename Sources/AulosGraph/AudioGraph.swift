@@ -1,5 +1,6 @@
 import AulosCore
 import AulosRealtime
+import Synchronization
 
 /// Core Audio's AUNode: a unit's handle within one graph.
 public struct NodeID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -66,8 +67,15 @@ public final class AudioGraph: @unchecked Sendable {
     /// How long `update()` waits for the render thread to take the new plan before deferring the free.
     public var retirementTimeout: Duration = .seconds(1)
 
+    /// The render notifications' time (ns, since the graph was made), summed by every plan this graph
+    /// publishes: the meters, recorders, MIDI inputs and players that run before and after each cycle, which a
+    /// per-part CPU figure must count somewhere (`RenderPlan.renderCycle`). Written by the render thread only.
+    private let notifyNanosCell: UnsafeMutablePointer<Atomic<UInt64>>
+
     public init(registry: ComponentRegistry) {
         self.registry = registry
+        notifyNanosCell = .allocate(capacity: 1)
+        notifyNanosCell.initialize(to: Atomic(0))
     }
 
     deinit {
@@ -77,7 +85,13 @@ public final class AudioGraph: @unchecked Sendable {
             try? uninitialize()
         }
         exchange.deallocate()
+        notifyNanosCell.deinitialize(count: 1)
+        notifyNanosCell.deallocate()
     }
+
+    /// The render thread's time in this graph's render notifications since the graph was made (ns; a reader
+    /// takes differences). Zero while unit timing is off (`UnitTiming`). Control thread.
+    public var notifyNanos: UInt64 { notifyNanosCell.pointee.load(ordering: .relaxed) }
 
     // MARK: - Nodes
 
@@ -531,7 +545,8 @@ public final class AudioGraph: @unchecked Sendable {
                     }
                 })
         }
-        return try RenderPlanStorage(nodes: specs, head: index[head]!, notifies: notifies)
+        return try RenderPlanStorage(
+            nodes: specs, head: index[head]!, notifies: notifies, notifyNanos: notifyNanosCell)
     }
 
     // MARK: - Start / stop

@@ -133,6 +133,11 @@ final class RenderReport: @unchecked Sendable {
         // The output is real audio, not silence: the cycles did work.
         let bytes = harness.buffers.list.pointee.buffers[0].data!.assumingMemoryBound(to: UInt8.self)
         #expect((0..<(256 * 6)).contains { bytes[$0] != 0 })
+        // The cycles were timed, unit by unit and the notifications (per-part CPU, on unless
+        // AULOS_NO_UNIT_TIMING is set): the timing allocates nothing either.
+        #expect(UnitTiming.isEnabled)
+        #expect(graph.units.allSatisfy { $0.renderNanos > 0 }, "every unit in the flow has its time")
+        #expect(graph.notifyNanos > 0)
         try graph.stop()
         try graph.uninitialize()
         try expectNoAllocations(harness.allocations, orFrees: true)

@@ -135,5 +135,10 @@ import Testing
             unlink(recorder.path)
         }
         try expectNoAllocations(harness.allocations, "recording every part")
+        // With every unit timed (per-part CPU): the rig's parts and their taps were measured as they rendered.
+        #expect(UnitTiming.isEnabled)
+        #expect(playback.parts.allSatisfy { part in part.units.contains { $0.renderNanos > 0 } })
+        #expect(playback.parts.allSatisfy { !$0.sideOutputs.isEmpty && $0.sideOutputs[0].renderNanos > 0 })
+        #expect(playback.graph.notifyNanos > 0)
     }
 }

@@ -487,6 +487,22 @@ def in_browser(checks, aulos, browser, screenshots):
 
     checks.run("(e) the page shows the active rig's sends, returns and meters only", own_sends)
 
+    # (e) Each part card shows its CPU load (status.cpu, measured per unit), and the rig menu says of each rig
+    # what is known of its load (rig 2 played in (b): measured).
+    def part_cpu():
+        labels = "[...document.querySelectorAll('article.part .cpu')].map((label) => label.textContent)"
+        titles = "[...document.querySelectorAll('#rig-select option')].map((option) => option.title)"
+        try:
+            page.wait_for(f"{labels}.length > 0 && {labels}.every((text) => /^CPU \\d+\\.\\d %$/.test(text))",
+                          timeout=3)
+        except TimeoutError:
+            return False, f"part cards' CPU labels {page.evaluate(labels)}"
+        shown, rig_titles = page.evaluate(labels), page.evaluate(titles)
+        ok = len(rig_titles) == 2 and all(title.startswith("its parts took ") for title in rig_titles)
+        return ok, f"cards {shown}; rig menu titles {rig_titles}"
+
+    checks.run("(e) each part card shows its CPU load; the rig menu the rigs' measured peaks", part_cpu)
+
     # (e) A snapshot recalled from the page: the sliders show its values, the menu names it.
     def snapshot():
         page.evaluate("document.activeElement && document.activeElement.blur()")

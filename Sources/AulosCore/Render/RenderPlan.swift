@@ -2,6 +2,10 @@ import AulosRealtime
 import CAulosRender
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where one input bus of a plan node gets its audio.
 public enum PlanInputSource: BitwiseCopyable {
     /// Nothing attached: the bus renders silence and reports `noConnection`.
@@ -40,6 +44,18 @@ public struct PlanNode {
     /// Whether its outputs are Float32, and so checked by the guard; the count of guarded samples.
     var guardsOutput: Bool
     var nonFinite: UnsafeMutablePointer<Atomic<Int>>
+    /// The unit's self time in render, ns (`AudioUnit.renderNanosCell`).
+    var renderNanos: UnsafeMutablePointer<Atomic<UInt64>>
+}
+
+/// Whether render plans time every unit's render (per-part CPU in the status): on, unless the process starts
+/// with `AULOS_NO_UNIT_TIMING` set. The switch exists only so the timing's own cost can be measured
+/// (docs/performance.md); it is read once, on the control thread, when the first plan is built, and each
+/// plan carries the answer, so the render thread never reads the environment.
+///
+/// Threads: any (an immutable value once read).
+public enum UnitTiming {
+    public static let isEnabled: Bool = getenv("AULOS_NO_UNIT_TIMING") == nil
 }
 
 /// A render notification (Core Audio's AUGraphAddRenderNotify): called before and after every cycle.
@@ -66,6 +82,16 @@ public struct RenderPlan {
     /// as done and served that old slice again (a mixer with sends repeated a slice: heard as a glitch,
     /// measured as a render that was no longer its offline twin).
     var cycle: UInt64
+    /// Whether `renderNode` times each unit (`UnitTiming`), fixed when the plan is built.
+    var timesUnits: Bool
+    /// Render-thread bookkeeping for self time: the sum of the whole (inclusive) render times of the nodes
+    /// that finished rendering, where a node that finishes replaces what its own pulls added by its whole time.
+    /// A node's pulls therefore add exactly their inclusive times between its start and its end, which
+    /// `renderNode` subtracts from the node's own elapsed time. Only the render thread touches it.
+    var nestedNanos: UInt64
+    /// Where the render notifications' time goes (meters, recorders, MIDI in, the player: one bucket for the
+    /// graph, `AudioGraph.notifyNanos`): ns, only the render thread writes it.
+    var notifyNanos: UnsafeMutablePointer<Atomic<UInt64>>
 
     /// One render cycle pulled from the head (the I/O unit): pre-render notifications, the pull, then
     /// post-render notifications. Render thread.
@@ -76,16 +102,35 @@ public struct RenderPlan {
         ioData: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
         plan.pointee.cycle &+= 1
+        let timed = plan.pointee.timesUnits
+        let preStart = timed ? now() : 0
         notify(
             plan, phase: .preRender, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount,
             ioData: ioData)
+        let preEnd = timed ? now() : 0
         let status = renderNode(
             plan, index: plan.pointee.head, bus: bus, flags: flags, timeStamp: timeStamp,
             frameCount: frameCount, ioData: ioData)
         var phase = RenderActionFlags.postRender
         if status != 0 { phase.insert(.postRenderError) }
+        let postStart = timed ? now() : 0
         notify(plan, phase: phase, flags: flags, timeStamp: timeStamp, bus: bus, frameCount: frameCount, ioData: ioData)
+        if timed {
+            // Measured in a bucket of its own, never taken as "the cycle minus the units".
+            let spent = (preEnd &- preStart) &+ (now() &- postStart)
+            add(spent, to: plan.pointee.notifyNanos)
+        }
         return status
+    }
+
+    /// CLOCK_MONOTONIC in ns (a vDSO read: no system call, no lock).
+    @_noAllocation @_noLocks @inline(__always)
+    static func now() -> UInt64 { _unsafePerformance { aulos_watch_now() } }
+
+    /// Adds to a cell only the render thread writes: a relaxed load and store, no locked instruction.
+    @_noAllocation @_noLocks @inline(__always)
+    static func add(_ nanos: UInt64, to cell: UnsafeMutablePointer<Atomic<UInt64>>) {
+        cell.pointee.store(cell.pointee.load(ordering: .relaxed) &+ nanos, ordering: .relaxed)
     }
 
     @_noAllocation @_noLocks
@@ -112,6 +157,12 @@ public struct RenderPlan {
         timeStamp: UnsafePointer<AudioTimeStamp>, frameCount: UInt32, ioData: UnsafeMutablePointer<AudioBufferList>
     ) -> AulosStatus {
         let node = plan.pointee.nodes + index
+        // Self time: this node's elapsed time less the whole times of the nodes it pulled (`nestedNanos`), so a
+        // busy source is charged to itself and not to every consumer downstream. The output guard below is
+        // the unit's cost too.
+        let timed = plan.pointee.timesUnits
+        let nestedBefore = plan.pointee.nestedNanos
+        let started = timed ? now() : 0
         var status: AulosStatus
         if frameCount > node.pointee.maximumFrames {
             ioData.pointee.zeroFill()
@@ -129,6 +180,11 @@ public struct RenderPlan {
                 return render(kernel, UnsafeRawPointer(node), flags, timeStamp, bus, frameCount, ioData)
             }
             if node.pointee.guardsOutput { guardOutput(node, ioData) }
+        }
+        if timed {
+            let elapsed = now() &- started
+            add(elapsed &- (plan.pointee.nestedNanos &- nestedBefore), to: node.pointee.renderNanos)
+            plan.pointee.nestedNanos = nestedBefore &+ elapsed
         }
         if status != 0 { node.pointee.lastRenderError.pointee.store(status, ordering: .relaxed) }
         return status
@@ -260,9 +316,13 @@ public final class RenderPlanStorage: @unchecked Sendable {
     /// retains its units. A unit's own standalone plan must not (`retainsUnits: false`): the unit owns the
     /// plan, so retaining it would be a cycle that never frees either (LeakSanitizer found it); the head
     /// is alive whenever it renders, and it retains its sources through its connections.
-    public init(nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct], retainsUnits: Bool = true)
-        throws(AudioUnitError)
-    {
+    ///
+    /// `notifyNanos` is where the notifications' time is summed (the graph's cell, which outlives its plans);
+    /// nil: a cell of the plan's own.
+    public init(
+        nodes specs: [NodeSpec], head: Int, notifies: [RenderCallbackStruct], retainsUnits: Bool = true,
+        notifyNanos: UnsafeMutablePointer<Atomic<UInt64>>? = nil
+    ) throws(AudioUnitError) {
         guard specs.indices.contains(head) else {
             throw AudioUnitError(.outputNodeError, "render plan has no head node")
         }
@@ -320,15 +380,24 @@ public final class RenderPlanStorage: @unchecked Sendable {
                 outputs: outputs, outputCount: unit.outputBusCount, maximumFrames: unit.maximumFramesPerSlice,
                 lastRenderError: unit.lastRenderErrorCell, name: unit.watchName,
                 guardsOutput: (0..<unit.outputBusCount).allSatisfy { unit.outputFormat($0).sampleFormat == .float32 },
-                nonFinite: unit.nonFiniteCell)
+                nonFinite: unit.nonFiniteCell, renderNanos: unit.renderNanosCell)
         }
         for (index, notify) in notifies.enumerated() {
             notifyStorage[index] = RenderNotify(callback: notify.callback, refCon: notify.refCon)
         }
+        let notifyCell: UnsafeMutablePointer<Atomic<UInt64>>
+        if let notifyNanos {
+            notifyCell = notifyNanos
+        } else {
+            notifyCell = .allocate(capacity: 1)
+            notifyCell.initialize(to: Atomic(0))
+            allocations.append(UnsafeMutableRawPointer(notifyCell))
+        }
         plan.initialize(
             to: RenderPlan(
                 nodes: nodes, nodeCount: specs.count, head: head, notifies: notifyStorage, notifyCount: notifies.count,
-                cycle: Self.cycleBases.add(1, ordering: .relaxed).newValue << 40))
+                cycle: Self.cycleBases.add(1, ordering: .relaxed).newValue << 40, timesUnits: UnitTiming.isEnabled,
+                nestedNanos: 0, notifyNanos: notifyCell))
         self.plan = plan
         self.units = retainsUnits ? specs.map(\.unit) : []
         self.caches = caches

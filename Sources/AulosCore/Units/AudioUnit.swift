@@ -56,6 +56,10 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
     /// Counted by the render thread: output samples that were NaN, infinite or absurdly large, each slice of
     /// them played as silence by the render plan's guard.
     public let nonFiniteCell: UnsafeMutablePointer<Atomic<Int>>
+    /// Nanoseconds the render thread spent in this unit's own render (its self time: what the units it pulls
+    /// spend is theirs), summed since the unit was created; see `RenderPlan.renderNode`. Only the render
+    /// thread writes it; the control thread reads differences to turn them into a load (`renderNanos`).
+    public let renderNanosCell: UnsafeMutablePointer<Atomic<UInt64>>
     /// The unit's name as a C string for the render thread's watch (`aulos_watch_enter_unit`): interned, so it
     /// outlives every render plan that names it and the watchdog or a crash report can always read it.
     public let watchName: UnsafePointer<CChar>
@@ -98,6 +102,8 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         lastRenderErrorCell.initialize(to: Atomic(0))
         nonFiniteCell = .allocate(capacity: 1)
         nonFiniteCell.initialize(to: Atomic(0))
+        renderNanosCell = .allocate(capacity: 1)
+        renderNanosCell.initialize(to: Atomic(0))
         watchName = UnitWatchNames.interned(name)
         self.parameters.rebuild(parameters, elementCount: { [inputs, outputs] in $0 == .input ? inputs : outputs })
     }
@@ -111,11 +117,17 @@ open class AudioUnit: @unchecked Sendable, CustomStringConvertible {
         lastRenderErrorCell.deallocate()
         nonFiniteCell.deinitialize(count: 1)
         nonFiniteCell.deallocate()
+        renderNanosCell.deinitialize(count: 1)
+        renderNanosCell.deallocate()
     }
 
     /// Output samples the render plan's guard found NaN, infinite or beyond ±1024 (+60 dBFS) and played as
     /// silence, since the unit was created (`guardedSamples`).
     public var guardedSamples: Int { nonFiniteCell.pointee.load(ordering: .relaxed) }
+
+    /// The render thread's time in this unit's own render since it was created (ns; never reset: a reader
+    /// takes differences). Zero while unit timing is off (`UnitTiming`).
+    public var renderNanos: UInt64 { renderNanosCell.pointee.load(ordering: .relaxed) }
 
     public var description: String { "\(name) (\(componentDescription))" }
     public var isInitialized: Bool { state == .initialized }

@@ -98,7 +98,9 @@ final class ControlExecutor {
             device: grant.device, sampleRate: grant.sampleRate, period: grant.period, periods: grant.periods,
             bufferMs: grant.outputLatency * 1000, seconds: current.seconds, voices: current.voices,
             voicesShed: rig.voicesShed,
-            dspLoad: current.statistics.dspLoad, peakLoad: current.statistics.peakLoad, xruns: current.statistics.xruns,
+            dspLoad: current.statistics.dspLoad, peakLoad: current.statistics.peakLoad,
+            meanLoad: current.statistics.meanLoad, cpu: session.flatMap { Self.cpu($0.cpu, of: rig) },
+            rigLoads: session.flatMap { Self.rigLoads($0.cpu) }, xruns: current.statistics.xruns,
             lateSlices: current.statistics.lateSlices, deviceLost: current.statistics.isInterrupted,
             midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
             midiStale: live.staleCount,
@@ -130,6 +132,26 @@ final class ControlExecutor {
         }
         snapshot = rig.set.entries[rigIndex].rig.snapshots[index].name
         return snapshot
+    }
+
+    /// The meter's loads for the status; nil with unit timing off (every figure would read 0).
+    static func cpu(_ meter: RigCPUMeter, of rig: PlaybackRig) -> ServiceStatus.CPU? {
+        guard UnitTiming.isEnabled else { return nil }
+        return ServiceStatus.CPU(
+            parts: rig.parts.indices.map { index in
+                ServiceStatus.CPU.Part(
+                    rig: rig.parts[index].rigIndex, part: rig.parts[index].part.name, cpu: meter.parts[index],
+                    mean: meter.partMeans[index])
+            }, shared: meter.shared, meters: meter.meters, sharedMean: meter.sharedMean, metersMean: meter.metersMean)
+    }
+
+    /// Each rig's last measured peak and predicted fit, for the status and the panel's rig menu.
+    static func rigLoads(_ meter: RigCPUMeter) -> [ServiceStatus.RigLoad]? {
+        guard UnitTiming.isEnabled else { return nil }
+        return meter.predictions.map {
+            ServiceStatus.RigLoad(
+                name: $0.name, measured: $0.peak != nil, peak: $0.peak, predicted: $0.predicted, fits: $0.fits)
+        }
     }
 
     /// What each channel of rig `active`'s parts plays now.

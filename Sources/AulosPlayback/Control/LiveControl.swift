@@ -19,9 +19,9 @@ final class LiveControl {
     var player: (ControlRequest.PlayerCommand) -> ControlReply = { _ in
         .failure(FilePlayer.noneLoaded)
     }
-    /// Where a rig switch is logged, with the road it came by (the session's log: a program change's switch
-    /// is logged there too).
-    var log: (String) -> Void = { _ in }
+    /// Where a rig switch is logged, with the road it came by ("from the web panel"): the session's log, which
+    /// a program change's switch reaches the same way, with the warning when the rig may not fit the period.
+    var rigSwitched: (_ index: Int, _ name: String, _ road: String) -> Void = { _, _, _ in }
 
     init(socket: ControlSocket?, osc: OSCServer?, bridge: ControlBridge?) {
         self.socket = socket
@@ -48,7 +48,7 @@ final class LiveControl {
         let reply = executor.perform(request)
         if let (index, name) = executor.chosenRig {
             executor.chosenRig = nil
-            log("rig \(index + 1): \(name) (chosen from \(source))")
+            rigSwitched(index, name, "from \(source)")
         }
         return reply
     }

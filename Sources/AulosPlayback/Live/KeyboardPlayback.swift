@@ -189,7 +189,7 @@ public final class KeyboardPlayback {
         osc = try options.osc.map { spec throws(OSCError) in try OSCServer(spec) }
         if let osc { observer.info("OSC on 127.0.0.1:\(osc.port)") }
         answers = LiveControl(socket: control, osc: osc, bridge: options.bridge)
-        answers.log = { [observer] in observer.info($0) }
+        answers.rigSwitched = { [unowned self] in self.rigSwitched(to: $0, name: $1, chosen: $2) }
         answers.executor.recordFolder = options.recordFolder
         answers.rigFiles = { [unowned self] in self.answerRigFile($0) }
         answers.player = { [unowned self] in self.answerPlayer($0) }
@@ -469,6 +469,7 @@ public final class KeyboardPlayback {
         if activeRig > 0, rig.set.entries.indices.contains(activeRig) {
             _ = router.select(rig: activeRig)
             try? rig.applyOutputSettings(ofRig: activeRig)
+            live.cpu.noteSwitch(to: activeRig)
         }
         // From the first render on, the router's kernel is the render thread's: it routes there.
         let input = LiveMIDIInput(
@@ -536,6 +537,17 @@ public final class KeyboardPlayback {
         return (report, reloaded.map { ($0, midi.activeRig ?? 0) })
     }
 
+    /// The one place a rig switch is logged, whatever road it came by (`chosen`: "by program change", "from
+    /// the web panel", …): the line, and a warning when the rig's parts at their last measured peak would take
+    /// the period past `RigCPUMeter.fitLimit` on top of what else plays now. The meter then counts the new rig's
+    /// parts as the ones playing.
+    private func rigSwitched(to index: Int, name: String, chosen: String) {
+        observer.info("rig \(index + 1): \(name) (chosen \(chosen))")
+        guard UnitTiming.isEnabled, let cpu = playing?.cpu else { return }
+        if let warning = cpu.prediction(switchingTo: index).warning { observer.warning(warning) }
+        cpu.noteSwitch(to: index)
+    }
+
     /// MIDI clock out (`--send-clock`), read from the transport's snapshot, so its notification goes after
     /// the transport's.
     private func startClock(on rig: PlaybackRig, grant: PCMGrant) throws -> MIDIClockOutput? {
@@ -573,7 +585,7 @@ public final class KeyboardPlayback {
         for action in midi.takePendingActions() {
             rig.apply(action)
             if case .rigSwitched(let index) = action {
-                observer.info("rig \(index + 1): \(rig.set.entries[index].rig.name) (chosen by program change)")
+                rigSwitched(to: index, name: rig.set.entries[index].rig.name, chosen: "by program change")
             }
             if case .songChosen(let program) = action { chooseSong(program, live) }
             if case .snapshotRecalled(let index, let snapshot) = action,

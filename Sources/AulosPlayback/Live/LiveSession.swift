@@ -33,6 +33,9 @@ final class LiveSession {
     let observer: PlaybackObserver
     private(set) var status: LiveStatus
     private var governor: OverloadGovernor
+    /// Each part's CPU load, the shared units' and the notifications', and each rig's peak (for the rig-switch
+    /// warning), from the render thread's per-unit counters; updated with the status every tick.
+    let cpu: RigCPUMeter
     /// Where the master output is recorded (`--record`), and the recording once started.
     private let recordPath: String?
     /// `--force`: `--record` may replace a file that exists.
@@ -58,6 +61,18 @@ final class LiveSession {
         // JACK's transport drives the rig's host transport (the unit publishes it as master too).
         io.transport?.hostTransport = rig.transport
         status = LiveStatus(seconds: 0, voices: 0, statistics: io.statistics, grant: grant)
+        cpu = RigCPUMeter(rig: rig, period: Int(grant.period))
+        Self.injectRigPeak(into: cpu)
+    }
+
+    /// Fault injection for tests: AULOS_INJECT_RIG_PEAK=RIG:LOAD (RIG from 1, LOAD a fraction of the period)
+    /// makes the meter remember that peak for that rig as if it had played so, so the rig-switch warning can be
+    /// seen without a rig that really overloads the machine. The prediction and the warning are the real ones.
+    private static func injectRigPeak(into cpu: RigCPUMeter) {
+        guard let text = getenv("AULOS_INJECT_RIG_PEAK").map({ String(cString: $0) }) else { return }
+        let fields = text.split(separator: ":")
+        guard fields.count == 2, let rig = Int(fields[0]), let load = Double(fields[1]) else { return }
+        cpu.injectPeak(load, ofRig: rig - 1)
     }
 
     /// Starts the device; with `frames`, the I/O thread renders no more than that (the run ends on its
@@ -187,6 +202,7 @@ final class LiveSession {
     private func refreshStatus() {
         status.statistics = io.statistics
         if let current = io.grant { status.grant = current }  // JACK's buffer size can change while playing
+        cpu.update(framesPlayed: status.statistics.framesPlayed, dspLoad: status.statistics.dspLoad)
         governor.update(load: status.statistics.dspLoad, instruments: rig.instruments)
         rig.applyPluginProgramChanges()
         status.seconds = Double(status.statistics.framesPlayed) / grant.sampleRate

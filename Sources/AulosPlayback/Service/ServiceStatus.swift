@@ -26,6 +26,15 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var voicesShed: Int
     public var dspLoad: Double
     public var peakLoad: Double
+    /// The DSP load averaged over every cycle since the rig started (nil from an older aulos): what the means
+    /// in `cpu` add up to, over the same cycles.
+    public var meanLoad: Double?
+    /// CPU load measured per unit on the render thread: each part's, the shared units', the notifications'
+    /// (nil from an older aulos, or with unit timing off).
+    public var cpu: CPU?
+    /// Per rig of the set, in `rigs` order: its parts' peak load when it last played and whether a switch to it
+    /// is predicted to fit the period (nil from an older aulos).
+    public var rigLoads: [RigLoad]?
     public var xruns: Int
     public var lateSlices: Int
     public var deviceLost: Bool
@@ -74,6 +83,39 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var player: Player?
     /// The snapshot recalled last in the rig playing (nil: none since it was built).
     public var snapshot: String?
+
+    /// CPU load as fractions of the period (0.05 is 5 %), smoothed like `dspLoad`, each with its mean over the
+    /// run: every part of the set (a rig left behind rings out, and costs while it does), the units the parts
+    /// share (mixers, returns, master EQ and effects, output stage, the I/O unit's conversion) and the render
+    /// notifications (MIDI in, the players, the transport, meters, recorders and part taps). Each is measured
+    /// on its own; together they are the render, and `dspLoad` is that plus the driver's work around it.
+    public struct CPU: Codable, Sendable, Equatable {
+        public struct Part: Codable, Sendable, Equatable {
+            /// The part's rig (0-based, as `activeRig`) and its name there.
+            public var rig: Int
+            public var part: String
+            public var cpu: Double
+            public var mean: Double
+        }
+
+        public var parts: [Part]
+        public var shared: Double
+        public var meters: Double
+        public var sharedMean: Double
+        public var metersMean: Double
+    }
+
+    /// A rig's parts at their peak load while it last played (`measured` false: it has not played since the rig
+    /// was built, and nothing is predicted), the load a switch to it is predicted to give the period (the DSP
+    /// load now, less the playing rig's parts, plus this peak), and whether that fits (within 90 %). A
+    /// measurement of the last time it played, not a guarantee.
+    public struct RigLoad: Codable, Sendable, Equatable {
+        public var name: String
+        public var measured: Bool
+        public var peak: Double?
+        public var predicted: Double?
+        public var fits: Bool?
+    }
 
     /// The file player: its file, whether it plays, where it is and how long the file is (seconds).
     public struct Player: Codable, Sendable, Equatable {

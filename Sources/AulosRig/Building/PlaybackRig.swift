@@ -37,6 +37,14 @@ public final class PlaybackRig {
         public var effects: [AudioUnit] = []
         /// The part's MIDI effects, in order before the instrument.
         public var midiEffects: [LV2Unit] = []
+        /// The part's side outputs after its EQ (JACK's per-part port, the recording tap).
+        public var sideOutputs: [AudioUnit] = []
+        /// Every unit the part owns, whose render time is the part's CPU load: its instrument, MIDI effects
+        /// (which run inside the instrument's render, so they add nothing of their own), inserts, EQ and side
+        /// outputs. Its mixer bus is the mixer's, shared by every part.
+        public var units: [AudioUnit] {
+            [instrument as AudioUnit] + midiEffects + effects + (eq.map { [$0] } ?? []) + sideOutputs
+        }
         /// Where the part's MIDI goes: its first MIDI effect, or its instrument.
         public var midiDestination: MIDIEventQueue { midiEffects.first?.midiInput ?? instrument.midiInput }
     }

@@ -114,6 +114,7 @@ struct RigUnits {
             heard = plugin.midiInput
         }
         var (source, eq) = try part.eq.map { preset in try addEQ(preset, after: chain.last) } ?? (chain.last, nil)
+        var sides: [AudioUnit] = []
         for sideOutput in sideOutputs {
             // The part's own output (JACK's per-part ports, its recording tap): what it sends into the mix,
             // before volume and pan.
@@ -123,6 +124,7 @@ struct RigUnits {
             try configure(side)
             try graph.connectNodeInput(source, sourceOutput: 0, node, destinationInput: 0)
             source = node
+            sides.append(side)
         }
         try graph.connectNodeInput(source, sourceOutput: 0, mixerNode, destinationInput: bus)
         if let sideBus {
@@ -140,7 +142,7 @@ struct RigUnits {
         return (
             PlaybackRig.LoadedPart(
                 rigIndex: rigIndex, part: part, instrument: instrument, eq: eq, bus: bus, effects: chain.units,
-                midiEffects: midiEffects),
+                midiEffects: midiEffects, sideOutputs: sides),
             programs
         )
     }

@@ -161,6 +161,13 @@ function partCard(group) {
   detail.textContent = group.kind === "part"
     ? `${group.instrument} · ch ${group.channels.join(",")}` : group.kind;
   title.append(detail);
+  if (group.kind === "part") {
+    // The part's CPU load (status.cpu), filled in by every status push.
+    const cpu = document.createElement("small");
+    cpu.className = "cpu";
+    cpu.dataset.cpuPart = group.name;
+    title.append(cpu);
+  }
   card.append(title);
   const byName = (suffix) => group.controls.find((item) => item.target.toLowerCase().endsWith("." + suffix));
   const main = ["volume", "level", "pan"].map(byName).filter(Boolean);
@@ -307,6 +314,7 @@ function showStatus(message) {
   }
   const shown = (status.meters || []).filter((meter) => !/^(part|send|return) /.test(meter.name) || own.has(meter.name));
   $("#meters").replaceChildren(...shown.map(meterRow));
+  showCPU(status);
   showPlayer(status.player);
   const snapshotTitle = $("#snapshot").options[0];
   if (snapshotTitle) snapshotTitle.textContent = status.snapshot ? `Snapshot: ${status.snapshot}` : "Snapshot…";
@@ -324,6 +332,29 @@ function showStatus(message) {
     $("#midi-log").prepend(item);
   }
   while ($("#midi-log").children.length > 50) $("#midi-log").lastChild.remove();
+}
+
+// Each part card's CPU load (its instrument, effects and EQ as a share of the period), and in the rig menu the
+// rigs a switch to which may not fit the period: their parts' peak the last time they played on top of what
+// plays now passes 90 % (a measurement of the past, not a guarantee).
+const percent = (load) => `${(load * 100).toFixed(1)} %`;
+function showCPU(status) {
+  const parts = (status.cpu?.parts || []).filter((entry) => entry.rig === status.activeRig);
+  for (const label of document.querySelectorAll(".part .cpu")) {
+    const entry = parts.find((part) => part.part === label.dataset.cpuPart);
+    label.textContent = entry ? `CPU ${percent(entry.cpu)}` : "";
+  }
+  const options = $("#rig-select").options;
+  (status.rigLoads || []).forEach((load, index) => {
+    const option = options[index];
+    if (!option) return;
+    // The rig playing is not marked: the warning is about switching to a rig.
+    const warn = load.fits === false && index !== status.activeRig;
+    const text = `${index + 1} ${load.name}${warn ? " ⚠ may not fit" : ""}`;
+    if (option.textContent !== text) option.textContent = text;
+    option.title = !load.measured ? "not yet measured"
+      : `its parts took ${percent(load.peak)} at their peak when it last played; about ${percent(load.predicted)} predicted`;
+  });
 }
 
 // The file player (aulos play FILE with the panel): the file, where it is, play/pause/stop, a position

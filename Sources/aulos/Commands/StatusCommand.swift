@@ -62,6 +62,7 @@ struct StatusCommand: ParsableCommand {
                 format: "load: DSP %.1f%% (peak %.1f%%), %d xruns, %d late slices; voices %d, %d shed under overload",
                 status.dspLoad * 100, status.peakLoad * 100, status.xruns, status.lateSlices, status.voices,
                 status.voicesShed))
+        for line in Self.cpuLines(status) { say(line) }
         say(
             "MIDI: \(status.midiDelivered) event\(status.midiDelivered == 1 ? "" : "s"), \(status.midiLate) late, "
                 + "\(status.midiDropped) dropped, \(status.midiStale) stale"
@@ -122,6 +123,38 @@ struct StatusCommand: ParsableCommand {
             }
             say("levels (dBFS peak): " + levels.joined(separator: ", "))
         }
+    }
+
+    /// Per-part CPU (the playing rig's parts; the set's other rigs' together, while they ring out) and, in a set,
+    /// each rig's last measured peak and whether a switch to it is predicted to fit. Nothing from an aulos that
+    /// does not measure it.
+    static func cpuLines(_ status: ServiceStatus) -> [String] {
+        var lines: [String] = []
+        func percent(_ load: Double) -> String {
+            load.isFinite ? String(format: "%.1f %%", min(max(load, 0), 1e4) * 100) : "?"
+        }
+        if let cpu = status.cpu {
+            let own = cpu.parts.filter { $0.rig == status.activeRig }.prefix(64).map { "\($0.part) \(percent($0.cpu))" }
+            let others = cpu.parts.filter { $0.rig != status.activeRig }.reduce(0) { $0 + $1.cpu }
+            lines.append(
+                "cpu: " + (own.isEmpty ? "" : own.joined(separator: ", ") + "; ")
+                    + (status.rigs.count > 1 ? "other rigs \(percent(others)); " : "")
+                    + "shared \(percent(cpu.shared)); meters and recorders \(percent(cpu.meters))")
+        }
+        if let loads = status.rigLoads, loads.count > 1 {
+            let rigs = loads.prefix(128).enumerated().map { index, load in
+                var text = "\(index + 1) '\(load.name)' "
+                guard let peak = load.peak else { return text + "not yet measured" }
+                text += "peak \(percent(peak))"
+                if index == status.activeRig { return text + " (playing)" }
+                if load.fits == false, let predicted = load.predicted {
+                    text += ", may not fit (\(percent(predicted)) predicted)"
+                }
+                return text
+            }
+            lines.append("rigs (parts' peak CPU when last played): " + rigs.joined(separator: "; "))
+        }
+        return lines
     }
 
     /// `text` with every character a terminal would act on or not show written as `\u{HEX}`: controls
