@@ -77,7 +77,7 @@ vm-test: setup
 test-alsa: setup
 	scripts/alsa-test.sh
 
-## libFuzzer on the MIDI byte parser, the MIDI file reader, the score parser and the rig loader: a million
+## libFuzzer on the MIDI byte parser, the MIDI file reader, the score parser, the rig loader and the SFZ parser: a million
 ## inputs each (~9 minutes; `scripts/fuzz.sh RUNS TARGET…` for other counts), zero crashes expected.
 fuzz: setup
 	scripts/fuzz.sh 1000000

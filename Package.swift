@@ -17,6 +17,8 @@ let package = Package(
             targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
         // LV2 plugins as units, for the benchmark package's LV2 hosting benchmark.
         .library(name: "AulosLV2", targets: ["AulosLV2"]),
+        // The SFZ player, for the fuzz package's SFZ parser target.
+        .library(name: "AulosSFZ", targets: ["AulosSFZ"]),
         // The web panel, for the fuzz package's request-framing target.
         .library(name: "AulosWeb", targets: ["AulosWeb"]),
     ],
@@ -73,6 +75,9 @@ let package = Package(
             dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime", "CJACK"],
             path: "Sources/AulosJACK"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
+        // The SFZ player: the parser and the model of what sounds (Parsing/, Model/), the voices and the sample
+        // store (Voice/, Samples/). Its own module, like every instrument.
+        .target(name: "AulosSFZ", dependencies: ["AulosCore", "AulosDSP"], path: "Sources/AulosSFZ"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
             name: "AulosRig",
@@ -161,6 +166,9 @@ let package = Package(
                 "AulosSoundFont", "AulosFluid", "AulosCore", "AulosMIDI", "AulosUnits", "AulosTestSupport",
             ],
             path: "Tests/AulosSoundFontTests"),
+        .testTarget(
+            name: "AulosSFZTests", dependencies: ["AulosSFZ", "AulosTestSupport", "CAllocationCounter"],
+            path: "Tests/AulosSFZTests"),
         .testTarget(
             name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport", "CSndfile"],
             path: "Tests/AulosAudioFileTests"),

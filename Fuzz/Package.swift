@@ -35,6 +35,9 @@ let package = Package(
         .executableTarget(
             name: "FuzzRequestFraming", dependencies: ["FuzzSupport", .product(name: "AulosWeb", package: "Aulos")],
             path: "Sources/FuzzRequestFraming"),
+        .executableTarget(
+            name: "FuzzSFZParser", dependencies: ["FuzzSupport", .product(name: "AulosSFZ", package: "Aulos")],
+            path: "Sources/FuzzSFZParser"),
         // The C API of libfluidsynth for the SoundFont target, which drives the library directly.
         .systemLibrary(name: "CFluidSynthFuzz", path: "Sources/CFluidSynthFuzz", pkgConfig: "fluidsynth"),
         .executableTarget(

@@ -3,20 +3,21 @@
 # streams), the Standard MIDI File reader read strictly and forgivingly (a million inputs up to 64 KB, then — `midi-file-large` — a
 # hundredth as many up to 1.2 MB from a 1 MB seed of dense notes: ~90 a second), the score parser, the
 # rig loader (YAML), rig sets made of several files (cycles, missing files, deep nesting), and SoundFonts
-# through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing). Builds the Fuzz/
-# package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
+# through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing), and SFZ
+# libraries of several files in memory (include loops and depth, #define chains; the selector built and
+# played). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
 # target calls LLVMFuzzerRunDriver), seeds each corpus from the project's own files, and runs each target
 # for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
-#   targets: midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http
+#   targets: midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz
 #   (midi-file-large runs RUNS/100; rig-build, which builds and plays each rig, RUNS/20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -42,7 +43,16 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
-seed osc; seed http; seed rig-build
+seed osc; seed http; seed rig-build; seed sfz
+# SFZ libraries in memory (parts at "\n%%%\n" are lib/f0.sfz … lib/f7.sfz): the project's own library with
+# its includes, an include loop, includes nested past the limit, and a #define chain that doubles each line.
+{ sed 's/inc\/control.sfzh/f1.sfz/; s/inc\/drums.sfzh/f2.sfz/' sfz/aulos-test/aulos-test.sfz; printf '\n%%%%%%\n'
+  cat sfz/aulos-test/inc/control.sfzh; printf '\n%%%%%%\n'; cat sfz/aulos-test/inc/drums.sfzh; } > "$work/corpus/sfz/own.txt"
+printf '#include "f1.sfz"\n<region> sample=a.wav\n%%%%%%\n#include "f2.sfz"\n%%%%%%\n#include "f0.sfz"\n' > "$work/corpus/sfz/loop.txt"
+{ for i in 0 1 2 3 4 5 6; do printf '#include "f%d.sfz"\n<group> key=%d\n<region> sample=s%d.wav\n%%%%%%\n' $((i + 1)) $((60 + i)) "$i"; done
+  printf '<region> sample=last.wav\n'; } > "$work/corpus/sfz/deep.txt"
+{ printf '#define $A0 xxxxxxxx\n'; for i in $(seq 1 16); do printf '#define $A%d $A%d$A%d\n' "$i" $((i - 1)) $((i - 1)); done
+  printf '<region> sample=$A16.wav key=c4\n'; } > "$work/corpus/sfz/defines.txt"
 # HTTP as clients send the web panel (the first byte is the chunk size): pipelined requests with a body and
 # a WebSocket upgrade, and one head just under the 16 KB limit.
 printf '\x07GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /api/control HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /api/status HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x80' > "$work/corpus/http/pipelined.bin"
@@ -146,6 +156,7 @@ for target in "${targets[@]}"; do
     score) exe=FuzzScore; max=4096 ;; rig) exe=FuzzRig; max=4096 ;; rig-set) exe=FuzzRigSet; max=65536 ;;
     rig-build) exe=FuzzRigBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 )) ;;
     soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;; http) exe=FuzzRequestFraming; max=65536 ;;
+    sfz) exe=FuzzSFZParser; max=65536 ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "$work/artifacts/$target"
