@@ -2,7 +2,8 @@
 // Aulos: a real-time MIDI synthesizer and instrument host for Linux, built on Core Audio's audio-unit model.
 //
 // One target per layer; the folders under Sources/ are the architecture (see docs/architecture.md).
-// Only the C shim targets touch system headers; only AulosAudioFile imports libsndfile.
+// Only the C shim targets touch system headers; AulosAudioFile writes files through libsndfile, and AulosSFZ's
+// sample store reads them through it (seeking and the loop points of a WAV's smpl chunk, on a loader thread).
 import PackageDescription
 
 let package = Package(
@@ -73,6 +74,10 @@ let package = Package(
             dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime", "CJACK"],
             path: "Sources/AulosJACK"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
+        // The SFZ sampler: parsing and the region model (Parsing/, Model/), the voices that play regions and
+        // the sample store that preloads sample heads and streams the rest from disk (Voice/, Samples/).
+        .target(
+            name: "AulosSFZ", dependencies: ["AulosDSP", "AulosRealtime", "CSndfile"], path: "Sources/AulosSFZ"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
             name: "AulosRig",
@@ -207,6 +212,10 @@ let package = Package(
             name: "AulosWebTests",
             dependencies: ["AulosWeb", "AulosPlayback"],
             path: "Tests/AulosWebTests"),
+        .testTarget(
+            name: "AulosSFZTests",
+            dependencies: ["AulosSFZ", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
+            path: "Tests/AulosSFZTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )
