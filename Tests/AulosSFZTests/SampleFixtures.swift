@@ -146,7 +146,8 @@ final class VoiceRig {
                 case .start(let id, let parameters): handles[id] = engine.start(parameters, at: offset)
                 case .release(let id): if let handle = handles[id] { engine.release(handle, at: offset) }
                 case .choke(let group, let mode): engine.choke(group: group, mode: mode, at: offset)
-                case .inputs(let id, let inputs): if let handle = handles[id] { engine.setInputs(handle, inputs) }
+                case .inputs(let id, let inputs):
+                    if let handle = handles[id] { engine.setInputs(handle, inputs, at: offset) }
                 }
                 next += 1
             }

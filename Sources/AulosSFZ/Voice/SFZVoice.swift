@@ -82,6 +82,9 @@ struct SFZVoice {
 
     var inputs = SFZVoiceInputs()
     var smoothed = SFZVoiceInputs()
+    /// Inputs that take effect at engine frame `inputsAt`.
+    var pendingInputs = SFZVoiceInputs()
+    var inputsAt: Int64 = .max
 
     /// Streaming: this voice reads past its sample's head through its slot's ring.
     var streaming = false
@@ -168,6 +171,7 @@ struct SFZVoice {
         mixOther = (1 - width) / 2
         inputs = SFZVoiceInputs()
         smoothed = SFZVoiceInputs()
+        inputsAt = .max
         streaming = !info.isResident
         streamEnd = 0
         if streaming, let streams = context.streams, slot < streams.slotCount {
@@ -222,6 +226,10 @@ struct SFZVoice {
             if now >= fadeAt {
                 fadeAt = .max
                 fade(frames: context.fadeFrames)
+            }
+            if now >= inputsAt {
+                inputsAt = .max
+                inputs = pendingInputs
             }
             if blockLeft == 0 { beginBlock(context) }
             var (l, r) = sample(context)

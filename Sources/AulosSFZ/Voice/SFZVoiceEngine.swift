@@ -249,13 +249,16 @@ public struct SFZVoiceEngine: @unchecked Sendable {
         }
     }
 
-    /// The controller-driven values a voice follows from now on (it glides to them).
+    /// The controller-driven values a voice follows from frame `offset` of the next render on (it glides to
+    /// them). One change waits per voice: a second before the first is due replaces it (a unit that splits
+    /// its slice at events, as Aulos's instruments do, sets them at offset 0 and never meets that).
     @_noAllocation @_noLocks
-    public func setInputs(_ voice: SFZVoiceHandle, _ inputs: SFZVoiceInputs) {
+    public func setInputs(_ voice: SFZVoiceHandle, _ inputs: SFZVoiceInputs, at offset: Int = 0) {
         let slot = Int(voice.slot)
         guard slot >= 0 && slot < slotCount, voices[slot].active, voices[slot].generation == voice.generation
         else { return }
-        voices[slot].inputs = inputs
+        voices[slot].pendingInputs = inputs
+        voices[slot].inputsAt = clock.pointee.now &+ Int64(max(0, offset))
     }
 
     /// Whether a started voice still sounds.
