@@ -25,7 +25,7 @@ import Testing
         #expect(abs(level[480 + 480] - 0.5) < 1e-3, "linear: halfway up halfway through the attack")
         let top = level.firstIndex { $0 >= 1 - tolerance } ?? -1
         #expect(abs(top - 1440) <= 1, "the attack ends at \(top), not 1,440")
-        let decayStart = (top..<level.count).first { level[$0] < 1 - tolerance } ?? -1
+        let decayStart = (max(0, top)..<level.count).first { level[$0] < 1 - tolerance } ?? -1
         #expect(abs(decayStart - 1921) <= 1, "the hold ends at \(decayStart), not 1,920")
         let sustained = (2000..<level.count).first { abs(level[$0] - 0.5) < 3e-7 } ?? -1
         #expect(abs(sustained - 4320) <= 1, "the decay lands at \(sustained), not 4,320")

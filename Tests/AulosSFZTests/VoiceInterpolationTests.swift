@@ -18,7 +18,9 @@ import Testing
     }
 
     /// A 10 kHz sine at 48 kHz transposed up by about an octave (to 18.9, 20.0 and 21.2 kHz): everything but
-    /// the tone below −80 dB. (Linear interpolation leaves its images near −30 dB here.)
+    /// the tone below −80 dB (measured: −112 to −116 dB, the measurement's floor). With linear interpolation
+    /// in its place (the fault injected) the images stand at −24 dB at ±100 cents; at exactly an octave a pure
+    /// tone shows none whatever the interpolator (every other frame), hence the two neighbours.
     @Test(arguments: [1100.0, 1200, 1300])
     func aToneTransposedAnOctaveUpHasNoAudibleAliases(cents: Double) throws {
         let rig = try VoiceRig(samples: [("tone.wav", SampleFixtures.sine(10000, frames: 48000 * 4), 1, 48000, nil)])

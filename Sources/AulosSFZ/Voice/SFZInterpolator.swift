@@ -12,7 +12,11 @@ import Foundation
 /// 4-point interpolation does not: played an octave up they only drop every other frame). The step is
 /// capped at `maximumStep` (three octaves up), which bounds the taps (`maximumReach`).
 ///
-/// Measured aliasing (Tests/AulosSFZTests/VoiceInterpolationTests): see `docs` in the report and the test.
+/// Measured (Tests/AulosSFZTests/VoiceInterpolationTests, 64k-point FFT, Blackman–Harris window): a 10 kHz sine
+/// at 48 kHz transposed up 11, 12 and 13 semitones shows no component above −112 dB beside the tone (linear
+/// interpolation: −24 dB); a 15 kHz sine an octave up (30 kHz, past Nyquist) leaves −89 dB (linear and
+/// 4-point: 0 dB, folded to 18 kHz). Cost: 24 multiply-adds a channel per frame at or below the sample's rate,
+/// 24·s above it, against FluidSynth's default 4 (its 4-point cubic, which does not stretch).
 ///
 /// Threads: the table is built on the control thread and only read after (render thread).
 public struct SFZInterpolator: @unchecked Sendable {
