@@ -16,6 +16,8 @@ let package = Package(
         .library(
             name: "AulosEngine",
             targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
+        // The SFZ sampler's voices and sample store, for the benchmark package's voices-per-core benchmark.
+        .library(name: "AulosSFZ", targets: ["AulosSFZ"]),
         // LV2 plugins as units, for the benchmark package's LV2 hosting benchmark.
         .library(name: "AulosLV2", targets: ["AulosLV2"]),
         // The web panel, for the fuzz package's request-framing target.

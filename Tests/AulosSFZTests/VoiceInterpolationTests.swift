@@ -33,6 +33,20 @@ import Testing
         #expect(worst.level < -80, "an alias at \(frequency) Hz, \(worst.level) dB under the tone")
     }
 
+    /// Played at or below its rate (the polyphase path: 24 taps, weights mixed from two of 257 rows) a 10 kHz
+    /// sine shows no image or alias above −80 dB either.
+    @Test(arguments: [-100.0, -700, -1250])
+    func aToneTransposedDownHasNoAudibleImages(cents: Double) throws {
+        let rig = try VoiceRig(samples: [("tone.wav", SampleFixtures.sine(10000, frames: 48000 * 4), 1, 48000, nil)])
+        var parameters = rig.parameters("tone.wav")
+        parameters.pitchCents = cents
+        let (left, _) = rig.render(frames: 80000, slice: 512, events: [(0, .start(id: 0, parameters))])
+        let worst = Self.strongestOther(left, around: 10000 * pow(2, cents / 1200))
+        let frequency = Double(worst.bin) * 48000 / 65536
+        print("images at \(cents) cents: \(worst.level) dB at \(frequency) Hz")
+        #expect(worst.level < -80, "an image at \(frequency) Hz, \(worst.level) dB under the tone")
+    }
+
     /// A 15 kHz sine played an octave up would be 30 kHz, above the output's Nyquist frequency: the voice must
     /// shed it (an interpolator that does not would fold it to 18 kHz at full level).
     @Test func whatAnOctaveUpPushesPastNyquistIsRemoved() throws {

@@ -198,7 +198,9 @@ final class SFZLoader: @unchecked Sendable {
     private func take(_ command: SFZStreamCommand) {
         let slot = Int(command.slot)
         guard slot >= 0, slot < jobs.count else { return }
-        guard command.sample >= 0, Int(command.sample) < store.count else {
+        // Only the samples loaded before the streamer was made (`paths`): the store's count belongs to the
+        // control thread.
+        guard command.sample >= 0, Int(command.sample) < paths.count else {
             jobs[slot] = nil
             return
         }

@@ -21,6 +21,9 @@ struct SFZVoiceContext {
     let glide: Float
     /// Frames a stolen or fast-choked voice takes to fade out.
     let fadeFrames: Int
+    /// One run's frames (`SFZVoice.blockFrames` each), left and right.
+    let runLeft: UnsafeMutablePointer<Float>
+    let runRight: UnsafeMutablePointer<Float>
 }
 
 /// One voice: a sample played through the interpolator, a filter, three envelopes, three LFOs, gain and
@@ -210,12 +213,13 @@ struct SFZVoice {
     }
 
     /// Adds frames `from ..< to` of the voice into `left`/`right`; `time` is the engine frame of index 0.
+    /// Works in runs that end at control-block boundaries and at the frames of pending events (release,
+    /// fade, inputs), so where the caller's slices end changes nothing.
     @_noAllocation @_noLocks
     mutating func render(
         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, from: Int, to: Int, time: Int64,
         context: SFZVoiceContext
     ) {
-        let filterType = parameters.filterType
         var index = from
         while index < to && active {
             let now = time &+ Int64(index)
@@ -232,35 +236,31 @@ struct SFZVoice {
                 inputs = pendingInputs
             }
             if blockLeft == 0 { beginBlock(context) }
-            var (l, r) = sample(context)
-            switch filterType {
-            case .none: break
-            case .lowPass1Pole:
-                l = onePoleLeft.process(l, highPass: false)
-                r = onePoleRight.process(r, highPass: false)
-            case .highPass1Pole:
-                l = onePoleLeft.process(l, highPass: true)
-                r = onePoleRight.process(r, highPass: true)
-            case .lowPass2Pole:
-                l = filterLeft.process(l, mode: 0)
-                r = filterRight.process(r, mode: 0)
-            case .highPass2Pole:
-                l = filterLeft.process(l, mode: 1)
-                r = filterRight.process(r, mode: 1)
-            case .bandPass2Pole:
-                l = filterLeft.process(l, mode: 2)
-                r = filterRight.process(r, mode: 2)
-            }
-            var level = amplitude.next()
-            if fading {
-                level *= fadeGain
-                fadeGain -= fadeStep
-                if fadeGain <= 0 { active = false }
-            }
-            gainLeft += gainStepLeft
-            gainRight += gainStepRight
-            left[index] += level * gainLeft * (mixOwn * l + mixOther * r)
-            right[index] += level * gainRight * (mixOther * l + mixOwn * r)
+            var run = min(to &- index, blockLeft)
+            let next = min(releaseAt, min(fadeAt, inputsAt))
+            if next != .max && next &- now < Int64(run) { run = Int(next &- now) }
+            index &+= renderRun(left: left + index, right: right + index, count: run, context: context)
+        }
+    }
+
+    /// Renders up to `count` (≤ a control block) frames in stages over values held in registers — the
+    /// sample's frames interpolated, filtered, shaped by envelope, gain and pan — then adds them to the
+    /// output (stores through the output pointers would otherwise force the voice's state to be reloaded at
+    /// every frame). The frames it rendered (fewer when the voice ends).
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func renderRun(
+        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, count: Int,
+        context: SFZVoiceContext
+    ) -> Int {
+        // The run's frames, in the engine's scratch (a SIMD value indexed by a variable compiles to a lane
+        // select per access, several times slower).
+        let l = context.runLeft
+        let r = context.runRight
+        var done = count
+        for i in 0..<count {
+            let (x, y) = sample(context)
+            l[i] = x
+            r[i] = y
             position += step
             if loopActive {
                 if position >= Double(loopEnd &+ 1) {
@@ -268,12 +268,72 @@ struct SFZVoice {
                     wrapped = true
                 }
             } else if position > Double(endFrame) {
+                done = i &+ 1
                 active = false
+                break
             }
-            if amplitude.isDone || amplitude.isSilentSustain { active = false }
-            blockLeft &-= 1
-            index &+= 1
         }
+        switch parameters.filterType {
+        case .none: break
+        case .lowPass1Pole: Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: false)
+        case .highPass1Pole: Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: true)
+        case .lowPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 0)
+        case .highPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 1)
+        case .bandPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 2)
+        }
+        var envelope = amplitude
+        var (gainL, gainR) = (gainLeft, gainRight)
+        let (stepL, stepR) = (gainStepLeft, gainStepRight)
+        let (own, other) = (mixOwn, mixOther)
+        var fadeLevel = fadeGain
+        let fadeSlope = fading ? fadeStep : 0
+        for i in 0..<done {
+            let level = envelope.next() * max(0, fadeLevel)
+            fadeLevel -= fadeSlope
+            gainL += stepL
+            gainR += stepR
+            let (x, y) = (l[i], r[i])
+            l[i] = level * gainL * (own * x + other * y)
+            r[i] = level * gainR * (other * x + own * y)
+        }
+        amplitude = envelope
+        (gainLeft, gainRight) = (gainL, gainR)
+        fadeGain = fadeLevel
+        if fading && fadeGain <= 0 { active = false }
+        if amplitude.isDone || amplitude.isSilentSustain { active = false }
+        for i in 0..<done {
+            left[i] += l[i]
+            right[i] += r[i]
+        }
+        blockLeft &-= done
+        return done
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    static func onePole(
+        _ a: inout SFZOnePole, _ b: inout SFZOnePole, _ l: UnsafeMutablePointer<Float>,
+        _ r: UnsafeMutablePointer<Float>,
+        _ count: Int, highPass: Bool
+    ) {
+        var (fa, fb) = (a, b)
+        for i in 0..<count {
+            l[i] = fa.process(l[i], highPass: highPass)
+            r[i] = fb.process(r[i], highPass: highPass)
+        }
+        (a, b) = (fa, fb)
+    }
+
+    @inline(__always) @_noAllocation @_noLocks
+    static func stateVariable(
+        _ a: inout StateVariableFilter, _ b: inout StateVariableFilter, _ l: UnsafeMutablePointer<Float>,
+        _ r: UnsafeMutablePointer<Float>, _ count: Int, mode: Int
+    ) {
+        var (fa, fb) = (a, b)
+        for i in 0..<count {
+            l[i] = fa.process(l[i], mode: mode)
+            r[i] = fb.process(r[i], mode: mode)
+        }
+        (a, b) = (fa, fb)
     }
 
     /// The block's values: inputs glided, envelopes and LFOs read, pitch and filter set, gain ramps aimed,
@@ -380,17 +440,15 @@ struct SFZVoice {
     mutating func sample(_ context: SFZVoiceContext) -> (Float, Float) {
         let whole = Int(position)
         let fraction = position - Double(whole)
-        let weights = context.weights
+        let polyphase = step <= 1
         let first: Int
         let count: Int
-        if step <= 1 {
+        if polyphase {
             first = whole &- (SFZInterpolator.halfWidth &- 1)
             count = 2 &* SFZInterpolator.halfWidth
-            context.interpolator.weights(fraction: fraction, into: weights)
         } else {
             first = whole &- reach &+ 1
             count = 2 &* reach
-            context.interpolator.weights(position: position, first: first, count: count, scale: step, into: weights)
         }
         let last = first &+ count &- 1
         let channels = info.channels
@@ -421,6 +479,15 @@ struct SFZVoice {
                 return (0, 0)
             }
         }
+        if polyphase {
+            if channels == 1 {
+                let value = context.interpolator.mono(fraction: fraction, source)
+                return (value, value)
+            }
+            return context.interpolator.stereo(fraction: fraction, source)
+        }
+        let weights = context.weights
+        context.interpolator.weights(position: position, first: first, count: count, scale: step, into: weights)
         if channels == 1 {
             var sum: Float = 0
             for j in 0..<count { sum += weights[j] * source[j] }

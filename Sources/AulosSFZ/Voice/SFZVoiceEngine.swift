@@ -135,7 +135,8 @@ public struct SFZVoiceEngine: @unchecked Sendable {
             interpolator: SFZInterpolator(), streams: streamer?.streams, weights: weights, gathered: gathered,
             sampleRate: rate, waitsForData: configuration.waitsForData,
             glide: Float(1 - FastMath.exp(-blockSeconds / max(blockSeconds, configuration.inputGlideSeconds))),
-            fadeFrames: max(1, Int(configuration.fadeSeconds * rate + 0.5)))
+            fadeFrames: max(1, Int(configuration.fadeSeconds * rate + 0.5)),
+            runLeft: .allocate(capacity: SFZVoice.blockFrames), runRight: .allocate(capacity: SFZVoice.blockFrames))
         clock = .allocate(capacity: 1)
         clock.initialize(to: (0, 0))
         counters = .allocate(capacity: 1)
@@ -147,6 +148,8 @@ public struct SFZVoiceEngine: @unchecked Sendable {
         voices.deallocate()
         context.weights.deallocate()
         context.gathered.deallocate()
+        context.runLeft.deallocate()
+        context.runRight.deallocate()
         context.interpolator.deallocate()
         clock.deallocate()
         counters.deinitialize(count: 1)
