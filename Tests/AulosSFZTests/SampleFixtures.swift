@@ -80,7 +80,8 @@ final class VoiceRig {
     init(
         samples: [(name: String, frames: [Float], channels: Int, rate: Int, loop: ClosedRange<Int>?)],
         limits: SFZSampleStore.Limits = VoiceRig.resident, polyphony: Int = 16, fadeSlots: Int = 16,
-        stream: Bool = false, waitsForData: Bool = true, diskDelay: Double? = nil, fadeSeconds: Double = 0.003
+        stream: Bool = false, waitsForData: Bool = true, diskDelay: Double? = nil, fadeSeconds: Double = 0.003,
+        openFiles: Int = 32
     ) throws {
         folder = TestFiles.scratch("sfz-voice")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -95,7 +96,9 @@ final class VoiceRig {
         configuration.fadeSlots = fadeSlots
         configuration.fadeSeconds = fadeSeconds
         streamer =
-            stream ? SFZStreamer(store: store, slots: configuration.slots, diskDelay: diskDelay ?? 0) : nil
+            stream
+            ? SFZStreamer(
+                store: store, slots: configuration.slots, maximumOpenFiles: openFiles, diskDelay: diskDelay ?? 0) : nil
         engine = SFZVoiceEngine(store: store, streamer: streamer, configuration: configuration)
     }
 

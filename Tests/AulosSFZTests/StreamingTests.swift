@@ -69,6 +69,25 @@ import Testing
         #expect(status.activeVoices == 8, "the late voices still play")
     }
 
+    /// Four streamed samples played at once through a loader allowed two open files: the least recently read
+    /// is closed and opened again as needed, never more than two at a time, and the render is still exact.
+    @Test func openFilesStayWithinTheirCap() throws {
+        let tone = SampleFixtures.sine(300, frames: 40000)
+        let samples = (0..<4).map {
+            (name: "s\($0).wav", frames: tone, channels: 1, rate: 48000, loop: ClosedRange<Int>?.none)
+        }
+        func script(_ rig: VoiceRig) -> [(frame: Int, event: VoiceEvent)] {
+            (0..<4).map { ($0 * 100, VoiceEvent.start(id: $0, rig.parameters("s\($0).wav"))) }
+        }
+        let resident = try VoiceRig(samples: samples)
+        let expected = resident.render(frames: 38000, slice: 256, events: script(resident))
+        let rig = try VoiceRig(samples: samples, limits: VoiceRig.streamed, stream: true, openFiles: 2)
+        let got = rig.render(frames: 38000, slice: 256, events: script(rig))
+        #expect(got.left == expected.left)
+        #expect(rig.streamer!.openFiles <= 2 && rig.streamer!.openFiles > 0)
+        #expect(rig.streamer!.readFailures == 0)
+    }
+
     /// The preloaded bytes are counted and capped: a store refuses a sample past its cap with a message.
     @Test func preloadedBytesAreCapped() throws {
         var limits = VoiceRig.streamed
