@@ -2,7 +2,8 @@
 // Aulos: a real-time MIDI synthesizer and instrument host for Linux, built on Core Audio's audio-unit model.
 //
 // One target per layer; the folders under Sources/ are the architecture (see docs/architecture.md).
-// Only the C shim targets touch system headers; only AulosAudioFile imports libsndfile.
+// Only the C shim targets touch system headers; AulosAudioFile writes files through libsndfile, and AulosSFZ's
+// sample store reads them through it (seeking and the loop points of a WAV's smpl chunk, on a loader thread).
 import PackageDescription
 
 let package = Package(
@@ -17,7 +18,7 @@ let package = Package(
             targets: ["AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosDSP"]),
         // LV2 plugins as units, for the benchmark package's LV2 hosting benchmark.
         .library(name: "AulosLV2", targets: ["AulosLV2"]),
-        // The SFZ player, for the fuzz package's SFZ parser target.
+        // The SFZ player, for the fuzz package's SFZ parser target and the benchmark package's voices per core.
         .library(name: "AulosSFZ", targets: ["AulosSFZ"]),
         // The web panel, for the fuzz package's request-framing target.
         .library(name: "AulosWeb", targets: ["AulosWeb"]),
@@ -75,9 +76,12 @@ let package = Package(
             dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime", "CJACK"],
             path: "Sources/AulosJACK"),
         .target(name: "AulosAudioFile", dependencies: ["AulosCore", "CSndfile"], path: "Sources/AulosAudioFile"),
-        // The SFZ player: the parser and the model of what sounds (Parsing/, Model/), the voices and the sample
-        // store (Voice/, Samples/). Its own module, like every instrument.
-        .target(name: "AulosSFZ", dependencies: ["AulosCore", "AulosDSP"], path: "Sources/AulosSFZ"),
+        // The SFZ player: the parser and the model of what sounds (Parsing/, Model/), the voices that play
+        // regions and the sample store that preloads sample heads and streams the rest from disk (Voice/,
+        // Samples/). Its own module, like every instrument.
+        .target(
+            name: "AulosSFZ", dependencies: ["AulosCore", "AulosDSP", "AulosRealtime", "CSndfile"],
+            path: "Sources/AulosSFZ"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
             name: "AulosRig",
@@ -167,9 +171,6 @@ let package = Package(
             ],
             path: "Tests/AulosSoundFontTests"),
         .testTarget(
-            name: "AulosSFZTests", dependencies: ["AulosSFZ", "AulosTestSupport", "CAllocationCounter"],
-            path: "Tests/AulosSFZTests"),
-        .testTarget(
             name: "AulosAudioFileTests", dependencies: ["AulosAudioFile", "AulosCore", "AulosTestSupport", "CSndfile"],
             path: "Tests/AulosAudioFileTests"),
         .testTarget(
@@ -215,6 +216,10 @@ let package = Package(
             name: "AulosWebTests",
             dependencies: ["AulosWeb", "AulosPlayback"],
             path: "Tests/AulosWebTests"),
+        .testTarget(
+            name: "AulosSFZTests",
+            dependencies: ["AulosSFZ", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
+            path: "Tests/AulosSFZTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )

@@ -70,6 +70,14 @@ let package = Package(
                 "SynthWork", "CReferenceVoice", "CPlainVoice", .product(name: "AulosEngine", package: "Aulos"),
             ],
             path: "Sources/synth-render"),
+        // SFZ voices per core against FluidSynth playing the same looped stereo sample from an SF2 (wall-clock
+        // medians and, under callgrind, instruction counts): docs/performance.md.
+        .executableTarget(
+            name: "sfz-voices",
+            dependencies: [
+                .product(name: "AulosSFZ", package: "Aulos"), .product(name: "AulosEngine", package: "Aulos"),
+            ],
+            path: "Sources/sfz-voices"),
         .executableTarget(
             name: "Effects",
             dependencies: [

@@ -1,0 +1,124 @@
+import AulosSFZ
+import AulosTestSupport
+import Foundation
+import Testing
+
+/// Streaming: a sample longer than its preloaded head plays identically to a resident one offline, at any
+/// slice size and disk speed; live (the render thread never waits) slow disk reads are counted as
+/// underruns and the render goes on; memory and files stay within their caps.
+@Suite struct StreamingTests {
+    /// 4 s of stereo at 44.1 kHz (far past a 4,096-frame head), with a loop in the streamed part.
+    static func samples() -> [(name: String, frames: [Float], channels: Int, rate: Int, loop: ClosedRange<Int>?)] {
+        let left = SampleFixtures.sine(261.6, rate: 44100, frames: 176400)
+        let right = left.enumerated().map { $0.element * 0.5 + 0.2 * Float(sin(Double($0.offset) * 0.013)) }
+        let long = SampleFixtures.stereo(left, right)
+        let looped = SampleFixtures.sine(500, rate: 48000, frames: 60000)
+        return [("long.wav", long, 2, 44100, nil), ("looped.wav", looped, 1, 48000, 30000...39599)]
+    }
+
+    static func script(_ rig: VoiceRig) -> [(frame: Int, event: VoiceEvent)] {
+        var long = rig.parameters("long.wav")
+        long.pitchCents = 300
+        var loop = rig.parameters("looped.wav")
+        loop.loopMode = .loopSustain
+        loop.amplitudeEnvelope.release = 0.3
+        var late = long
+        late.offset = 90000
+        late.pitchCents = -700
+        return [
+            (0, .start(id: 0, long)), (500, .start(id: 1, loop)), (30000, .start(id: 2, late)),
+            (100_000, .release(id: 1)), (150_000, .release(id: 0)),
+        ]
+    }
+
+    @Test(arguments: [0.0, 0.004])
+    func offlineAStreamedSamplePlaysAsAResidentOne(diskDelay: Double) throws {
+        let frames = 170_000
+        let resident = try VoiceRig(samples: Self.samples())
+        let expected = resident.render(frames: frames, slice: 512, events: Self.script(resident))
+        #expect(resident.engine.status.streamedBytes == 0)
+        for slice in [64, 1000] {
+            let rig = try VoiceRig(
+                samples: Self.samples(), limits: VoiceRig.streamed, stream: true, waitsForData: true,
+                diskDelay: diskDelay)
+            let got = rig.render(frames: frames, slice: slice, events: Self.script(rig))
+            #expect(got.left == expected.left && got.right == expected.right, "slices of \(slice) differ")
+            let status = rig.engine.status
+            #expect(status.underruns == 0 && status.lateFrames == 0)
+            #expect(status.streamedBytes > 500_000, "streamed \(status.streamedBytes) bytes")
+            #expect(status.preloadedBytes < 100_000, "preloaded \(status.preloadedBytes) bytes")
+        }
+    }
+
+    /// Live: the render thread does not wait. With every chunk read taking 150 ms (the fault injection) and
+    /// voices starting far into their samples, data arrives late: counted, the render goes on, and once the
+    /// disk catches up the voices sound again.
+    @Test func liveLateDataIsCountedNotWaitedFor() throws {
+        let rig = try VoiceRig(
+            samples: Self.samples(), limits: VoiceRig.streamed, stream: true, waitsForData: false, diskDelay: 0.15)
+        var parameters = rig.parameters("long.wav")
+        parameters.offset = 50000  // past the head: nothing to play until the loader delivers
+        var events: [(frame: Int, event: VoiceEvent)] = []
+        for voice in 0..<8 { events.append((voice * 64, .start(id: voice, parameters))) }
+        // As fast as the test can: 2 s of audio in 64-frame slices; every render call returns.
+        let (left, _) = rig.render(frames: 96000, slice: 64, events: events)
+        let status = rig.engine.status
+        #expect(status.underruns > 0, "no underrun counted")
+        #expect(status.lateFrames > 0)
+        #expect(left[0..<64].allSatisfy { $0 == 0 }, "late frames are silence")
+        #expect(status.activeVoices == 8, "the late voices still play")
+    }
+
+    /// Four streamed samples played at once through a loader allowed two open files: the least recently read
+    /// is closed and opened again as needed, never more than two at a time, and the render is still exact.
+    @Test func openFilesStayWithinTheirCap() throws {
+        let tone = SampleFixtures.sine(300, frames: 40000)
+        let samples = (0..<4).map {
+            (name: "s\($0).wav", frames: tone, channels: 1, rate: 48000, loop: ClosedRange<Int>?.none)
+        }
+        func script(_ rig: VoiceRig) -> [(frame: Int, event: VoiceEvent)] {
+            (0..<4).map { ($0 * 100, VoiceEvent.start(id: $0, rig.parameters("s\($0).wav"))) }
+        }
+        let resident = try VoiceRig(samples: samples)
+        let expected = resident.render(frames: 38000, slice: 256, events: script(resident))
+        let rig = try VoiceRig(samples: samples, limits: VoiceRig.streamed, stream: true, openFiles: 2)
+        let got = rig.render(frames: 38000, slice: 256, events: script(rig))
+        #expect(got.left == expected.left)
+        #expect(rig.streamer!.openFiles <= 2 && rig.streamer!.openFiles > 0)
+        #expect(rig.streamer!.readFailures == 0)
+    }
+
+    /// The preloaded bytes are counted and capped: a store refuses a sample past its cap with a message.
+    @Test func preloadedBytesAreCapped() throws {
+        var limits = VoiceRig.streamed
+        limits.maximumPreloadedBytes = 40_000  // one 4,096-frame stereo head (32 KiB + the guard) fits, not two
+        let folder = TestFiles.scratch("sfz-cap")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { TestFiles.remove(folder) }
+        let store = SFZSampleStore(limits: limits)
+        let sample = SampleFixtures.stereo(
+            SampleFixtures.sine(100, frames: 20000), SampleFixtures.sine(100, frames: 20000))
+        SampleFixtures.write(folder + "/a.wav", sample, channels: 2)
+        SampleFixtures.write(folder + "/b.wav", sample, channels: 2)
+        _ = try store.load(path: folder + "/a.wav")
+        #expect(store.preloadedBytes == (4096 + SFZSampleInfo.guardFrames) * 2 * 4)
+        #expect(throws: SFZSampleError.self) { try store.load(path: folder + "/b.wav") }
+    }
+
+    /// A file's smpl loop is read; FLAC loads as WAV does.
+    @Test func theFilesLoopAndFLACAreRead() throws {
+        let folder = TestFiles.scratch("sfz-files")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { TestFiles.remove(folder) }
+        let tone = SampleFixtures.sine(440, frames: 5000)
+        SampleFixtures.write(folder + "/loop.wav", tone, loop: 1000...2999)
+        SampleFixtures.write(folder + "/tone.flac", tone, rate: 44100, flac: true)
+        let store = SFZSampleStore()
+        let loop = store.info(try store.load(path: folder + "/loop.wav"))
+        #expect(loop.loopStart == 1000 && loop.loopEnd == 2999)
+        let flac = store.info(try store.load(path: folder + "/tone.flac"))
+        #expect(flac.frames == 5000 && flac.sampleRate == 44100 && flac.loopStart == -1)
+        #expect(abs(flac.head[1234] - tone[1234]) < 1e-6)
+        #expect(throws: SFZSampleError.self) { try store.load(path: folder + "/missing.wav") }
+    }
+}
