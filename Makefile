@@ -21,6 +21,8 @@ build: setup
 ## beside the others (scripts/run-tests.sh says why); `swift test` runs them all in one.
 test: setup-tests
 	scripts/check-package-graph.py
+	@# The SFZ test library's samples are generated, not committed (*.wav is ignored): the tests play them.
+	@scripts/make-sfz-library.py >/dev/null
 	$(SWIFT) build --build-tests
 	scripts/run-tests.sh
 

@@ -80,14 +80,14 @@ let package = Package(
         // regions and the sample store that preloads sample heads and streams the rest from disk (Voice/,
         // Samples/). Its own module, like every instrument.
         .target(
-            name: "AulosSFZ", dependencies: ["AulosCore", "AulosDSP", "AulosRealtime", "CSndfile"],
+            name: "AulosSFZ", dependencies: ["AulosCore", "AulosDSP", "AulosMIDI", "AulosRealtime", "CSndfile"],
             path: "Sources/AulosSFZ"),
         // The rig layer: rig files and sets, routing, the playback rig built from them, where data lives.
         .target(
             name: "AulosRig",
             dependencies: [
                 "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosIO", "AulosLV2",
-                "AulosAudioFile", "AulosDSP", .product(name: "Yams", package: "Yams"),
+                "AulosSFZ", "AulosAudioFile", "AulosDSP", .product(name: "Yams", package: "Yams"),
             ],
             path: "Sources/AulosRig"),
         // The playback layer: offline file render, live play (files and keyboards), the service.
@@ -190,7 +190,7 @@ let package = Package(
             name: "AulosRigTests",
             dependencies: [
                 "AulosRig", "AulosCore", "AulosGraph", "AulosMIDI", "AulosUnits", "AulosFluid", "AulosLV2",
-                "AulosTestSupport",
+                "AulosSFZ", "AulosTestSupport",
             ],
             path: "Tests/AulosRigTests", exclude: ["Fixtures"]),
         .testTarget(

@@ -12,7 +12,7 @@ public struct PlaybackOptions: Sendable {
     /// How a MIDI input file is read: forgivingly (as players do, with warnings) or strictly (`--strict`).
     public var midiReading = MIDIFileReading.forgiving
     public var instrument: InstrumentChoice = .synth
-    /// The LV2 plugin's URI when `instrument` is `lv2`.
+    /// The LV2 plugin's URI when `instrument` is `lv2`; the SFZ library's path when it is `sfz`.
     public var plugin: String?
     public var soundFont: String?
     /// A program sent to every channel (but 10) before the input's own events.
@@ -101,7 +101,7 @@ public struct PlaybackOptions: Sendable {
         part.preset = preset
         part.program = program
         part.soundFont = soundFont
-        part.plugin = plugin
+        if instrument == .sfz { part.library = plugin } else { part.plugin = plugin }
         if instrument != .lv2 { (part.tuning, part.keymap) = (tuning, keymap) }
         if instrument == .synth { part.mpe = mpe }
         var rig = Rig(name: "default", parts: [part])

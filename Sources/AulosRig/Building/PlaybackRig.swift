@@ -4,6 +4,7 @@ import AulosGraph
 import AulosIO
 import AulosLV2
 import AulosMIDI
+import AulosSFZ
 import AulosUnits
 
 /// The graph a rig set describes, built and initialized: each part's instrument (→ its EQ) → a mixer bus
@@ -376,6 +377,9 @@ public final class PlaybackRig {
         try graph.addRenderNotify(scheduler.renderNotify)
         // Samplers lock their fonts' samples in memory for live play only (an offline render has no deadline).
         for case let sampler as FluidSynthSamplerUnit in instruments { sampler.locksSampleMemory = session != nil }
+        // Offline, the SFZ player waits for its streamed samples (the file is the same at any disk speed and
+        // slice size); live, late data plays silence and is counted, and the render thread never waits.
+        for case let player as SFZInstrumentUnit in instruments { player.waitsForData = session == nil }
         try graph.initialize()
         // Offline, an LV2 plugin's worker jobs are done inside its run: the file does not depend on how
         // fast a worker thread was.
@@ -491,6 +495,10 @@ public final class PlaybackRig {
         var seen: [String] = []
         for case let sampler as FluidSynthSamplerUnit in parts.map(\.instrument) {
             for warning in sampler.soundFontWarnings where !seen.contains(warning) { seen.append(warning) }
+        }
+        // An SFZ library's opcodes and headers it does not play, once each (the library names them).
+        for case let player as SFZInstrumentUnit in parts.map(\.instrument) {
+            for warning in player.libraryWarnings where !seen.contains(warning) { seen.append(warning) }
         }
         let plugins = lv2Plugins
         for plugin in plugins where !plugin.plugin.isHardRealTimeCapable {

@@ -3,6 +3,7 @@ import AulosFluid
 import AulosGraph
 import AulosLV2
 import AulosMIDI
+import AulosSFZ
 import AulosUnits
 import Foundation
 
@@ -85,6 +86,7 @@ struct RigUnits {
         switch part.instrument {
         case .synth: description = OscillatorSynthUnit.componentDescription
         case .sampler: description = FluidSynthSamplerUnit.componentDescription
+        case .sfz: description = SFZInstrumentUnit.componentDescription
         case .lv2:
             // Registered (and checked) by PlaybackRig before the graph was made.
             description = LV2World.shared.info(part.plugin ?? "")?.componentDescription ?? .any
@@ -226,6 +228,24 @@ struct RigUnits {
                                 message: ChannelMessage(
                                     status: 0xB0 | UInt8(channel - 1), data1: 0, data2: UInt8(bank))))
                     }
+                    programs.append(
+                        TimedMIDIEvent(
+                            sampleTime: 0, destination: UInt16(bus),
+                            message: ChannelMessage(status: 0xC0 | UInt8(channel - 1), data1: UInt8(program))))
+                }
+            }
+        case let player as SFZInstrumentUnit:
+            guard let library = part.library else {
+                throw RigError("part '\(part.name)' plays an SFZ library: give its path as instrument: sfz:PATH")
+            }
+            if let polyphony = part.polyphony {
+                try player.setProperty(
+                    SFZInstrumentUnit.polyphonyProperty, scope: .global, element: 0, value: UInt32(polyphony))
+            }
+            try player.loadLibrary(library)
+            // A program chooses among the library's loprog/hiprog regions: sent to the part's channels.
+            if let program = part.program {
+                for channel in part.channels {
                     programs.append(
                         TimedMIDIEvent(
                             sampleTime: 0, destination: UInt16(bus),

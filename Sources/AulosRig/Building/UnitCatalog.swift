@@ -1,12 +1,13 @@
 import AulosCore
 import AulosFluid
 import AulosLV2
+import AulosSFZ
 import AulosUnits
 
 /// Every unit a host built on Aulos can instantiate: the built-in units (the synth with the factory
-/// presets) and the FluidSynth sampler with the default SoundFont (its own module: only AulosFluid may
-/// import libfluidsynth). The I/O unit of a driver is the host's to register (the CLI registers ALSA's):
-/// the rig layer imports no driver.
+/// presets), the FluidSynth sampler with the default SoundFont (its own module: only AulosFluid may
+/// import libfluidsynth) and the SFZ player (its own module, AulosSFZ; a part gives it its library). The I/O
+/// unit of a driver is the host's to register (the CLI registers ALSA's): the rig layer imports no driver.
 ///
 /// Threads: control side.
 public enum UnitCatalog {
@@ -20,6 +21,8 @@ public enum UnitCatalog {
             Component(FluidSynthSamplerUnit.componentDescription, name: "Aulos: FluidSynth Sampler") {
                 FluidSynthSamplerUnit(soundFont: SearchPaths.soundFont)
             })
+        registry.register(
+            Component(SFZInstrumentUnit.componentDescription, name: "Aulos: SFZ Player") { SFZInstrumentUnit() })
         return registry
     }
 }

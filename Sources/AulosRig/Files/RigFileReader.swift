@@ -109,13 +109,14 @@ extension Rig {
                 ],
                 at: at + ".")
             guard let instrumentNode = partKeys["instrument"] else {
-                throw reader.error(node, at, "missing 'instrument' (synth, sampler or lv2:URI)")
+                throw reader.error(node, at, "missing 'instrument' (synth, sampler, sfz:PATH or lv2:URI)")
             }
             let instrumentName = try reader.string(instrumentNode, at + ".instrument")
             guard let (instrument, plugin) = InstrumentChoice.parse(instrumentName) else {
                 throw reader.error(
                     instrumentNode, at + ".instrument",
-                    "unknown instrument '\(instrumentName)' (synth, sampler, or lv2:URI as aulos units --lv2 lists)")
+                    "unknown instrument '\(instrumentName)' (synth, sampler, sfz:PATH to an .sfz file, or lv2:URI as "
+                        + "aulos units --lv2 lists)")
             }
             var channels = Array(1...16)
             if let channelsNode = partKeys["channels"] {
@@ -129,7 +130,13 @@ extension Rig {
                 name: try partKeys["name"].map { n throws(RigError) in try reader.string(n, at + ".name") }
                     ?? "\(instrument.rawValue) \(index + 1)",
                 instrument: instrument, channels: channels)
-            part.plugin = plugin
+            if instrument == .sfz, let path = plugin {
+                // Like a rig set's rig files: relative to the folder of the rig file that names it.
+                let folder = reader.file.contains("/") ? String(reader.file[..<reader.file.lastIndex(of: "/")!]) : "."
+                part.library = reader.file.isEmpty ? path : RigSet.resolve(path, in: folder)
+            } else {
+                part.plugin = plugin
+            }
             if let n = partKeys["preset"] { part.preset = try reader.string(n, at + ".preset") }
             if let n = partKeys["program"] { part.program = try reader.integer(n, at + ".program", in: 0...127) }
             if let n = partKeys["bank"] {
@@ -192,8 +199,8 @@ extension Rig {
                 part.midiEffects = try reader.effects(n, at + ".midi-effects", midi: true)
             }
             if let n = partKeys["polyphony"] {
-                // The synth's voice table takes 1…4096; FluidSynth wants at least 16.
-                let range = part.instrument == .synth ? 1...4096 : 16...4096
+                // The synth and SFZ voice tables take 1…4096; FluidSynth wants at least 16.
+                let range = part.instrument == .sampler ? 16...4096 : 1...4096
                 part.polyphony = try reader.integer(n, at + ".polyphony", in: range)
             }
             // What only a synth part takes.

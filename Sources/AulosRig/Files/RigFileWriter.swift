@@ -66,7 +66,9 @@ extension Rig {
             lines.append("  - name: \(quote(part.name))")
             lines.append(
                 "    instrument: "
-                    + (part.instrument == .lv2 ? quote("lv2:" + (part.plugin ?? "")) : part.instrument.rawValue))
+                    + (part.instrument == .lv2
+                        ? quote("lv2:" + (part.plugin ?? ""))
+                        : part.instrument == .sfz ? quote("sfz:" + (part.library ?? "")) : part.instrument.rawValue))
             lines.append("    channels: [\(part.channels.map(String.init).joined(separator: ", "))]")
             if let preset = part.preset { lines.append("    preset: \(quote(preset))") }
             if let program = part.program { lines.append("    program: \(program)") }

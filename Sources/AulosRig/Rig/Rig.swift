@@ -1,16 +1,22 @@
 import AulosMIDI
 
-/// Which instrument a part plays: Aulos's synth or sampler, or an LV2 plugin (`Rig.Part.plugin`).
+/// Which instrument a part plays: Aulos's synth or sampler, an SFZ library (`Rig.Part.library`), or an LV2
+/// plugin (`Rig.Part.plugin`).
 public enum InstrumentChoice: String, Sendable, CaseIterable {
-    case synth, sampler, lv2
+    case synth, sampler, lv2, sfz
 
-    /// "synth", "sampler", or "lv2:URI" split into the LV2 choice and its URI; nil for anything else.
+    /// "synth", "sampler", "lv2:URI" or "sfz:PATH" split into the choice and its URI or path (the second
+    /// value: an LV2 plugin's URI, an SFZ library's path as written); nil for anything else.
     public static func parse(_ text: String) -> (InstrumentChoice, plugin: String?)? {
         if text.hasPrefix("lv2:") {
             let uri = String(text.dropFirst(4))
             return uri.contains(":") ? (.lv2, uri) : nil
         }
-        return InstrumentChoice(rawValue: text).flatMap { $0 == .lv2 ? nil : ($0, nil) }
+        if text.hasPrefix("sfz:") {
+            let path = String(text.dropFirst(4))
+            return path.isEmpty ? nil : (.sfz, path)
+        }
+        return InstrumentChoice(rawValue: text).flatMap { $0 == .lv2 || $0 == .sfz ? nil : ($0, nil) }
     }
 }
 
@@ -37,6 +43,9 @@ public struct Rig: Equatable, Sendable {
         public var soundFont: String?
         /// The LV2 plugin's URI, for an `lv2` part.
         public var plugin: String?
+        /// The SFZ library's `.sfz` file, for an `sfz` part (a rig file's relative path made relative to the
+        /// rig file's folder when read).
+        public var library: String?
         /// Parameter values of the part's instrument, by parameter name (an LV2 plugin's also by port symbol),
         /// after its preset (and an LV2 plugin's state).
         public var parameters: [String: Float] = [:]
@@ -66,7 +75,7 @@ public struct Rig: Equatable, Sendable {
         /// instrument: the part's MIDI goes through them, and what the last plays, the instrument plays.
         public var midiEffects: [EffectSpec] = []
         /// The most voices the part's instrument sounds at once (synth 1…4,096, default 64; sampler
-        /// 16…4,096, default FluidSynth's 256).
+        /// 16…4,096, default FluidSynth's 256; SFZ 1…4,096, default 64).
         public var polyphony: Int?
         /// The channels (1…16) a synth part plays its drum kit on; nil: channel 10, as General MIDI has it.
         public var drumChannels: [Int]?

@@ -252,6 +252,17 @@ public struct SFZVoiceEngine: @unchecked Sendable {
         }
     }
 
+    /// Ends one voice at frame `offset` of the next render with the fast fade a stolen voice gets: what the
+    /// instrument unit needs for `off_by` with `off_mode=fast`, group polyphony and overload shedding, which
+    /// pick voices one by one (`choke(group:)` picks by the engine's group alone).
+    @_noAllocation @_noLocks
+    public func stop(_ voice: SFZVoiceHandle, at offset: Int = 0) {
+        let slot = Int(voice.slot)
+        guard slot >= 0 && slot < slotCount, voices[slot].active, voices[slot].generation == voice.generation
+        else { return }
+        voices[slot].fadeAt = min(voices[slot].fadeAt, clock.pointee.now &+ Int64(max(0, offset)))
+    }
+
     /// The controller-driven values a voice follows from frame `offset` of the next render on (it glides to
     /// them). One change waits per voice: a second before the first is due replaces it (a unit that splits
     /// its slice at events, as Aulos's instruments do, sets them at offset 0 and never meets that).

@@ -27,7 +27,7 @@ struct GraphCommand: ParsableCommand {
     func run() throws {
         var options = PlaybackOptions()
         guard let (choice, plugin) = InstrumentChoice.parse(instrument) else {
-            throw ValidationError("--instrument takes synth, sampler or lv2:URI, not '\(instrument)'")
+            throw ValidationError("--instrument takes synth, sampler, sfz:PATH or lv2:URI, not '\(instrument)'")
         }
         (options.instrument, options.plugin) = (choice, plugin)
         options.sampleRate = slicing.sampleRate

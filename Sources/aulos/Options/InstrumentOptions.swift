@@ -10,7 +10,8 @@ import Foundation
 struct InstrumentOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Instrument: synth, sampler, or lv2:URI (an LV2 instrument aulos units --lv2 lists). Default: the sampler "
+            "Instrument: synth, sampler, sfz:PATH (an SFZ library's .sfz file), or lv2:URI (an LV2 instrument aulos "
+                + "units --lv2 lists). Default: the sampler "
                 + "for a MIDI file (General MIDI samples, as fluidsynth plays it), the synth for a score, the demo "
                 + "and live play."))
     var instrument: String?
@@ -113,7 +114,7 @@ struct InstrumentOptions: ParsableArguments {
 
     func validate() throws {
         if let instrument, InstrumentChoice.parse(instrument) == nil {
-            throw ValidationError("--instrument takes synth, sampler or lv2:URI, not '\(instrument)'")
+            throw ValidationError("--instrument takes synth, sampler, sfz:PATH or lv2:URI, not '\(instrument)'")
         }
         // Which instrument the flags name by themselves (the input decides only when they name none).
         let choice = choice(input: nil)
