@@ -116,7 +116,7 @@ let package = Package(
             name: "aulos",
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosJACK", "AulosAudioFile", "AulosCore", "AulosIO",
-                "AulosSoundFont", "AulosFluid",
+                "AulosSoundFont", "AulosFluid", "AulosSFZ",
                 "AulosUnits", "AulosLV2", "AulosWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -3,6 +3,7 @@ import AulosCore
 import AulosFluid
 import AulosLV2
 import AulosRig
+import AulosSFZ
 import AulosUnits
 import Foundation
 
@@ -13,7 +14,8 @@ struct PresetsCommand: ParsableCommand {
         abstract: "List synth presets and parameters, EQ presets, effect presets and parameters, and factory rigs.",
         discussion:
             "With --unit lv2:URI, one LV2 plugin's presets (by program number) and parameters; with --soundfont "
-            + "FILE, a SoundFont's presets by bank and program.")
+            + "FILE, a SoundFont's presets by bank and program; with --sfz FILE, an SFZ library's regions, key "
+            + "ranges, keyswitches and the opcodes it uses that Aulos does not play.")
 
     @Option(name: .customLong("unit"), help: "An LV2 plugin (lv2:URI): list its presets and parameters instead.")
     var unit: String?
@@ -24,7 +26,18 @@ struct PresetsCommand: ParsableCommand {
                 + "program: choose)."))
     var soundfont: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "An SFZ library (.sfz): list its regions, keys, velocity layers, keyswitches, round robins and what "
+                + "it uses that is not played, instead."))
+    var sfz: String?
+
     func run() throws {
+        if let sfz {
+            // The parser's errors are already one line naming the file and line.
+            do { print(try SFZLibrary.load(path: sfz).summary()) } catch { throw CommandError(error.message) }
+            return
+        }
         if let unit {
             try listPlugin(unit)
             return
