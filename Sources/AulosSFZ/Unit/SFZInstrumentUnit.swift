@@ -191,7 +191,41 @@ public final class SFZInstrumentUnit: AudioUnit, MusicDevice, @unchecked Sendabl
         self.store = store
         sampleIDs = ids
         libraryPath = path
-        libraryWarnings = loaded.warnings.map(\.description)
+        libraryWarnings = loaded.warnings.map(\.description) + Self.notPlayed(loaded)
+    }
+
+    /// What the parser reads but this unit does not play, once per library with the first region that uses
+    /// it (the parser warns of what it does not read at all): never silently ignored.
+    static func notPlayed(_ library: SFZLibrary) -> [String] {
+        var seen: [String: SFZLocation] = [:]
+        var order: [String] = []
+        func note(_ what: String, _ region: SFZRegion) {
+            guard seen[what] == nil else { return }
+            seen[what] = region.location
+            order.append(what)
+        }
+        for region in library.regions {
+            if case .generator = region.sample { note("sample=*generator (built-in generators are silent)", region) }
+            if region.offsetRandom > 0 { note("offset_random", region) }
+            if region.delayRandom > 0 { note("delay_random", region) }
+            if region.pitchRandom > 0 { note("pitch_random", region) }
+            if region.ampRandom > 0 { note("amp_random", region) }
+            if region.filterRandom > 0 { note("fil_random", region) }
+            if region.count > 0 { note("count", region) }
+            if region.keycenterFromSample { note("pitch_keycenter=sample (played as 60)", region) }
+            if region.offMode == .time { note("off_mode=time (played as fast)", region) }
+            if region.cutoff != nil && SFZRegionPlans.filter(region.filterType) == .none {
+                note("fil_type=\(region.filterType.rawValue) (played unfiltered)", region)
+            }
+            let modulations =
+                region.volumeControllers + region.amplitudeControllers + region.panControllers
+                + region.cutoffControllers + region.pitchControllers + region.widthControllers
+                + region.positionControllers + region.resonanceControllers
+            if modulations.contains(where: { $0.smooth > 0 || $0.step > 0 }) {
+                note("*_smoothccN/*_stepccN (controllers glide over 10 ms)", region)
+            }
+        }
+        return order.map { "\(seen[$0]!): \($0) is read but not played" }
     }
 
     /// Frames of sample `index` to keep in memory beyond its head: through the end of the longest loop a
