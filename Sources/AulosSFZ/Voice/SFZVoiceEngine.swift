@@ -87,8 +87,8 @@ public struct SFZVoiceEngine: @unchecked Sendable {
         /// Offline: wait for streamed data instead of playing silence, so a render is the same at any disk
         /// speed (never set it on a live render thread).
         public var waitsForData = false
-        /// How carefully voices resample. `.live` by default: a third of `.high`'s work for images and aliases
-        /// still below −60 dB (FluidSynth's default 4-point sits near −30 to −40 dB), so a Pi keeps its
+        /// How carefully voices resample. `.live` by default: under half of `.high`'s work for images and
+        /// aliases still below −70 dB (FluidSynth's default 4-point sits near −30 to −40 dB), so a Pi keeps its
         /// polyphony; offline renders, which have time, should ask for `.high` (docs/performance.md).
         public var quality: SFZInterpolationQuality = .live
         public init(sampleRate: Double, polyphony: Int = 64, waitsForData: Bool = false) {
