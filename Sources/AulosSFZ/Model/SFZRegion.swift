@@ -18,7 +18,7 @@ public enum SFZTrigger: String, Sendable, CaseIterable {
 }
 
 /// How a region's sample loops (v1 `loop_mode`).
-public enum SFZLoopMode: String, Sendable, CaseIterable {
+public enum SFZRegionLoopMode: String, Sendable, CaseIterable {
     case noLoop = "no_loop"
     /// Plays to the end whatever the note-off does.
     case oneShot = "one_shot"
@@ -33,7 +33,7 @@ public enum SFZOffMode: String, Sendable, CaseIterable {
 }
 
 /// The filter types of v1 and the common v2 ones (`fil_type`); which the voices implement is theirs to say.
-public enum SFZFilterType: String, Sendable, CaseIterable {
+public enum SFZRegionFilterType: String, Sendable, CaseIterable {
     case lpf1p = "lpf_1p"
     case hpf1p = "hpf_1p"
     case lpf2p = "lpf_2p"
@@ -109,7 +109,7 @@ public enum SFZEnvelopeStage: String, Sendable, CaseIterable {
 /// amount at full velocity (scaled by velocity/127), as v1 defines them.
 ///
 /// Threads: a value.
-public struct SFZEnvelope: Sendable, Hashable {
+public struct SFZRegionEnvelope: Sendable, Hashable {
     public var delay: Float = 0
     public var start: Float = 0
     public var attack: Float = 0
@@ -151,7 +151,7 @@ public struct SFZEnvelopeControl: Sendable, Hashable {
 /// depth and frequency (`amplfo_depthcc1`, `amplfo_freqcc1`; v2 `_oncc` spellings read the same).
 ///
 /// Threads: a value.
-public struct SFZLFO: Sendable, Hashable {
+public struct SFZRegionLFO: Sendable, Hashable {
     public var delay: Float = 0
     public var fade: Float = 0
     public var frequency: Float = 0
@@ -195,7 +195,7 @@ public struct SFZRegion: Sendable, Hashable {
     /// Times a `one_shot`/`no_loop` region plays (v1 `count`; 0: once).
     public var count: Int = 0
     /// nil: as the file says (its `smpl` loop makes it `loop_continuous`, else `no_loop`) — v1's rule.
-    public var loopMode: SFZLoopMode?
+    public var loopMode: SFZRegionLoopMode?
     /// Frames; nil: the file's loop points.
     public var loopStart: Int?
     public var loopEnd: Int?
@@ -300,10 +300,10 @@ public struct SFZRegion: Sendable, Hashable {
 
     // MARK: Envelopes, filter, LFOs
 
-    public var amplitudeEnvelope = SFZEnvelope()
-    public var filterEnvelope = SFZEnvelope()
-    public var pitchEnvelope = SFZEnvelope()
-    public var filterType: SFZFilterType = .lpf2p
+    public var amplitudeEnvelope = SFZRegionEnvelope()
+    public var filterEnvelope = SFZRegionEnvelope()
+    public var pitchEnvelope = SFZRegionEnvelope()
+    public var filterType: SFZRegionFilterType = .lpf2p
     /// Hz (v1, 0…sample rate/2); nil: no filter.
     public var cutoff: Float?
     /// dB (v1, 0…40).
@@ -314,9 +314,9 @@ public struct SFZRegion: Sendable, Hashable {
     public var filterVeltrack: Float = 0
     /// Cents of random cutoff change, up to (v1 `fil_random`, 0…9600).
     public var filterRandom: Float = 0
-    public var amplitudeLFO = SFZLFO()
-    public var filterLFO = SFZLFO()
-    public var pitchLFO = SFZLFO()
+    public var amplitudeLFO = SFZRegionLFO()
+    public var filterLFO = SFZRegionLFO()
+    public var pitchLFO = SFZRegionLFO()
 
     // MARK: Controller modulation
 

@@ -80,7 +80,7 @@ struct SFZRegionBuilder {
         case "offset_random": region.offsetRandom = try value.int(in: 0...Int(UInt32.max))
         case "end": region.end = try value.int(in: -1...Int(UInt32.max))
         case "count": region.count = try value.int(in: 0...Int(UInt32.max))
-        case "loop_mode", "loopmode": region.loopMode = try value.choice(SFZLoopMode.self)
+        case "loop_mode", "loopmode": region.loopMode = try value.choice(SFZRegionLoopMode.self)
         case "loop_start", "loopstart": region.loopStart = try value.int(in: 0...Int(UInt32.max))
         case "loop_end", "loopend": region.loopEnd = try value.int(in: 0...Int(UInt32.max))
         case "delay": region.delay = try value.float(in: 0...100)
@@ -165,7 +165,7 @@ struct SFZRegionBuilder {
         case "amp_random": region.ampRandom = try value.float(in: 0...24)
 
         // Filter
-        case "fil_type", "fil1_type", "filtype": region.filterType = try value.choice(SFZFilterType.self)
+        case "fil_type", "fil1_type", "filtype": region.filterType = try value.choice(SFZRegionFilterType.self)
         case "cutoff", "cutoff1": region.cutoff = try value.float(in: 0...100_000)
         case "resonance", "resonance1": region.resonance = try value.float(in: 0...40)
         case "fil_keytrack", "fil1_keytrack": region.filterKeytrack = try value.float(in: 0...1200)
@@ -256,7 +256,7 @@ struct SFZRegionBuilder {
     private func applyEnvelopeOrLFO(
         _ name: String, _ pattern: String, _ cc: Int?, _ value: OpcodeValue, to region: inout SFZRegion
     ) throws(SFZError) -> Bool {
-        let envelopes: [(String, WritableKeyPath<SFZRegion, SFZEnvelope>, ClosedRange<Float>)] = [
+        let envelopes: [(String, WritableKeyPath<SFZRegion, SFZRegionEnvelope>, ClosedRange<Float>)] = [
             ("ampeg_", \.amplitudeEnvelope, 0...0), ("fileg_", \.filterEnvelope, -12000...12000),
             ("pitcheg_", \.pitchEnvelope, -12000...12000),
         ]
@@ -291,7 +291,7 @@ struct SFZRegionBuilder {
             }
             return false
         }
-        let lfos: [(String, WritableKeyPath<SFZRegion, SFZLFO>, ClosedRange<Float>)] = [
+        let lfos: [(String, WritableKeyPath<SFZRegion, SFZRegionLFO>, ClosedRange<Float>)] = [
             ("amplfo_", \.amplitudeLFO, -10...10), ("fillfo_", \.filterLFO, -1200...1200),
             ("pitchlfo_", \.pitchLFO, -1200...1200),
         ]
@@ -316,7 +316,7 @@ struct SFZRegionBuilder {
     }
 }
 
-extension SFZEnvelope {
+extension SFZRegionEnvelope {
     subscript(stage: SFZEnvelopeStage) -> Float {
         get {
             switch stage {
