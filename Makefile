@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench vm-test test-alsa realtime-test record-test test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench bench-sfz vm-test test-alsa realtime-test record-test test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
 
 all: build
 
@@ -68,6 +68,14 @@ demo: setup
 ## hosting benchmark needs the test plugins (Dragonfly), so this installs what the tests install.
 bench: setup-tests
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown
+	$(MAKE) bench-sfz
+
+## SFZ voices per core against bare libfluidsynth on the same looped sample, at the root and over ±16 semitones
+## (docs/performance.md, "SFZ voices per core"); a plain executable, not a framework benchmark (~2 minutes).
+bench-sfz: setup-tests
+	cd Benchmarks && $(SWIFT) build -c release --product sfz-voices
+	Benchmarks/.build/release/sfz-voices all 2000 64 16
+	Benchmarks/.build/release/sfz-voices all 2000 64 0
 
 ## aulos on a real kernel sound stack: QEMU boots a Debian kernel with snd-aloop; aulos plays to the
 ## loopback card, the guest captures it, the host compares it with the offline render (~1 min warm).

@@ -81,7 +81,7 @@ final class VoiceRig {
         samples: [(name: String, frames: [Float], channels: Int, rate: Int, loop: ClosedRange<Int>?)],
         limits: SFZSampleStore.Limits = VoiceRig.resident, polyphony: Int = 16, fadeSlots: Int = 16,
         stream: Bool = false, waitsForData: Bool = true, diskDelay: Double? = nil, fadeSeconds: Double = 0.003,
-        openFiles: Int = 32
+        openFiles: Int = 32, quality: SFZInterpolationQuality = .live
     ) throws {
         folder = TestFiles.scratch("sfz-voice")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -95,6 +95,7 @@ final class VoiceRig {
             sampleRate: 48000, polyphony: polyphony, waitsForData: waitsForData)
         configuration.fadeSlots = fadeSlots
         configuration.fadeSeconds = fadeSeconds
+        configuration.quality = quality
         streamer =
             stream
             ? SFZStreamer(

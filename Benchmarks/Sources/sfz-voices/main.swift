@@ -7,19 +7,21 @@ import Foundation
 // 240 Hz tone looped over its second half) held on keys spread over ±16 semitones of its root (so both
 // sides resample), rendered in 64-frame stereo blocks:
 //
-//   sfz-voices aulos [slices] [voices]    AulosSFZ's engine (24-tap windowed sinc, stretched above the
-//                                         sample's rate; no filter, envelopes at sustain)
+//   sfz-voices aulos [slices] [voices]    AulosSFZ's engine at its `.live` quality (8-tap windowed sinc,
+//                                         stretched above the sample's rate; no filter, envelopes at sustain)
+//   sfz-voices aulos-high [slices] [voices]  the same at `.high` (24-tap windowed sinc), the offline quality
 //   sfz-voices fluid4 [slices] [voices]   bare libfluidsynth on an SF2 of the same sample (a stereo pair: two
 //                                         FluidSynth voices a note), its default 4-point interpolation,
 //                                         reverb and chorus off, one core
 //   sfz-voices fluid7 [slices] [voices]   the same with FluidSynth's 7-point interpolation
-//   sfz-voices all [slices] [voices]      all three, five runs each, medians and ratios
+//   sfz-voices all [slices] [voices]      all four, five runs each, medians and ratios (`make bench`)
 //
 // Each mode warms up 100 blocks, then renders `slices` blocks (default 3000) in `measure…` (for callgrind's
 // --toggle-collect, as synth-render does):
 //
 //   strip --strip-debug -o /tmp/sfzv .build/release/sfz-voices
 //   valgrind --tool=callgrind --toggle-collect='$s10sfz_voices12measureAulos*' /tmp/sfzv aulos 500
+//   valgrind --tool=callgrind --toggle-collect='$s10sfz_voices12measureAulos*' /tmp/sfzv aulos-high 500
 //   valgrind --tool=callgrind --toggle-collect='$s10sfz_voices12measureFluid*' /tmp/sfzv fluid4 500
 //
 // Threads: the main thread only.
@@ -166,15 +168,15 @@ func measureAulos(_ engine: SFZVoiceEngine, _ count: Int, _ block: Block) -> Flo
 }
 
 /// Seconds per block, and a checksum.
-func runAulos() throws -> (Double, Float) {
+func runAulos(_ quality: SFZInterpolationQuality) throws -> (Double, Float) {
     let block = Block()
     defer { block.free() }
     let (left, right) = (block.left, block.right)
     let store = SFZSampleStore()
     let id = try store.load(path: folder + "/tone.wav", residentFrames: .max)
-    let engine = SFZVoiceEngine(
-        store: store, streamer: nil,
-        configuration: SFZVoiceEngine.Configuration(sampleRate: Double(rate), polyphony: voiceCount))
+    var configuration = SFZVoiceEngine.Configuration(sampleRate: Double(rate), polyphony: voiceCount)
+    configuration.quality = quality
+    let engine = SFZVoiceEngine(store: store, streamer: nil, configuration: configuration)
     defer { engine.deallocate() }
     for voice in 0..<voiceCount {
         var parameters = SFZVoiceParameters(sample: id)
@@ -245,16 +247,23 @@ func median(_ runs: () throws -> (Double, Float)) rethrows -> Double {
 }
 
 switch mode {
-case "aulos": report("AulosSFZ", try runAulos().0)
+case "aulos": report("AulosSFZ .live", try runAulos(.live).0)
+case "aulos-high": report("AulosSFZ .high", try runAulos(.high).0)
 case "fluid4": report("FluidSynth 4-point", runFluid(interpolation: 4).0)
 case "fluid7": report("FluidSynth 7-point", runFluid(interpolation: 7).0)
 default:
-    let aulos = try median(runAulos)
+    let aulos = try median { try runAulos(.live) }
+    let high = try median { try runAulos(.high) }
     let fluid4 = median { runFluid(interpolation: 4) }
     let fluid7 = median { runFluid(interpolation: 7) }
     print("\(voiceCount) held stereo notes, 64-frame blocks, \(slices) blocks a run, medians of 5 runs:")
-    report("AulosSFZ (24-tap sinc)", aulos)
+    report("AulosSFZ .live (8-tap sinc)", aulos)
+    report("AulosSFZ .high (24-tap sinc)", high)
     report("FluidSynth 2.3.1 (4-point)", fluid4)
     report("FluidSynth 2.3.1 (7-point)", fluid7)
-    print(String(format: "AulosSFZ ÷ FluidSynth 4-point: %.2f×, ÷ 7-point: %.2f×", aulos / fluid4, aulos / fluid7))
+    print(
+        String(
+            format: "AulosSFZ .live ÷ FluidSynth 4-point: %.2f×, .high ÷ 7-point: %.2f×", aulos / fluid4,
+            high / fluid7)
+    )
 }

@@ -147,6 +147,15 @@ public struct SFZEnvelope: BitwiseCopyable, Sendable {
     /// Moves `frames` frames on (a control-rate envelope between its readings); the level after them.
     @inline(__always) @_noAllocation @_noLocks
     public mutating func advance(_ frames: Int) -> Float {
+        // Sustaining or done, `next()` changes nothing (and returns the same value) frame after frame: the
+        // control-rate envelopes of a held note cost nothing per frame.
+        switch stage {
+        case .sustain: return sustainLevel
+        case .done:
+            level = 0
+            return 0
+        default: break
+        }
         var value = level
         for _ in 0..<frames { value = next() }
         return value

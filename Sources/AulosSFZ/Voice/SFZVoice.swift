@@ -257,6 +257,59 @@ struct SFZVoice {
         let l = context.runLeft
         let r = context.runRight
         var done = count
+        if !interpolateRun(l, r, count, context) {
+            done = sampleRun(l, r, count, context)
+        }
+        switch parameters.filterType {
+        case .none: break
+        case .lowPass1Pole: Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: false)
+        case .highPass1Pole: Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: true)
+        case .lowPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 0)
+        case .highPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 1)
+        case .bandPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 2)
+        }
+        var envelope = amplitude
+        var (gainL, gainR) = (gainLeft, gainRight)
+        let (stepL, stepR) = (gainStepLeft, gainStepRight)
+        let (own, other) = (mixOwn, mixOther)
+        var fadeLevel = fadeGain
+        if !fading, case .sustain = envelope.stage, other == 0 {
+            // A held note at full width (most voices most of the time): the envelope's level does not move
+            // (its `next()` would return `sustainLevel` each frame), the width mix is the identity.
+            let level = envelope.sustainLevel * max(0, fadeLevel)
+            for i in 0..<done {
+                gainL += stepL
+                gainR += stepR
+                left[i] += level * gainL * (own * l[i])
+                right[i] += level * gainR * (own * r[i])
+            }
+        } else {
+            let fadeSlope = fading ? fadeStep : 0
+            for i in 0..<done {
+                let level = envelope.next() * max(0, fadeLevel)
+                fadeLevel -= fadeSlope
+                gainL += stepL
+                gainR += stepR
+                let (x, y) = (l[i], r[i])
+                left[i] += level * gainL * (own * x + other * y)
+                right[i] += level * gainR * (other * x + own * y)
+            }
+        }
+        amplitude = envelope
+        (gainLeft, gainRight) = (gainL, gainR)
+        fadeGain = fadeLevel
+        if fading && fadeGain <= 0 { active = false }
+        if amplitude.isDone || amplitude.isSilentSustain { active = false }
+        blockLeft &-= done
+        return done
+    }
+
+    /// The run's frames one by one through `sample` (seams, ends, streamed data): the frames rendered.
+    @inline(never) @_noAllocation @_noLocks
+    mutating func sampleRun(
+        _ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, _ count: Int, _ context: SFZVoiceContext
+    ) -> Int {
+        var done = count
         for i in 0..<count {
             let (x, y) = sample(context)
             l[i] = x
@@ -273,39 +326,6 @@ struct SFZVoice {
                 break
             }
         }
-        switch parameters.filterType {
-        case .none: break
-        case .lowPass1Pole: Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: false)
-        case .highPass1Pole: Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: true)
-        case .lowPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 0)
-        case .highPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 1)
-        case .bandPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 2)
-        }
-        var envelope = amplitude
-        var (gainL, gainR) = (gainLeft, gainRight)
-        let (stepL, stepR) = (gainStepLeft, gainStepRight)
-        let (own, other) = (mixOwn, mixOther)
-        var fadeLevel = fadeGain
-        let fadeSlope = fading ? fadeStep : 0
-        for i in 0..<done {
-            let level = envelope.next() * max(0, fadeLevel)
-            fadeLevel -= fadeSlope
-            gainL += stepL
-            gainR += stepR
-            let (x, y) = (l[i], r[i])
-            l[i] = level * gainL * (own * x + other * y)
-            r[i] = level * gainR * (other * x + own * y)
-        }
-        amplitude = envelope
-        (gainLeft, gainRight) = (gainL, gainR)
-        fadeGain = fadeLevel
-        if fading && fadeGain <= 0 { active = false }
-        if amplitude.isDone || amplitude.isSilentSustain { active = false }
-        for i in 0..<done {
-            left[i] += l[i]
-            right[i] += r[i]
-        }
-        blockLeft &-= done
         return done
     }
 
@@ -358,7 +378,7 @@ struct SFZVoice {
             parameters.pitchCents + Double(pitchEG * parameters.pitchEnvelopeDepth)
             + Double(pitchLFO.value(advancing: frames)) + Double(smoothed.pitch)
         step = min(SFZInterpolator.maximumStep, baseStep * FastMath.exp2(cents / 1200))
-        reach = step <= 1 ? SFZInterpolator.halfWidth : Int(Double(SFZInterpolator.halfWidth) * step) &+ 1
+        reach = context.interpolator.reach(step: step)
 
         let filterEG = filterEnvelope.level
         _ = filterEnvelope.advance(frames)
@@ -435,17 +455,32 @@ struct SFZVoice {
         return (streams.ring(slot)[(k & (streams.ringFrames &- 1)) &* channels &+ channel], true)
     }
 
-    /// The interpolated frame at `position` (left, right; a mono sample gives the same value twice).
+    /// The interpolated frame at `position` (left, right; a mono sample gives the same value twice), read
+    /// frame by frame wherever the run's frames are not one contiguous stretch of memory (a loop's seam, the
+    /// head's end, a ring's wrap, the sample's ends, streamed data).
     @inline(__always) @_noAllocation @_noLocks
     mutating func sample(_ context: SFZVoiceContext) -> (Float, Float) {
         let whole = Int(position)
         let fraction = position - Double(whole)
+        if step == 1 && fraction == 0 {
+            // At exactly the sample's rate the frame itself, as `interpolateRun` copies it (`.live`'s kernel,
+            // cut at 0.9 of Nyquist, is not the identity there): the same frames on either path.
+            let (x, present) = frameValue(whole, 0, context)
+            let (y, _) = info.channels == 2 ? frameValue(whole, 1, context) : (x, present)
+            if !present {
+                lateFrames &+= 1
+                lateInBlock = true
+                return (0, 0)
+            }
+            return (x, y)
+        }
         let polyphase = step <= 1
+        let half = context.interpolator.kernelHalfWidth
         let first: Int
         let count: Int
         if polyphase {
-            first = whole &- (SFZInterpolator.halfWidth &- 1)
-            count = 2 &* SFZInterpolator.halfWidth
+            first = whole &- (half &- 1)
+            count = 2 &* half
         } else {
             first = whole &- reach &+ 1
             count = 2 &* reach
@@ -463,7 +498,6 @@ struct SFZVoice {
         {
             source = streams.ring(slot) + (first & (streams.ringFrames &- 1)) &* channels
         } else {
-            // Across the loop's seam, the head's end, a ring's wrap or the sample's ends: frame by frame.
             source = context.gathered
             var late = false
             for j in 0..<count {
@@ -481,24 +515,100 @@ struct SFZVoice {
         }
         if polyphase {
             if channels == 1 {
-                let value = context.interpolator.mono(fraction: fraction, source)
+                let value = context.interpolator.mono(taps: count, fraction: fraction, source)
                 return (value, value)
             }
-            return context.interpolator.stereo(fraction: fraction, source)
+            return context.interpolator.stereo(taps: count, fraction: fraction, source)
         }
-        let weights = context.weights
-        context.interpolator.weights(position: position, first: first, count: count, scale: step, into: weights)
-        if channels == 1 {
-            var sum: Float = 0
-            for j in 0..<count { sum += weights[j] * source[j] }
-            return (sum, sum)
+        return context.interpolator.stretched(
+            position: position, first: first, count: count, scale: step, channels: channels, source)
+    }
+
+    /// Interpolates the run's `count` frames into `l`/`r` in one loop when every frame they read lies in the
+    /// sample's resident memory and the run meets no loop seam and no end (most runs): the checks `sample`
+    /// makes per frame made once, the kernel's width a constant. At exactly the sample's rate and a whole
+    /// position the frames are copied (every kernel is the identity there, up to rounding). False, having
+    /// done nothing, when the run needs `sample`'s frame-by-frame path. Positions advance by the same
+    /// additions either way, so which path ran never changes the sound.
+    @inline(__always) @_noAllocation @_noLocks
+    mutating func interpolateRun(
+        _ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, _ count: Int, _ context: SFZVoiceContext
+    ) -> Bool {
+        let kernel = context.interpolator
+        let half = step <= 1 ? kernel.kernelHalfWidth : reach
+        // Where the run ends, with a frame to spare against rounding: no wrap and no end inside the run.
+        let beyond = position + step * Double(count)
+        let lastWhole = Int(beyond) &+ 1
+        if loopActive {
+            if lastWhole >= loopEnd { return false }
+        } else if lastWhole >= endFrame {
+            return false
         }
-        var sumLeft: Float = 0
-        var sumRight: Float = 0
-        for j in 0..<count {
-            sumLeft += weights[j] * source[2 &* j]
-            sumRight += weights[j] * source[2 &* j &+ 1]
+        let first = Int(position) &- half &+ 1
+        let last = lastWhole &+ half
+        if first < 0 || (loopActive && last > loopEnd) || (wrapped && first < loopStart) { return false }
+        guard last < info.headFrames || (info.isResident && last < info.headFrames &+ SFZSampleInfo.guardFrames)
+        else { return false }
+        let head = UnsafePointer(info.head)
+        let stereo = info.channels == 2
+        var at = position
+        if step == 1 && at == Double(Int(at)) {
+            let base = Int(at)
+            if stereo {
+                for i in 0..<count {
+                    l[i] = head[(base &+ i) &* 2]
+                    r[i] = head[(base &+ i) &* 2 &+ 1]
+                }
+            } else {
+                for i in 0..<count {
+                    l[i] = head[base &+ i]
+                    r[i] = l[i]
+                }
+            }
+            position = at + Double(count)
+            return true
         }
-        return (sumLeft, sumRight)
+        if step <= 1 {
+            // The kernel's width a literal in each branch, so the vector loop unrolls.
+            switch (kernel.quality, stereo) {
+            case (.live, true):
+                for i in 0..<count {
+                    let whole = Int(at)
+                    (l[i], r[i]) = kernel.stereo(taps: 8, fraction: at - Double(whole), head + (whole &- 3) &* 2)
+                    at += step
+                }
+            case (.high, true):
+                for i in 0..<count {
+                    let whole = Int(at)
+                    (l[i], r[i]) = kernel.stereo(taps: 24, fraction: at - Double(whole), head + (whole &- 11) &* 2)
+                    at += step
+                }
+            case (.live, false):
+                for i in 0..<count {
+                    let whole = Int(at)
+                    l[i] = kernel.mono(taps: 8, fraction: at - Double(whole), head + (whole &- 3))
+                    r[i] = l[i]
+                    at += step
+                }
+            case (.high, false):
+                for i in 0..<count {
+                    let whole = Int(at)
+                    l[i] = kernel.mono(taps: 24, fraction: at - Double(whole), head + (whole &- 11))
+                    r[i] = l[i]
+                    at += step
+                }
+            }
+        } else {
+            let channels = info.channels
+            let taps = 2 &* half
+            for i in 0..<count {
+                let start = Int(at) &- half &+ 1
+                (l[i], r[i]) = kernel.stretched(
+                    position: at, first: start, count: taps, scale: step, channels: channels, head + start &* channels)
+                at += step
+            }
+        }
+        position = at
+        return true
     }
 }

@@ -87,6 +87,10 @@ public struct SFZVoiceEngine: @unchecked Sendable {
         /// Offline: wait for streamed data instead of playing silence, so a render is the same at any disk
         /// speed (never set it on a live render thread).
         public var waitsForData = false
+        /// How carefully voices resample. `.live` by default: under half of `.high`'s work for images and
+        /// aliases still below −70 dB (FluidSynth's default 4-point sits near −30 to −40 dB), so a Pi keeps its
+        /// polyphony; offline renders, which have time, should ask for `.high` (docs/performance.md).
+        public var quality: SFZInterpolationQuality = .live
         public init(sampleRate: Double, polyphony: Int = 64, waitsForData: Bool = false) {
             self.sampleRate = sampleRate
             self.polyphony = polyphony
@@ -132,7 +136,8 @@ public struct SFZVoiceEngine: @unchecked Sendable {
         let rate = configuration.sampleRate
         let blockSeconds = Double(SFZVoice.blockFrames) / rate
         context = SFZVoiceContext(
-            interpolator: SFZInterpolator(), streams: streamer?.streams, weights: weights, gathered: gathered,
+            interpolator: SFZInterpolator(quality: configuration.quality), streams: streamer?.streams, weights: weights,
+            gathered: gathered,
             sampleRate: rate, waitsForData: configuration.waitsForData,
             glide: Float(1 - FastMath.exp(-blockSeconds / max(blockSeconds, configuration.inputGlideSeconds))),
             fadeFrames: max(1, Int(configuration.fadeSeconds * rate + 0.5)),
