@@ -221,6 +221,24 @@ import Testing
         try expectNoAllocations(harness.allocations)
     }
 
+    /// The rig reports each SFZ part's streaming for the status and the play report: a 1.5 s piano note
+    /// (72,000 frames, longer than the 16,384 frames kept whole) streams its tail; offline nothing is late.
+    @Test func theStatusShowsWhatStreamed() throws {
+        let playback = try Self.playback()
+        defer { playback.close() }
+        #expect(playback.sampleStreaming.map(\.streamedBytes) == [0])
+        try playback.graph.start()
+        playback.scheduler.schedule(.noteOn(channel: 0, note: 60, velocity: 100), at: 0)
+        let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat, maximumFrames: 1024)
+        for _ in 0..<70 { harness.renderSlice(1024) }
+        let streaming = try #require(playback.sampleStreaming.first)
+        #expect(streaming.part == playback.parts[0].part.name)
+        #expect(streaming.streamedBytes > 0, "\(streaming)")
+        #expect(streaming.preloadedBytes > 0)
+        #expect(streaming.underruns == 0 && streaming.lateFrames == 0)
+        #expect(SampleStreamingStatus.total([streaming, streaming])?.streamedBytes == 2 * streaming.streamedBytes)
+    }
+
     /// A malformed library is one line naming its file and line, never a crash.
     @Test func aMalformedLibraryIsOneLineWithFileAndLine() throws {
         let folder = TestFiles.scratch("sfz-bad")

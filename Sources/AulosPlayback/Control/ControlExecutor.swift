@@ -118,7 +118,7 @@ final class ControlExecutor {
             recentMIDI: midi?.activity.entries().map {
                 ServiceStatus.MIDIActivity(sequence: $0.sequence, text: $0.text)
             }, limiter: Self.limiter(rig.outputStage), programs: Self.programs(of: rig, active), player: player,
-            snapshot: snapshot)
+            snapshot: snapshot, sampleStreaming: Self.sampleStreaming(of: rig, active))
     }
 
     /// Snapshot `index` of rig `rigIndex` was recalled by a program change on its snapshot channel, and its
@@ -152,6 +152,12 @@ final class ControlExecutor {
             ServiceStatus.RigLoad(
                 name: $0.name, measured: $0.peak != nil, peak: $0.peak, predicted: $0.predicted, fits: $0.fits)
         }
+    }
+
+    /// Rig `active`'s SFZ parts' streaming, nil when it has none.
+    static func sampleStreaming(of rig: PlaybackRig, _ active: Int) -> [SampleStreamingStatus]? {
+        let parts = rig.sampleStreaming.filter { $0.rig == active }
+        return parts.isEmpty ? nil : parts
     }
 
     /// What each channel of rig `active`'s parts plays now.

@@ -1,3 +1,4 @@
+import AulosRig
 import Foundation
 
 /// What `aulos status --json` prints: the running instrument as the control thread last saw it.
@@ -83,6 +84,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var player: Player?
     /// The snapshot recalled last in the rig playing (nil: none since it was built).
     public var snapshot: String?
+    /// Each SFZ part's streaming: voices, underruns, bytes streamed and preloaded (nil without SFZ parts).
+    public var sampleStreaming: [SampleStreamingStatus]?
 
     /// CPU load as fractions of the period (0.05 is 5 %), smoothed like `dspLoad`, each with its mean over the
     /// run: every part of the set (a rig left behind rings out, and costs while it does), the units the parts

@@ -489,6 +489,19 @@ public final class PlaybackRig {
     /// Voices ended early under overload, across every instrument.
     public var voicesShed: Int { instruments.reduce(0) { $0 + $1.voiceBudget.shed } }
 
+    /// Each SFZ part's streaming counters (voices, late voices, streamed bytes), in part order; empty when no
+    /// part plays an SFZ library.
+    public var sampleStreaming: [SampleStreamingStatus] {
+        parts.compactMap { loaded in
+            guard let player = loaded.instrument as? SFZInstrumentUnit else { return nil }
+            let status = player.status
+            return SampleStreamingStatus(
+                rig: loaded.rigIndex, part: loaded.part.name, voices: status.activeVoices,
+                underruns: status.underruns, lateFrames: status.lateFrames, streamedBytes: status.streamedBytes,
+                preloadedBytes: status.preloadedBytes)
+        }
+    }
+
     /// What is wrong with the rig's sounds but lets it play (a SoundFont with broken samples; an LV2 plugin
     /// that does not promise a real-time-safe run(), or that produced NaN or infinity), once each.
     public var warnings: [String] {

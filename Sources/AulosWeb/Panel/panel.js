@@ -340,9 +340,17 @@ function showStatus(message) {
 const percent = (load) => `${(load * 100).toFixed(1)} %`;
 function showCPU(status) {
   const parts = (status.cpu?.parts || []).filter((entry) => entry.rig === status.activeRig);
+  // An SFZ part streams from disk: its underruns (voices that played silence because the disk was late) are
+  // shown beside its CPU, the bytes in the tooltip.
+  const streams = (status.sampleStreaming || []).filter((entry) => entry.rig === status.activeRig);
+  const megabytes = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
   for (const label of document.querySelectorAll(".part .cpu")) {
     const entry = parts.find((part) => part.part === label.dataset.cpuPart);
-    label.textContent = entry ? `CPU ${percent(entry.cpu)}` : "";
+    const stream = streams.find((part) => part.part === label.dataset.cpuPart);
+    const late = stream?.underruns ? ` · ${stream.underruns} underruns` : "";
+    label.textContent = (entry ? `CPU ${percent(entry.cpu)}` : "") + late;
+    label.title = stream ? `streamed ${megabytes(stream.streamedBytes)} from disk, ${megabytes(stream.preloadedBytes)} `
+      + `preloaded, ${stream.underruns} underruns (${stream.lateFrames} frames of silence)` : "";
   }
   const options = $("#rig-select").options;
   (status.rigLoads || []).forEach((load, index) => {

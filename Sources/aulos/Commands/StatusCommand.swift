@@ -63,6 +63,7 @@ struct StatusCommand: ParsableCommand {
                 status.dspLoad * 100, status.peakLoad * 100, status.xruns, status.lateSlices, status.voices,
                 status.voicesShed))
         for line in Self.cpuLines(status) { say(line) }
+        for part in status.sampleStreaming ?? [] { say("\(part.part): \(part.voices) voices, " + part.summary) }
         say(
             "MIDI: \(status.midiDelivered) event\(status.midiDelivered == 1 ? "" : "s"), \(status.midiLate) late, "
                 + "\(status.midiDropped) dropped, \(status.midiStale) stale"

@@ -96,6 +96,7 @@ final class PlayReport {
             + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)) "
             + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final))), "
             + "mean \(Self.percent(final.statistics.meanLoad))" + Self.outputStage(final)
+            + (final.sampleStreaming.map { "; " + $0.summary } ?? "")
     }
 
     /// "; peak −3.2 dBFS, the limiter never acted (1.3 ms look-ahead)": the output stage's part.
@@ -144,7 +145,7 @@ final class PlayReport {
             + (report.latencyFrames > 0
                 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
             + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
-            + Self.outputStage(final)
+            + Self.outputStage(final) + (final.sampleStreaming.map { "; " + $0.summary } ?? "")
             + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : "")
             + (report.failedReloads > 0
                 ? "; \(report.failedReloads) reload\(report.failedReloads == 1 ? "" : "s") failed (rig kept)" : "")
