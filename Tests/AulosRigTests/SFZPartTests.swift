@@ -239,6 +239,22 @@ import Testing
         #expect(SampleStreamingStatus.total([streaming, streaming])?.streamedBytes == 2 * streaming.streamedBytes)
     }
 
+    /// A live reload preloads the new rig's libraries while the old one plays: the build then takes the
+    /// library loaded (the same object), so the silence between the rigs is not a library's load.
+    @Test func aReloadFindsItsLibraryPreloaded() throws {
+        var rig = try Rig(yaml: "parts:\n  - instrument: \"sfz:\(Self.library)\"\n", file: "")
+        rig.dry = true
+        let set = RigSet(rig)
+        PlaybackRig.preloadSampleLibraries(of: set)
+        defer { PlaybackRig.releasePreloadedSampleLibraries() }
+        // Held by the preload alone (a weak reference here): nothing else in this test keeps it.
+        weak var preloaded = try SFZLibraryCache.shared.library(at: Self.library, limits: SFZSampleStore.Limits())
+        #expect(preloaded != nil)
+        let playback = try PlaybackRig(set: set, fileSample: .float32)
+        defer { playback.close() }
+        #expect(preloaded != nil && (playback.instruments[0] as? SFZInstrumentUnit)?.loaded === preloaded)
+    }
+
     /// A malformed library is one line naming its file and line, never a crash.
     @Test func aMalformedLibraryIsOneLineWithFileAndLine() throws {
         let folder = TestFiles.scratch("sfz-bad")

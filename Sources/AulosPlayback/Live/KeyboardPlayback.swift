@@ -301,6 +301,7 @@ public final class KeyboardPlayback {
                 }
                 continue
             }
+            PlaybackRig.releasePreloadedSampleLibraries()
             guard let rig = built else { continue }  // waiting for the device
             played = set
             replaced = nil
@@ -504,7 +505,12 @@ public final class KeyboardPlayback {
                 try tick(live, input: input, clockOutput: clockOutput)
                 return !live.io.hasReachedFrameLimit
             }
-            if ending == .reloadRequested { reloaded = readReload(rig.set) }
+            if ending == .reloadRequested {
+                reloaded = readReload(rig.set)
+                // The new rig's sample libraries load now, while this rig plays on: the silence between the
+                // two is the graph's build, not a library's load.
+                if let reloaded { PlaybackRig.preloadSampleLibraries(of: reloaded) }
+            }
             if case .ioRestart(let restart) = ending {
                 // A new rate is a new graph; a server that went away is waited for when unattended.
                 guard options.waitForDevices || restart != .serverGone else {

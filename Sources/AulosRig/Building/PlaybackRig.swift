@@ -545,6 +545,19 @@ public final class PlaybackRig {
         }
     }
 
+    /// Loads the SFZ libraries `set`'s parts play (`SFZLibraryCache.preload`) so that building it waits for
+    /// none: a live reload calls it while the old rig still plays, then builds the new rig and lets go
+    /// (`SFZLibraryCache.releasePreloaded`). A library unchanged on disk is the one already playing.
+    public static func preloadSampleLibraries(of set: RigSet) {
+        let paths = set.entries.flatMap { entry in
+            entry.rig.parts.compactMap { $0.instrument == .sfz ? $0.library : nil }
+        }
+        if !paths.isEmpty { SFZLibraryCache.shared.preload(paths) }
+    }
+
+    /// After the build: the preloaded libraries are the new rig's units' to keep (or free).
+    public static func releasePreloadedSampleLibraries() { SFZLibraryCache.shared.releasePreloaded() }
+
     public func close() {
         try? graph.stop()
         try? graph.uninitialize()

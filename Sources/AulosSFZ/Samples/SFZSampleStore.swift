@@ -64,7 +64,7 @@ public final class SFZSampleStore: @unchecked Sendable {
     /// The bounds a store keeps.
     ///
     /// Threads: a value.
-    public struct Limits: Sendable {
+    public struct Limits: Sendable, Hashable {
         /// Frames of every sample kept in memory from its start: what a voice plays while the loader catches
         /// up. 8,192 frames is 171 ms at 48 kHz, far more than the loader needs to answer (it reads ahead
         /// of every voice in chunks of `SFZStreamer.chunkFrames`), and 64 KiB of a stereo sample.

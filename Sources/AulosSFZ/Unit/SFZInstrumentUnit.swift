@@ -48,12 +48,14 @@ public final class SFZInstrumentUnit: AudioUnit, MusicDevice, @unchecked Sendabl
     public let voiceBudget = VoiceBudget()
     public private(set) var polyphony: UInt32 = SFZInstrumentUnit.defaultPolyphony
     public private(set) var libraryPath: String?
-    /// The library loaded, and the store holding its samples' heads.
-    public private(set) var library: SFZLibrary?
-    private var store: SFZSampleStore?
-    private var sampleIDs: [SFZSampleID] = []
+    /// The library loaded with the store holding its samples' heads (shared with any other unit playing
+    /// the same unchanged library: `SFZLibraryCache`).
+    public private(set) var loaded: SFZLoadedLibrary?
+    public var library: SFZLibrary? { loaded?.library }
+    private var store: SFZSampleStore? { loaded?.store }
+    private var sampleIDs: [SFZSampleID] { loaded?.sampleIDs ?? [] }
     /// What the library uses that is not played (opcode or header, and where first), once each.
-    public private(set) var libraryWarnings: [String] = []
+    public var libraryWarnings: [String] { loaded?.warnings ?? [] }
     /// Offline: wait for streamed data rather than play silence (never set for a live render thread). Read
     /// at initialize.
     public var waitsForData = false
@@ -167,31 +169,14 @@ public final class SFZInstrumentUnit: AudioUnit, MusicDevice, @unchecked Sendabl
         try set(PropertyKey<String>(Self.libraryProperty), path)
     }
 
-    /// Parses the library and loads its samples (control thread; the unit is uninitialized).
+    /// Parses the library and loads its samples, or takes them already loaded (`SFZLibraryCache`: a rig
+    /// reload preloads its libraries while the old rig plays) — control thread; the unit is uninitialized.
     private func load(_ path: String) throws(AudioUnitError) {
         guard !isInitialized else {
             throw AudioUnitError(.initialized, "\(name): the SFZ library is chosen before the unit starts")
         }
-        let loaded: SFZLibrary
-        do {
-            loaded = try SFZLibrary.load(path: path)
-        } catch {
-            throw AudioUnitError(.invalidFile, error.message)
-        }
-        let store = SFZSampleStore(limits: sampleLimits)
-        var ids: [SFZSampleID] = []
-        for (index, sample) in loaded.samples.enumerated() {
-            do {
-                ids.append(try store.load(path: sample, residentFrames: Self.residentFrames(loaded, sample: index)))
-            } catch {
-                throw AudioUnitError(.invalidFile, "SFZ library \(path): \(error.message)")
-            }
-        }
-        library = loaded
-        self.store = store
-        sampleIDs = ids
+        loaded = try SFZLibraryCache.shared.library(at: path, limits: sampleLimits)
         libraryPath = path
-        libraryWarnings = loaded.warnings.map(\.description) + Self.notPlayed(loaded)
     }
 
     /// What the parser reads but this unit does not play, once per library with the first region that uses
