@@ -113,8 +113,9 @@ SFZ = """// Aulos's own SFZ test library, written by scripts/make-sfz-library.py
 // Layout, channel 1: keyswitches c1 (sustain) and d1 (staccato); drums c2-a#2 (round robin, random,
 // choke groups); a piano-like instrument c3-b5 (velocity layers with a crossfade, release triggers,
 // envelopes, filter); a looped pad c6-c7 (LFOs, controller modulation, a <curve>).
-// Channel 2: the sine across the keyboard (pitch tests: 440 Hz at a4). Channel 3: sine and saw crossfading
-// by key (c4-c5). Channel 4: by modulation wheel (CC 1). Channel 5: first/legato. Channel 6: CC ranges.
+// Channel 2: the sine across the keyboard (pitch tests: 440 Hz at a4, the root key its file states).
+// Channel 3: sine and saw crossfading by key (c4-c5). Channel 4: by modulation wheel (CC 1). Channel 5:
+// first/legato. Channel 6: CC ranges.
 
 #define $PIANO_LO c3
 #define $PIANO_HI b5
@@ -164,7 +165,7 @@ SFZ = """// Aulos's own SFZ test library, written by scripts/make-sfz-library.py
 
 // Channel 2 ---------------------------------------------------------------------------------------------
 <master> lochan=2 hichan=2
-<region> sample=sine_a4.wav pitch_keycenter=a4 pitch_keytrack=100 loop_mode=loop_sustain
+<region> sample=sine_a4.wav pitch_keycenter=sample pitch_keytrack=100 loop_mode=loop_sustain
  loop_start=1200 loop_end=2399 ampeg_release=0.05 amp_veltrack=0
 
 // Channel 3: sine below c4, saw above c5, crossfading between -----------------------------------------

@@ -68,7 +68,8 @@ import Testing
         return ab / max(1e-30, (aa * bb).squareRoot())
     }
 
-    /// Channel 2 plays the 440 Hz sine with pitch_keycenter=a4: a4 sounds at 440 Hz, a5 at 880, e4 a fifth
+    /// Channel 2 plays the 440 Hz sine with pitch_keycenter=sample (its file's `smpl` root key is a4, 69):
+    /// a4 sounds at 440 Hz, a5 at 880, e4 a fifth
     /// down (329.63 Hz), within 0.1 cent (the zero crossings of a steady second).
     @Test(arguments: [(69, 440.0), (81, 880.0), (64, 329.627_556_9)])
     func aNoteSoundsAtTheSamplesPitch(key: Int, expected: Double) throws {

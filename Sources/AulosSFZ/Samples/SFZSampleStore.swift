@@ -32,6 +32,9 @@ public struct SFZSampleInfo: BitwiseCopyable, @unchecked Sendable {
     /// -1 when the file has none.
     public var loopStart: Int
     public var loopEnd: Int
+    /// The key the file says it was recorded at (a WAV's `smpl` MIDI unity note, through libsndfile's
+    /// instrument chunk), for `pitch_keycenter=sample`; -1 when the file does not say.
+    public var rootKey: Int = -1
 
     /// Zero frames after every head, so an interpolator reading past its end reads silence: at least the
     /// widest window any voice reads (`SFZInterpolator.maximumReach`).
@@ -148,7 +151,7 @@ public final class SFZSampleStore: @unchecked Sendable {
         let id = SFZSampleID(index: Int32(count))
         infos[count] = SFZSampleInfo(
             frames: frames, channels: channels, sampleRate: Double(format.samplerate), headFrames: headFrames,
-            head: head, loopStart: loop.start, loopEnd: loop.end)
+            head: head, loopStart: loop.start, loopEnd: loop.end, rootKey: Self.fileRootKey(file) ?? -1)
         count += 1
         paths.append(path)
         byPath[path] = id
@@ -174,6 +177,16 @@ public final class SFZSampleStore: @unchecked Sendable {
             guard mode != Int32(SF_LOOP_NONE), end > start else { return nil }
             return (start, end)
         }
+    }
+
+    /// The file's root key (its instrument chunk's base note), if it states one in 0…127.
+    static func fileRootKey(_ file: OpaquePointer) -> Int? {
+        var instrument = SF_INSTRUMENT()
+        let size = Int32(MemoryLayout<SF_INSTRUMENT>.size)
+        guard sf_command(file, Int32(SFC_GET_INSTRUMENT), &instrument, size) == Int32(SF_TRUE),
+            (0...127).contains(Int(instrument.basenote))
+        else { return nil }
+        return Int(instrument.basenote)
     }
 
     /// The descriptor of a loaded sample.

@@ -197,7 +197,6 @@ public final class SFZInstrumentUnit: AudioUnit, MusicDevice, @unchecked Sendabl
             if region.ampRandom > 0 { note("amp_random", region) }
             if region.filterRandom > 0 { note("fil_random", region) }
             if region.count > 0 { note("count", region) }
-            if region.keycenterFromSample { note("pitch_keycenter=sample (played as 60)", region) }
             if region.offMode == .time { note("off_mode=time (played as fast)", region) }
             if region.cutoff != nil && SFZRegionPlans.filter(region.filterType) == .none {
                 note("fil_type=\(region.filterType.rawValue) (played unfiltered)", region)
@@ -275,8 +274,10 @@ public final class SFZInstrumentUnit: AudioUnit, MusicDevice, @unchecked Sendabl
         self.engine = engine
         lastStatus = nil
         let fileLoops = sampleIDs.map { store.info($0).loopStart >= 0 }
+        let rootKeys = sampleIDs.map { store.info($0).rootKey }
         let plans = SFZRegionPlans(
-            library: library, samples: sampleIDs, fileLoops: fileLoops, sampleRate: format.sampleRate)
+            library: library, samples: sampleIDs, fileLoops: fileLoops, rootKeys: rootKeys,
+            sampleRate: format.sampleRate)
         let selector = UnsafeMutablePointer<SFZSelector>.allocate(capacity: 1)
         selector.initialize(to: SFZSelector(library: library, sampleRate: format.sampleRate, seed: seed))
         let recordCount = configuration.slots

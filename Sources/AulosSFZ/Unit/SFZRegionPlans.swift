@@ -121,8 +121,9 @@ struct SFZRegionPlans: @unchecked Sendable {
     static var curveCount: Int { @inline(__always) @_noAllocation @_noLocks get { 256 } }
 
     /// The plans of `library`'s regions playing `samples` (the store's ID of each of `library.samples`), at
-    /// `sampleRate`. `fileLoops[i]` says whether sample i's file has a loop (`loop_mode`'s default).
-    init(library: SFZLibrary, samples: [SFZSampleID], fileLoops: [Bool], sampleRate: Double) {
+    /// `sampleRate`. `fileLoops[i]` says whether sample i's file has a loop (`loop_mode`'s default), and
+    /// `rootKeys[i]` the key it says it was recorded at (-1: none), for `pitch_keycenter=sample`.
+    init(library: SFZLibrary, samples: [SFZSampleID], fileLoops: [Bool], rootKeys: [Int], sampleRate: Double) {
         let regions = library.regions
         count = regions.count
         let rows = max(1, regions.count)
@@ -230,7 +231,8 @@ struct SFZRegionPlans: @unchecked Sendable {
                     * Self.crossfade(alone, key: value, velocity: -1)
             }
             let plan = SFZRegionPlan(
-                base: base, keycenter: Float(region.keycenter), pitchKeytrack: region.pitchKeytrack,
+                base: base, keycenter: Float(Self.keycenter(region, rootKeys: rootKeys)),
+                pitchKeytrack: region.pitchKeytrack,
                 tune: region.tune + 100 * Float(region.transpose), pitchVeltrack: region.pitchVeltrack,
                 bendUp: region.bendUp, bendDown: region.bendDown,
                 volumeGain: Float(FastMath.exp2(Double(region.volume) * 0.166_096_404_744_368_1)),
@@ -264,6 +266,14 @@ struct SFZRegionPlans: @unchecked Sendable {
     }
 
     /// A key (or velocity) crossfade alone: the other passed as −1 counts as fully in (no fade).
+    /// `pitch_keycenter`, or with `pitch_keycenter=sample` the file's root key (60, SFZ's default key
+    /// centre, when it states none).
+    static func keycenter(_ region: SFZRegion, rootKeys: [Int]) -> Int {
+        guard region.keycenterFromSample, rootKeys.indices.contains(region.sampleIndex) else { return region.keycenter }
+        let root = rootKeys[region.sampleIndex]
+        return root >= 0 ? root : 60
+    }
+
     static func crossfade(_ region: SFZRegion, key: Int, velocity: Int) -> Float {
         var region = region
         if key < 0 {
