@@ -38,6 +38,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzSFZParser", dependencies: ["FuzzSupport", .product(name: "AulosSFZ", package: "Aulos")],
             path: "Sources/FuzzSFZParser"),
+        .executableTarget(
+            name: "FuzzSFZBuild",
+            dependencies: [
+                "FuzzSupport", .product(name: "AulosPlayback", package: "Aulos"),
+                .product(name: "AulosSFZ", package: "Aulos"),
+            ],
+            path: "Sources/FuzzSFZBuild"),
         // The C API of libfluidsynth for the SoundFont target, which drives the library directly.
         .systemLibrary(name: "CFluidSynthFuzz", path: "Sources/CFluidSynthFuzz", pkgConfig: "fluidsynth"),
         .executableTarget(

@@ -5,19 +5,20 @@
 # rig loader (YAML), rig sets made of several files (cycles, missing files, deep nesting), and SoundFonts
 # through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing), and SFZ
 # libraries of several files in memory (include loops and depth, #define chains; the selector built and
-# played). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
+# played), and such libraries built into a rig with real samples and played (sfz-build). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
 # target calls LLVMFuzzerRunDriver), seeds each corpus from the project's own files, and runs each target
 # for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
 #   targets: midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz
-#   (midi-file-large runs RUNS/100; rig-build, which builds and plays each rig, RUNS/20)
+#            sfz-build
+#   (midi-file-large runs RUNS/100; rig-build and sfz-build, which build and play each input, RUNS/20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz sfz-build}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -43,7 +44,7 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
-seed osc; seed http; seed rig-build; seed sfz
+seed osc; seed http; seed rig-build; seed sfz; seed sfz-build
 # SFZ libraries in memory (parts at "\n%%%\n" are lib/f0.sfz … lib/f7.sfz): the project's own library with
 # its includes, an include loop, includes nested past the limit, and a #define chain that doubles each line.
 { sed 's/inc\/control.sfzh/f1.sfz/; s/inc\/drums.sfzh/f2.sfz/' sfz/aulos-test/aulos-test.sfz; printf '\n%%%%%%\n'
@@ -157,6 +158,8 @@ for target in "${targets[@]}"; do
     rig-build) exe=FuzzRigBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 )) ;;
     soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;; http) exe=FuzzRequestFraming; max=65536 ;;
     sfz) exe=FuzzSFZParser; max=65536 ;;
+    sfz-build) exe=FuzzSFZBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 ))
+      cp "$work"/corpus/sfz/*.txt "$work/corpus/sfz-build/" ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
   esac
   mkdir -p "$work/artifacts/$target"

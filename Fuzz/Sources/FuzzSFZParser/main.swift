@@ -20,23 +20,8 @@ struct FuzzFiles: SFZFileSource {
 runFuzzer { data, count in
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: count))
-    var files: [String: [UInt8]] = [:]
-    var start = 0
-    var index = 0
-    let separator = Array("\n%%%\n".utf8)
-    var position = 0
-    while position <= bytes.count, index < 8 {
-        let atSeparator =
-            position + separator.count <= bytes.count
-            && Array(bytes[position..<(position + separator.count)]) == separator
-        if atSeparator || position == bytes.count {
-            files["lib/f\(index).sfz"] = Array(bytes[start..<position])
-            index += 1
-            position += separator.count
-            start = position
-        } else {
-            position += 1
-        }
+    let files = splitFiles(bytes, maximum: 8).enumerated().reduce(into: [String: [UInt8]]()) {
+        $0["lib/f\($1.offset).sfz"] = $1.element
     }
     var limits = SFZLimits()
     // Smaller than the defaults so each input is quick; the same code paths.
