@@ -21,7 +21,7 @@ build: setup
 ## beside the others (scripts/run-tests.sh says why); `swift test` runs them all in one.
 test: setup-tests
 	scripts/check-package-graph.py
-	@# The SFZ test library's samples are generated, not committed (*.wav is ignored): the tests play them.
+	@# The SFZ test library is written again (deterministically): a change to its script shows in git.
 	@scripts/make-sfz-library.py >/dev/null
 	$(SWIFT) build --build-tests
 	scripts/run-tests.sh
@@ -58,10 +58,11 @@ demo: setup
 	.build/release/aulos graph --instrument sampler --soundfont soundfonts/AulosGM.sf2
 	.build/release/aulos render --instrument synth --output $(DEMO_DIR)/demo-synth.wav
 	.build/release/aulos render --instrument sampler --soundfont soundfonts/AulosGM.sf2 --output $(DEMO_DIR)/demo-sampler.wav
+	.build/release/aulos render --instrument sfz:sfz/aulos-test/aulos-test.sfz --output $(DEMO_DIR)/demo-sfz.wav
 	@if [ -e /dev/snd/pcmC0D0p ]; then \
 		.build/release/aulos play --demo --instrument sampler --soundfont soundfonts/AulosGM.sf2; \
 	else \
-		echo "demo: no sound device here; open demo-synth.wav and demo-sampler.wav in any player"; \
+		echo "demo: no sound device here; open demo-synth.wav, demo-sampler.wav and demo-sfz.wav in any player"; \
 	fi
 
 ## Benchmarks against their C and library peers (own package: ~4 minutes to build the first time). The LV2

@@ -121,7 +121,7 @@ SFZ = """// Aulos's own SFZ test library, written by scripts/make-sfz-library.py
 #define $PIANO_HI b5
 #include "inc/control.sfzh"
 
-<global> bend_up=200 bend_down=-200 ampeg_release=0.2 amp_veltrack=100
+<global> bend_up=200 bend_down=-200 ampeg_release=0.2 amp_veltrack=100 volume=-8
 
 // Channel 1 ---------------------------------------------------------------------------------------------
 <master> lochan=1 hichan=1
@@ -146,7 +146,7 @@ SFZ = """// Aulos's own SFZ test library, written by scripts/make-sfz-library.py
 <region> sample=stac_c4.wav
 
 // Release triggers: a damper thump that fades with how long the key was held.
-<group> lokey=$PIANO_LO hikey=$PIANO_HI trigger=release rt_decay=6 volume=-14 pitch_keytrack=0
+<group> lokey=$PIANO_LO hikey=$PIANO_HI trigger=release rt_decay=6 volume=-22 pitch_keytrack=0
  loop_mode=one_shot
 <region> sample=release.wav
 
@@ -190,7 +190,7 @@ SFZ = """// Aulos's own SFZ test library, written by scripts/make-sfz-library.py
 <region> sample=sine_a4.wav pitch_keycenter=a4 locc80=0 hicc80=63
 <region> sample=saw_c3.wav pitch_keycenter=c3 locc80=64 hicc80=127 lobend=-8192 hibend=8192
  loprog=0 hiprog=127 lorand=0 hirand=1 delay=0 delay_random=0 pitch_random=0 amp_random=0 fil_random=0
- amplitude=90 volume=-1 count=0
+ amplitude=90 volume=-9 count=0
 
 <curve> curve_index=17 v000=0 v064=0.8 v127=1
 """

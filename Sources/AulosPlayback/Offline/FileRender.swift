@@ -159,7 +159,9 @@ public enum FileRender {
             frames: writer.framesWritten, plannedFrames: endedQuiet ? writer.framesWritten : total,
             events: routed.timeline.count, format: rig.fileFormat,
             instrumentDescription: describe(rig), notes: notes, slice: rig.rig.slice, isRF64: writer.isRF64,
-            warnings: warnings, partFiles: partFiles, programsHeard: heard.description())
+            warnings: warnings, partFiles: partFiles,
+            // General MIDI's names say nothing of what an SFZ library plays for a program (its loprog/hiprog).
+            programsHeard: rig.parts.allSatisfy { $0.part.instrument == .sfz } ? "" : heard.description())
     }
 
     private struct Interrupted: Error {}

@@ -109,7 +109,7 @@ struct RenderCommand: ParsableCommand {
             "\(summary.instrumentDescription), \(summary.format.compactDescription)"
             + "\(summary.isRF64 ? " as RF64 (a plain WAV holds at most 4 GiB)" : ""), \(summary.slice)-frame slices, "
             + "\(speed)"
-        line += "; programs heard: \(summary.programsHeard)"
+        if !summary.programsHeard.isEmpty { line += "; programs heard: \(summary.programsHeard)" }
         if !summary.notes.isEmpty { line += "; " + summary.notes.joined(separator: "; ") }
         if !summary.partFiles.isEmpty { line += "; parts: " + summary.partFiles.joined(separator: ", ") }
         guard summary.interrupted else { return print(line) }
