@@ -35,7 +35,8 @@ func wav(frames: Int, channels: Int, bits: Int, loop: (Int, Int)?, value: (Int, 
     body += le(48_000 * channels * bits / 8, 4) + le(channels * bits / 8, 2) + le(bits, 2)
     body += Array("data".utf8) + le(data.count, 4) + data
     if let loop {
-        let smpl = le(0, 4) + le(0, 4) + le(20_833, 4) + le(69, 4) + le(0, 12) + le(1, 4) + le(0, 4)
+        let smpl =
+            le(0, 4) + le(0, 4) + le(20_833, 4) + le(69, 4) + le(0, 12) + le(1, 4) + le(0, 4)
             + le(0, 4) + le(0, 4) + le(loop.0, 4) + le(loop.1, 4) + le(0, 8)
         body += Array("smpl".utf8) + le(smpl.count, 4) + smpl
     }
