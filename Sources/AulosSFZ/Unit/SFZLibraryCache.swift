@@ -13,7 +13,7 @@ public final class SFZLoadedLibrary: @unchecked Sendable {
     public let sampleIDs: [SFZSampleID]
     /// What the library uses that is not played, once each (opcode or header, and where first).
     public let warnings: [String]
-    /// The size and modification time of every file it was made from (the `.sfz`, its includes, the
+    /// The inode, size and modification time of every file it was made from (the `.sfz`, its includes, the
     /// samples): a later load reuses it only while they are unchanged.
     let fingerprint: [FileStamp]
 
@@ -28,20 +28,24 @@ public final class SFZLoadedLibrary: @unchecked Sendable {
         self.fingerprint = fingerprint
     }
 
-    /// A file's size and modification time (nil fields: it could not be read).
+    /// A file's inode, size and modification time (nil fields: it could not be read). The inode catches a
+    /// file replaced by rename (how editors save) within the file system's clock tick.
     struct FileStamp: Equatable {
+        var inode: UInt64?
         var size: Int64?
         var modified: timespec?
 
         init(_ path: String) {
             var info = stat()
             guard stat(path, &info) == 0 else { return }
+            inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
             modified = info.st_mtim
         }
 
         static func == (a: FileStamp, b: FileStamp) -> Bool {
-            a.size == b.size && a.modified?.tv_sec == b.modified?.tv_sec && a.modified?.tv_nsec == b.modified?.tv_nsec
+            a.inode == b.inode && a.size == b.size && a.modified?.tv_sec == b.modified?.tv_sec
+                && a.modified?.tv_nsec == b.modified?.tv_nsec
         }
     }
 
