@@ -299,8 +299,8 @@ struct SFZRegionPlans: @unchecked Sendable {
     }
 
     /// The voice's filter for a `fil_type`: the 1- and 2-pole low-, high- and band-passes as they are; the
-    /// 4- and 6-pole low- and high-passes as 2-pole ones; the rest (notch, all-pass, peaking, shelves,
-    /// 1-pole band-pass) the voice does not have: no filter (the library's warning list says so).
+    /// 4- and 6-pole low- and high-passes as 2-pole ones; the rest (notch, all-pass, peaking, shelves) the
+    /// voice does not have: no filter (the library's warning list says so).
     static func filter(_ type: SFZRegionFilterType) -> SFZFilterType {
         switch type {
         case .lpf1p: .lowPass1Pole
@@ -308,7 +308,8 @@ struct SFZRegionPlans: @unchecked Sendable {
         case .lpf2p, .lpf2pSV, .lpf4p, .lpf6p: .lowPass2Pole
         case .hpf2p, .hpf2pSV, .hpf4p, .hpf6p: .highPass2Pole
         case .bpf2p, .bpf2pSV: .bandPass2Pole
-        case .brf2p, .brf2pSV, .bpf1p, .brf1p, .apf1p, .pkf2p, .lsh, .hsh, .peq: .none
+        case .bpf1p: .bandPass1Pole
+        case .brf2p, .brf2pSV, .brf1p, .apf1p, .pkf2p, .lsh, .hsh, .peq: .none
         }
     }
 }

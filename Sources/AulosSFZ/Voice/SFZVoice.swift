@@ -81,6 +81,9 @@ struct SFZVoice {
     var filterRight = StateVariableFilter()
     var onePoleLeft = SFZOnePole()
     var onePoleRight = SFZOnePole()
+    /// The one-pole band-pass's high-pass half.
+    var onePoleHighLeft = SFZOnePole()
+    var onePoleHighRight = SFZOnePole()
     var resonance: Float = 0
 
     var inputs = SFZVoiceInputs()
@@ -165,9 +168,12 @@ struct SFZVoice {
         filterRight.reset()
         onePoleLeft = SFZOnePole()
         onePoleRight = SFZOnePole()
-        // Resonance in dB as the filter's Q (0 dB: Butterworth, no peak), as the state-variable filter's
-        // damping (k = 1/Q, its resonance r = (2 − k) / 1.96).
-        let q = max(0.7071, FastMath.exp2(Double(max(0, min(40, parameters.resonance))) * 0.166_096_404_744_368_1))
+        onePoleHighLeft = SFZOnePole()
+        onePoleHighRight = SFZOnePole()
+        // Resonance in dB as the filter's Q = 10^(dB/20), the way sfizz maps it (0 dB: Q = 1, unity gain at the
+        // cutoff), as the state-variable filter's damping (k = 1/Q, its resonance r = (2 − k) / 1.96; r ≤ 1
+        // keeps k ≥ 0.04, so Q stops at 25: 28 dB).
+        let q = FastMath.exp2(Double(max(0, min(40, parameters.resonance))) * 0.166_096_404_744_368_1)
         resonance = Float(max(0, min(1, (2 - 1 / q) / 1.96)))
         let width = max(-1, min(1, parameters.width))
         mixOwn = (1 + width) / 2
@@ -267,6 +273,9 @@ struct SFZVoice {
         case .lowPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 0)
         case .highPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 1)
         case .bandPass2Pole: Self.stateVariable(&filterLeft, &filterRight, l, r, done, mode: 2)
+        case .bandPass1Pole:
+            Self.onePole(&onePoleLeft, &onePoleRight, l, r, done, highPass: false)
+            Self.onePole(&onePoleHighLeft, &onePoleHighRight, l, r, done, highPass: true)
         }
         var envelope = amplitude
         var (gainL, gainR) = (gainLeft, gainRight)
@@ -386,9 +395,10 @@ struct SFZVoice {
         let shift = Double(filterEG * parameters.filterEnvelopeDepth + filterLFOValue + smoothed.cutoff)
         switch parameters.filterType {
         case .none: break
-        case .lowPass1Pole, .highPass1Pole:
+        case .lowPass1Pole, .highPass1Pole, .bandPass1Pole:
             onePoleLeft.setCutoff(parameters.cutoff * FastMath.exp2(shift / 1200), sampleRate: context.sampleRate)
             onePoleRight.gain = onePoleLeft.gain
+            (onePoleHighLeft.gain, onePoleHighRight.gain) = (onePoleLeft.gain, onePoleLeft.gain)
         case .lowPass2Pole, .highPass2Pole, .bandPass2Pole:
             let cutoff = parameters.cutoff * FastMath.exp2(shift / 1200)
             filterLeft.setCoefficients(cutoff: cutoff, resonance: resonance, sampleRate: context.sampleRate)

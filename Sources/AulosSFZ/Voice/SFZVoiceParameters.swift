@@ -21,6 +21,9 @@ public enum SFZFilterType: UInt8, Sendable, BitwiseCopyable {
     case lowPass1Pole, highPass1Pole
     /// Two-pole state-variable low-, high- and band-pass (12 dB/octave; resonance in dB).
     case lowPass2Pole, highPass2Pole, bandPass2Pole
+    /// One-pole band-pass: the one-pole low-pass then the one-pole high-pass at the same cutoff (6 dB/octave
+    /// each side, −6 dB at the cutoff; no resonance).
+    case bandPass1Pole
 }
 
 /// An envelope's times (seconds) and levels (0…1), SFZ's DAHDSR: from `start`, wait `delay`, rise linearly
