@@ -256,6 +256,34 @@ import Testing
         #expect(preloaded != nil && (playback.instruments[0] as? SFZInstrumentUnit)?.loaded === preloaded)
     }
 
+    /// Channel 4 crossfades sine into saw on the modulation wheel (`xfout_locc1`/`xfin_locc1`): a held note
+    /// follows the wheel. Moved from 0 to 127 at 0.1 s, the note then sounds as it does with the wheel at 127
+    /// from the start (once the glide has settled: it moves in decibels with a 10 ms time constant, so a layer
+    /// coming in from silence, −144 dB, takes about 70 ms to reach its level), and before the move as with the
+    /// wheel at 0. (C3 is the saw's own key, so both layers sound through the frames compared.)
+    @Test func aControllerCrossfadeFollowsTheWheelWhileTheNoteSounds() throws {
+        func play(wheel: UInt8, movedTo moved: UInt8?) throws -> [Float] {
+            var events: [(Int64, MIDIMessage)] = [
+                (0, .controlChange(channel: 3, controller: 1, value: wheel)),
+                (0, .noteOn(channel: 3, note: 48, velocity: 100)),
+            ]
+            if let moved { events.append((4800, .controlChange(channel: 3, controller: 1, value: moved))) }
+            return try Self.render(events, frames: 21_000)
+        }
+        func difference(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+            let error = zip(a, b).reduce(0.0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) }
+            return (error / max(1e-12, b.reduce(0.0) { $0 + Double($1) * Double($1) })).squareRoot()
+        }
+        let moving = try play(wheel: 0, movedTo: 127)
+        let sine = try play(wheel: 0, movedTo: nil)
+        let saw = try play(wheel: 127, movedTo: nil)
+        #expect(Self.peak(saw[6000..<20_000]) > 0.05 && Self.peak(sine[6000..<20_000]) > 0.05)
+        #expect(difference(sine[6000..<20_000], saw[6000..<20_000]) > 0.5, "the two layers differ")
+        #expect(difference(moving[500..<4800], sine[500..<4800]) < 1e-6)
+        let after = difference(moving[9600..<20_000], saw[9600..<20_000])
+        #expect(after < 0.01, "after the wheel moved: \(after) of the saw's level away from it")
+    }
+
     /// A malformed library is one line naming its file and line, never a crash.
     @Test func aMalformedLibraryIsOneLineWithFileAndLine() throws {
         let folder = TestFiles.scratch("sfz-bad")

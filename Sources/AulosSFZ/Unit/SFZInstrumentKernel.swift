@@ -344,6 +344,10 @@ struct SFZInstrumentKernel {
                         break
                     }
                 }
+                for index in Int(plan.crossfadeStart)..<Int(plan.crossfadeStart + plan.crossfadeCount)
+                where Int(plans.crossfades[index].controller) == controller {
+                    follows = true
+                }
                 guard follows else { continue }
             }
             guard engine.isActive(record.handle) else { continue }

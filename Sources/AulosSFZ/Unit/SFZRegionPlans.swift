@@ -95,7 +95,8 @@ struct SFZRegionPlan: BitwiseCopyable {
     var sostenutoSwitch: Bool
     var modulationStart: Int32
     var modulationCount: Int32
-    /// Whether a modulation is continuous (a controller move reaches a sounding voice).
+    /// Whether a modulation or a controller crossfade is continuous (a controller move reaches a sounding
+    /// voice).
     var hasContinuous: Bool
     var crossfadeStart: Int32
     var crossfadeCount: Int32
@@ -185,7 +186,11 @@ struct SFZRegionPlans: @unchecked Sendable {
             add(region.panControllers, .pan)
             add(region.cutoffControllers, .cutoff)
             add(region.pitchControllers, .pitch)
-            let hasContinuous = modulations.count > modulationStart
+            let hasContinuous =
+                modulations.count > modulationStart
+                || (region.crossfadeInControllers + region.crossfadeOutControllers).contains {
+                    (0...127).contains($0.controller)
+                }
             add(region.widthControllers, .width)
             add(region.positionControllers, .position)
             add(region.resonanceControllers, .resonance)

@@ -2,7 +2,7 @@ import AulosDSP
 
 /// The one place a region and a note become what a voice plays: `parameters` at the note-on (pitch, gain,
 /// envelopes, filter, LFOs, what controllers set at the note-on) and `inputs` while it sounds (controller
-/// modulation of volume, amplitude, pan, cutoff and pitch, and the pitch bend).
+/// modulation of volume, amplitude, pan, cutoff and pitch, the controller crossfades, and the pitch bend).
 ///
 /// Threads: render thread (pure functions over the plans and the selector's controller values).
 enum SFZVoiceMapping {
@@ -22,23 +22,11 @@ enum SFZVoiceMapping {
         parameters.pitchCents = Double(
             (key - plan.keycenter) * plan.pitchKeytrack + plan.tune + plan.pitchVeltrack * velocity)
 
-        // Gain: volume, velocity (curve, tracking, crossfade), key (tracking, crossfade), the controller
-        // crossfades, a release region's rt_decay. (`amplitude` and its controllers go through the inputs.)
+        // Gain: volume, velocity (curve, tracking, crossfade), key (tracking, crossfade), a release region's
+        // rt_decay. (`amplitude`, its controllers and the controller crossfades go through the inputs: they
+        // follow the controllers while the voice sounds.)
         var gain = plan.volumeGain * plans.velocityGains[region * 128 + Int(start.velocity)]
         gain *= plans.keyGains[region * 128 + Int(start.key)] * start.gain
-        for index in Int(plan.crossfadeStart)..<Int(plan.crossfadeStart + plan.crossfadeCount) {
-            let fade = plans.crossfades[index]
-            let value = Int(selector.pointee.controller(channel: channel, Int(fade.controller)))
-            let (low, high) = (Int(fade.low), Int(fade.high))
-            var fraction: Float
-            if fade.fadesIn {
-                fraction = value < low ? 0 : value >= high ? 1 : Float(value - low) / Float(high - low)
-            } else {
-                fraction = value <= low ? 1 : value >= high ? 0 : 1 - Float(value - low) / Float(high - low)
-            }
-            if fade.power { fraction = Float(FastMath.squareRoot(Double(fraction))) }
-            gain *= fraction
-        }
         parameters.gain = gain
 
         // Envelopes: velocity's share, then controllers' (at the note-on).
@@ -104,8 +92,8 @@ enum SFZVoiceMapping {
     }
 
     /// What the channel's controllers and bend (−8192…8191) make of a sounding voice of `region`: volume
-    /// (`volume_onccN` in dB, and `amplitude` with `amplitude_onccN` multiplying it, as a dB change), pan,
-    /// cutoff and pitch (`*_onccN`), and the bend through `bend_up`/`bend_down`.
+    /// (`volume_onccN` in dB, and `amplitude` with `amplitude_onccN` and the controller crossfades multiplying
+    /// it, as a dB change), pan, cutoff and pitch (`*_onccN`), and the bend through `bend_up`/`bend_down`.
     @_noAllocation @_noLocks
     static func inputs(
         region: Int32, channel: Int, bend: Int, plans: SFZRegionPlans, selector: UnsafeMutablePointer<SFZSelector>
@@ -128,6 +116,21 @@ enum SFZVoiceMapping {
                 default: inputs.pitch += amount  // pitch
                 }
             }
+        }
+        // The controller crossfades (`xfin_loccN`…, `xf_cccurve`): a sustained note fades between its layers
+        // as the controller moves (a dynamics crossfade on the modulation wheel).
+        for index in Int(plan.crossfadeStart)..<Int(plan.crossfadeStart + plan.crossfadeCount) {
+            let fade = plans.crossfades[index]
+            let value = Int(selector.pointee.controller(channel: channel, Int(fade.controller)))
+            let (low, high) = (Int(fade.low), Int(fade.high))
+            var fraction: Float
+            if fade.fadesIn {
+                fraction = value < low ? 0 : value >= high ? 1 : Float(value - low) / Float(high - low)
+            } else {
+                fraction = value <= low ? 1 : value >= high ? 0 : 1 - Float(value - low) / Float(high - low)
+            }
+            if fade.power { fraction = Float(FastMath.squareRoot(Double(fraction))) }
+            amplitude *= fraction
         }
         // 20·log10(amplitude) = 20·log10(2)·log2(amplitude); silence below −144 dB.
         inputs.volume += amplitude > 6.3e-8 ? 6.020_599_913 * log2(amplitude) : -144
