@@ -68,11 +68,31 @@ import Testing
                 == "lib/test.sfz:1: $NOPE is not defined; add #define $NOPE VALUE before it")
     }
 
-    @Test func includesAreRelativeToTheirFileConfinedAndBounded() throws {
+    @Test func defineValuesAreOneWordSoDirectivesAndOpcodesMayShareALine() throws {
+        // Drum kits write two defines on a line; the Salamander piano writes a header, an include, a define,
+        // opcodes and another include on one line. A define's value is one word, as ARIA and sfizz read it.
+        let lib = try library(
+            """
+            #define $LOW 10    #define $HIGH 20 // velocities
+            <group> #include "Data/tune.txt" #define $LAYER v1 lovel=$LOW hivel=$HIGH #include "Data/keys.txt"
+            """,
+            others: [
+                "lib/Data/tune.txt": "#define $TUNE -5",
+                "lib/Data/keys.txt": "<region> tune=$TUNE key=60 sample=C4$LAYER.wav",
+            ])
+        #expect(lib.regions.count == 1)
+        #expect(lib.regions[0].samplePath == "lib/C4v1.wav")
+        #expect(lib.regions[0].lowVelocity == 10 && lib.regions[0].highVelocity == 20)
+        #expect(lib.files == ["lib/test.sfz", "lib/Data/tune.txt", "lib/Data/keys.txt"])
+        // A value still runs on past a '#' that starts no directive ("C#4 take 2.wav").
+        #expect(try library("<region> sample=C#4 #2 take.wav key=61").regions[0].samplePath == "lib/C#4 #2 take.wav")
+    }
+
+    @Test func includesAreRelativeToTheLoadedFileConfinedAndBounded() throws {
         let lib = try library(
             "#include \"inc/a.sfzh\"\n<region> sample=top.wav",
             others: [
-                "lib/inc/a.sfzh": "#include \"b.sfzh\"\n<group> volume=-3\n<region> sample=x.wav",
+                "lib/inc/a.sfzh": "#include \"inc/b.sfzh\"\n<group> volume=-3\n<region> sample=x.wav",
                 "lib/inc/b.sfzh": "#define $V -6\n",
             ])
         #expect(lib.regions.count == 2)
@@ -102,6 +122,19 @@ import Testing
         files["lib/d20.sfz"] = ""
         let deep = loadError("#include \"d0.sfz\"", others: files)
         #expect(deep == "lib/d15.sfz:1: #include \"d16.sfz\" nests deeper than 16 files; flatten the includes")
+        // At every depth an include is relative to the loaded file's folder (as in sfizz and ARIA), never to
+        // the including file's: the Salamander and Headroom pianos' Data/*.txt include "Data/….txt".
+        let nested = try library(
+            "#include \"Data/group.txt\"",
+            others: [
+                "lib/Data/group.txt": "<group> lovel=1\n#include \"Data/region.txt\"",
+                "lib/Data/region.txt": "<region> sample=n.wav",
+            ])
+        #expect(nested.files == ["lib/test.sfz", "lib/Data/group.txt", "lib/Data/region.txt"])
+        #expect(
+            loadError(
+                "#include \"Data/g.txt\"", others: ["lib/Data/g.txt": "#include \"r.txt\"", "lib/Data/r.txt": ""])
+                == "lib/Data/g.txt:1: cannot read lib/r.txt: No such file or directory")
         // The same file included twice (not a loop) is fine.
         let twice = try library(
             "#include \"r.sfzh\"\n#include \"r.sfzh\"", others: ["lib/r.sfzh": "<region> sample=r.wav"])
