@@ -262,6 +262,22 @@ import Testing
                 == "lib/test.sfz:6: more than 5 #includes in one library")
     }
 
+    @Test func theDefaultLimitsHoldALibraryThatIncludesOneFilePerRegion() throws {
+        // Ivy Audio's Piano in 162 includes a one-line sample file for each region of each velocity layer,
+        // round robin, pedal state and microphone: about 3,500 includes. Here 2 × 2 × 5 × 88 = 1,760 of them.
+        let lib = try library(
+            "#include \"ped.txt\"\n#include \"ped.txt\"",
+            others: [
+                "lib/ped.txt": "<master> #include \"group.txt\"\n<master> #include \"group.txt\"",
+                "lib/group.txt": String(repeating: "<group> #include \"region.txt\"\n", count: 5),
+                "lib/region.txt": (21...108).map { "<region> #define $NUM \($0) #include \"one.txt\"" }
+                    .joined(separator: "\n"),
+                "lib/one.txt": "key=$NUM sample=$NUM.wav",
+            ])
+        #expect(lib.regions.count == 1760)
+        #expect(lib.regions.last?.lowKey == 108)
+    }
+
     @Test func pathsNormaliseAndStayInside() {
         #expect(SFZPath.join("lib/a", "..\\b/./c.wav") == "lib/b/c.wav")
         #expect(SFZPath.join("lib", "../../x") == "../x")

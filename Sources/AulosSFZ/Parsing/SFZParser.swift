@@ -14,8 +14,9 @@ public struct SFZLimits: Sendable, Equatable {
     public var regions = 32_768
     /// How deep `#include`s may nest (the root file is depth 0).
     public var includeDepth = 16
-    /// The most `#include`s a library may perform in all.
-    public var includes = 1024
+    /// The most `#include`s a library may perform in all (Ivy Audio's Piano in 162 performs about 3,500: one
+    /// per region; `totalBytes` bounds what they read).
+    public var includes = 16_384
     /// The most `#define`s a library may make.
     public var defines = 4096
     /// The longest a `#define`'s value, an opcode's name or value may become once `$NAME`s are substituted.
