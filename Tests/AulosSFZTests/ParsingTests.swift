@@ -88,6 +88,22 @@ import Testing
         #expect(try library("<region> sample=C#4 #2 take.wav key=61").regions[0].samplePath == "lib/C#4 #2 take.wav")
     }
 
+    @Test func opcodeNamesAreReadWithoutRegardToCaseAndHDControllerDefaultsAreRead() throws {
+        // ARIA and sfizz read `Sample=` as `sample=` (the Discord GM bank writes it 176 times); `set_hdccN` is
+        // `set_ccN` from 0 to 1 (seven of the twelve libraries surveyed start their controllers with it); and
+        // `tune_ccN` is `pitch_onccN`.
+        let lib = try library(
+            """
+            <control> set_hdcc7=0.5 SET_HDCC64=1 set_hdcc1=0
+            <region> Sample=a.wav LoKey=60 HIKEY=62 tune_cc1=200
+            """)
+        #expect(lib.regions[0].samplePath == "lib/a.wav")
+        #expect(lib.regions[0].lowKey == 60 && lib.regions[0].highKey == 62)
+        #expect(lib.regions[0].pitchControllers == [SFZCCModulation(controller: 1, depth: 200)])
+        #expect(lib.controllerDefaults == [7: 64, 64: 127, 1: 0])
+        #expect(lib.warnings.isEmpty, "\(lib.warnings)")
+    }
+
     @Test func includesAreRelativeToTheLoadedFileConfinedAndBounded() throws {
         let lib = try library(
             "#include \"inc/a.sfzh\"\n<region> sample=top.wav",

@@ -47,7 +47,7 @@ public struct SFZParseResult: Sendable {
 
 /// Reads SFZ text: comments (`//` to the end of the line, `/* … */` across lines), headers with inheritance,
 /// `#define $NAME value` and `$NAME` substitution, `#include "file"` confined to the library's root folder, and
-/// opcodes whose values may hold spaces.
+/// opcodes whose values may hold spaces. Opcode names are read in lower case (`Sample=` is `sample=`).
 ///
 /// Where a value ends (the rule players follow, since sample names hold spaces): at the end of the line, at a
 /// `<` or a `//` or `/*`, or at whitespace followed by what looks like the next opcode (`name=`) or by
@@ -171,10 +171,12 @@ public struct SFZParser {
             default:
                 let location = scanner.location
                 let (rawName, rawValue) = try scanner.opcode()
-                let name = try expand(rawName, at: location, what: "opcode name")
-                guard !name.isEmpty, name.utf8.allSatisfy(Scanner.isNameByte), !name.contains("$") else {
+                let expanded = try expand(rawName, at: location, what: "opcode name")
+                guard !expanded.isEmpty, expanded.utf8.allSatisfy(Scanner.isNameByte), !expanded.contains("$") else {
                     throw SFZError("\(location): '\(rawName.clipped)' is not an opcode name (letters, digits, _)")
                 }
+                // Names are read without regard to case, as ARIA and sfizz read them (`Sample=`, `LoKey=`).
+                let name = expanded.lowercased()
                 let value = try expand(rawValue, at: location, what: name, lenient: name == "sample")
                 try opcode(SFZOpcode(name, value, at: location))
             }
