@@ -21,7 +21,7 @@ build: setup
 ## beside the others (scripts/run-tests.sh says why); `swift test` runs them all in one.
 test: setup-tests
 	scripts/check-package-graph.py
-	@# The SFZ test library is written again (deterministically): a change to its script shows in git.
+	@# The SFZ test library's samples are committed; the script rewrites them deterministically (same bytes).
 	@scripts/make-sfz-library.py >/dev/null
 	$(SWIFT) build --build-tests
 	scripts/run-tests.sh

@@ -68,11 +68,47 @@ import Testing
                 == "lib/test.sfz:1: $NOPE is not defined; add #define $NOPE VALUE before it")
     }
 
-    @Test func includesAreRelativeToTheirFileConfinedAndBounded() throws {
+    @Test func defineValuesAreOneWordSoDirectivesAndOpcodesMayShareALine() throws {
+        // Drum kits write two defines on a line; the Salamander piano writes a header, an include, a define,
+        // opcodes and another include on one line. A define's value is one word, as ARIA and sfizz read it.
+        let lib = try library(
+            """
+            #define $LOW 10    #define $HIGH 20 // velocities
+            <group> #include "Data/tune.txt" #define $LAYER v1 lovel=$LOW hivel=$HIGH #include "Data/keys.txt"
+            """,
+            others: [
+                "lib/Data/tune.txt": "#define $TUNE -5",
+                "lib/Data/keys.txt": "<region> tune=$TUNE key=60 sample=C4$LAYER.wav",
+            ])
+        #expect(lib.regions.count == 1)
+        #expect(lib.regions[0].samplePath == "lib/C4v1.wav")
+        #expect(lib.regions[0].lowVelocity == 10 && lib.regions[0].highVelocity == 20)
+        #expect(lib.files == ["lib/test.sfz", "lib/Data/tune.txt", "lib/Data/keys.txt"])
+        // A value still runs on past a '#' that starts no directive ("C#4 take 2.wav").
+        #expect(try library("<region> sample=C#4 #2 take.wav key=61").regions[0].samplePath == "lib/C#4 #2 take.wav")
+    }
+
+    @Test func opcodeNamesAreReadWithoutRegardToCaseAndHDControllerDefaultsAreRead() throws {
+        // ARIA and sfizz read `Sample=` as `sample=` (the Discord GM bank writes it 176 times); `set_hdccN` is
+        // `set_ccN` from 0 to 1 (seven of the twelve libraries surveyed start their controllers with it); and
+        // `tune_ccN` is `pitch_onccN`.
+        let lib = try library(
+            """
+            <control> set_hdcc7=0.5 SET_HDCC64=1 set_hdcc1=0
+            <region> Sample=a.wav LoKey=60 HIKEY=62 tune_cc1=200
+            """)
+        #expect(lib.regions[0].samplePath == "lib/a.wav")
+        #expect(lib.regions[0].lowKey == 60 && lib.regions[0].highKey == 62)
+        #expect(lib.regions[0].pitchControllers == [SFZCCModulation(controller: 1, depth: 200)])
+        #expect(lib.controllerDefaults == [7: 64, 64: 127, 1: 0])
+        #expect(lib.warnings.isEmpty, "\(lib.warnings)")
+    }
+
+    @Test func includesAreRelativeToTheLoadedFileConfinedAndBounded() throws {
         let lib = try library(
             "#include \"inc/a.sfzh\"\n<region> sample=top.wav",
             others: [
-                "lib/inc/a.sfzh": "#include \"b.sfzh\"\n<group> volume=-3\n<region> sample=x.wav",
+                "lib/inc/a.sfzh": "#include \"inc/b.sfzh\"\n<group> volume=-3\n<region> sample=x.wav",
                 "lib/inc/b.sfzh": "#define $V -6\n",
             ])
         #expect(lib.regions.count == 2)
@@ -102,6 +138,19 @@ import Testing
         files["lib/d20.sfz"] = ""
         let deep = loadError("#include \"d0.sfz\"", others: files)
         #expect(deep == "lib/d15.sfz:1: #include \"d16.sfz\" nests deeper than 16 files; flatten the includes")
+        // At every depth an include is relative to the loaded file's folder (as in sfizz and ARIA), never to
+        // the including file's: the Salamander and Headroom pianos' Data/*.txt include "Data/….txt".
+        let nested = try library(
+            "#include \"Data/group.txt\"",
+            others: [
+                "lib/Data/group.txt": "<group> lovel=1\n#include \"Data/region.txt\"",
+                "lib/Data/region.txt": "<region> sample=n.wav",
+            ])
+        #expect(nested.files == ["lib/test.sfz", "lib/Data/group.txt", "lib/Data/region.txt"])
+        #expect(
+            loadError(
+                "#include \"Data/g.txt\"", others: ["lib/Data/g.txt": "#include \"r.txt\"", "lib/Data/r.txt": ""])
+                == "lib/Data/g.txt:1: cannot read lib/r.txt: No such file or directory")
         // The same file included twice (not a loop) is fine.
         let twice = try library(
             "#include \"r.sfzh\"\n#include \"r.sfzh\"", others: ["lib/r.sfzh": "<region> sample=r.wav"])
@@ -227,6 +276,22 @@ import Testing
         #expect(
             loadError(String(repeating: "#include \"e.sfzh\"\n", count: 6), others: ["lib/e.sfzh": ""], limits: limits)
                 == "lib/test.sfz:6: more than 5 #includes in one library")
+    }
+
+    @Test func theDefaultLimitsHoldALibraryThatIncludesOneFilePerRegion() throws {
+        // Ivy Audio's Piano in 162 includes a one-line sample file for each region of each velocity layer,
+        // round robin, pedal state and microphone: about 3,500 includes. Here 2 × 2 × 5 × 88 = 1,760 of them.
+        let lib = try library(
+            "#include \"ped.txt\"\n#include \"ped.txt\"",
+            others: [
+                "lib/ped.txt": "<master> #include \"group.txt\"\n<master> #include \"group.txt\"",
+                "lib/group.txt": String(repeating: "<group> #include \"region.txt\"\n", count: 5),
+                "lib/region.txt": (21...108).map { "<region> #define $NUM \($0) #include \"one.txt\"" }
+                    .joined(separator: "\n"),
+                "lib/one.txt": "key=$NUM sample=$NUM.wav",
+            ])
+        #expect(lib.regions.count == 1760)
+        #expect(lib.regions.last?.lowKey == 108)
     }
 
     @Test func pathsNormaliseAndStayInside() {

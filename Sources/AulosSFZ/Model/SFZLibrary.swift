@@ -3,11 +3,11 @@
 /// opcodes and headers it uses that Aulos does not play — for the instrument unit, for `aulos presets --sfz`,
 /// and for the warning shown once per library.
 ///
-/// Paths: `sample=` is relative to the folder of the file that was loaded (an included file does not change
-/// it, as in other players), after `default_path`; `\` reads as `/`; a name whose case differs from the disk's
-/// is matched without regard to case. No sample and no included file may be outside the root folder (by
-/// default the loaded file's folder): a library whose `.sfz` files sit in a sub-folder beside their samples
-/// (`Programs/` and `Samples/`) is loaded with its top folder as the root.
+/// Paths: `sample=` and `#include` are relative to the folder of the file that was loaded (an included file
+/// does not change it, as in other players), after `default_path`; `\` reads as `/`; a name whose case differs
+/// from the disk's is matched without regard to case. No sample and no included file may be outside the root
+/// folder (by default the loaded file's folder): a library whose `.sfz` files sit in a sub-folder beside their
+/// samples (`Programs/` and `Samples/`) is loaded with its top folder as the root.
 ///
 /// Limits: `SFZLimits` (file sizes, regions, includes, defines, line length).
 ///

@@ -67,6 +67,8 @@ struct SFZRegionBuilder {
         case "note_offset": context.notes = try value.int(in: -127...127)
         case "octave_offset": context.octaves = try value.int(in: -10...10)
         case "set_ccN" where cc != nil: controllerDefaults[cc!] = try value.int(in: 0...127)
+        // The ARIA form from 0 to 1, kept here as the nearest of the 128 values.
+        case "set_hdccN" where cc != nil: controllerDefaults[cc!] = Int((try value.float(in: 0...1) * 127).rounded())
         case "label_ccN" where cc != nil: controllerLabels[cc!] = opcode.value
         case "label_keyN" where cc != nil: keyLabels[cc!] = opcode.value
 
@@ -188,7 +190,8 @@ struct SFZRegionBuilder {
             try region.cutoffControllers.depth(cc!, value.float(in: -9600...9600))
         case "resonance_onccN" where cc != nil, "resonance_ccN" where cc != nil:
             try region.resonanceControllers.depth(cc!, value.float(in: -40...40))
-        case "pitch_onccN" where cc != nil, "tune_onccN" where cc != nil, "pitch_ccN" where cc != nil:
+        case "pitch_onccN" where cc != nil, "tune_onccN" where cc != nil, "pitch_ccN" where cc != nil,
+            "tune_ccN" where cc != nil:
             try region.pitchControllers.depth(cc!, value.float(in: -9600...9600))
 
         // Crossfades

@@ -14,8 +14,9 @@ public struct SFZLimits: Sendable, Equatable {
     public var regions = 32_768
     /// How deep `#include`s may nest (the root file is depth 0).
     public var includeDepth = 16
-    /// The most `#include`s a library may perform in all.
-    public var includes = 1024
+    /// The most `#include`s a library may perform in all (Ivy Audio's Piano in 162 performs about 3,500: one
+    /// per region; `totalBytes` bounds what they read).
+    public var includes = 16_384
     /// The most `#define`s a library may make.
     public var defines = 4096
     /// The longest a `#define`'s value, an opcode's name or value may become once `$NAME`s are substituted.
@@ -46,11 +47,13 @@ public struct SFZParseResult: Sendable {
 
 /// Reads SFZ text: comments (`//` to the end of the line, `/* … */` across lines), headers with inheritance,
 /// `#define $NAME value` and `$NAME` substitution, `#include "file"` confined to the library's root folder, and
-/// opcodes whose values may hold spaces.
+/// opcodes whose values may hold spaces. Opcode names are read in lower case (`Sample=` is `sample=`).
 ///
 /// Where a value ends (the rule players follow, since sample names hold spaces): at the end of the line, at a
-/// `<` or a `//` or `/*`, or at whitespace followed by what looks like the next opcode (`name=`) — so
-/// `sample=Piano C4 soft.wav lokey=60` gives `Piano C4 soft.wav`. Trailing whitespace is dropped.
+/// `<` or a `//` or `/*`, or at whitespace followed by what looks like the next opcode (`name=`) or by
+/// `#define`/`#include` — so `sample=Piano C4 soft.wav lokey=60` gives `Piano C4 soft.wav`. Trailing whitespace
+/// is dropped. A `#define`'s value is one word (`#define $A 1 #define $B 2` defines both), and `#include`
+/// paths are relative to the folder of the file loaded at every depth, as in sfizz and ARIA.
 ///
 /// `$NAME` is replaced by the longest defined name the text after `$` starts with, in opcode names, values,
 /// `#include` paths and later `#define` values (a define's value is substituted when it is defined, so a chain
@@ -168,10 +171,12 @@ public struct SFZParser {
             default:
                 let location = scanner.location
                 let (rawName, rawValue) = try scanner.opcode()
-                let name = try expand(rawName, at: location, what: "opcode name")
-                guard !name.isEmpty, name.utf8.allSatisfy(Scanner.isNameByte), !name.contains("$") else {
+                let expanded = try expand(rawName, at: location, what: "opcode name")
+                guard !expanded.isEmpty, expanded.utf8.allSatisfy(Scanner.isNameByte), !expanded.contains("$") else {
                     throw SFZError("\(location): '\(rawName.clipped)' is not an opcode name (letters, digits, _)")
                 }
+                // Names are read without regard to case, as ARIA and sfizz read them (`Sample=`, `LoKey=`).
+                let name = expanded.lowercased()
                 let value = try expand(rawValue, at: location, what: name, lenient: name == "sample")
                 try opcode(SFZOpcode(name, value, at: location))
             }
@@ -205,7 +210,9 @@ public struct SFZParser {
         guard includeCount <= limits.includes else {
             throw SFZError("\(location): more than \(limits.includes) #includes in one library")
         }
-        let folder = FileFolder.of(location.file)
+        // Relative to the folder of the file loaded, at every depth (as sfizz and ARIA read it), not to the
+        // including file's folder: `Data/notes.txt` including `Data/region.txt` means `Data/region.txt`.
+        let folder = FileFolder.of(stack.first ?? location.file)
         let path = SFZPath.join(folder, relative)
         guard SFZPath.inside(path, root: root) != nil else {
             throw SFZError(
@@ -472,7 +479,7 @@ private struct Scanner {
                 && (bytes[index + 1] == UInt8(ascii: "/") || bytes[index + 1] == UInt8(ascii: "*")):
                 break scan
             case _ where Scanner.isSpace(byte):
-                if startsOpcode(after: index) { break scan }
+                if startsOpcode(after: index) || startsDirective(after: index) { break scan }
                 index += 1
             default:
                 index += 1
@@ -506,7 +513,10 @@ private struct Scanner {
         while index < bytes.count, Scanner.isSpace(bytes[index]) { index += 1 }
     }
 
-    /// `$NAME value`: the value is the rest of the line, before any `//` comment, trimmed.
+    /// `$NAME value`: the value is one word, ending at whitespace, the end of the line or a comment (as ARIA
+    /// and sfizz read it); what follows on the line is read as usual, so `#define $A 1 #define $B 2` and
+    /// `<group> #define $VEL v1 lovel=1 #include "region.txt"` are two defines, and a define, an opcode and an
+    /// include.
     mutating func defineBody() throws(SFZError) -> (name: String, value: String) {
         skipSpaces()
         let nameStart = index
@@ -514,17 +524,28 @@ private struct Scanner {
         let name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
         skipSpaces()
         let valueStart = index
-        var valueEnd = index
-        while index < bytes.count, bytes[index] != 0x0A {
+        while index < bytes.count, bytes[index] != 0x0A, !Scanner.isSpace(bytes[index]) {
             if bytes[index] == UInt8(ascii: "/"), index + 1 < bytes.count,
                 bytes[index + 1] == UInt8(ascii: "/") || bytes[index + 1] == UInt8(ascii: "*")
             {
                 break
             }
-            if !Scanner.isSpace(bytes[index]) { valueEnd = index + 1 }
             index += 1
         }
-        return (name, String(decoding: bytes[valueStart..<valueEnd], as: UTF8.self))
+        return (name, String(decoding: bytes[valueStart..<index], as: UTF8.self))
+    }
+
+    /// Whether whitespace at `position` is followed by `#define` or `#include` (a directive after a value on
+    /// the same line).
+    private func startsDirective(after position: Int) -> Bool {
+        var probe = position
+        while probe < bytes.count, Scanner.isSpace(bytes[probe]) { probe += 1 }
+        for word in ["#define", "#include"] {
+            let end = probe + word.utf8.count
+            guard end <= bytes.count, bytes[probe..<end].elementsEqual(word.utf8) else { continue }
+            if end == bytes.count || Scanner.isSpace(bytes[end]) { return true }
+        }
+        return false
     }
 
     /// `"text"` on the current line.
