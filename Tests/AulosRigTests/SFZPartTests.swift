@@ -284,6 +284,36 @@ import Testing
         #expect(after < 0.01, "after the wheel moved: \(after) of the saw's level away from it")
     }
 
+    /// A region asked to loop with no loop points, in a file that states none (as jRhodes3c's looped FLACs
+    /// are), loops the whole sample: offline, a 40,000-frame sample (longer than a stream's ring) sounds on
+    /// past its end. (It used to wait for the loader without end: the loop ran past what the ring can hold.)
+    @Test func aWholeSampleLoopWithoutLoopPointsKeepsSounding() throws {
+        let folder = TestFiles.scratch("sfz-whole-loop")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { TestFiles.remove(folder) }
+        TestFiles.writeConstantWAV(folder + "/long.wav", value: 8000, frames: 40_000)
+        try "<region> sample=long.wav loop_mode=loop_continuous ampeg_release=0.01\n".write(
+            toFile: folder + "/loop.sfz", atomically: true, encoding: .utf8)
+        var rig = try Rig(yaml: "parts:\n  - instrument: sfz:loop.sfz\n", file: folder + "/rig.yaml")
+        rig.slice = 1024
+        rig.dry = true
+        rig.limiter = false
+        let playback = try PlaybackRig(rig, fileSample: .float32)
+        defer { playback.close() }
+        try playback.graph.start()
+        playback.scheduler.schedule(.noteOn(channel: 0, note: 60, velocity: 127), at: 0)
+        let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat, maximumFrames: 1024)
+        var left: [Float] = []
+        for _ in 0..<100 {
+            harness.renderSlice(1000)
+            let interleaved = harness.interleaved(frames: 1000)
+            for index in 0..<1000 { left.append(interleaved[2 * index]) }
+        }
+        let quietest = left[1000..<100_000].map(abs).min() ?? 0
+        #expect(quietest > 0.05, "the loop fell silent (quietest \(quietest))")
+        #expect(playback.sampleStreaming.first?.underruns == 0)
+    }
+
     /// A malformed library is one line naming its file and line, never a crash.
     @Test func aMalformedLibraryIsOneLineWithFileAndLine() throws {
         let folder = TestFiles.scratch("sfz-bad")

@@ -146,6 +146,13 @@ public enum FileRender {
                         ? "kept as they are in the float file; they clip on a device"
                         : "clipped in the file; turn it down with --gain, or leave the limiter on"))
         }
+        // Offline, an SFZ voice waits for its streamed data; one that waited the streams' limit in vain played
+        // silence instead of hanging the render — say so: the file is not what the score asks.
+        if let streaming = SampleStreamingStatus.total(rig.sampleStreaming), streaming.underruns > 0 {
+            warnings.append(
+                "SFZ: \(streaming.lateFrames) frames of streamed samples did not arrive from disk in time and are "
+                    + "silent in the file; render again, and report it if it repeats")
+        }
         if rig.scheduler.droppedCount > 0 {
             notes.append("\(rig.scheduler.droppedCount) events dropped (too many in one slice)")
         }

@@ -225,9 +225,18 @@ public final class SFZInstrumentUnit: AudioUnit, MusicDevice, @unchecked Sendabl
             var end = region.loopEnd
             if start == nil || end == nil {
                 if fileLoop == nil { fileLoop = .some(Self.fileLoop(library.samples[index])) }
-                guard let loop = fileLoop ?? nil else { continue }
-                start = start ?? loop.start
-                end = end ?? loop.end
+                if let loop = fileLoop ?? nil {
+                    start = start ?? loop.start
+                    end = end ?? loop.end
+                } else if region.loopMode != nil {
+                    // Asked to loop with no loop points, the file stating none (jRhodes3c's looped FLACs): the
+                    // voice loops from 0 to the region's `end` or the sample's last frame — all of it in memory.
+                    start = start ?? 0
+                    end = end ?? region.end
+                    if end == nil { return Int.max }
+                } else {
+                    continue  // loop_mode unset and no loop in the file: SFZ v1 plays it once
+                }
             }
             guard let first = start, let last = end, last - first + 1 > streamable else { continue }
             frames = max(frames, last + 1 + SFZInterpolator.maximumReach)

@@ -98,6 +98,9 @@ struct SFZVoice {
     var need = 0
     /// The frame after the last one valid in the ring for this generation (read once per block).
     var streamEnd = 0
+    /// Offline, the loader did not bring a frame within the streams' wait limit: the voice waits no more
+    /// (its missing frames play silence and are counted), so a fault costs one wait, never a hang.
+    var stoppedWaiting = false
     /// Late frames (silence played) since the engine last collected them, and the blocks they fell in.
     var lateFrames = 0
     var lateBlocks = 0
@@ -183,6 +186,7 @@ struct SFZVoice {
         inputsAt = .max
         streaming = !info.isResident
         streamEnd = 0
+        stoppedWaiting = false
         if streaming, let streams = context.streams, slot < streams.slotCount {
             // The loader writes no more than a ring past `need`, so the frames a voice may come back to (a
             // loop's start) stay in the ring.
@@ -451,7 +455,7 @@ struct SFZVoice {
         if k < info.headFrames { return (info.head[k &* channels &+ channel], true) }
         guard let streams = context.streams else { return (0, false) }
         if k >= streamEnd {
-            guard context.waitsForData else { return (0, false) }
+            guard context.waitsForData && !stoppedWaiting else { return (0, false) }
             // Offline: wait for the loader (it reads ahead of `need`, published before this block), up to
             // the streams' limit; the same frames arrive at any disk speed, so the render is the same.
             var waited = 0.0
@@ -460,7 +464,10 @@ struct SFZVoice {
                 waited += 0.0001
                 refreshStream(streams)
             }
-            if k >= streamEnd { return (0, false) }
+            if k >= streamEnd {
+                stoppedWaiting = true
+                return (0, false)
+            }
         }
         return (streams.ring(slot)[(k & (streams.ringFrames &- 1)) &* channels &+ channel], true)
     }
