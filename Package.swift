@@ -218,7 +218,7 @@ let package = Package(
             path: "Tests/AulosWebTests"),
         .testTarget(
             name: "AulosSFZTests",
-            dependencies: ["AulosSFZ", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
+            dependencies: ["AulosSFZ", "AulosCore", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
             path: "Tests/AulosSFZTests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]

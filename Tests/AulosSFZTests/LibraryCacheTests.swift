@@ -1,3 +1,4 @@
+import AulosCore
 import AulosSFZ
 import AulosTestSupport
 import Foundation
@@ -66,6 +67,29 @@ import Testing
         #expect(pinned == nil)
     }
 
+    /// A library whose heads would pass the cap loads with shorter heads (halved down to 2,048 frames), and
+    /// says so; one that would pass it even then is refused with the reason.
+    @Test func aLibraryOverTheCapGetsShorterHeads() throws {
+        let folder = TestFiles.scratch("sfz-cap")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { TestFiles.remove(folder) }
+        var text = ""
+        for index in 0..<4 {
+            SampleFixtures.write(folder + "/s\(index).wav", SampleFixtures.sine(440, frames: 20_000))
+            text += "<region> key=\(60 + index) sample=s\(index).wav\n"
+        }
+        try text.write(toFile: folder + "/lib.sfz", atomically: true, encoding: .utf8)
+        var limits = SFZSampleStore.Limits()
+        // Four mono heads of 8,192 (+512 guard) frames are 139 KB, of 4,096 74 KB, of 2,048 41 KB.
+        limits.maximumPreloadedBytes = 64 << 10
+        let loaded = try SFZLibraryCache().library(at: folder + "/lib.sfz", limits: limits)
+        #expect(loaded.store.limits.preloadFrames == 2048)
+        #expect(loaded.store.info(loaded.sampleIDs[3]).headFrames == 2048)
+        #expect(loaded.warnings.contains { $0.contains("heads are 2048 frames") }, "\(loaded.warnings)")
+        limits.maximumPreloadedBytes = 32 << 10
+        #expect(throws: AudioUnitError.self) { try SFZLibraryCache().library(at: folder + "/lib.sfz", limits: limits) }
+    }
+
     /// Through the unit, as a rig builds it: a second unit of the same library reads nothing.
     @Test func twoUnitsOfOneLibraryShareItsSamples() throws {
         let (folder, path) = try Self.library("units")
@@ -77,5 +101,35 @@ import Testing
         try second.loadLibrary(path)
         #expect(first.loaded === second.loaded)
         #expect(SFZLibraryCache.shared.loadCount == before + 1)
+    }
+}
+
+/// A library whose `.sfz` files sit in `Programs/` beside `Samples/` (Karoryfer's, DrumGizmo's kits) loads
+/// with its top folder as the root; one that reaches further than two folders up is refused.
+@Suite struct LibraryRootTests {
+    @Test func aProgramsFolderBesideSamplesLoads() throws {
+        let top = TestFiles.scratch("sfz-root")
+        defer { TestFiles.remove(top) }
+        for folder in ["/kit/Programs", "/kit/Samples", "/outside"] {
+            try FileManager.default.createDirectory(atPath: top + folder, withIntermediateDirectories: true)
+        }
+        SampleFixtures.write(top + "/kit/Samples/a.wav", SampleFixtures.sine(440, frames: 100))
+        SampleFixtures.write(top + "/outside/b.wav", SampleFixtures.sine(440, frames: 100))
+        try "<region> sample=../Samples/a.wav\n".write(
+            toFile: top + "/kit/Programs/kit.sfz", atomically: true, encoding: .utf8)
+        let library = try SFZLibrary.load(findingRootOf: top + "/kit/Programs/kit.sfz")
+        #expect(library.root == top + "/kit")
+        #expect(library.samples == [top + "/kit/Samples/a.wav"])
+        // Loaded with its own folder as the root, it is refused, as before.
+        #expect(throws: SFZError.self) { try SFZLibrary.load(path: top + "/kit/Programs/kit.sfz") }
+        // Three folders up is too far: the error is the first attempt's, naming the file and line.
+        try "<region> sample=../../../outside/b.wav\n".write(
+            toFile: top + "/kit/Programs/far.sfz", atomically: true, encoding: .utf8)
+        do {
+            _ = try SFZLibrary.load(findingRootOf: top + "/kit/Programs/far.sfz")
+            Issue.record("a sample three folders up was loaded")
+        } catch {
+            #expect(error.leavesRoot && error.message.hasPrefix(top + "/kit/Programs/far.sfz:1:"), "\(error.message)")
+        }
     }
 }

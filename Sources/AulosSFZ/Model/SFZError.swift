@@ -5,6 +5,12 @@ import AulosCore
 /// Threads: a value, thrown on the control thread that loads the library.
 public struct SFZError: ReportableError, Equatable, Sendable {
     public let message: String
+    /// A sample or `#include` outside the root folder: loading with a wider root may succeed
+    /// (`SFZLibrary.load(findingRootOf:)`).
+    public var leavesRoot = false
 
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, leavesRoot: Bool = false) {
+        self.message = message
+        self.leavesRoot = leavesRoot
+    }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// An SFZ library as loaded: its regions typed, the sample files they play (resolved inside the library's
 /// root folder and checked to exist, never read here), its curves, the keyswitches and keys it plays, and the
 /// opcodes and headers it uses that Aulos does not play — for the instrument unit, for `aulos presets --sfz`,
@@ -45,6 +47,41 @@ public struct SFZLibrary: Sendable {
         var parser = SFZParser(root: rootFolder, files: files, limits: limits)
         let parsed = try parser.parse(file: normalised)
         return try SFZLibrary(parsed: parsed, path: normalised, root: rootFolder, files: files)
+    }
+
+    /// The library at `path`, its root found: the `.sfz` file's folder, or — when the library reaches out of
+    /// it, as libraries whose `.sfz` files sit in `Programs/` beside `Samples/` do (`sample=../Samples/…`) —
+    /// the folder above, or the one above that. Never the file system's root. The error is the first
+    /// attempt's when no root holds the library.
+    public static func load(
+        findingRootOf path: String, files: any SFZFileSource = SFZDiskFiles(), limits: SFZLimits = SFZLimits()
+    ) throws(SFZError) -> SFZLibrary {
+        var first: SFZError
+        do {
+            return try load(path: path, files: files, limits: limits)
+        } catch {
+            guard error.leavesRoot else { throw error }
+            first = error
+        }
+        // Wider roots are found from the absolute path (a relative one has no folder above ".").
+        var absolute = path
+        if !path.hasPrefix("/"), let cwd = getcwd(nil, 0) {
+            absolute = String(cString: cwd) + "/" + path
+            free(cwd)
+        }
+        absolute = SFZPath.normalise(absolute)
+        var root = FileFolder.of(absolute)
+        for _ in 0..<2 {
+            let parent = FileFolder.of(root)
+            guard parent != root, parent != "/" else { break }
+            root = parent
+            do {
+                return try load(path: absolute, root: root, files: files, limits: limits)
+            } catch {
+                guard error.leavesRoot else { throw error }
+            }
+        }
+        throw first
     }
 
     /// A library from text, as if it were the file `path` (includes and samples are looked up in `files`).
@@ -130,8 +167,8 @@ public struct SFZLibrary: Sendable {
         let path = SFZPath.join(folder, written)
         guard SFZPath.inside(path, root: root) != nil else {
             throw SFZError(
-                "\(region.location): sample \(written.clipped) is outside the library's root folder \(root); "
-                    + "load the library with the folder that holds both its .sfz files and its samples as root")
+                "\(region.location): sample \(written.clipped) is outside the library's folder \(root); keep a "
+                    + "library's .sfz files and samples under one folder", leavesRoot: true)
         }
         if files.fileExists(path) { return path }
         if let found = caseInsensitive(path, root: root, files: files) { return found }

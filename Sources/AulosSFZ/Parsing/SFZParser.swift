@@ -216,8 +216,8 @@ public struct SFZParser {
         let path = SFZPath.join(folder, relative)
         guard SFZPath.inside(path, root: root) != nil else {
             throw SFZError(
-                "\(location): #include \"\(relative.clipped)\" is outside the library's root folder \(root); "
-                    + "keep included files inside it")
+                "\(location): #include \"\(relative.clipped)\" is outside the library's folder \(root); "
+                    + "keep included files inside it", leavesRoot: true)
         }
         if let start = stack.firstIndex(of: path) {
             let chain = (stack[start...] + [path]).joined(separator: " → ")

@@ -49,7 +49,12 @@ public struct SFZSampleInfo: BitwiseCopyable, @unchecked Sendable {
 /// Threads: a value.
 public struct SFZSampleError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The heads would pass `Limits.maximumPreloadedBytes` (shorter heads may fit).
+    public var passesCap = false
+    public init(_ message: String, passesCap: Bool = false) {
+        self.message = message
+        self.passesCap = passesCap
+    }
     public var description: String { message }
 }
 
@@ -136,8 +141,9 @@ public final class SFZSampleStore: @unchecked Sendable {
         let bytes = (headFrames + SFZSampleInfo.guardFrames) * channels * MemoryLayout<Float>.stride
         guard preloadedBytes + bytes <= limits.maximumPreloadedBytes else {
             throw SFZSampleError(
-                "cannot load \(path): the samples' preloaded heads would pass the cap of "
-                    + "\(limits.maximumPreloadedBytes >> 20) MiB; raise the cap or load fewer samples")
+                "cannot load \(path): the samples' preloaded heads (\(limits.preloadFrames) frames each) would pass "
+                    + "the cap of \(limits.maximumPreloadedBytes >> 20) MiB; play a smaller program of the library",
+                passesCap: true)
         }
         let head = UnsafeMutablePointer<Float>.allocate(capacity: (headFrames + SFZSampleInfo.guardFrames) * channels)
         head.initialize(repeating: 0, count: (headFrames + SFZSampleInfo.guardFrames) * channels)

@@ -119,25 +119,59 @@ public final class SFZLibraryCache: Sendable {
     static func load(_ path: String, limits: SFZSampleStore.Limits) throws(AudioUnitError) -> SFZLoadedLibrary {
         let library: SFZLibrary
         do {
-            library = try SFZLibrary.load(path: path)
+            library = try SFZLibrary.load(findingRootOf: path)
         } catch {
             throw AudioUnitError(.invalidFile, error.message)
         }
         // Stamped before the samples are read: a file changed while loading makes the next load read again.
         let fingerprint = SFZLoadedLibrary.stamps(of: library)
+        // A library whose heads pass the cap (Karoryfer's Weresax: thousands of samples) loads with shorter
+        // heads, down to `shortestHead` frames, rather than not at all — said in its warnings.
+        var limits = limits
+        while true {
+            do {
+                let (store, ids) = try loadSamples(of: library, limits: limits)
+                var warnings = library.warnings.map(\.description) + SFZInstrumentUnit.notPlayed(library)
+                if store.limits.preloadFrames < SFZSampleStore.Limits().preloadFrames {
+                    warnings.append(
+                        "\(path): \(library.samples.count) samples: their heads are \(limits.preloadFrames) frames, "
+                            + "not \(SFZSampleStore.Limits().preloadFrames), to stay under the "
+                            + "\(limits.maximumPreloadedBytes >> 20) MiB cap (a slow disk is more often late)")
+                }
+                return SFZLoadedLibrary(
+                    library: library, store: store, sampleIDs: ids, warnings: warnings, fingerprint: fingerprint)
+            } catch  where error.passesCap && limits.preloadFrames > shortestHead {
+                limits.preloadFrames /= 2
+                limits.wholeBelowFrames = max(limits.preloadFrames, limits.wholeBelowFrames / 2)
+            } catch {
+                // Say what takes the memory when it is the loops (a voice cannot yet stream a loop longer than
+                // its ring: such samples are held whole).
+                let looped = library.samples.indices.filter {
+                    SFZInstrumentUnit.residentFrames(library, sample: $0) > 0
+                }
+                let why =
+                    error.passesCap && !looped.isEmpty
+                    ? " (\(looped.count) of its \(library.samples.count) samples loop over more than a stream "
+                        + "buffer holds, so they are kept whole in memory)" : ""
+                throw AudioUnitError(.invalidFile, "SFZ library \(path): \(error.message)\(why)")
+            }
+        }
+    }
+
+    /// The shortest head a sample is given when a library would pass the memory cap: 2,048 frames, the 43 ms
+    /// at 48 kHz the loader then has to bring a voice's next frames (a quarter of the default's).
+    static let shortestHead = 2048
+
+    /// Every sample of `library` loaded into a new store with `limits`.
+    static func loadSamples(of library: SFZLibrary, limits: SFZSampleStore.Limits) throws(SFZSampleError)
+        -> (SFZSampleStore, [SFZSampleID])
+    {
         let store = SFZSampleStore(limits: limits)
         var ids: [SFZSampleID] = []
         for (index, sample) in library.samples.enumerated() {
-            do {
-                let resident = SFZInstrumentUnit.residentFrames(library, sample: index)
-                ids.append(try store.load(path: sample, residentFrames: resident))
-            } catch {
-                throw AudioUnitError(.invalidFile, "SFZ library \(path): \(error.message)")
-            }
+            let resident = SFZInstrumentUnit.residentFrames(library, sample: index)
+            ids.append(try store.load(path: sample, residentFrames: resident))
         }
-        return SFZLoadedLibrary(
-            library: library, store: store, sampleIDs: ids,
-            warnings: library.warnings.map(\.description) + SFZInstrumentUnit.notPlayed(library),
-            fingerprint: fingerprint)
+        return (store, ids)
     }
 }

@@ -35,7 +35,7 @@ struct PresetsCommand: ParsableCommand {
     func run() throws {
         if let sfz {
             // The parser's errors are already one line naming the file and line.
-            do { print(try SFZLibrary.load(path: sfz).summary()) } catch { throw CommandError(error.message) }
+            do { print(try SFZLibrary.load(findingRootOf: sfz).summary()) } catch { throw CommandError(error.message) }
             return
         }
         if let unit {
