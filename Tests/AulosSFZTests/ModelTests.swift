@@ -25,6 +25,16 @@ import Testing
         #expect(region.crossfadeKeyCurve == .power && !region.isSilenced && region.isAttack)
     }
 
+    /// ARIA's level volumes are read at their headers and inherited, beside the region's own `volume`.
+    @Test func levelVolumesAreReadBesideVolume() throws {
+        let region = try library(
+            "<global> global_volume=-6 <master> master_volume=-3 <group> group_volume=-2 volume=-1\n"
+                + "<region> sample=a.wav"
+        ).regions[0]
+        #expect(region.globalVolume == -6 && region.masterVolume == -3 && region.groupVolume == -2)
+        #expect(region.volume == -1)
+    }
+
     @Test func opcodesSetTheirFieldsAndClampToTheirRanges() throws {
         let lib = try library(
             """

@@ -125,10 +125,10 @@ import Testing
         #expect(selfLoop?.hasPrefix("lib/test.sfz:1: #include loop: lib/test.sfz → lib/test.sfz") == true)
         #expect(
             loadError("<region> sample=a.wav\n#include \"../secret.sfz\"")?
-                .hasPrefix("lib/test.sfz:2: #include \"../secret.sfz\" is outside the library's root folder lib")
+                .hasPrefix("lib/test.sfz:2: #include \"../secret.sfz\" is outside the library's folder lib")
                 == true)
-        #expect(loadError("#include \"/etc/passwd\"")?.contains("is outside the library's root folder") == true)
-        #expect(loadError("#include \"inc/../../x.sfz\"")?.contains("is outside the library's root folder") == true)
+        #expect(loadError("#include \"/etc/passwd\"")?.contains("is outside the library's folder") == true)
+        #expect(loadError("#include \"inc/../../x.sfz\"")?.contains("is outside the library's folder") == true)
         #expect(
             loadError("#include \"missing.sfz\"")
                 == "lib/test.sfz:1: cannot read lib/missing.sfz: No such file or directory")
@@ -215,7 +215,7 @@ import Testing
             ("\n\n#undef $X", "lib/test.sfz:3: unknown directive '#undef'"),
             ("#define X 1", "lib/test.sfz:1: #define needs a $NAME and a value"),
             ("#include missing-quotes.sfz", "lib/test.sfz:1: #include needs a file name in double quotes"),
-            ("<region> sample=../up.wav", "lib/test.sfz:1: sample ../up.wav is outside the library's root folder lib"),
+            ("<region> sample=../up.wav", "lib/test.sfz:1: sample ../up.wav is outside the library's folder lib"),
             ("<curve> v000=0", "lib/test.sfz:1: a <curve> needs curve_index=N"),
             ("<region> sample=a.wav fil_type=lpf_9p", "lib/test.sfz:1: fil_type=lpf_9p must be one of lpf_1p"),
         ]

@@ -282,6 +282,10 @@ public struct SFZRegion: Sendable, Hashable {
 
     /// dB (v1 −144…6; players accept up to +48 here).
     public var volume: Float = 0
+    /// `global_volume`, `master_volume` and `group_volume` (ARIA), in dB, played on top of `volume`.
+    public var globalVolume: Float = 0
+    public var masterVolume: Float = 0
+    public var groupVolume: Float = 0
     /// % (v2, 0…100).
     public var amplitude: Float = 100
     /// % (v1, −100…100).

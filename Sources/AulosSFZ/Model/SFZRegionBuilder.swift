@@ -152,6 +152,10 @@ struct SFZRegionBuilder {
 
         // Amplitude
         case "volume", "gain": region.volume = try value.float(in: -144...48)
+        // ARIA's level gains, added to `volume` (each inherited from its header like any opcode).
+        case "global_volume": region.globalVolume = try value.float(in: -144...48)
+        case "master_volume": region.masterVolume = try value.float(in: -144...48)
+        case "group_volume": region.groupVolume = try value.float(in: -144...48)
         case "amplitude": region.amplitude = try value.float(in: 0...100)
         case "pan": region.pan = try value.float(in: -100...100)
         case "width": region.width = try value.float(in: -100...100)

@@ -240,7 +240,11 @@ struct SFZRegionPlans: @unchecked Sendable {
                 pitchKeytrack: region.pitchKeytrack,
                 tune: region.tune + 100 * Float(region.transpose), pitchVeltrack: region.pitchVeltrack,
                 bendUp: region.bendUp, bendDown: region.bendDown,
-                volumeGain: Float(FastMath.exp2(Double(region.volume) * 0.166_096_404_744_368_1)),
+                volumeGain: Float(
+                    FastMath.exp2(
+                        Double(
+                            region.volume + region.globalVolume + region.masterVolume + region.groupVolume)
+                            * 0.166_096_404_744_368_1)),
                 amplitude: region.amplitude / 100, hasFilter: base.filterType != .none,
                 filterKeytrack: region.filterKeytrack,
                 filterKeycenter: Float(region.filterKeycenter), filterVeltrack: region.filterVeltrack,
