@@ -279,15 +279,20 @@ struct JACKPlaybackTests {
         #expect(try aulos.waitForStatus { ($0["seconds"] as? Double ?? 0) > 0.2 }, "\(aulos.stderr)")
         // A fresh server's transport is stopped and nobody drives it: aulos's own keeps running meanwhile.
         #expect(try aulos.status()?["transportPlaying"] as? Bool == true)
-        let master = try jack.startProbe(["transport", "master", "3", "--master", "90", "--start"])
+        // Master for 10 s: long enough that the span measured below ends while it is still master on a loaded
+        // machine (with 3 s it once ran out first, and the beat ran on at aulos's own 120 BPM: 2.6 beats a
+        // second where 1.5 were expected).
+        let master = try jack.startProbe(["transport", "master", "10", "--master", "90", "--start"])
         #expect(
             try aulos.waitForStatus {
                 $0["transportPlaying"] as? Bool == true && ($0["transportTempo"] as? Double) == 90
                     && ($0["transportBeat"] as? Double ?? 0) > 1
             }, "\(String(describing: try? aulos.status()))")
-        // The beat advances at 90 BPM: 1.5 beats a second of audio played (both read from one status).
+        // The beat advances at 90 BPM: 1.5 beats a second of audio played (both read from one status), over two
+        // seconds (the beat is the render's and the seconds the device's: how far the render is ahead at each
+        // read is an error, smaller the longer the span).
         let before = try aulos.status() ?? [:]
-        usleep(1_000_000)
+        usleep(2_000_000)
         let after = try aulos.status() ?? [:]
         let beats = (after["transportBeat"] as? Double ?? 0) - (before["transportBeat"] as? Double ?? 0)
         let seconds = (after["seconds"] as? Double ?? 0) - (before["seconds"] as? Double ?? 0)
