@@ -208,6 +208,7 @@ final class LiveSession {
         status.seconds = Double(status.statistics.framesPlayed) / grant.sampleRate
         status.voices = rig.activeVoices
         status.voicesShed = rig.voicesShed
+        status.sfzStreaming = rig.sfzStreaming
         status.outputStage = rig.outputStage.activity
         (status.limiting, status.outputStageLatency) = (rig.outputStage.limiting, rig.outputStage.latencyFrames)
         retiring.removeAll { $0.frame < status.statistics.framesPlayed }

@@ -1,4 +1,5 @@
 import AulosIO
+import AulosRig
 import AulosUnits
 
 /// What a live run reports on every control tick (for the CLI's status line) and at the end.
@@ -24,6 +25,8 @@ public struct LiveStatus: Sendable {
     /// Why the recording (the last one started) stopped writing before it was stopped — a full disk — and
     /// what it kept; nil while it writes, and from the next `record start`.
     public var recordingFailure: String?
+    /// The SFZ parts' streaming counters (late voices, bytes streamed); nil when the rig has no SFZ part.
+    public var sfzStreaming: SFZStreamingSummary?
 }
 
 /// What the caller of a live run wants to hear about as it goes — status, warnings, information, the

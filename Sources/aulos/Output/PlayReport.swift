@@ -95,7 +95,17 @@ final class PlayReport {
             + "\(final.statistics.xruns) xruns, \(final.statistics.lateSlices) late slices, "
             + "DSP load \(Self.percent(final.statistics.dspLoad)) (peak \(Self.percent(final.statistics.peakLoad)) "
             + "at \(Self.clock(Double(final.statistics.peakLoadFrame) / grant.sampleRate))\(Self.stalls(final))), "
-            + "mean \(Self.percent(final.statistics.meanLoad))" + Self.outputStage(final)
+            + "mean \(Self.percent(final.statistics.meanLoad))" + Self.outputStage(final) + Self.sfzStreaming(final)
+    }
+
+    /// "; SFZ: 12 underruns (192 late frames), 151.2 MB streamed, 12.3 MB preloaded": what the SFZ parts'
+    /// loaders did — voice-blocks whose streamed data came late and played silence instead of waiting.
+    static func sfzStreaming(_ status: LiveStatus) -> String {
+        guard let sfz = status.sfzStreaming else { return "" }
+        return "; SFZ: \(sfz.underruns) underruns (\(sfz.lateFrames) late frames), "
+            + "\((Double(sfz.streamedBytes) / 1e6).fixed(1)) MB streamed, "
+            + "\((Double(sfz.preloadedBytes) / 1e6).fixed(1)) MB preloaded"
+            + (sfz.droppedRequests > 0 ? ", \(sfz.droppedRequests) stream requests dropped" : "")
     }
 
     /// "; peak −3.2 dBFS, the limiter never acted (1.3 ms look-ahead)": the output stage's part.
@@ -144,7 +154,7 @@ final class PlayReport {
             + (report.latencyFrames > 0
                 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
             + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
-            + Self.outputStage(final)
+            + Self.outputStage(final) + Self.sfzStreaming(final)
             + (report.reloads > 0 ? "; rig reloaded \(report.reloads) time\(report.reloads == 1 ? "" : "s")" : "")
             + (report.failedReloads > 0
                 ? "; \(report.failedReloads) reload\(report.failedReloads == 1 ? "" : "s") failed (rig kept)" : "")
