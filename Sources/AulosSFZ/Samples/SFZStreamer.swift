@@ -91,6 +91,12 @@ public struct SFZStreams: @unchecked Sendable {
 ///
 /// Open files are bounded: at most `maximumOpenFiles`, the least recently read closed first.
 ///
+/// The loader runs at SCHED_FIFO `loaderPriority` (40: below the audio thread's 70 and the MIDI thread's 65,
+/// above every normal thread) where the system allows it, else at normal priority: a machine busy with
+/// other work (a build, a browser) would otherwise starve it of the CPU for longer than a sample's head
+/// lasts, and voices would go silent at full disk speed. It sleeps whenever every ring is full, so it
+/// cannot hold a core.
+///
 /// Fault injection: `AULOS_SFZ_DISK_DELAY_MS` (or `diskDelay`) makes the loader sleep that long before each
 /// chunk it reads, a disk slower than any real one, so tests can show late data is counted, not waited for.
 ///
@@ -99,6 +105,10 @@ public struct SFZStreams: @unchecked Sendable {
 public final class SFZStreamer: @unchecked Sendable {
     /// Frames read from a file at a time: 85 ms at 48 kHz; a 16,384-frame ring holds four.
     public static let chunkFrames = 4096
+    /// The loader thread's SCHED_FIFO priority, when the system grants real-time priority.
+    public static let loaderPriority: Int32 = 40
+    /// The loader thread's name (what `top -H` and /proc show).
+    public static let loaderName = "aulos-sfz-load"
 
     public let streams: SFZStreams
     private let loader: SFZLoader
@@ -145,6 +155,8 @@ public final class SFZStreamer: @unchecked Sendable {
     public var streamedBytes: Int { streams.counters.pointee.streamedBytes.load(ordering: .relaxed) }
     public var openFiles: Int { streams.counters.pointee.openFiles.load(ordering: .relaxed) }
     public var readFailures: Int { streams.counters.pointee.readFailures.load(ordering: .relaxed) }
+    /// The SCHED_FIFO priority the loader thread got, 0 when it runs at normal priority (or has not started).
+    public var loaderRealtimePriority: Int32 { loader.grantedPriority.load(ordering: .acquiring) }
 }
 
 /// The loader thread's side: the jobs (one per slot), the open files, the reads.
@@ -162,6 +174,7 @@ final class SFZLoader: @unchecked Sendable {
     let maximumOpenFiles: Int
     let delay: Double
     private let stopping = Atomic<Bool>(false)
+    let grantedPriority = Atomic<Int32>(0)
     private let done = DispatchSemaphore(value: 0)
     // Loader thread only from here on.
     private var jobs: [Job?]
@@ -181,6 +194,11 @@ final class SFZLoader: @unchecked Sendable {
     }
 
     func run() {
+        Thread.current.name = SFZStreamer.loaderName  // the kernel's name too (top -H, /proc)
+        var parameters = sched_param(sched_priority: SFZStreamer.loaderPriority)
+        if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 {
+            grantedPriority.store(SFZStreamer.loaderPriority, ordering: .releasing)
+        }
         while !stopping.load(ordering: .acquiring) {
             while let command = streams.commands.pop() { take(command) }
             var worked = false
