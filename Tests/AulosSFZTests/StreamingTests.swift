@@ -143,6 +143,21 @@ import Testing
         }
     }
 
+    /// Stopping a streamer does not wait out a slow disk: with every chunk read taking 3 s (the fault
+    /// injection) and four voices waiting for data, the loader ends at once, not after its read and its pass.
+    @Test func aStreamerStopsPromptlyWhileItsDiskIsSlow() throws {
+        var rig: VoiceRig? = try VoiceRig(
+            samples: Self.samples(), limits: VoiceRig.streamed, stream: true, waitsForData: false, diskDelay: 3)
+        let parameters = rig!.parameters("long.wav")
+        let events = (0..<4).map { (frame: $0 * 64, event: VoiceEvent.start(id: $0, parameters)) }
+        _ = rig!.render(frames: 512, slice: 64, events: events)
+        usleep(200_000)  // the loader has taken the requests and sleeps in its first read
+        let start = ContinuousClock.now
+        rig = nil
+        let took = ContinuousClock.now - start
+        #expect(took < .milliseconds(500), "stopping the streamer took \(took)")
+    }
+
     /// Whether this process may run a thread at SCHED_FIFO `SFZStreamer.loaderPriority` (tried on a thread
     /// of its own).
     static func realtimePriorityAllowed() -> Bool {

@@ -202,7 +202,8 @@ final class SFZLoader: @unchecked Sendable {
         while !stopping.load(ordering: .acquiring) {
             while let command = streams.commands.pop() { take(command) }
             var worked = false
-            for slot in jobs.indices where jobs[slot] != nil {
+            // A pass reads a chunk for every job: with a slow disk that is a long time, so a stop ends it.
+            for slot in jobs.indices where jobs[slot] != nil && !stopping.load(ordering: .relaxed) {
                 if fill(slot) { worked = true }
             }
             // Nothing to read: a short nap. The head of every sample covers far more than a nap.
@@ -247,7 +248,15 @@ final class SFZLoader: @unchecked Sendable {
             jobs[slot] = nil
             return false
         }
-        if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
+        if delay > 0 {
+            // The injected slow disk, in naps of at most 10 ms so a stop is not kept waiting for it.
+            var left = delay
+            while left > 0 && !stopping.load(ordering: .relaxed) {
+                usleep(UInt32(min(left, 0.01) * 1_000_000))
+                left -= 0.01
+            }
+            if stopping.load(ordering: .relaxed) { return false }
+        }
         let destination = streams.ring(slot) + place * info.channels
         let read = SFZSampleStore.read(
             file, into: destination, from: job.filledEnd, frames: count, fileChannels: channels)
