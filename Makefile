@@ -3,7 +3,7 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench bench-sfz vm-test test-alsa realtime-test record-test test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
+.PHONY: all setup setup-tests build test lint tsan asan demo bench bench-sfz vm-test test-alsa realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
 
 all: build
 
@@ -106,6 +106,14 @@ realtime-test: setup
 ## after a release build).
 record-test: setup
 	scripts/record-test.sh
+
+## SFZ streaming under load: a synthesised library of 169 MB of samples played for 60 s live (null PCM, 64-frame
+## periods, release build) with the loader slowed by AULOS_SFZ_DISK_DELAY_MS: 0 xruns and late slices, late
+## voices counted, peak RSS under 64 MiB; again with a loader that all but stops, and at full speed (0 late
+## voices); offline with the loader slowed at 64- and 1,000-frame slices, bit-identical to a full-speed render
+## (~5 minutes after the release build). Not part of `make test`.
+test-sfz-stream: setup
+	scripts/sfz-stream-test.sh 60
 
 ## The web panel in a real browser (Debian's headless Chromium, installed by setup --web): switch a rig,
 ## move a slider, upload a bad rig, phone and desktop screenshots into docs/images; then the load test,

@@ -498,7 +498,7 @@ public final class PlaybackRig {
             return SampleStreamingStatus(
                 rig: loaded.rigIndex, part: loaded.part.name, voices: status.activeVoices,
                 underruns: status.underruns, lateFrames: status.lateFrames, streamedBytes: status.streamedBytes,
-                preloadedBytes: status.preloadedBytes)
+                preloadedBytes: status.preloadedBytes, droppedRequests: status.droppedRequests)
         }
     }
 

@@ -15,9 +15,12 @@ public struct SampleStreamingStatus: Codable, Sendable, Equatable {
     /// Bytes read from disk by the loader thread since the part started, and the samples' heads held in memory.
     public var streamedBytes: Int
     public var preloadedBytes: Int
+    /// Stream requests the loader's queue had no room for (those voices played their heads, then silence).
+    public var droppedRequests: Int
 
     public init(
-        rig: Int, part: String, voices: Int, underruns: Int, lateFrames: Int, streamedBytes: Int, preloadedBytes: Int
+        rig: Int, part: String, voices: Int, underruns: Int, lateFrames: Int, streamedBytes: Int, preloadedBytes: Int,
+        droppedRequests: Int = 0
     ) {
         self.rig = rig
         self.part = part
@@ -26,6 +29,7 @@ public struct SampleStreamingStatus: Codable, Sendable, Equatable {
         self.lateFrames = lateFrames
         self.streamedBytes = streamedBytes
         self.preloadedBytes = preloadedBytes
+        self.droppedRequests = droppedRequests
     }
 
     /// The parts' counters added up (the part named "all").
@@ -35,17 +39,17 @@ public struct SampleStreamingStatus: Codable, Sendable, Equatable {
             SampleStreamingStatus(
                 rig: sum.rig, part: "all", voices: sum.voices + part.voices, underruns: sum.underruns + part.underruns,
                 lateFrames: sum.lateFrames + part.lateFrames, streamedBytes: sum.streamedBytes + part.streamedBytes,
-                preloadedBytes: sum.preloadedBytes + part.preloadedBytes)
+                preloadedBytes: sum.preloadedBytes + part.preloadedBytes,
+                droppedRequests: sum.droppedRequests + part.droppedRequests)
         }
     }
 
-    /// "SFZ streamed 12.3 MB (4.5 MB preloaded), 0 underruns": one line for a report.
+    /// "SFZ: 12 underruns (192 late frames), 151.2 MB streamed, 12.3 MB preloaded": one line for a report
+    /// (`scripts/sfz-stream-test.sh` reads it).
     public var summary: String {
         func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
-        let late =
-            underruns == 0
-            ? "0 underruns"
-            : "\(underruns) underrun\(underruns == 1 ? "" : "s") (\(lateFrames) frames of silence: the disk was late)"
-        return "SFZ streamed \(megabytes(streamedBytes)) (\(megabytes(preloadedBytes)) preloaded), \(late)"
+        return "SFZ: \(underruns) underruns (\(lateFrames) late frames), \(megabytes(streamedBytes)) streamed, "
+            + "\(megabytes(preloadedBytes)) preloaded"
+            + (droppedRequests > 0 ? ", \(droppedRequests) stream requests dropped" : "")
     }
 }

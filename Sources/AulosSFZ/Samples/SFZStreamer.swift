@@ -91,6 +91,12 @@ public struct SFZStreams: @unchecked Sendable {
 ///
 /// Open files are bounded: at most `maximumOpenFiles`, the least recently read closed first.
 ///
+/// The loader runs at SCHED_FIFO `loaderPriority` (40: below the audio thread's 70 and the MIDI thread's 65,
+/// above every normal thread) where the system allows it, else at normal priority: a machine busy with
+/// other work (a build, a browser) would otherwise starve it of the CPU for longer than a sample's head
+/// lasts, and voices would go silent at full disk speed. It sleeps whenever every ring is full, so it
+/// cannot hold a core.
+///
 /// Fault injection: `AULOS_SFZ_DISK_DELAY_MS` (or `diskDelay`) makes the loader sleep that long before each
 /// chunk it reads, a disk slower than any real one, so tests can show late data is counted, not waited for.
 ///
@@ -99,6 +105,10 @@ public struct SFZStreams: @unchecked Sendable {
 public final class SFZStreamer: @unchecked Sendable {
     /// Frames read from a file at a time: 85 ms at 48 kHz; a 16,384-frame ring holds four.
     public static let chunkFrames = 4096
+    /// The loader thread's SCHED_FIFO priority, when the system grants real-time priority.
+    public static let loaderPriority: Int32 = 40
+    /// The loader thread's name (what `top -H` and /proc show).
+    public static let loaderName = "aulos-sfz-load"
 
     public let streams: SFZStreams
     private let loader: SFZLoader
@@ -145,6 +155,8 @@ public final class SFZStreamer: @unchecked Sendable {
     public var streamedBytes: Int { streams.counters.pointee.streamedBytes.load(ordering: .relaxed) }
     public var openFiles: Int { streams.counters.pointee.openFiles.load(ordering: .relaxed) }
     public var readFailures: Int { streams.counters.pointee.readFailures.load(ordering: .relaxed) }
+    /// The SCHED_FIFO priority the loader thread got, 0 when it runs at normal priority (or has not started).
+    public var loaderRealtimePriority: Int32 { loader.grantedPriority.load(ordering: .acquiring) }
 }
 
 /// The loader thread's side: the jobs (one per slot), the open files, the reads.
@@ -162,6 +174,7 @@ final class SFZLoader: @unchecked Sendable {
     let maximumOpenFiles: Int
     let delay: Double
     private let stopping = Atomic<Bool>(false)
+    let grantedPriority = Atomic<Int32>(0)
     private let done = DispatchSemaphore(value: 0)
     // Loader thread only from here on.
     private var jobs: [Job?]
@@ -181,10 +194,16 @@ final class SFZLoader: @unchecked Sendable {
     }
 
     func run() {
+        Thread.current.name = SFZStreamer.loaderName  // the kernel's name too (top -H, /proc)
+        var parameters = sched_param(sched_priority: SFZStreamer.loaderPriority)
+        if pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0 {
+            grantedPriority.store(SFZStreamer.loaderPriority, ordering: .releasing)
+        }
         while !stopping.load(ordering: .acquiring) {
             while let command = streams.commands.pop() { take(command) }
             var worked = false
-            for slot in jobs.indices where jobs[slot] != nil {
+            // A pass reads a chunk for every job: with a slow disk that is a long time, so a stop ends it.
+            for slot in jobs.indices where jobs[slot] != nil && !stopping.load(ordering: .relaxed) {
                 if fill(slot) { worked = true }
             }
             // Nothing to read: a short nap. The head of every sample covers far more than a nap.
@@ -229,7 +248,15 @@ final class SFZLoader: @unchecked Sendable {
             jobs[slot] = nil
             return false
         }
-        if delay > 0 { usleep(UInt32(delay * 1_000_000)) }
+        if delay > 0 {
+            // The injected slow disk, in naps of at most 10 ms so a stop is not kept waiting for it.
+            var left = delay
+            while left > 0 && !stopping.load(ordering: .relaxed) {
+                usleep(UInt32(min(left, 0.01) * 1_000_000))
+                left -= 0.01
+            }
+            if stopping.load(ordering: .relaxed) { return false }
+        }
         let destination = streams.ring(slot) + place * info.channels
         let read = SFZSampleStore.read(
             file, into: destination, from: job.filledEnd, frames: count, fileChannels: channels)
