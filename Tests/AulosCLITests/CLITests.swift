@@ -473,7 +473,7 @@ struct BadInvocation: Sendable, CustomTestStringConvertible {
         ),
         ("lv2:urn:aulos:test:needs-cv", "part 'lv2': Needs CV: port 0 'cv' is cv, which Aulos cannot connect"),
         ("lv2:http://example.org/nothing", "part 'lv2': no LV2 plugin <http://example.org/nothing> installed"),
-        ("lv2:jx10", "--instrument takes synth, sampler or lv2:URI, not 'lv2:jx10'"),
+        ("lv2:jx10", "--instrument takes synth, sampler, sfz:PATH or lv2:URI, not 'lv2:jx10'"),
     ])
     func whatCannotBeHostedIsOneLine(_ instrument: String, _ expected: String) throws {
         let result = try runAulos(

@@ -22,7 +22,9 @@ import Testing
             _ = try Rig(yaml: "parts:\n  - instrument: lv2\n")
             Issue.record("expected an error")
         } catch {
-            #expect(error.message.contains("unknown instrument 'lv2' (synth, sampler, or lv2:URI"), "\(error.message)")
+            #expect(
+                error.message.contains("unknown instrument 'lv2' (synth, sampler, sfz:PATH to an .sfz file, or lv2:URI"),
+                "\(error.message)")
         }
     }
 
