@@ -23,7 +23,8 @@ import Testing
             Issue.record("expected an error")
         } catch {
             #expect(
-                error.message.contains("unknown instrument 'lv2' (synth, sampler, sfz:PATH to an .sfz file, or lv2:URI"),
+                error.message.contains(
+                    "unknown instrument 'lv2' (synth, sampler, sfz:PATH to an .sfz file, or lv2:URI"),
                 "\(error.message)")
         }
     }
