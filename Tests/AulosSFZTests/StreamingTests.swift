@@ -129,7 +129,9 @@ import Testing
         let allowed = Self.realtimePriorityAllowed()
         let rig = try VoiceRig(samples: Self.samples(), limits: VoiceRig.streamed, stream: true)
         var found: (policy: Int32, priority: Int32)?
-        for _ in 0..<200 {  // the loader names itself and asks for its priority as it starts
+        // The loader names itself and asks for its priority as it starts: up to 10 s for it to be scheduled (a
+        // busy 2-core machine running other suites beside this one has taken more than 2 s).
+        for _ in 0..<1000 {
             found = Self.thread(named: SFZStreamer.loaderName)
             if let found, !allowed || found.policy == SCHED_FIFO { break }
             usleep(10_000)
@@ -155,7 +157,9 @@ import Testing
         let start = ContinuousClock.now
         rig = nil
         let took = ContinuousClock.now - start
-        #expect(took < .milliseconds(500), "stopping the streamer took \(took)")
+        // Not a timing bound on the machine: the fault this catches is waiting out the injected 3 s read
+        // (and the pass after it); a prompt stop ends within one 10 ms step of the injected sleep.
+        #expect(took < .milliseconds(2500), "stopping the streamer took \(took): it waited out the slow read")
     }
 
     /// Whether this process may run a thread at SCHED_FIFO `SFZStreamer.loaderPriority` (tried on a thread
