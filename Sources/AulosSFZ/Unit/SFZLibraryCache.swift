@@ -127,10 +127,13 @@ public final class SFZLibraryCache: Sendable {
         let fingerprint = SFZLoadedLibrary.stamps(of: library)
         // A library whose heads pass the cap (Karoryfer's Weresax: thousands of samples) loads with shorter
         // heads, down to `shortestHead` frames, rather than not at all — said in its warnings.
+        // What each sample keeps in memory beyond its head for its loops: the same at every head length, and
+        // found by reading every region (and some files' loops), so found once.
+        let resident = library.samples.indices.map { SFZInstrumentUnit.residentFrames(library, sample: $0) }
         var limits = limits
         while true {
             do {
-                let (store, ids) = try loadSamples(of: library, limits: limits)
+                let (store, ids) = try loadSamples(of: library, resident: resident, limits: limits)
                 var warnings = library.warnings.map(\.description) + SFZInstrumentUnit.notPlayed(library)
                 if store.limits.preloadFrames < SFZSampleStore.Limits().preloadFrames {
                     warnings.append(
@@ -146,9 +149,7 @@ public final class SFZLibraryCache: Sendable {
             } catch {
                 // Say what takes the memory when it is the loops (a voice cannot yet stream a loop longer than
                 // its ring: such samples are held whole).
-                let looped = library.samples.indices.filter {
-                    SFZInstrumentUnit.residentFrames(library, sample: $0) > 0
-                }
+                let looped = resident.filter { $0 > 0 }
                 let why =
                     error.passesCap && !looped.isEmpty
                     ? " (\(looped.count) of its \(library.samples.count) samples loop over more than a stream "
@@ -162,15 +163,14 @@ public final class SFZLibraryCache: Sendable {
     /// at 48 kHz the loader then has to bring a voice's next frames (a quarter of the default's).
     static let shortestHead = 2048
 
-    /// Every sample of `library` loaded into a new store with `limits`.
-    static func loadSamples(of library: SFZLibrary, limits: SFZSampleStore.Limits) throws(SFZSampleError)
-        -> (SFZSampleStore, [SFZSampleID])
+    /// Every sample of `library` loaded into a new store with `limits`, sample i keeping `resident[i]` frames.
+    static func loadSamples(of library: SFZLibrary, resident: [Int], limits: SFZSampleStore.Limits)
+        throws(SFZSampleError) -> (SFZSampleStore, [SFZSampleID])
     {
         let store = SFZSampleStore(limits: limits)
         var ids: [SFZSampleID] = []
         for (index, sample) in library.samples.enumerated() {
-            let resident = SFZInstrumentUnit.residentFrames(library, sample: index)
-            ids.append(try store.load(path: sample, residentFrames: resident))
+            ids.append(try store.load(path: sample, residentFrames: resident[index]))
         }
         return (store, ids)
     }
