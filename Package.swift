@@ -106,12 +106,13 @@ let package = Package(
             path: "Sources/AulosLV2"),
         // libcrypt (libxcrypt): the web panel's password hash.
         .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
-        // The web panel: the page (plain HTML/CSS/JS resources), its API and status WebSocket, on a small
+        // The web panel: the page (plain HTML/CSS/JS, installed as data), its API and status WebSocket, on a small
         // HTTP/1.1 server of its own behind the gate (no HTTP library: see PanelServer).
         .target(
             name: "AulosWeb",
-            dependencies: ["AulosCore", "AulosPlayback", "AulosRealtime", "CCrypt"],
-            path: "Sources/AulosWeb", resources: [.copy("Panel")]),
+            dependencies: ["AulosCore", "AulosPlayback", "AulosRealtime", "AulosRig", "CCrypt"],
+            // The page (Panel/) is data, installed as share/aulos/web and found by SearchPaths.panelFolder.
+            path: "Sources/AulosWeb", exclude: ["Panel"]),
         .executableTarget(
             name: "aulos",
             dependencies: [

@@ -1,7 +1,11 @@
+import AulosRig
 import Foundation
 
-/// The page itself: plain HTML, CSS and JavaScript shipped as the package's resources (no build step),
-/// read once when the panel starts, so a missing file is an error at start and not a broken page later.
+/// The page itself: plain HTML, CSS and JavaScript (no build step), read once when the panel starts from the
+/// data folder's `web/` (`SearchPaths.panelFolder`: `share/aulos/web` installed, `Sources/AulosWeb/Panel` in
+/// a checkout), so a missing file is an error at start and not a broken page later. Data, not a SwiftPM
+/// resource bundle: an installed binary has no bundle beside it, and the page can be found by the same
+/// search as the presets.
 ///
 /// Threads: a value.
 struct PanelFiles: Sendable {
@@ -17,18 +21,16 @@ struct PanelFiles: Sendable {
         ("panel.js", "text/javascript; charset=utf-8"),
     ]
 
-    static func load() throws(WebPanelError) -> PanelFiles {
+    static func load(from folder: String? = SearchPaths.panelFolder) throws(WebPanelError) -> PanelFiles {
+        guard let folder else {
+            throw WebPanelError(
+                "the panel's page (web/index.html) is in no data folder (searched "
+                    + SearchPaths.dataRoots.joined(separator: ", ") + "); set AULOS_DATA or reinstall aulos")
+        }
         var files: [String: File] = [:]
         for (name, type) in served {
-            let dot = name.lastIndex(of: ".")!
-            guard
-                let url = Bundle.module.url(
-                    forResource: String(name[..<dot]), withExtension: String(name[name.index(after: dot)...]),
-                    subdirectory: "Panel"),
-                let bytes = try? Data(contentsOf: url)
-            else {
-                throw WebPanelError(
-                    "the panel's page (\(name)) is missing beside the aulos binary (Aulos_AulosWeb.resources)")
+            guard let bytes = FileManager.default.contents(atPath: folder + "/" + name) else {
+                throw WebPanelError("the panel's page is incomplete: cannot read \(folder)/\(name); reinstall aulos")
             }
             files["/" + name] = File(bytes: bytes, contentType: type)
         }

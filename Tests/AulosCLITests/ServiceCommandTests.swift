@@ -50,7 +50,7 @@ import Testing
     /// scratch folder, hidden by PrivateTmp=; root's, 0600, as sudo makes it): the hash is copied to
     /// /etc/aulos/web-password, root's alone, and handed to the service as a systemd credential, which its
     /// user can read whoever made the file. The unit passes systemd's own check. A file with no hash, and a
-    /// panel whose page is not beside the binary, are refused before anything is installed (either used to
+    /// panel whose page is not in the binary's data, are refused before anything is installed (either used to
     /// give a service that stopped at every start, restarted for ever).
     @Test func theServiceGetsThePanelsPasswordAsACredential() throws {
         defer { removeFolder() }
@@ -90,31 +90,62 @@ import Testing
         #expect(missing.status == 1 && missing.stderr.contains("cannot read the web panel's password file"))
         #expect(access(root + "/usr/local/bin/aulos", F_OK) != 0, "nothing installed")
 
-        // The installed binary has no page beside it once the page is gone: installing from it with the panel
-        // is refused, and without the panel it says the page is not there.
+        // The copy installed under the root is an installed aulos (its prefix has share/aulos): run from there it
+        // is used in place — the unit runs it where it is and nothing is copied — and its panel needs the page
+        // in its own data; uninstalling the service removes it only because the service installer copied it.
         _ = try runAulos(["service", "install", "--root", root])
-        let lone = folder + "/lone"
-        mkdir(lone, 0o755)
-        try FileManager.default.copyItem(atPath: root + "/usr/local/bin/aulos", toPath: lone + "/aulos")
-        /// The copy run: a process another test starts meanwhile can hold the new file open for writing in its
-        /// forked child for an instant (exec then fails with ETXTBSY, "Text file busy"); that start is retried.
-        func runCopy(_ arguments: [String]) throws -> CommandResult {
-            for _ in 0..<50 {
-                do {
-                    return try runAulos(arguments, executable: lone + "/aulos")
-                } catch let error as NSError
-                    where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY)
-                {
-                    usleep(20_000)
-                }
+        let copied = root + "/usr/local/bin/aulos"
+        let (root2, root3) = (folder + "/root2", folder + "/root3")
+        let inPlace = try runInstalledCopy(["service", "install", "--root", root2, "--web", "8080"], copied)
+        #expect(inPlace.status == 0, "\(inPlace.stderr)")
+        #expect(inPlace.stdout.contains("using the installed \(copied)"), "\(inPlace.stdout)")
+        #expect(access(root2 + "/usr", F_OK) != 0, "nothing of the program copied")
+        let inPlaceUnit = try String(contentsOfFile: root2 + "/etc/systemd/system/aulos.service", encoding: .utf8)
+        #expect(inPlaceUnit.contains("ExecStart=\(copied) play --service"), "\(inPlaceUnit)")
+        try FileManager.default.removeItem(atPath: root + "/usr/local/share/aulos/web")
+        let withoutPage = try runInstalledCopy(["service", "install", "--root", root3, "--web", "8080"], copied)
+        #expect(withoutPage.status == 1 && withoutPage.stderr.contains("the web panel's page (share/aulos/web) is"))
+        #expect(access(root3, F_OK) != 0, "nothing installed")
+        let removed = try runInstalledCopy(["service", "uninstall", "--root", root2], copied)
+        #expect(removed.stdout.contains("removed \(root)/usr/local/share/aulos"), "\(removed.stdout)")
+        #expect(access(copied, F_OK) != 0 && access(root2 + "/etc/systemd/system/aulos.service", F_OK) != 0)
+    }
+
+    /// A copy of aulos run from where it was copied: a process another test starts meanwhile can hold the new
+    /// file open for writing in its forked child for an instant (exec then fails with ETXTBSY, "Text file busy");
+    /// that start is retried.
+    func runInstalledCopy(_ arguments: [String], _ executable: String) throws -> CommandResult {
+        for _ in 0..<50 {
+            do {
+                return try runAulos(arguments, executable: executable)
+            } catch let error as NSError
+                where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY)
+            {
+                usleep(20_000)
             }
-            return try runAulos(arguments, executable: lone + "/aulos")
         }
-        let withPanel = try runCopy(["service", "install", "--root", root + "2", "--web", "8080"])
-        #expect(withPanel.status == 1 && withPanel.stderr.contains("the web panel's page is not beside"))
-        #expect(access(root + "2", F_OK) != 0, "nothing installed")
-        let withoutPanel = try runCopy(["service", "install", "--root", root + "2"])
-        #expect(withoutPanel.status == 0 && withoutPanel.stdout.contains("no web panel: its page is not beside"))
+        return try runAulos(arguments, executable: executable)
+    }
+
+    /// A package's aulos (its data under its own prefix, not copied by the service installer) is used in place
+    /// and kept when the service is removed: `service uninstall` leaves it to apt or `make uninstall`.
+    @Test func aPackagedAulosIsUsedInPlaceAndKept() throws {
+        defer { removeFolder() }
+        let prefix = folder + "/usr"
+        let share = prefix + "/share/aulos"
+        try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: share, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: aulosBinary, toPath: prefix + "/bin/aulos")
+        try FileManager.default.copyItem(atPath: repositoryRoot + "/presets", toPath: share + "/presets")
+        let root = folder + "/root"
+        let installed = try runInstalledCopy(["service", "install", "--root", root], prefix + "/bin/aulos")
+        #expect(installed.status == 0, "\(installed.stderr)")
+        #expect(installed.stdout.contains("using the installed \(prefix)/bin/aulos"), "\(installed.stdout)")
+        #expect(FileManager.default.fileExists(atPath: root + "/var/lib/aulos/rigs/stage.yaml"))
+        let removed = try runInstalledCopy(["service", "uninstall", "--root", root], prefix + "/bin/aulos")
+        #expect(removed.status == 0 && removed.stdout.contains("kept \(prefix)/bin/aulos and its data"))
+        #expect(access(prefix + "/bin/aulos", X_OK) == 0 && access(share + "/presets/rigs/stage.yaml", R_OK) == 0)
+        #expect(access(root + "/etc/systemd/system/aulos.service", F_OK) != 0)
     }
 
     /// A service with a playlist: its songs copied where the service's user reads them, the unit playing that

@@ -3,13 +3,24 @@ import AulosRig
 import Foundation
 import Glibc
 
-/// `aulos service install|uninstall`: the binary, the presets, rigs and bundled SoundFont under a prefix,
-/// and a systemd unit that runs `aulos play --service` at boot as an unprivileged user in group audio.
+/// `aulos service install|uninstall`: a systemd unit that runs `aulos play --service` at boot as an
+/// unprivileged user in group audio, the rigs it plays in its state folder, and — for an aulos from a build
+/// folder — the binary, the presets, rigs, bundled SoundFont and web page under a prefix. An aulos already
+/// installed (by its Debian package or `make install`: its prefix has `share/aulos`) is used in place
+/// (`inPlace`): nothing of it is copied, and uninstalling the service leaves it to what installed it.
 /// With `root` set, everything lands under that directory and no system command runs (packaging, tests).
 ///
 /// Threads: the calling thread.
 public struct ServiceInstaller {
     public var prefix = "/usr/local"
+    /// The binary is already installed under `prefix` (`installedPrefix(of:)`): the unit runs it there and
+    /// install copies none of it.
+    public var inPlace = false
+    /// Where the binary and its data are: under `root` when they are copied there; in place they are the
+    /// running aulos's own, on this file system whatever `root` is.
+    var programRoot: String { inPlace ? "" : root }
+    /// The web panel's page to copy to `share/aulos/web` (`SearchPaths.panelFolder`), if it was found.
+    public var panelFolder: String?
     /// Install under this directory instead of / (DESTDIR); skips useradd and systemctl.
     public var root = ""
     public var user = "aulos"
@@ -42,6 +53,20 @@ public struct ServiceInstaller {
     public var unitPath: String { root + "/etc/systemd/system/aulos.service" }
     var binaryPath: String { prefix + "/bin/aulos" }
     var sharePath: String { prefix + "/share/aulos" }
+    /// Written beside the copied data, so that uninstalling removes the binary and data only when the service
+    /// installer put them there — never a package's or `make install`'s files.
+    var copiedMarkerPath: String { sharePath + "/installed-by-service" }
+
+    /// The prefix an installed aulos at `executable` lives under: `P` for `P/bin/aulos` with its data in
+    /// `P/share/aulos`; nil for a binary in a build folder.
+    public static func installedPrefix(of executable: String) -> String? {
+        let folder = FileContents.folder(of: executable)
+        guard folder.hasSuffix("/bin"), access(folder + "/../share/aulos/presets/rigs/stage.yaml", R_OK) == 0 else {
+            return nil
+        }
+        let prefix = String(folder.dropLast(4))
+        return prefix.isEmpty ? "/" : prefix
+    }
     /// What the service writes, its user's alone: the rigs it plays (the panel replaces and saves them) and
     /// what it records. The unit's StateDirectory=aulos gives it to that user under ProtectSystem=strict.
     var statePath: String { "/var/lib/aulos" }
@@ -188,25 +213,15 @@ public struct ServiceInstaller {
             throw InstallError(
                 "not installing: --song-channel \(songChannel) is the rig set's control channel (it switches rigs)")
         }
-        // The web panel's page lives beside the binary, as SwiftPM's resource bundle.
-        let bundle = FileContents.folder(of: executable) + "/Aulos_AulosWeb.resources"
-        let hasPage = access(bundle + "/Panel/index.html", R_OK) == 0
-        if servesPanel && !hasPage {
+        if servesPanel && (inPlace ? access(sharePath + "/web/index.html", R_OK) != 0 : panelFolder == nil) {
             throw InstallError(
-                "not installing: the web panel's page is not beside \(executable) (Aulos_AulosWeb.resources), so "
-                    + "the panel could not start; install the aulos of a build folder (.build/release/aulos), "
-                    + "or leave out the panel")
+                "not installing: the web panel's page (share/aulos/web) is missing, so the panel could not "
+                    + "start; reinstall aulos, or leave out the panel")
         }
-        try makeDirectories(root + prefix + "/bin")
-        try copy(executable, to: root + binaryPath, mode: 0o755)
-        done.append("installed \(root + binaryPath)")
-        if hasPage {
-            try copyTree(bundle, to: root + prefix + "/bin/Aulos_AulosWeb.resources")
-            done.append("installed the web panel's page in \(root + prefix)/bin/Aulos_AulosWeb.resources")
+        if inPlace {
+            done.append("using the installed \(binaryPath) and its data in \(sharePath) where they are")
         } else {
-            done.append(
-                "no web panel: its page is not beside \(executable) (Aulos_AulosWeb.resources); "
-                    + "a later --web needs the aulos of a build folder")
+            done += try copyProgram(executable: executable, presets: presets, soundFont: soundFont)
         }
         if let password {
             try makeDirectories(root + "/etc/aulos")
@@ -215,13 +230,6 @@ public struct ServiceInstaller {
             done.append(
                 "installed the panel's password hash in \(root + passwordPath) (root's; systemd hands it to the "
                     + "service)")
-        }
-        try copyTree(presets, to: root + sharePath + "/presets")
-        done.append("installed presets and rigs in \(root + sharePath)/presets")
-        if let soundFont {
-            try makeDirectories(root + sharePath + "/soundfonts")
-            try copy(soundFont, to: root + sharePath + "/soundfonts/AulosGM.sf2", mode: 0o644)
-            done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
         }
         done += try installRigs(presets: presets)
         if let songs { done += try installSongs(songs) }
@@ -250,17 +258,16 @@ public struct ServiceInstaller {
             try run(["systemctl", "disable", "--now", "aulos.service"])
             done.append("stopped and disabled aulos.service")
         }
-        for path in [unitPath, root + binaryPath, root + passwordPath] where unlink(path) == 0 {
-            done.append("removed \(path)")
-        }
+        for path in [unitPath, root + passwordPath] where unlink(path) == 0 { done.append("removed \(path)") }
         rmdir(root + "/etc/aulos")
-        if access(root + prefix + "/bin/Aulos_AulosWeb.resources", F_OK) == 0 {
-            try run(["rm", "-rf", "--", root + prefix + "/bin/Aulos_AulosWeb.resources"])
-            done.append("removed \(root + prefix)/bin/Aulos_AulosWeb.resources")
-        }
-        if access(root + sharePath, F_OK) == 0 {
-            try run(["rm", "-rf", "--", root + sharePath])
-            done.append("removed \(root + sharePath)")
+        if access(programRoot + copiedMarkerPath, F_OK) == 0 {
+            if unlink(programRoot + binaryPath) == 0 { done.append("removed \(programRoot + binaryPath)") }
+            try run(["rm", "-rf", "--", programRoot + sharePath])
+            done.append("removed \(programRoot + sharePath)")
+        } else if access(programRoot + binaryPath, F_OK) == 0 {
+            done.append(
+                "kept \(programRoot + binaryPath) and its data: the service installer did not copy them (remove "
+                    + "them with what installed them: apt, make uninstall)")
         }
         if access(root + statePath, F_OK) == 0 {
             done.append(
@@ -271,6 +278,36 @@ public struct ServiceInstaller {
         if done.isEmpty {
             done.append("nothing to remove: aulos is not installed under \(root.isEmpty ? prefix : root + prefix)")
         }
+        return done
+    }
+
+    /// The binary, its data and the panel's page under the prefix, for an aulos from a build folder; the
+    /// marker says they are the service installer's to remove.
+    private func copyProgram(executable: String, presets: String, soundFont: String?) throws(InstallError)
+        -> [String]
+    {
+        var done: [String] = []
+        try makeDirectories(root + prefix + "/bin")
+        try copy(executable, to: root + binaryPath, mode: 0o755)
+        done.append("installed \(root + binaryPath)")
+        try copyTree(presets, to: root + sharePath + "/presets")
+        done.append("installed presets and rigs in \(root + sharePath)/presets")
+        if let soundFont {
+            try makeDirectories(root + sharePath + "/soundfonts")
+            try copy(soundFont, to: root + sharePath + "/soundfonts/AulosGM.sf2", mode: 0o644)
+            done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
+        }
+        if let panelFolder {
+            try makeDirectories(root + sharePath + "/web")
+            for name in ["index.html", "panel.css", "panel.js"] {
+                try copy(panelFolder + "/" + name, to: root + sharePath + "/web/" + name, mode: 0o644)
+            }
+            done.append("installed the web panel's page in \(root + sharePath)/web")
+        } else {
+            done.append("no web panel: its page was not found (a later --web needs it in \(sharePath)/web)")
+        }
+        let marker = "aulos service install copied the binary and this folder; aulos service uninstall removes them\n"
+        try write(marker, to: root + copiedMarkerPath)
         return done
     }
 

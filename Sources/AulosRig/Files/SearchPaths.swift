@@ -1,25 +1,69 @@
 import AulosUnits
 import Foundation
 
-/// Where Aulos finds its data — synth presets, factory rigs, scores, the bundled SoundFont — in one place.
+/// Where Aulos finds its data — synth presets, factory rigs, scores, the bundled SoundFont, the web panel's
+/// page — in one place.
 ///
-/// A data root is a folder holding `presets/` and `soundfonts/`: in order, `<executable>/../share/aulos`
-/// (an installed aulos finds its own files), `/usr/local/share/aulos`, `/usr/share/aulos`, and the source
-/// tree (so a checkout works without installing). `$AULOS_PRESETS` (folders separated by ':') comes before
-/// the roots' preset folders. The sampler's font, when nothing names one, is `soundFontChoice`: a General
-/// MIDI font the user or the system has installed wins over the bundled one.
+/// A data root is a folder holding `presets/`, `soundfonts/` and `web/`. In order: `$AULOS_DATA` (folders
+/// separated by ':'), `<executable>/../share/aulos` (an installed aulos finds its own files wherever its
+/// prefix is), the source checkout the running executable sits in (`.build/debug/aulos`, a test bundle),
+/// found by walking up from the executable to a folder with `Package.swift` and `presets/rigs/`, then each
+/// `$XDG_DATA_DIRS` folder's `aulos/` (`/usr/local/share:/usr/share` when unset). A checkout's build so plays
+/// its own tree's presets even where a packaged aulos is installed, and an installed binary never depends on
+/// the tree it was built in (nothing of that tree's path is compiled in). `$AULOS_PRESETS` (folders separated
+/// by ':') comes before the roots' preset folders.
+/// The sampler's font, when nothing names one, is `soundFontChoice`: a General MIDI font the user or the
+/// system has installed wins over the bundled one.
 ///
 /// Threads: any (reads the environment and the file system).
 public enum SearchPaths {
-    /// The data roots, most specific first.
+    /// The data roots, most specific first, without repeats.
     public static var dataRoots: [String] {
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        let installed = executable.deletingLastPathComponent().appendingPathComponent("../share/aulos").standardized
-            .path
-        // This file is Sources/AulosRig/Files/SearchPaths.swift: four folders up is the source tree.
-        var source = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { source.deleteLastPathComponent() }
-        return [installed, "/usr/local/share/aulos", "/usr/share/aulos", source.path]
+        let environment = ProcessInfo.processInfo.environment
+        var roots = environment["AULOS_DATA"].map { $0.split(separator: ":").map(String.init) } ?? []
+        let binFolder = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
+        roots.append(binFolder.appendingPathComponent("../share/aulos").standardized.path)
+        if let checkout = checkout(containing: binFolder.path) { roots.append(checkout) }
+        let xdg = environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
+        roots += xdg.split(separator: ":").map { String($0) + "/aulos" }
+        var seen = Set<String>()
+        return roots.filter { seen.insert($0).inserted }
+    }
+
+    /// The running executable's own path, symbolic links resolved (`/proc/self/exe`: the argument vector's
+    /// first word may be a bare name found through `PATH`, or a link such as `/usr/local/bin/aulos`).
+    public static var executablePath: String {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        return URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().path
+    }
+
+    /// The source checkout holding `folder`, if any: the nearest folder at or above it with `Package.swift`
+    /// and `presets/rigs/` (a build folder is `<checkout>/.build/<triple>/debug`).
+    static func checkout(containing folder: String) -> String? {
+        var url = URL(fileURLWithPath: folder).standardized
+        while url.path != "/" && !url.path.isEmpty {
+            let path = url.path
+            if FileManager.default.fileExists(atPath: path + "/Package.swift"),
+                FileManager.default.fileExists(atPath: path + "/presets/rigs")
+            {
+                return path
+            }
+            url.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The data root the running aulos uses: the first that has the factory rigs (`aulos --version` prints it).
+    public static var dataFolder: String? {
+        dataRoots.first { FileManager.default.fileExists(atPath: $0 + "/presets/rigs") }
+    }
+
+    /// The web panel's page (`index.html`, `panel.css`, `panel.js`): `web/` in the first data root that has
+    /// it; in a checkout, where it is written, `Sources/AulosWeb/Panel`. Nil when none has it.
+    public static var panelFolder: String? {
+        dataRoots.flatMap { [$0 + "/web", $0 + "/Sources/AulosWeb/Panel"] }.first {
+            FileManager.default.isReadableFile(atPath: $0 + "/index.html")
+        }
     }
 
     /// Folders that may hold `synth/*.json`, `rigs/*.yaml` and `scores/`.

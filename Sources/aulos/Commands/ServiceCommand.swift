@@ -17,15 +17,23 @@ struct ServiceCommand: ParsableCommand {
         subcommands: [Install.self, Uninstall.self, Unit.self])
 
     struct Location: ParsableArguments {
-        @Option(help: "Installation prefix.")
-        var prefix = "/usr/local"
+        @Option(
+            help: ArgumentHelp(
+                "Where to copy an aulos from a build folder (default /usr/local); an installed aulos (a package, "
+                    + "make install) is used where it is.",
+                valueName: "prefix"))
+        var prefix: String?
 
         @Option(help: "Install under this directory instead of / (for packaging); runs no system commands.")
         var root = ""
 
+        /// The installer for this aulos: in place when it is installed and no other prefix is asked for.
         func installer() -> ServiceInstaller {
             var installer = ServiceInstaller()
-            installer.prefix = prefix
+            let installed = ServiceInstaller.installedPrefix(of: SearchPaths.executablePath)
+            installer.prefix = prefix ?? installed ?? "/usr/local"
+            installer.inPlace = installed != nil && installed == installer.prefix
+            installer.panelFolder = SearchPaths.panelFolder
             installer.root = root
             return installer
         }
@@ -113,8 +121,8 @@ struct ServiceCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "install",
             abstract:
-                "Copy aulos, its presets, rigs and SoundFont under the prefix, write "
-                + "/etc/systemd/system/aulos.service, create the 'aulos' user and start it."
+                "Write /etc/systemd/system/aulos.service and the rigs it plays, create the 'aulos' user and start "
+                + "it; an aulos from a build folder is first copied under the prefix with its data."
         )
 
         @OptionGroup var location: Location
@@ -126,9 +134,7 @@ struct ServiceCommand: ParsableCommand {
             }
             var installer = location.installer()
             playing.configure(&installer)
-            let executable =
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-                ?? CommandLine.arguments[0]
+            let executable = SearchPaths.executablePath
             guard let presets = SearchPaths.presetFolders.first(where: { access($0 + "/rigs/stage.yaml", R_OK) == 0 })
             else {
                 throw CommandError(
@@ -164,7 +170,8 @@ struct ServiceCommand: ParsableCommand {
     struct Uninstall: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "uninstall",
-            abstract: "Stop and remove the service, the installed binary and its data (the user stays).")
+            abstract:
+                "Stop and remove the service, and the binary and data it copied (a package's stay; so does the user).")
 
         @OptionGroup var location: Location
 

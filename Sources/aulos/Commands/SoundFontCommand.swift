@@ -8,8 +8,10 @@ struct SoundFontCommand: ParsableCommand {
         commandName: "soundfont",
         abstract: "Write the project's own General MIDI SoundFont (synthesised, deterministic).")
 
+    /// In the current folder by default: an installed aulos runs anywhere, and a checkout's soundfonts/ is
+    /// named with `-o soundfonts/AulosGM.sf2`.
     @Option(name: .shortAndLong, help: "Output .sf2 file.")
-    var output: String = "soundfonts/" + AulosGMSoundFont.fileName
+    var output: String = AulosGMSoundFont.fileName
 
     func run() throws {
         let bytes = AulosGMSoundFont.make().encode()
