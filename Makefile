@@ -3,7 +3,10 @@
 SWIFT ?= swift
 DEMO_DIR ?= .
 
-.PHONY: all setup setup-tests build test lint tsan asan demo bench bench-sfz vm-test test-alsa realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
+# The version being packaged: debian/changelog's, made from CHANGELOG.md (scripts/debian-changelog.py).
+VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+
+.PHONY: all setup setup-tests setup-package build build-release install install-files uninstall deb test-install test lint tsan asan demo bench bench-sfz vm-test test-alsa realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
 
 all: build
 
@@ -16,11 +19,49 @@ setup-tests:
 build: setup
 	$(SWIFT) build
 
+## The binary as installed software: release, the Swift runtime linked statically (it then needs only Debian's
+## libraries), the checkout's path mapped out of the debug info and #file strings (`strings` of the installed
+## binary names no folder of the build machine). Its own scratch folder, so `make demo`'s build stays warm.
+DIST_SCRATCH = .build-dist
+SOURCE_MAP = -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=/usr/src/aulos -Xcc -ffile-prefix-map=$(CURDIR)=/usr/src/aulos
+build-release: setup
+	$(SWIFT) build -c release --product aulos --static-swift-stdlib --scratch-path $(DIST_SCRATCH) $(SOURCE_MAP)
+
+## Installs aulos under PREFIX (default /usr/local; DESTDIR stages it): the binary, share/aulos (presets, rigs,
+## the SoundFont, the panel's page, the SFZ example), man pages, completions, the systemd unit (not enabled),
+## sysusers.d and tmpfiles.d entries. `make uninstall` (same PREFIX) removes exactly what it recorded.
+PREFIX ?= /usr/local
+install: build-release install-files
+
+install-files:
+	PREFIX=$(PREFIX) scripts/install.sh install $(DIST_SCRATCH)/release/aulos
+
+uninstall:
+	PREFIX=$(PREFIX) scripts/install.sh uninstall
+
+## The Debian package, dist/aulos_VERSION_ARCH.deb (and its -dbgsym), with dpkg-buildpackage (debian/rules
+## calls build-release and install-files); then lintian on it (~12 minutes from a cold build).
+deb: setup-package
+	scripts/debian-changelog.py --check debian/changelog
+	dpkg-buildpackage -us -uc -b
+	mkdir -p dist
+	mv ../aulos_$(VERSION)_* ../aulos-dbgsym_$(VERSION)_* dist/
+	lintian --fail-on warning dist/aulos_$(VERSION)_*.changes
+
+## The package in a clean Debian 12 made by debootstrap, the source tree hidden: installed with apt from
+## Debian's archive, played, its service installed, then purged with nothing left (~6 minutes warm).
+test-install: deb
+	scripts/install-test.sh dist/aulos_$(VERSION)_$(shell dpkg --print-architecture).deb
+
+setup-package:
+	@scripts/setup.sh --package
+
 ## Builds and runs every test suite (unit, graph, render, CLI, zero-allocation), after checking that
 ## Package.swift declares exactly the modules each target imports. The command-line suites run in a process
 ## beside the others (scripts/run-tests.sh says why); `swift test` runs them all in one.
 test: setup-tests
 	scripts/check-package-graph.py
+	scripts/debian-changelog.py --check debian/changelog
 	@# The SFZ test library's samples are committed; the script rewrites them deterministically (same bytes).
 	@scripts/make-sfz-library.py >/dev/null
 	$(SWIFT) build --build-tests

@@ -51,6 +51,22 @@ if [ "${1:-}" = "--web" ]; then
   packages+=(chromium)
 fi
 
+# `scripts/setup.sh --package` (what `make deb` and `make test-install` run) also installs Debian's packaging
+# tools and what the package test uses: the clean Debian 12 it installs into is made by debootstrap.
+if [ "${1:-}" = "--package" ]; then
+  packages+=(
+    dpkg-dev             # dpkg-buildpackage, dpkg-shlibdeps (the package's Depends), dpkg-parsechangelog
+    debhelper            # dh: the package's build sequence, its sysusers/tmpfiles/systemd scripts
+    fakeroot
+    lintian              # Debian's checks of the built package (make deb fails on a warning)
+    debootstrap          # a clean Debian 12 in a folder for make test-install
+    man-db               # man -l: the man pages render
+    groff-base
+    bash-completion      # the completion script loads
+    systemd              # systemd-sysusers and systemd-tmpfiles read the packaged entries
+  )
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
   echo "setup: no 'swift' on PATH. Aulos needs Swift 6.1 or newer (swift.org toolchain for Debian 12 / aarch64)." >&2
   exit 1
