@@ -21,11 +21,16 @@ build: setup
 
 ## The binary as installed software: release, the Swift runtime linked statically (it then needs only Debian's
 ## libraries), the checkout's path mapped out of the debug info and #file strings (`strings` of the installed
-## binary names no folder of the build machine). Its own scratch folder, so `make demo`'s build stays warm.
+## binary names no folder of the build machine), and Debian's hardening of the link: relocations read-only and
+## bound at load (SwiftPM reads no LDFLAGS). (-D_FORTIFY_SOURCE through -Xcc reaches Swift's C importer too,
+## whose modules then disagree about glibc's inline functions: not used.) Its own scratch folder, so `make
+## demo`'s build stays warm.
 DIST_SCRATCH = .build-dist
 SOURCE_MAP = -Xswiftc -file-prefix-map -Xswiftc $(CURDIR)=/usr/src/aulos -Xcc -ffile-prefix-map=$(CURDIR)=/usr/src/aulos
+HARDENING = -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
 build-release: setup
-	$(SWIFT) build -c release --product aulos --static-swift-stdlib --scratch-path $(DIST_SCRATCH) $(SOURCE_MAP)
+	$(SWIFT) build -c release --product aulos --static-swift-stdlib --scratch-path $(DIST_SCRATCH) \
+		$(SOURCE_MAP) $(HARDENING)
 
 ## Installs aulos under PREFIX (default /usr/local; DESTDIR stages it): the binary, share/aulos (presets, rigs,
 ## the SoundFont, the panel's page, the SFZ example), man pages, completions, the systemd unit (not enabled),
