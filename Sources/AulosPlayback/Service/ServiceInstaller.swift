@@ -117,6 +117,7 @@ public struct ServiceInstaller {
 
             [Unit]
             Description=Aulos headless MIDI synth
+            Documentation=man:aulos-service(1) man:aulos-rig(5)
             After=sound.target
 
             [Service]
