@@ -53,7 +53,7 @@ put_tree() {
 
 install_all() {
   local binary=${1:-}
-  [ -n "$binary" ] && [ -x "$binary" ] || fail "no aulos binary to install ('${binary}'); run make build-release"
+  [[ -n $binary && -x $binary ]] || fail "no aulos binary to install ('${binary}'); run make build-release"
   staging=$(mktemp -d)
   trap 'rm -rf "$staging"' EXIT
   : > "$staging/record"

@@ -73,7 +73,9 @@ import Testing
         if access("/usr/bin/systemd-analyze", X_OK) == 0 {
             let checked = unit.replacingOccurrences(of: "/usr/local/bin/aulos", with: root + "/usr/local/bin/aulos")
             try checked.write(toFile: folder + "/aulos.service", atomically: true, encoding: .utf8)
-            let verify = try runAulos(["verify", folder + "/aulos.service"], executable: "/usr/bin/systemd-analyze")
+            // --man=no: the unit's Documentation= pages are installed with the package, not on this machine.
+            let verify = try runAulos(
+                ["verify", "--man=no", folder + "/aulos.service"], executable: "/usr/bin/systemd-analyze")
             #expect(verify.status == 0 && verify.stderr.isEmpty, "\(verify.stderr)")
         } else {
             print("skipped: systemd-analyze verify of the unit (no systemd-analyze here)")

@@ -21,8 +21,10 @@ public struct ServiceInstaller {
     var programRoot: String { inPlace ? "" : root }
     /// The web panel's page to copy to `share/aulos/web` (`SearchPaths.panelFolder`), if it was found.
     public var panelFolder: String?
-    /// Install under this directory instead of / (DESTDIR); skips useradd and systemctl.
+    /// Install under this directory instead of / (DESTDIR).
     public var root = ""
+    /// Whether to create the user and enable the service (useradd, systemctl): not under `--root`.
+    public var runsSystemCommands = true
     public var user = "aulos"
     public var device = "default"
     /// `jack`: play as a JACK client of the server running as the same user (`--driver jack`), not an ALSA PCM.
@@ -237,7 +239,7 @@ public struct ServiceInstaller {
         try makeDirectories(root + "/etc/systemd/system")
         try write(unitText, to: unitPath)
         done.append("wrote \(unitPath)")
-        guard root.isEmpty else { return done }
+        guard runsSystemCommands && root.isEmpty else { return done }
         if getpwnam(user) == nil {
             try run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--gid", "audio", user])
             done.append("created system user \(user) (group audio)")
@@ -255,7 +257,7 @@ public struct ServiceInstaller {
 
     public func uninstall() throws(InstallError) -> [String] {
         var done: [String] = []
-        if root.isEmpty, access("/run/systemd/system", F_OK) == 0, access(unitPath, F_OK) == 0 {
+        if runsSystemCommands && root.isEmpty, access("/run/systemd/system", F_OK) == 0, access(unitPath, F_OK) == 0 {
             try run(["systemctl", "disable", "--now", "aulos.service"])
             done.append("stopped and disabled aulos.service")
         }
@@ -275,7 +277,9 @@ public struct ServiceInstaller {
                 "kept \(root + statePath): the rigs the service played, its songs and its recordings are yours "
                     + "to remove")
         }
-        if root.isEmpty, access("/run/systemd/system", F_OK) == 0 { try? run(["systemctl", "daemon-reload"]) }
+        if runsSystemCommands && root.isEmpty, access("/run/systemd/system", F_OK) == 0 {
+            try? run(["systemctl", "daemon-reload"])
+        }
         if done.isEmpty {
             done.append("nothing to remove: aulos is not installed under \(root.isEmpty ? prefix : root + prefix)")
         }

@@ -34,7 +34,9 @@ struct ServiceCommand: ParsableCommand {
             installer.prefix = prefix ?? installed ?? "/usr/local"
             installer.inPlace = installed != nil && installed == installer.prefix
             installer.panelFolder = SearchPaths.panelFolder
-            installer.root = root
+            // `--root /` is this system without its commands (packaging tests): paths as the system's.
+            installer.root = root == "/" ? "" : root
+            installer.runsSystemCommands = root.isEmpty
             return installer
         }
     }
