@@ -31,12 +31,13 @@ line on stderr and exit status 2.
 """
 
 import argparse
-import datetime
 import json
 import os
 import re
 import subprocess
 import sys
+
+from troff import escape, fallbacks, page_date, quoted
 
 PROGRAM = "make-man-pages.py"
 SECTION = "1"
@@ -46,24 +47,6 @@ MANUAL = "User Commands"
 BUILTIN_FLAGS = {"help", "version"}
 USAGE_FOLD = 12  # UsageGenerator.synopsis: more arguments than this print as "[<options>]"
 
-# Characters outside ASCII as troff spells them; anything else outside ASCII becomes \[uXXXX].
-GLYPHS = {
-    "\u2014": r"\(em", "\u2013": r"\(en", "\u2212": r"\-", "\u2018": r"\(oq", "\u2019": r"\(cq", "\u201c": r"\(lq",
-    "\u201d": r"\(rq", "\u2192": r"\(->", "\u2190": r"\(<-", "\u00d7": r"\(mu", "\u2264": r"\(<=", "\u2265": r"\(>=",
-    "\u00b1": r"\(+-", "\u2026": "...", "\u00b5": r"\(mc", "\u00b7": r"\(pc", "\u00b0": r"\(de", "\u2022": r"\(bu",
-    "\u266f": "#", "\u266d": "b", "\u00a0": r"\~", "\u00a9": r"\(co",
-}
-ASCII = {"\\": r"\e", "`": r"\(ga", "~": r"\(ti", "^": r"\(ha"}
-# Glyphs above that groff's ASCII device (man in the C locale) lacks, and what it prints instead: a page using
-# one defines the fallback with .fchar, so it neither warns nor drops the character.
-ASCII_FALLBACKS = {r"\(pc": "*", r"\(mc": "u", r"\(*m": "u", r"\(de": "o", r"\(~~": "~", r"\(Fo": "<<", r"\(Fc": ">>"}
-
-
-def fallbacks(text):
-    """.fchar requests for the glyphs `text` uses that have no ASCII rendering."""
-    return [f".fchar \\[{glyph[2:]}] {ascii}" for glyph, ascii in ASCII_FALLBACKS.items() if glyph in text]
-
-
 class DumpError(Exception):
     """A problem running the binary or reading its dump, reported as one line."""
 
@@ -71,30 +54,6 @@ class DumpError(Exception):
 # ---------------------------------------------------------------------------------------------------------------
 # troff text
 # ---------------------------------------------------------------------------------------------------------------
-
-def escape(text, code=False):
-    """Plain text as troff input. '-' is \\- (a minus, what options and negative numbers need) unless it joins a
-    letter or digit to a letter, as in "true-peak"; in `code` it is always \\-, and quotes stay ASCII quotes."""
-    out = []
-    for index, char in enumerate(text):
-        if char == "-":
-            before = text[index - 1] if index > 0 else " "
-            after = text[index + 1] if index + 1 < len(text) else " "
-            out.append("-" if not code and before.isalnum() and after.isalpha() else r"\-")
-        elif code and char == "'":
-            out.append(r"\(aq")
-        elif char in ASCII:
-            out.append(ASCII[char])
-        elif char == "\t":
-            out.append(" ")
-        elif ord(char) < 32 or ord(char) == 127:
-            continue
-        elif ord(char) < 128:
-            out.append(char)
-        else:
-            out.append(GLYPHS.get(char, f"\\[u{ord(char):04X}]"))
-    return "".join(out)
-
 
 # In prose: `code` and --options are set in bold. An option is two dashes and a word at the start of a word
 # ("--lowest-latency", "--web/--osc" is two); one dash is left alone ("-90 dBFS", "'aplay -L'").
@@ -133,11 +92,6 @@ def paragraphs(text):
                 indent = len(line) - len(line.lstrip(" "))
                 lines.append(" " * indent + prose(line.strip()) if indent else prose(line.rstrip()))
     return lines
-
-
-def quoted(argument):
-    """A macro argument in double quotes."""
-    return '"' + argument.replace('"', r"\(dq") + '"'
 
 
 def bold(text):
@@ -445,22 +399,6 @@ def read_dump(binary):
     return dump["command"]
 
 
-def page_date(option):
-    """--date, else $SOURCE_DATE_EPOCH's day (UTC), else today: YYYY-MM-DD."""
-    if option:
-        try:
-            return datetime.date.fromisoformat(option).isoformat()
-        except ValueError:
-            raise DumpError(f"--date: '{option}' is not a date (YYYY-MM-DD)") from None
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch:
-        try:
-            return datetime.datetime.fromtimestamp(int(epoch), tz=datetime.timezone.utc).date().isoformat()
-        except (ValueError, OverflowError, OSError):
-            raise DumpError(f"SOURCE_DATE_EPOCH: '{epoch}' is not a number of seconds") from None
-    return datetime.date.today().isoformat()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binary", metavar="BINARY", help="the aulos executable")
@@ -472,7 +410,7 @@ def main():
                                          "(default: described as the folder above the binary's)")
     options = parser.parse_args()
     try:
-        options.date = page_date(options.date)
+        options.date = page_date(options.date, DumpError)
         root = read_dump(options.binary)
         if not options.version:
             first = (run(options.binary, "--version").strip().splitlines() or [""])[0].strip()
