@@ -74,7 +74,7 @@ install_all() {
   put_tree 644 "$here/sfz/aulos-test" "$DATADIR/sfz/aulos-test"
 
   mkdir -p "$staging/man"
-  "$here/scripts/make-man-pages.py" "$binary" "$staging/man" --version "$version" >/dev/null
+  "$here/scripts/make-man-pages.py" "$binary" "$staging/man" --version "$version" --prefix "$PREFIX" >/dev/null
   "$here/scripts/md-to-man.py" "$here/docs/rigs.md" --name aulos-rig --section 5 \
     --title "Aulos rig files: instruments, parts, effects and controls for aulos" --version "$version" \
     > "$staging/man/aulos-rig.5"
