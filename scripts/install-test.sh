@@ -634,6 +634,17 @@ host_main() {
     echo "=== install test of $deb on a clean Debian 12 ($(date -u '+%Y-%m-%d %H:%M UTC'))"
     info "package" "$pkg $version, $(dpkg-deb -f "$deb" Architecture); .deb $(stat -c %s "$deb") bytes; Installed-Size $(dpkg-deb -f "$deb" Installed-Size) KiB"
 
+    # The packaged binary names no folder of the machine it was built on (make build-release maps the
+    # checkout's path to /usr/src/aulos): strings(1) of it, checked for the checkout's path and for /work/.
+    local leaks
+    leaks=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/bin/aulos | strings -n 6 \
+        | grep -cF -e "$ROOT" -e /work/ || true)
+    if [[ $leaks == 0 ]]; then
+        pass "no build path in binary" "strings of usr/bin/aulos: 0 lines with $ROOT or /work/"
+    else
+        fail "no build path in binary" "strings of usr/bin/aulos: $leaks lines with $ROOT or /work/"
+    fi
+
     # 2. The clean system: a fresh extraction of the pristine base.
     local t0=$SECONDS timing=""
     if [[ ! -f $BASE_TAR ]]; then

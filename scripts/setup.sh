@@ -60,6 +60,7 @@ if [ "${1:-}" = "--package" ]; then
     fakeroot
     lintian              # Debian's checks of the built package (make deb fails on a warning)
     debootstrap          # a clean Debian 12 in a folder for make test-install
+    binutils             # strings: the packaged binary names no build path
     man-db               # man -l: the man pages render
     groff-base
     bash-completion      # the completion script loads
