@@ -101,7 +101,7 @@ let package = Package(
         // Network MIDI's wire formats (issue 35): AppleMIDI session packets and the CK clock model, RTP-MIDI
         // (RFC 6295) command sections, SysEx segments and the recovery journal, and the journal's receiver repair
         // and sender; pure values, no sockets (docs/network-midi.md when the sessions come).
-        .target(name: "AulosNetworkMIDI", path: "Sources/AulosNetworkMIDI"),
+        .target(name: "AulosNetworkMIDI", dependencies: ["AulosMIDI"], path: "Sources/AulosNetworkMIDI"),
         // LV2 plugins: discovery through lilv, and plugins hosted as audio units.
         // The LV2 host's log feature is variadic C, which Swift cannot define: a small C target.
         .target(name: "CLV2Log", path: "Sources/CLV2Log"),
@@ -226,7 +226,8 @@ let package = Package(
             dependencies: ["AulosSFZ", "AulosCore", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
             path: "Tests/AulosSFZTests"),
         .testTarget(
-            name: "AulosNetworkMIDITests", dependencies: ["AulosNetworkMIDI"], path: "Tests/AulosNetworkMIDITests"),
+            name: "AulosNetworkMIDITests", dependencies: ["AulosNetworkMIDI", "AulosMIDI"],
+            path: "Tests/AulosNetworkMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )
