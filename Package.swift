@@ -226,7 +226,7 @@ let package = Package(
             dependencies: ["AulosSFZ", "AulosCore", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
             path: "Tests/AulosSFZTests"),
         .testTarget(
-            name: "AulosNetworkMIDITests", dependencies: ["AulosNetworkMIDI", "AulosMIDI"],
+            name: "AulosNetworkMIDITests", dependencies: ["AulosNetworkMIDI", "AulosMIDI", "AulosTestSupport"],
             path: "Tests/AulosNetworkMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
