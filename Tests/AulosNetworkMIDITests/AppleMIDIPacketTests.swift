@@ -80,6 +80,10 @@ import Testing
             return
         }
         #expect(exchange.name == Array(repeating: "é", count: 127).joined())  // 254 bytes: no half character
+        // Written the same way: at most 255 bytes, cut before a character that would not fit, then the NUL.
+        let written = AppleMIDIPacket.invitation(AppleMIDIExchange(initiatorToken: 1, ssrc: 2, name: long)).bytes
+        #expect(written.count == 16 + 254 + 1 && written.last == 0)
+        #expect(try AppleMIDIPacket(parsing: written) == .invitation(exchange))
         let unicode = AppleMIDIPacket.invitation(AppleMIDIExchange(initiatorToken: 1, ssrc: 2, name: "Bühne ♪"))
         #expect(try AppleMIDIPacket(parsing: unicode.bytes) == unicode)
     }

@@ -153,8 +153,15 @@ public struct AppleMIDIExchange: Equatable, Sendable {
         out.appendBigEndian(initiatorToken)
         out.appendBigEndian(ssrc)
         if let name {
-            // A NUL inside the name would end it early on the peer's side: write what the peer will read.
-            out.append(contentsOf: name.utf8.prefix { $0 != 0 }.prefix(NetworkMIDILimits.maximumNameBytes))
+            // A NUL inside the name would end it early on the peer's side: write what the peer will read, and
+            // no more than a reader keeps, cut before a character that would not fit whole.
+            var text = Array(name.utf8.prefix { $0 != 0 })
+            if text.count > NetworkMIDILimits.maximumNameBytes {
+                var cut = NetworkMIDILimits.maximumNameBytes
+                while cut > 0 && text[cut] & 0xC0 == 0x80 { cut -= 1 }
+                text.removeSubrange(cut...)
+            }
+            out.append(contentsOf: text)
             out.append(0)
         }
     }
