@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "AulosLV2", targets: ["AulosLV2"]),
         // The SFZ player, for the fuzz package's SFZ parser target and the benchmark package's voices per core.
         .library(name: "AulosSFZ", targets: ["AulosSFZ"]),
+        // Network MIDI's packet readers, for the fuzz package's AppleMIDI and RTP-MIDI target.
+        .library(name: "AulosNetworkMIDI", targets: ["AulosNetworkMIDI"]),
         // The web panel, for the fuzz package's request-framing target.
         .library(name: "AulosWeb", targets: ["AulosWeb"]),
     ],
