@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "AulosLV2", targets: ["AulosLV2"]),
         // The SFZ player, for the fuzz package's SFZ parser target and the benchmark package's voices per core.
         .library(name: "AulosSFZ", targets: ["AulosSFZ"]),
+        // Network MIDI's packet readers, for the fuzz package's AppleMIDI and RTP-MIDI target.
+        .library(name: "AulosNetworkMIDI", targets: ["AulosNetworkMIDI"]),
         // The web panel, for the fuzz package's request-framing target.
         .library(name: "AulosWeb", targets: ["AulosWeb"]),
     ],
@@ -98,6 +100,10 @@ let package = Package(
                 "AulosAudioFile", "AulosRig", "AulosRealtime",
             ],
             path: "Sources/AulosPlayback"),
+        // Network MIDI's wire formats (issue 35): AppleMIDI session packets and the CK clock model, RTP-MIDI
+        // (RFC 6295) command sections, SysEx segments and the recovery journal, and the journal's receiver repair
+        // and sender; pure values, no sockets (docs/network-midi.md when the sessions come).
+        .target(name: "AulosNetworkMIDI", dependencies: ["AulosMIDI"], path: "Sources/AulosNetworkMIDI"),
         // LV2 plugins: discovery through lilv, and plugins hosted as audio units.
         // The LV2 host's log feature is variadic C, which Swift cannot define: a small C target.
         .target(name: "CLV2Log", path: "Sources/CLV2Log"),
@@ -221,6 +227,9 @@ let package = Package(
             name: "AulosSFZTests",
             dependencies: ["AulosSFZ", "AulosCore", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
             path: "Tests/AulosSFZTests"),
+        .testTarget(
+            name: "AulosNetworkMIDITests", dependencies: ["AulosNetworkMIDI", "AulosMIDI", "AulosTestSupport"],
+            path: "Tests/AulosNetworkMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]
 )

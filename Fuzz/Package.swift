@@ -36,6 +36,10 @@ let package = Package(
             name: "FuzzRequestFraming", dependencies: ["FuzzSupport", .product(name: "AulosWeb", package: "Aulos")],
             path: "Sources/FuzzRequestFraming"),
         .executableTarget(
+            name: "FuzzNetworkMIDI",
+            dependencies: ["FuzzSupport", .product(name: "AulosNetworkMIDI", package: "Aulos")],
+            path: "Sources/FuzzNetworkMIDI"),
+        .executableTarget(
             name: "FuzzSFZParser", dependencies: ["FuzzSupport", .product(name: "AulosSFZ", package: "Aulos")],
             path: "Sources/FuzzSFZParser"),
         .executableTarget(

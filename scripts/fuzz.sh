@@ -5,20 +5,22 @@
 # rig loader (YAML), rig sets made of several files (cycles, missing files, deep nesting), and SoundFonts
 # through the sampler's loading path (Aulos's inspection, then libfluidsynth loading and playing), and SFZ
 # libraries of several files in memory (include loops and depth, #define chains; the selector built and
-# played), and such libraries built into a rig with real samples and played (sfz-build). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
+# played), and such libraries built into a rig with real samples and played (sfz-build), and network MIDI
+# datagrams through both readers, AppleMIDI session packets and RTP-MIDI with its recovery journal, each read
+# written back and read again and each RTP-MIDI packet repaired from (network-midi). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
 # target calls LLVMFuzzerRunDriver), seeds each corpus from the project's own files, and runs each target
 # for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
 #   targets: midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz
-#            sfz-build
+#            sfz-build network-midi
 #   (midi-file-large runs RUNS/100; rig-build and sfz-build, which build and play each input, RUNS/20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz sfz-build}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz sfz-build network-midi}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -44,7 +46,29 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
-seed osc; seed http; seed rig-build; seed sfz; seed sfz-build
+seed osc; seed http; seed rig-build; seed sfz; seed sfz-build; seed network-midi
+# Network MIDI: a Mac's IN and CK2 and its three RTP-MIDI packets (pymidi's test captures: running status, two
+# channel journals, chapters C and N), pymidi-built note and controller packets, RS, a long header, SysEx
+# segments, every system message, and chapters P, M, W, N, T, A behind a system journal.
+python3 - "$work/corpus/network-midi" <<'PY'
+import sys
+seeds = {
+    "in": "ffff494e000000026633487347d810966d626f6f6b2d73657373696f6e00",
+    "ck2": "ffff434b47d8109602000000000000004400227e00000dfaad1e5c820000000044002288",
+    "by": "ffff4259000000020000000047d81096", "rs": "ffff5253cafebabe12340000",
+    "single": "8061427a4b9f303647d8109643903026204276000608006685",
+    "multi": "8061429a51d2dc8747d8109646903e310a403b21427c00090881673c250d50c8060880440e",
+    "control": "80614ba55944067e47d8109643b06c00204ba0000948006c7f807708",
+    "pymidi-notes": "80e1123400010000cafebabe07903c640a803c00",
+    "pymidi-controllers": "80e1123500010100cafebabe0bb3076405b3407f7f933e5a",
+    "chapters": "806100010000000500000006" + "43903c64" + "6000070004abcd1013bb0500000004ffff0040807708" + "7f803c40",
+    "system": "806100020000000500000006" + "0ff11200f2010200f30500f600f900f4",
+    "sysex": "806100030000000500000006" + "0df001020304f000f705060708f7",
+    "long": "806100040000000500000006" + "8012" + "923c5a013d5a013e5a013f5a01405a01415a",
+}
+for name, text in seeds.items():
+    open(f"{sys.argv[1]}/{name}.bin", "wb").write(bytes.fromhex(text))
+PY
 # SFZ libraries in memory (parts at "\n%%%\n" are lib/f0.sfz … lib/f7.sfz): the project's own library with
 # its includes, an include loop, includes nested past the limit, and a #define chain that doubles each line.
 { sed 's/inc\/control.sfzh/f1.sfz/; s/inc\/drums.sfzh/f2.sfz/' sfz/aulos-test/aulos-test.sfz; printf '\n%%%%%%\n'
@@ -158,6 +182,7 @@ for target in "${targets[@]}"; do
     rig-build) exe=FuzzRigBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 )) ;;
     soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;; http) exe=FuzzRequestFraming; max=65536 ;;
     sfz) exe=FuzzSFZParser; max=65536 ;;
+    network-midi) exe=FuzzNetworkMIDI; max=8192 ;;
     sfz-build) exe=FuzzSFZBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 ))
       cp "$work"/corpus/sfz/*.txt "$work/corpus/sfz-build/" ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;

@@ -39,8 +39,28 @@ if [ "${1:-}" = "--tests" ]; then
                          # against, and the default font a user with it installed gets
     systemd              # systemd-analyze verify: the service's unit as systemd reads it (present on most systems)
     openttd-openmsx      # real General MIDI songs (GPL-2, 36 files) for the song corpus (make gm-songs)
+    python3-venv         # the venv pymidi goes into (below)
   )
 fi
+
+# pymidi (PyPI, MIT), the network MIDI tests' independent peer (Tests/AulosNetworkMIDITests/PymidiInteropTests):
+# installed with --tests into a venv in the checkout's ignored .build-pymidi/, which the tests look for. A venv,
+# because Debian's pip refuses to install into the system Python (PEP 668) and `pip install --user` would touch
+# the user's ~/.local for a test tool; the version is pinned because the tests check its known deviations.
+# Without it (no network) the interop tests say "skipped" and the rest run.
+install_pymidi() {
+  local root venv
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  venv="$root/.build-pymidi/venv"
+  if "$venv/bin/python3" -c 'import pymidi.packets' 2>/dev/null; then
+    echo "setup: pymidi present ($venv)"
+    return 0
+  fi
+  echo "setup: installing pymidi 0.5.0 into $venv"
+  if ! { python3 -m venv "$venv" && "$venv/bin/pip" install --quiet --disable-pip-version-check 'pymidi==0.5.0'; }; then
+    echo "setup: warning: pymidi could not be installed; the pymidi interop tests will be skipped" >&2
+  fi
+}
 
 # `scripts/setup.sh --static` (what the QEMU suites run before `swift build --static-swift-stdlib`) needs
 # nothing more since the web panel has its own server: it installed libcurl's development link while
@@ -82,6 +102,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: system packages present (${packages[*]})"
+  if [ "${1:-}" = "--tests" ]; then install_pymidi; fi
   exit 0
 fi
 
@@ -98,4 +119,5 @@ echo "setup: installing ${missing[*]} with apt-get"
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ "${1:-}" = "--tests" ]; then install_pymidi; fi
 echo "setup: done"
