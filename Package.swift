@@ -102,8 +102,11 @@ let package = Package(
             path: "Sources/AulosPlayback"),
         // Network MIDI's wire formats (issue 35): AppleMIDI session packets and the CK clock model, RTP-MIDI
         // (RFC 6295) command sections, SysEx segments and the recovery journal, and the journal's receiver repair
-        // and sender; pure values, no sockets (docs/network-midi.md when the sessions come).
-        .target(name: "AulosNetworkMIDI", dependencies: ["AulosMIDI"], path: "Sources/AulosNetworkMIDI"),
+        // and sender (pure values); the AppleMIDI session host on UDP and its live MIDI source
+        // (docs/network-midi.md).
+        .target(
+            name: "AulosNetworkMIDI", dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime"],
+            path: "Sources/AulosNetworkMIDI"),
         // LV2 plugins: discovery through lilv, and plugins hosted as audio units.
         // The LV2 host's log feature is variadic C, which Swift cannot define: a small C target.
         .target(name: "CLV2Log", path: "Sources/CLV2Log"),
@@ -228,7 +231,8 @@ let package = Package(
             dependencies: ["AulosSFZ", "AulosCore", "AulosDSP", "AulosTestSupport", "CAllocationCounter", "CSndfile"],
             path: "Tests/AulosSFZTests"),
         .testTarget(
-            name: "AulosNetworkMIDITests", dependencies: ["AulosNetworkMIDI", "AulosMIDI", "AulosTestSupport"],
+            name: "AulosNetworkMIDITests",
+            dependencies: ["AulosNetworkMIDI", "AulosIO", "AulosMIDI", "AulosTestSupport"],
             path: "Tests/AulosNetworkMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]

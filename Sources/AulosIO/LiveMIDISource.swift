@@ -39,6 +39,13 @@ public struct MIDIPortName: Hashable, Sendable, CustomStringConvertible {
         self.portName = portName
     }
 
+    /// Where network MIDI sessions are numbered from (`client` = this + the session's number): above every
+    /// sequencer client.
+    public static let networkClientBase = 0x10000
+
+    /// A network MIDI session rather than a sequencer port.
+    public var isNetwork: Bool { client >= Self.networkClientBase }
+
     /// `client:port`.
     public var address: String { "\(client):\(port)" }
     public var description: String { "\(address) \(clientName): \(portName)" }
@@ -56,4 +63,8 @@ public enum MIDIInputNotice: Equatable, Sendable {
     case subscribed(MIDIPortName)
     /// The input's buffer overflowed: events were lost (its thread fell behind).
     case inputOverflow
+    /// Network MIDI (AppleMIDI sessions) listens on this address and port.
+    case networkListening(address: String)
+    /// A MIDI input that could not be opened while another plays on (no ALSA sequencer beside network MIDI).
+    case unavailable(input: String, reason: String)
 }

@@ -94,6 +94,19 @@ public struct MIDISource: Hashable, Sendable, CustomStringConvertible {
     /// Events sent through the control socket (`aulos` … `midi`, the web panel).
     public static let controlSocket = MIDISource(rawValue: 0xFFFF_FFFF)
 
+    /// Network MIDI session `number` (1…65535, counted from its host's start): above the sequencer's
+    /// client:port space and below JACK's and the control socket's.
+    public static func network(_ number: UInt16) -> MIDISource {
+        MIDISource(rawValue: networkBase | UInt32(number))
+    }
+
+    /// The network session this source is, if it is one.
+    public var networkSession: UInt16? {
+        rawValue & 0xFFFF_0000 == Self.networkBase ? UInt16(truncatingIfNeeded: rawValue) : nil
+    }
+
+    static let networkBase: UInt32 = 0x4E4D_0000  // "NM"
+
     public var description: String { "source \(rawValue)" }
 }
 

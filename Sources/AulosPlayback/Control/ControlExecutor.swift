@@ -65,10 +65,11 @@ final class ControlExecutor {
 
     func note(_ notice: MIDIInputNotice) {
         switch notice {
-        case .connected(let port): keyboards[Self.key(port)] = port.description
+        case .connected(let port):
+            keyboards[Self.key(port)] = port.isNetwork ? "\(port.clientName): \(port.portName)" : port.description
         case .disconnected(let port, _): keyboards[Self.key(port)] = nil
         case .subscribed(let port): keyboards[Self.key(port)] = "\(port.address) \(port.clientName)"
-        case .listening, .connectFailed, .inputOverflow: break
+        case .listening, .connectFailed, .inputOverflow, .networkListening, .unavailable: break
         }
     }
 

@@ -48,6 +48,7 @@ final class MIDIActivityLog: @unchecked Sendable {
 
     static func describe(_ source: MIDISource) -> String {
         if source == .controlSocket { return "control" }
+        if let session = source.networkSession { return "network \(session)" }
         return source == .file ? "file" : "port \(source.rawValue >> 8):\(source.rawValue & 0xFF)"
     }
 }

@@ -43,12 +43,19 @@ final class PlayReport {
             "listening as \(address) (Aulos MIDI In)"
                 + (connected == 0
                     ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : "")
-        case .connected(let port): "connected \(port)"
+        case .connected(let port): "connected \(name(port))"
         case .connectFailed(let port, let reason): "cannot connect \(port): \(reason)"
-        case .disconnected(let port, let notes): "\(port) gone; released \(notes) note\(notes == 1 ? "" : "s")"
+        case .disconnected(let port, let notes): "\(name(port)) gone; released \(notes) note\(notes == 1 ? "" : "s")"
         case .subscribed(let port): "\(port.address) \(port.clientName) plays into aulos"
         case .inputOverflow: "input overflowed, events lost"
+        case .networkListening(let address): "network MIDI (AppleMIDI) on \(address)"
+        case .unavailable(let input, let reason): "no \(input) (\(reason)); playing network MIDI only"
         }
+    }
+
+    /// A sequencer port as `client:port client: port`; a network session as `peer: AppleMIDI address`.
+    static func name(_ port: MIDIPortName) -> String {
+        port.isNetwork ? "\(port.clientName): \(port.portName)" : "\(port)"
     }
 
     /// Device lost and back, on stderr (xruns are counted in the status line instead).

@@ -1,0 +1,382 @@
+import AulosIO
+import AulosMIDI
+import AulosRealtime
+import Glibc
+import Synchronization
+
+/// An AppleMIDI session endpoint on UDP, the responder side (Macs, iPads, rtpMIDI and rtpmidid invite it):
+/// IN → OK on the port it came from (NO beyond the session cap, or from a peer outside the allow list), CK0 →
+/// CK1 at once, CK2 → the session's clock model; RTP-MIDI → the session's `RTPMIDIReceiver` (journal repair
+/// after a gap) → each message to the `MIDIReceiver`, placed at the packet's time on the peer's clock mapped to
+/// CLOCK_MONOTONIC plus a constant playout latency (never earlier than the session's previous event); BY, or a
+/// session silent for `silenceTimeout`, ends the session's notes (`sourceEnded`); RS about once a second.
+/// Every session is a `MIDISource` of its own (`MIDISource.network(_:)`).
+///
+/// Threads: `start`, `stop`, `takeNotices` and `sessions` on the control thread; one network thread (poll() with
+/// a 100 ms timeout) owns the sockets and the sessions and calls the receiver. The sessions' counters and the
+/// notices cross between the two under a `Mutex`.
+public final class AppleMIDIHost: @unchecked Sendable {
+    /// How the host answers and places. Threads: a value.
+    public struct Options: Sendable {
+        /// The name sent in OK (Audio MIDI Setup shows it).
+        public var name = "Aulos"
+        /// Sessions at once; an invitation beyond them is refused (NO).
+        public var sessionCap = 16
+        /// Numeric peer addresses allowed to open a session; nil: anyone who can reach the port.
+        public var allowList: [String]?
+        /// A session with no CK and no data for this long (ns) ends, its notes released (a sleeping phone).
+        public var silenceTimeoutNanos: Int64 = 30_000_000_000
+        /// Added to every event's time on the peer's clock: the constant delay the network is given (ns).
+        public var playoutLatencyNanos: Int64 = 3_000_000
+        /// How often receiver feedback (RS) goes to a peer that sent MIDI since the last (ns).
+        public var feedbackIntervalNanos: Int64 = 1_000_000_000
+        /// CLOCK_MONOTONIC in ns (tests may run it elsewhere).
+        public var now: @Sendable () -> Int64 = { monotonicNanoseconds() }
+
+        public init() {}
+    }
+
+    /// One session's counters, as the control thread reads them. Threads: a value.
+    public struct SessionStatus: Equatable, Sendable {
+        public var source: MIDISource
+        public var peerName: String
+        /// The peer's control address (`192.168.1.5:5004`).
+        public var peer: String
+        public var ssrc: UInt32
+        /// RTP-MIDI packets read.
+        public var packets = 0
+        /// Packets missing from the sequence numbers.
+        public var lostPackets = 0
+        /// Losses put right from the journal, and those that ended every note instead (no usable journal).
+        public var journalRepairs = 0
+        public var releasedForLoss = 0
+        /// CK exchanges completed (CK2 received).
+        public var clockSamples = 0
+        /// Peer clock minus ours, in 100 µs ticks, from the best CK exchange; nil before the first.
+        public var offsetTicks: Int64?
+        /// Half the best CK round trip (µs).
+        public var oneWayLatencyMicros: Int64?
+        /// How late the last packet arrived after its own time, mapped to our clock (µs); nil when placed by arrival.
+        public var lastTransitMicros: Int64?
+        /// Events placed by the peer's clock, and those placed at their arrival (no clock yet, or a timestamp that
+        /// does not follow the peer's CK clock, as pymidi's client's constant 0).
+        public var placedByClock = 0
+        public var placedByArrival = 0
+    }
+
+    public let options: Options
+    public let sockets: AppleMIDISockets
+    private let receiver: any MIDIReceiver
+    private let ssrc = UInt32.random(in: 1...UInt32.max)
+    private let stopping = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private let shared = Mutex(Shared())
+
+    /// What the two threads share.
+    private struct Shared {
+        var notices: [MIDIInputNotice] = []
+        var statuses: [SessionStatus?] = []
+    }
+
+    /// The network thread's own: the sessions and the receive buffer (sized once).
+    private var sessions: [Session?]
+    private var buffer = [UInt8](repeating: 0, count: NetworkMIDILimits.maximumPacketBytes)
+    private var nextSourceNumber: UInt16 = 1
+
+    public init(sockets: AppleMIDISockets, receiver: any MIDIReceiver, options: Options = Options()) {
+        self.sockets = sockets
+        self.receiver = receiver
+        self.options = options
+        sessions = [Session?](repeating: nil, count: max(1, options.sessionCap))
+        shared.withLock { $0.statuses = [SessionStatus?](repeating: nil, count: max(1, options.sessionCap)) }
+    }
+
+    deinit { stop() }
+
+    public var isStarted: Bool { thread != nil }
+
+    /// Starts the network thread; the `listening` notice says where.
+    public func start() throws(AppleMIDIHostError) {
+        guard thread == nil else { return }
+        stopping.store(false, ordering: .relaxed)
+        let listening = MIDIInputNotice.networkListening(address: sockets.description)
+        shared.withLock { $0.notices.append(listening) }
+        var handle = pthread_t()
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(
+            &handle, nil,
+            { raw in
+                let host = Unmanaged<AppleMIDIHost>.fromOpaque(raw!).takeRetainedValue()
+                host.run()
+                return nil
+            }, retained)
+        guard created == 0 else {
+            Unmanaged<AppleMIDIHost>.fromOpaque(retained).release()
+            throw AppleMIDIHostError("cannot start the network MIDI thread: \(String(cString: strerror(created)))")
+        }
+        thread = handle
+    }
+
+    /// Stops the thread: every session says BY to its peer and its notes are released.
+    public func stop() {
+        guard let handle = thread else { return }
+        stopping.store(true, ordering: .relaxed)
+        pthread_join(handle, nil)
+        thread = nil
+    }
+
+    /// Connected and disconnected peers since the last call, oldest first.
+    public func takeNotices() -> [MIDIInputNotice] {
+        shared.withLock { shared in
+            defer { shared.notices.removeAll(keepingCapacity: true) }
+            return shared.notices
+        }
+    }
+
+    /// The sessions open now, with their counters.
+    public var sessionStatuses: [SessionStatus] { shared.withLock { $0.statuses.compactMap { $0 } } }
+
+    // MARK: - The network thread
+
+    /// One peer's session. Threads: the network thread.
+    private struct Session {
+        var status: SessionStatus
+        var token: UInt32
+        var control: PeerAddress
+        var data: PeerAddress?
+        var clock = AppleMIDIClockModel(role: .responder)
+        var stream = RTPMIDIReceiver()
+        var lastHeard: Int64
+        /// The latest arrival time handed to the receiver: arrivals never go back.
+        var lastArrival: Int64 = .min
+        var lastFeedback: Int64
+        var feedbackSent: UInt16?
+    }
+
+    private func run() {
+        var fds = [
+            pollfd(fd: sockets.control, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: sockets.data, events: Int16(POLLIN), revents: 0),
+        ]
+        while !stopping.load(ordering: .relaxed) {
+            let ready = poll(&fds, 2, 100)
+            if ready > 0 {
+                if fds[0].revents & Int16(POLLIN) != 0 { drain(sockets.control, isData: false) }
+                if fds[1].revents & Int16(POLLIN) != 0 { drain(sockets.data, isData: true) }
+            }
+            housekeeping(options.now())
+        }
+        for index in sessions.indices where sessions[index] != nil {
+            if let session = sessions[index] {
+                send(
+                    .bye(AppleMIDIExchange(initiatorToken: session.token, ssrc: ssrc)), on: sockets.control,
+                    to: session.control)
+            }
+            end(index, now: options.now(), reason: nil)
+        }
+    }
+
+    private func drain(_ fd: Int32, isData: Bool) {
+        while true {
+            var from = PeerAddress()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &from.storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, bytes.baseAddress, bytes.count, 0, $0, &length)
+                    }
+                }
+            }
+            guard count >= 0 else { return }  // EAGAIN: drained (or an error the next poll shows again)
+            from.length = length
+            let datagram = Array(buffer[0..<count])
+            if AppleMIDIPacket.isSessionPacket(datagram) {
+                guard let packet = try? AppleMIDIPacket(parsing: datagram) else { continue }
+                handle(packet, from: from, on: fd, isData: isData)
+            } else if isData, let packet = try? RTPMIDIPacket(parsing: datagram) {
+                handle(packet)
+            }
+        }
+    }
+
+    private func index(of peerSSRC: UInt32) -> Int? {
+        sessions.firstIndex { $0?.status.ssrc == peerSSRC }
+    }
+
+    private func handle(_ packet: AppleMIDIPacket, from peer: PeerAddress, on fd: Int32, isData: Bool) {
+        let now = options.now()
+        switch packet {
+        case .invitation(let invitation):
+            invite(invitation, from: peer, on: fd, isData: isData, now: now)
+        case .bye(let bye):
+            if let index = index(of: bye.ssrc) { end(index, now: now, reason: "said goodbye") }
+        case .clockSync(let sync):
+            guard let index = index(of: sync.ssrc) else { return }
+            sessions[index]!.lastHeard = now
+            switch sync.count {
+            case 0:
+                // Answered before anything else: the peer's round trip is measured through this.
+                let answer = AppleMIDIClockSync(
+                    ssrc: ssrc, count: 1, timestamp1: sync.timestamp1, timestamp2: UInt64(now / 100_000))
+                send(.clockSync(answer), on: fd, to: peer)
+            case 2:
+                guard let sample = AppleMIDIClockSample(sync) else { return }
+                sessions[index]!.clock.add(sample)
+                var status = sessions[index]!.status
+                status.clockSamples += 1
+                if let toLocal = sessions[index]!.clock.peerToLocalTicks { status.offsetTicks = 0 &- toLocal }
+                status.oneWayLatencyMicros = sessions[index]!.clock.oneWayLatencyTicks.map { $0 * 100 }
+                publish(status, at: index)
+            default: break  // CK1 answers an exchange the responder never starts
+            }
+        case .accept, .reject, .receiverFeedback, .bitrateLimit:
+            break
+        }
+    }
+
+    private func invite(
+        _ invitation: AppleMIDIExchange, from peer: PeerAddress, on fd: Int32, isData: Bool, now: Int64
+    ) {
+        let refusal = AppleMIDIPacket.reject(AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc))
+        let accept = AppleMIDIPacket.accept(
+            AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc, name: options.name))
+        if let allowed = options.allowList, !allowed.contains(peer.host) {
+            send(refusal, on: fd, to: peer)
+            return
+        }
+        if let index = index(of: invitation.ssrc) {
+            // A repeated IN (our OK was lost) is answered again; on the data port it completes the session.
+            if isData { sessions[index]!.data = peer } else { sessions[index]!.control = peer }
+            sessions[index]!.token = invitation.initiatorToken
+            sessions[index]!.lastHeard = now
+            send(accept, on: fd, to: peer)
+            return
+        }
+        // A data-port IN with no control-port session, or no room: refused.
+        guard !isData, let free = sessions.firstIndex(where: { $0 == nil }) else {
+            send(refusal, on: fd, to: peer)
+            return
+        }
+        let number = nextSourceNumber
+        nextSourceNumber = nextSourceNumber == UInt16.max ? 1 : nextSourceNumber + 1
+        let name = invitation.name ?? "AppleMIDI \(peer.host)"
+        let status = SessionStatus(
+            source: .network(number), peerName: name, peer: peer.description, ssrc: invitation.ssrc)
+        sessions[free] = Session(
+            status: status, token: invitation.initiatorToken, control: peer, lastHeard: now, lastFeedback: now)
+        publish(status, at: free, notice: .connected(Self.portName(status)))
+        send(accept, on: fd, to: peer)
+    }
+
+    /// How a session is named in notices: the peer's session name, and where it is.
+    static func portName(_ status: SessionStatus) -> MIDIPortName {
+        MIDIPortName(
+            client: MIDIPortName.networkClientBase + Int(status.source.networkSession ?? 0), port: 0,
+            clientName: status.peerName, portName: "AppleMIDI \(status.peer)")
+    }
+
+    private func handle(_ packet: RTPMIDIPacket) {
+        guard let index = index(of: packet.header.ssrc) else { return }
+        let now = options.now()
+        sessions[index]!.lastHeard = now
+        let reception = sessions[index]!.stream.receive(packet)
+        var status = sessions[index]!.status
+        status.packets += 1
+        status.lostPackets = sessions[index]!.stream.lostPackets
+        switch reception.repair {
+        case .journal where reception.continuity != .first: status.journalRepairs += 1
+        case .releasedAll: status.releasedForLoss += 1
+        default: break
+        }
+        let source = status.source
+        let packetTime = place(packet.header.timestamp, index, now: now, status: &status)
+        for message in reception.repairs {
+            receiver.receive(message, from: source, arrivalNanos: packetTime)
+        }
+        for event in reception.events {
+            let arrival =
+                event.timestamp == packet.header.timestamp
+                ? packetTime : place(event.timestamp, index, now: now, status: &status)
+            if let message = ChannelMessage(event.message) {
+                receiver.receive(message, from: source, arrivalNanos: arrival)
+            } else {
+                receiver.receive(system: event.message, from: source, arrivalNanos: arrival)
+            }
+        }
+        publish(status, at: index)
+    }
+
+    /// Where an event stamped `timestamp` on the peer's RTP clock lands on CLOCK_MONOTONIC: through the clock
+    /// model plus the playout latency when the timestamp follows the peer's CK clock (within a second of its
+    /// now), else at its arrival; never before the session's previous event.
+    private func place(_ timestamp: UInt32, _ index: Int, now: Int64, status: inout SessionStatus) -> Int64 {
+        var arrival = now
+        if let toLocal = sessions[index]!.clock.peerToLocalTicks {
+            // The RTP timestamp is the low 32 bits of the peer's 10 kHz clock: widened next to the peer's now.
+            let peerNow = now / 100_000 &- toLocal
+            let step = Int64(Int32(bitPattern: timestamp &- UInt32(truncatingIfNeeded: peerNow)))
+            if abs(step) < 10_000 {
+                let sent = (peerNow &+ step &+ toLocal) &* 100_000
+                arrival = sent &+ options.playoutLatencyNanos
+                status.lastTransitMicros = (now - sent) / 1_000
+                status.placedByClock += 1
+            } else {
+                status.lastTransitMicros = nil
+                status.placedByArrival += 1
+            }
+        } else {
+            status.placedByArrival += 1
+        }
+        arrival = max(arrival, sessions[index]!.lastArrival)
+        sessions[index]!.lastArrival = arrival
+        return arrival
+    }
+
+    private func housekeeping(_ now: Int64) {
+        for index in sessions.indices {
+            guard let session = sessions[index] else { continue }
+            if now - session.lastHeard > options.silenceTimeoutNanos {
+                end(index, now: now, reason: "silent")
+                continue
+            }
+            if let sequence = session.stream.feedbackSequenceNumber, sequence != session.feedbackSent,
+                now - session.lastFeedback >= options.feedbackIntervalNanos
+            {
+                send(.receiverFeedback(ssrc: ssrc, sequenceNumber: sequence), on: sockets.control, to: session.control)
+                sessions[index]!.feedbackSent = sequence
+                sessions[index]!.lastFeedback = now
+            }
+        }
+    }
+
+    /// Ends a session: its notes and pedals released through the receiver, and a notice naming the peer.
+    private func end(_ index: Int, now: Int64, reason: String?) {
+        guard let session = sessions[index] else { return }
+        sessions[index] = nil
+        let released = receiver.sourceEnded(session.status.source, arrivalNanos: max(now, session.lastArrival))
+        shared.withLock {
+            $0.statuses[index] = nil
+            $0.notices.append(.disconnected(Self.portName(session.status), releasedNotes: released))
+        }
+    }
+
+    private func publish(_ status: SessionStatus, at index: Int, notice: MIDIInputNotice? = nil) {
+        sessions[index]!.status = status
+        shared.withLock {
+            $0.statuses[index] = status
+            if let notice { $0.notices.append(notice) }
+        }
+    }
+
+    private func send(_ packet: AppleMIDIPacket, on fd: Int32, to peer: PeerAddress) {
+        let bytes = packet.bytes
+        var address = peer.storage
+        _ = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, peer.length)
+                }
+            }
+        }
+    }
+}
