@@ -126,7 +126,7 @@ let package = Package(
             name: "aulos",
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosJACK", "AulosAudioFile", "AulosCore", "AulosIO",
-                "AulosSoundFont", "AulosFluid", "AulosSFZ",
+                "AulosSoundFont", "AulosFluid", "AulosSFZ", "AulosNetworkMIDI",
                 "AulosUnits", "AulosLV2", "AulosWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

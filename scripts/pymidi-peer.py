@@ -6,13 +6,24 @@ its own `packets` module, and parses the packets Aulos's encoder built, printing
 
   pymidi-peer.py build                 -> {"name": "hex", ...}
   pymidi-peer.py parse KIND HEX ...    -> [{fields}, ...]   KIND: exchange | timestamp | midi
+  pymidi-peer.py session HOST PORT [HOLD]  -> {what the session did}
+
+`session` is an initiator over real UDP against an AppleMIDI responder (aulos play --network-midi): IN on the
+control port and then the data port (resent every second, up to 12 times, as Apple's initiators do), three CK
+exchanges on CLOCK_MONOTONIC in 100 us ticks, then a note-on (C4, velocity 100) with a controller (CC 1 = 64),
+the note-off HOLD seconds later (default 1), and BY. Every packet is built and every answer parsed by
+`pymidi.packets`; the sockets are driven here, because pymidi's own client is a stub with bugs (brief 3.6 B4).
 
 pymidi's known deviations (docs in the tests): delta times are LEB128 (only deltas < 128 agree with RFC 6295),
 Z is ignored, program change / pitch bend / SysEx swallow the rest of the list, only one channel journal is read
 and the system journal is gated on S instead of Y, names are ASCII only.
 """
 import json
+import random
+import socket
+import struct
 import sys
+import time
 
 from pymidi import packets
 
@@ -32,9 +43,9 @@ def command(status, kind, params, delta=None):
                 params=params)
 
 
-def midi(seq, ts, commands, length, journal=None, j=0):
+def midi(seq, ts, commands, length, journal=None, j=0, ssrc=0xCAFEBABE):
     header = dict(rtp_header=dict(flags=dict(v=2, p=0, x=0, cc=0, m=1, pt=0x61), sequence_number=seq),
-                  timestamp=ts, ssrc=0xCAFEBABE)
+                  timestamp=ts, ssrc=ssrc)
     return packets.MIDIPacket.build(dict(
         header=header, command=dict(flags=dict(b=0, j=j, z=0, p=0, len=length), midi_list=commands),
         journal=journal))
@@ -99,10 +110,85 @@ def parse(kind, texts):
     print(json.dumps(out))
 
 
+def ticks():
+    """CLOCK_MONOTONIC in AppleMIDI's 100 us ticks."""
+    return int(time.monotonic() * 10000)
+
+
+def session(host, port, hold=1.0):
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    control = socket.socket(family, socket.SOCK_DGRAM)
+    data = socket.socket(family, socket.SOCK_DGRAM)
+    for sock in (control, data):
+        sock.bind((host, 0))
+        sock.settimeout(1.0)
+    token = random.getrandbits(32)
+    ssrc = random.getrandbits(32) or 1
+    name = 'pymidi-session'
+    report = {'ssrc': ssrc}
+    feedback = []
+
+    def ask(sock, destination, packet, parser):
+        for _ in range(12):
+            sock.sendto(packet, destination)
+            try:
+                reply, _ = sock.recvfrom(2048)
+            except socket.timeout:
+                continue
+            return parser.parse(reply)
+        sys.exit(f'no answer from {destination}')
+
+    for label, sock, destination in (('control', control, (host, port)), ('data', data, (host, port + 1))):
+        reply = ask(sock, destination, exchange(b'IN', token, ssrc, name), packets.AppleMIDIExchangePacket)
+        report[label] = dict(command=reply.command.decode('ascii'), token=reply.initiator_token, ssrc=reply.ssrc,
+                             name=reply.name)
+        if reply.command != b'OK':
+            print(json.dumps(report))
+            return
+    syncs = []
+    for _ in range(3):
+        t1 = ticks()
+        answer = ask(data, (host, port + 1), clock(0, ssrc, t1), packets.AppleMIDITimestampPacket)
+        t3 = ticks()
+        data.sendto(clock(2, ssrc, t1, answer.timestamp_2, t3), (host, port + 1))
+        syncs.append(dict(count=answer.count, echoed=answer.timestamp_1 == t1, t2=answer.timestamp_2,
+                          rtt=t3 - t1, offset=(t1 + t3) // 2 - answer.timestamp_2))
+        time.sleep(0.05)
+    report['clock'] = syncs
+    sequence = random.getrandbits(16)
+    played = midi(sequence, ticks() & 0xFFFFFFFF, [
+        command(0x90, 'note_on', dict(key=60, velocity=100)),
+        command(0xB0, 'control_mode_change', dict(controller=1, value=64), delta=0)], 7, ssrc=ssrc)
+    data.sendto(played, (host, port + 1))
+    time.sleep(hold)
+    released = midi((sequence + 1) & 0xFFFF, ticks() & 0xFFFFFFFF, [
+        command(0x80, 'note_off', dict(key=60, velocity=0))], 3, ssrc=ssrc)
+    data.sendto(released, (host, port + 1))
+    # Receiver feedback comes about once a second: wait for the one that confirms the note-off.
+    deadline = time.monotonic() + 2.5
+    control.settimeout(0.1)
+    while time.monotonic() < deadline:
+        try:
+            packet, _ = control.recvfrom(2048)
+        except socket.timeout:
+            continue
+        if packet[:4] == b'\xff\xffRS':
+            _, _, _, fed, _ = struct.unpack('>2s2sIHH', packet)
+            feedback.append(fed)
+            if fed == (sequence + 1) & 0xFFFF:
+                break
+    report['sequence'] = [sequence, (sequence + 1) & 0xFFFF]
+    report['feedback'] = feedback
+    control.sendto(exchange(b'BY', token, ssrc), (host, port))
+    print(json.dumps(report))
+
+
 if __name__ == '__main__':
     if sys.argv[1:2] == ['build']:
         build()
     elif sys.argv[1:2] == ['parse'] and len(sys.argv) >= 3:
         parse(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1:2] == ['session'] and len(sys.argv) in (4, 5):
+        session(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) == 5 else 1.0)
     else:
         sys.exit(__doc__)

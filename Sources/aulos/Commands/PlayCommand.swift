@@ -3,6 +3,7 @@ import AulosALSA
 import AulosAudioFile
 import AulosCore
 import AulosIO
+import AulosNetworkMIDI
 import AulosPlayback
 import AulosRig
 import AulosWeb
@@ -60,6 +61,15 @@ struct PlayCommand: ParsableCommand {
         help:
             "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
     var noAutoconnect = false
+
+    @Option(
+        name: .customLong("network-midi"),
+        help: ArgumentHelp(
+            "Accept AppleMIDI (RTP-MIDI) sessions from Macs, iPads and rtpmidid on this UDP port (data on the next "
+                + "port up), every interface unless an address is given (docs/network-midi.md). Live play only; "
+                + "no ALSA sequencer is needed then.",
+            valueName: "[addr:]port"))
+    var networkMIDI: String?
 
     @Flag(
         name: .customLong("send-clock"),
@@ -218,6 +228,18 @@ struct PlayCommand: ParsableCommand {
                     + "with a file, add --web, --osc or --control-socket to play it on the live instrument"
             )
         }
+        if let networkMIDI {
+            do {
+                _ = try AppleMIDIEndpoint(parsing: networkMIDI)
+            } catch {
+                throw ValidationError(error.message)
+            }
+            if !isLive {
+                throw ValidationError(
+                    "--network-midi is for live play: with a file, add --web, --osc or --control-socket to play it on "
+                        + "the live instrument")
+            }
+        }
         guard (0...1000).contains(midiHeadroom) else {
             throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom.clean)")
         }
@@ -307,11 +329,22 @@ struct PlayCommand: ParsableCommand {
         let report = PlayReport(onTerminal: standardErrorIsTerminal && !service)
         if isLive {
             // The ALSA sequencer is the live instrument's MIDI input, opened (and reopened) by it as needed.
-            let sequencer = SequencerMIDISource.opener(
+            var midiInput = SequencerMIDISource.opener(
                 SequencerInput.Options(
                     autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:))))
+            // With network MIDI the sequencer is welcome, not required: the sessions play without it. The
+            // sockets are bound now, so a port in use is said before anything is built.
+            if let networkMIDI {
+                let sockets = try AppleMIDISockets(AppleMIDIEndpoint(parsing: networkMIDI))
+                var network = AppleMIDIHost.Options()
+                // The name a Mac's Audio MIDI Setup shows for the session: the rig set's, unless it has none.
+                network.name = set.name == "default" ? "Aulos" : set.name
+                midiInput = CompositeMIDISource.opener(
+                    optional: "ALSA sequencer", midiInput,
+                    required: [NetworkMIDISource.opener(sockets, options: network)])
+            }
             var live = KeyboardPlayback.Options(
-                midiInput: sequencer, placement: lowestLatency ? .lowestLatency : .constantLatency,
+                midiInput: midiInput, placement: lowestLatency ? .lowestLatency : .constantLatency,
                 headroom: midiHeadroom / 1000, sendClock: sendClock)
             live.waitForDevices = service
             live.playsFile = playsFile
