@@ -194,7 +194,9 @@ let package = Package(
             path: "Tests/AulosALSATests"),
         .testTarget(
             name: "AulosIOTests",
-            dependencies: ["AulosIO", "AulosCore", "AulosDSP", "AulosGraph", "AulosRealtime", "AulosUnits"],
+            dependencies: [
+                "AulosIO", "AulosCore", "AulosDSP", "AulosGraph", "AulosMIDI", "AulosRealtime", "AulosUnits",
+            ],
             path: "Tests/AulosIOTests"),
         .testTarget(
             name: "AulosRigTests",
