@@ -72,7 +72,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
     private var thread: pthread_t?
     private let shared = Mutex(Shared())
 
-    /// What the two threads share.
+    /// What the two threads share. Threads: the control and network threads, under `shared`'s lock.
     private struct Shared {
         var notices: [MIDIInputNotice] = []
         var statuses: [SessionStatus?] = []
