@@ -6,13 +6,15 @@ its own `packets` module, and parses the packets Aulos's encoder built, printing
 
   pymidi-peer.py build                 -> {"name": "hex", ...}
   pymidi-peer.py parse KIND HEX ...    -> [{fields}, ...]   KIND: exchange | timestamp | midi
-  pymidi-peer.py session HOST PORT [HOLD]  -> {what the session did}
+  pymidi-peer.py session HOST PORT [HOLD] [drop]  -> {what the session did}
 
 `session` is an initiator over real UDP against an AppleMIDI responder (aulos play --network-midi): IN on the
 control port and then the data port (resent every second, up to 12 times, as Apple's initiators do), three CK
 exchanges on CLOCK_MONOTONIC in 100 us ticks, then a note-on (C4, velocity 100) with a controller (CC 1 = 64),
 the note-off HOLD seconds later (default 1), and BY. Every packet is built and every answer parsed by
 `pymidi.packets`; the sockets are driven here, because pymidi's own client is a stub with bugs (brief 3.6 B4).
+With `drop` the packet with the note-off is never sent: the next one (CC 7 = 100) carries a recovery journal
+whose chapter N has the note's OFFBITS, so the receiver must repair the loss to end the note.
 
 pymidi's known deviations (docs in the tests): delta times are LEB128 (only deltas < 128 agree with RFC 6295),
 Z is ignored, program change / pitch bend / SysEx swallow the rest of the list, only one channel journal is read
@@ -115,7 +117,7 @@ def ticks():
     return int(time.monotonic() * 10000)
 
 
-def session(host, port, hold=1.0):
+def session(host, port, hold=1.0, drop=False):
     family = socket.AF_INET6 if ':' in host else socket.AF_INET
     control = socket.socket(family, socket.SOCK_DGRAM)
     data = socket.socket(family, socket.SOCK_DGRAM)
@@ -163,7 +165,21 @@ def session(host, port, hold=1.0):
     time.sleep(hold)
     released = midi((sequence + 1) & 0xFFFF, ticks() & 0xFFFFFFFF, [
         command(0x80, 'note_off', dict(key=60, velocity=0))], 3, ssrc=ssrc)
-    data.sendto(released, (host, port + 1))
+    last = (sequence + 1) & 0xFFFF
+    if drop:
+        # The note-off's packet is "lost"; the next one carries a journal: checkpoint at the note-on's packet,
+        # channel 1's chapter N with LOW = HIGH = 7 and OFFBITS 0x08 (note 60 ended).
+        last = (sequence + 2) & 0xFFFF
+        journal = dict(header=dict(s=False, y=False, a=True, h=False, totchan=0), checkpoint_seqnum=sequence,
+                       system_journal=None, channel_journal=dict(
+                           header=dict(s=False, chan=0, h=False, length=6, p=False, c=False, m=False, w=False,
+                                       n=True, e=False, t=False, a=False),
+                           journal=bytes.fromhex('007708')))
+        repaired = midi(last, ticks() & 0xFFFFFFFF, [
+            command(0xB0, 'control_mode_change', dict(controller=7, value=100))], 3, journal, j=1, ssrc=ssrc)
+        data.sendto(repaired, (host, port + 1))
+    else:
+        data.sendto(released, (host, port + 1))
     # Receiver feedback comes about once a second: wait for the one that confirms the note-off.
     deadline = time.monotonic() + 2.5
     control.settimeout(0.1)
@@ -175,9 +191,9 @@ def session(host, port, hold=1.0):
         if packet[:4] == b'\xff\xffRS':
             _, _, _, fed, _ = struct.unpack('>2s2sIHH', packet)
             feedback.append(fed)
-            if fed == (sequence + 1) & 0xFFFF:
+            if fed == last:
                 break
-    report['sequence'] = [sequence, (sequence + 1) & 0xFFFF]
+    report['sequence'] = [sequence, last]
     report['feedback'] = feedback
     control.sendto(exchange(b'BY', token, ssrc), (host, port))
     print(json.dumps(report))
@@ -188,7 +204,8 @@ if __name__ == '__main__':
         build()
     elif sys.argv[1:2] == ['parse'] and len(sys.argv) >= 3:
         parse(sys.argv[2], sys.argv[3:])
-    elif sys.argv[1:2] == ['session'] and len(sys.argv) in (4, 5):
-        session(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) == 5 else 1.0)
+    elif sys.argv[1:2] == ['session'] and len(sys.argv) in (4, 5, 6) and sys.argv[5:] in ([], ['drop']):
+        session(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) >= 5 else 1.0,
+                drop=sys.argv[5:] == ['drop'])
     else:
         sys.exit(__doc__)

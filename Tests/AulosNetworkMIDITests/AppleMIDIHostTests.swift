@@ -391,7 +391,9 @@ final class LoopbackPeer {
                 == .disconnected(
                     MIDIPortName(
                         client: MIDIPortName.networkClientBase + 1, port: 0, clientName: "phone",
-                        portName: "AppleMIDI 127.0.0.1:\(Self.port(of: peer.control))"), releasedNotes: 2))
+                        portName:
+                            "AppleMIDI 127.0.0.1:\(Self.port(of: peer.control)) said goodbye after 1 packet, 0 lost"),
+                    releasedNotes: 2))
     }
 
     static func port(of fd: Int32) -> UInt16 {
@@ -415,6 +417,11 @@ final class LoopbackPeer {
         #expect(receiver.wait(3) { $0.ended.count == 1 })
         let waited = Double(monotonicNow() - start) / 1e9
         #expect(waited >= 0.3)
+        guard case .disconnected(let port, 1) = host.takeNotices().last else {
+            Issue.record("no disconnected notice releasing 1 note")
+            return
+        }
+        #expect(port.portName.hasSuffix(" silent for 0.3 s after 1 packet, 0 lost"), "\(port.portName)")
         #expect(receiver.heldNotes == 0)
         #expect(host.sessionStatuses.isEmpty)
     }

@@ -172,7 +172,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
                     .bye(AppleMIDIExchange(initiatorToken: session.token, ssrc: ssrc)), on: sockets.control,
                     to: session.control)
             }
-            end(index, now: options.now(), reason: nil)
+            end(index, now: options.now(), reason: "ended as Aulos stopped")
         }
     }
 
@@ -336,7 +336,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
         for index in sessions.indices {
             guard let session = sessions[index] else { continue }
             if now - session.lastHeard > options.silenceTimeoutNanos {
-                end(index, now: now, reason: "silent")
+                let seconds = Double(options.silenceTimeoutNanos) / 1e9
+                end(index, now: now, reason: "silent for \(seconds.formatted) s")
                 continue
             }
             if let sequence = session.stream.feedbackSequenceNumber, sequence != session.feedbackSent,
@@ -349,15 +350,26 @@ public final class AppleMIDIHost: @unchecked Sendable {
         }
     }
 
-    /// Ends a session: its notes and pedals released through the receiver, and a notice naming the peer.
-    private func end(_ index: Int, now: Int64, reason: String?) {
+    /// Ends a session: its notes and pedals released through the receiver, and a notice naming the peer, why it
+    /// ended and what it sent.
+    private func end(_ index: Int, now: Int64, reason: String) {
         guard let session = sessions[index] else { return }
         sessions[index] = nil
         let released = receiver.sourceEnded(session.status.source, arrivalNanos: max(now, session.lastArrival))
+        var port = Self.portName(session.status)
+        port.portName += " " + reason + " after " + Self.summary(session.status)
         shared.withLock {
             $0.statuses[index] = nil
-            $0.notices.append(.disconnected(Self.portName(session.status), releasedNotes: released))
+            $0.notices.append(.disconnected(port, releasedNotes: released))
         }
+    }
+
+    /// `12 packets, 1 lost, 1 repaired from the journal`.
+    static func summary(_ status: SessionStatus) -> String {
+        var text = "\(status.packets) packet\(status.packets == 1 ? "" : "s"), \(status.lostPackets) lost"
+        if status.journalRepairs > 0 { text += ", \(status.journalRepairs) repaired from the journal" }
+        if status.releasedForLoss > 0 { text += ", \(status.releasedForLoss) ended every note (no usable journal)" }
+        return text
     }
 
     private func publish(_ status: SessionStatus, at index: Int, notice: MIDIInputNotice? = nil) {
@@ -379,4 +391,9 @@ public final class AppleMIDIHost: @unchecked Sendable {
             }
         }
     }
+}
+
+extension Double {
+    /// `30`, `0.3`: a number of seconds as a person writes it.
+    fileprivate var formatted: String { self == rounded() ? String(Int(self)) : String(self) }
 }

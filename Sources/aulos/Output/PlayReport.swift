@@ -45,7 +45,9 @@ final class PlayReport {
                     ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : "")
         case .connected(let port): "connected \(name(port))"
         case .connectFailed(let port, let reason): "cannot connect \(port): \(reason)"
-        case .disconnected(let port, let notes): "\(name(port)) gone; released \(notes) note\(notes == 1 ? "" : "s")"
+        case .disconnected(let port, let notes):
+            // A network session's name already says how it ended ("… said goodbye after 3 packets, 0 lost").
+            (port.isNetwork ? name(port) : "\(port) gone") + "; released \(notes) note\(notes == 1 ? "" : "s")"
         case .subscribed(let port): "\(port.address) \(port.clientName) plays into aulos"
         case .inputOverflow: "input overflowed, events lost"
         case .networkListening(let address): "network MIDI (AppleMIDI) on \(address)"
