@@ -90,6 +90,8 @@ private func peak(ofWAV path: String) -> Double? {
 /// `aulos play --network-midi`: pymidi (code the project did not write) invites the live instrument over real UDP
 /// on loopback, synchronises its clock, plays a note and a controller and says goodbye; the take is not silent and
 /// no note is left on. On ALSA's null device, with no ALSA sequencer on the machine needed.
+///
+/// Threads: the test's; aulos and pymidi run as processes of their own.
 @Suite(.serialized) struct NetworkMIDICommandTests {
     @Test func badValuesAreUsageErrors() throws {
         for bad in ["x", "70000", "host.example:5004", "::1:5004"] {

@@ -41,6 +41,8 @@ private struct Missing: ReportableError {
 }
 
 /// The live instrument's input made of the ALSA sequencer (optional) and network MIDI (required).
+///
+/// Threads: the test's.
 @Suite struct CompositeMIDISourceTests {
     @Test func aMissingOptionalInputIsANoticeAndTheOthersPlay() throws {
         let network = FakeSource([.networkListening(address: "127.0.0.1:5004 (data 5005)")])

@@ -9,6 +9,7 @@ import Testing
 /// What the host handed on, with the notes each source still holds. Threads: called on the host's network
 /// thread, read by the test under the lock.
 final class RecordingReceiver: MIDIReceiver, @unchecked Sendable {
+    /// One message as handed on, with the time the host gave it and the time it came. Threads: a value.
     struct Delivery: Equatable {
         var message: ChannelMessage
         var source: MIDISource
@@ -162,6 +163,8 @@ final class LoopbackPeer {
 
 /// The AppleMIDI host on loopback, driven by packets built with this module's own encoders (pymidi drives it in
 /// the CLI test): sessions, clock sync, placement, journal repair, endings and limits.
+///
+/// Threads: the test's; each host runs its network thread.
 @Suite(.serialized) struct AppleMIDIHostTests {
     static func host(
         _ receiver: RecordingReceiver, configure: (inout AppleMIDIHost.Options) -> Void = { _ in }
