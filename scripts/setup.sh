@@ -40,6 +40,8 @@ if [ "${1:-}" = "--tests" ]; then
     systemd              # systemd-analyze verify: the service's unit as systemd reads it (present on most systems)
     openttd-openmsx      # real General MIDI songs (GPL-2, 36 files) for the song corpus (make gm-songs)
     python3-venv         # the venv pymidi goes into (below)
+    iproute2             # ip netns and veth pairs for make test-network-midi (its loss and delay come from
+                         # scripts/udp-relay.py, not netem or nftables, which not every kernel has)
   )
 fi
 
