@@ -313,9 +313,10 @@ final class LoopbackPeer {
         let spread = (errors.max() ?? 0) - (errors.min() ?? 0)
         let transit = zip(deliveries, sent).map { $0.received - $1 }
         let (low, high) = (errors.min()! / 1000, errors.max()! / 1000)
+        let (fastest, slowest) = (transit.min()! / 1000, transit.max()! / 1000)
         print(
-            "AppleMIDI loopback placement: 40 events, arrival − sent \(low)…\(high) µs (spread \(spread / 1000) µs), "
-                + "transit to the receiver \(transit.min()! / 1000)…\(transit.max()! / 1000) µs")
+            "AppleMIDI loopback placement: 40 events, arrival − sent \(low)…\(high) µs "
+                + "(spread \(spread / 1000) µs), transit to the receiver \(fastest)…\(slowest) µs")
         // Within one 100 µs tick of the latency (the offset estimate's rounding), and no spread at all: the
         // timestamps, not the arrivals, place the events.
         #expect(errors.allSatisfy { abs($0 - latency) <= 200_000 })
