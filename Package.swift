@@ -234,7 +234,7 @@ let package = Package(
             path: "Tests/AulosSFZTests"),
         .testTarget(
             name: "AulosNetworkMIDITests",
-            dependencies: ["AulosNetworkMIDI", "AulosIO", "AulosMIDI", "AulosTestSupport"],
+            dependencies: ["AulosNetworkMIDI", "AulosCore", "AulosIO", "AulosMIDI", "AulosTestSupport"],
             path: "Tests/AulosNetworkMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]

@@ -1,3 +1,4 @@
+import AulosCore
 import AulosIO
 import AulosMIDI
 import AulosRealtime
@@ -22,8 +23,9 @@ public final class AppleMIDIHost: @unchecked Sendable {
         public var name = "Aulos"
         /// Sessions at once; an invitation beyond them is refused (NO).
         public var sessionCap = 16
-        /// Numeric peer addresses allowed to open a session; nil: anyone who can reach the port.
-        public var allowList: [String]?
+        /// Addresses and prefixes allowed to open a session; nil: the local network (`NetworkPrefix.localNetwork`:
+        /// this machine, the private ranges and link-local addresses). `0.0.0.0/0` and `::/0` allow anyone.
+        public var allowList: [NetworkPrefix]?
         /// A session with no CK and no data for this long (ns) ends, its notes released (a sleeping phone).
         public var silenceTimeoutNanos: Int64 = 30_000_000_000
         /// Added to every event's time on the peer's clock: the constant delay the network is given (ns).
@@ -34,6 +36,18 @@ public final class AppleMIDIHost: @unchecked Sendable {
         public var now: @Sendable () -> Int64 = { monotonicNanoseconds() }
 
         public init() {}
+
+        /// Whether a peer at the numeric address `host` may open a session: in the allow list when one is
+        /// given, else on the local network. A peer refused is answered NO.
+        public func allows(_ host: String) -> Bool { NetworkPrefix.allows(host, under: allowList) }
+
+        /// The options `settings` (a rig's `network-midi:` or the command line's) set, over these.
+        public func applying(_ settings: NetworkMIDISettings) -> Options {
+            var options = self
+            options.allowList = settings.allow
+            if let latency = settings.latencyMilliseconds { options.playoutLatencyNanos = Int64(latency * 1e6) }
+            return options
+        }
     }
 
     /// One session's counters, as the control thread reads them. Threads: a value.
@@ -240,7 +254,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
         let refusal = AppleMIDIPacket.reject(AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc))
         let accept = AppleMIDIPacket.accept(
             AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc, name: options.name))
-        if let allowed = options.allowList, !allowed.contains(peer.host) {
+        if !options.allows(peer.host) {
             send(refusal, on: fd, to: peer)
             return
         }
