@@ -104,6 +104,59 @@ private func peak(ofWAV path: String) -> Double? {
         #expect(file.stderr.contains("--network-midi is for live play"), "\(file.stderr)")
     }
 
+    /// `--network-midi-allow` and `--network-midi-latency`: a value that is not one is a usage error naming the
+    /// option; without a port (an option's or the rig's) they are one line and exit status 1.
+    @Test func allowAndLatencyAreChecked() throws {
+        for (arguments, said) in [
+            (["--network-midi", "5004", "--network-midi-allow", "pi.local"], "--network-midi-allow: 'pi.local'"),
+            (["--network-midi", "5004", "--network-midi-allow", ","], "--network-midi-allow: give addresses"),
+            (["--network-midi", "5004", "--network-midi-allow", "10.0.0.0/33"], "--network-midi-allow: '10.0.0.0/33'"),
+            (["--network-midi", "5004", "--network-midi-latency", "1001"], "--network-midi-latency must be between"),
+            (["--network-midi", "5004", "--network-midi-latency", "-1"], "--network-midi-latency must be between"),
+            (["--network-midi-latency", "x"], "--network-midi-latency"),
+        ] {
+            let result = try runAulos(["play", "--device", "null", "--duration", "1"] + arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(said), "\(arguments): \(result.stderr)")
+            let unit = try runAulos(["service", "unit"] + arguments)
+            #expect(unit.status == 64, "service unit \(arguments): \(unit.stderr)")
+        }
+        let alone = try runAulos(["play", "--device", "null", "--duration", "1", "--network-midi-allow", "10.0.0.0/8"])
+        #expect(alone.status == 1, "\(alone.stderr)")
+        #expect(alone.stderr.contains("go with --network-midi [ADDR:]PORT (or a rig's network-midi:)"), "\(alone.stderr)")
+        let unit = try runAulos([
+            "service", "unit", "--network-midi", "5004", "--network-midi-allow", "192.168.1.0/24,::1",
+            "--network-midi-latency", "2",
+        ])
+        #expect(unit.status == 0, "\(unit.stderr)")
+        #expect(unit.stdout.contains(" --network-midi 5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2\n"))
+        #expect(unit.stdout.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"))
+    }
+
+    /// A rig's `network-midi:` turns network MIDI on without the option (its port in use says so), and the options
+    /// win over it (another port, an allow list of their own).
+    @Test func aRigsKeyPlaysAndTheOptionsWin() throws {
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        let port = try #require(bindLoopback(holder, port: 0))
+        let rig = NSTemporaryDirectory() + "aulos-network-midi-rig-\(getpid()).yaml"
+        defer { unlink(rig) }
+        try "network-midi:\n  listen: 127.0.0.1:\(port)\n  latency-ms: 5\n  secret: s\nparts:\n  - instrument: synth\n"
+            .write(toFile: rig, atomically: true, encoding: .utf8)
+        let held = try runAulos(["play", "--device", "null", "--duration", "1", "--rig", rig])
+        #expect(held.status == 1, "\(held.stderr)")
+        #expect(held.stderr.contains("127.0.0.1:\(port)") && held.stderr.contains("in use"), "\(held.stderr)")
+        let moved = try runAulos([
+            "play", "--device", "null", "--duration", "1", "--rig", rig, "--network-midi", "127.0.0.1:0",
+            "--network-midi-allow", "10.0.0.0/8",
+        ])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(
+            moved.stderr.contains("aulos: network MIDI accepts sessions from 10.0.0.0/8, playout latency 5 ms"),
+            "\(moved.stderr)")
+        #expect(moved.stderr.contains("the secret is not used yet"), "\(moved.stderr)")
+    }
+
     @Test func aPortInUseIsOneLine() throws {
         let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(holder) }
