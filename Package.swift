@@ -210,7 +210,7 @@ let package = Package(
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosDSP", "AulosGraph",
                 "AulosIO",
-                "AulosMIDI", "AulosUnits",
+                "AulosMIDI", "AulosNetworkMIDI", "AulosUnits",
                 "AulosTestSupport",
             ],
             path: "Tests/AulosPlaybackTests"),
