@@ -123,13 +123,16 @@ private func peak(ofWAV path: String) -> Double? {
         }
         let alone = try runAulos(["play", "--device", "null", "--duration", "1", "--network-midi-allow", "10.0.0.0/8"])
         #expect(alone.status == 1, "\(alone.stderr)")
-        #expect(alone.stderr.contains("go with --network-midi [ADDR:]PORT (or a rig's network-midi:)"), "\(alone.stderr)")
+        #expect(
+            alone.stderr.contains("go with --network-midi [ADDR:]PORT (or a rig's network-midi:)"), "\(alone.stderr)")
         let unit = try runAulos([
             "service", "unit", "--network-midi", "5004", "--network-midi-allow", "192.168.1.0/24,::1",
             "--network-midi-latency", "2",
         ])
         #expect(unit.status == 0, "\(unit.stderr)")
-        #expect(unit.stdout.contains(" --network-midi 5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2\n"))
+        #expect(
+            unit.stdout.contains(
+                " --network-midi 5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2\n"))
         #expect(unit.stdout.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"))
     }
 

@@ -21,7 +21,9 @@ struct NetworkPrefixTests {
         #expect(NetworkPrefix("10.0.0.0/8")?.contains("::ffff:10.9.9.9") == true)
     }
 
-    @Test(arguments: ["", "/", "10.0.0.0/", "10.0.0.0/33", "::/129", "10.0.0.0/-1", "pi.local", "10.0.0", "1.2.3.4.5", "10.0.0.0/8/8"])
+    @Test(arguments: [
+        "", "/", "10.0.0.0/", "10.0.0.0/33", "::/129", "10.0.0.0/-1", "pi.local", "10.0.0", "1.2.3.4.5", "10.0.0.0/8/8",
+    ])
     func anythingElseIsNot(text: String) {
         #expect(NetworkPrefix(text) == nil, "'\(text)'")
     }
@@ -50,7 +52,8 @@ struct NetworkPrefixTests {
         #expect(four.address == "0.0.0.0" && four.port == 5004)
         let six = try NetworkMIDISettings.parseListen("[::1]:5004")
         #expect(six.address == "::1" && six.port == 5004)
-        for spec in ["65535", "x", "pi.local:5004", "::1:5004", "[::1]5004", "10.0.0.0/8:5004", "[10.0.0.1]:x", "５００４"] {
+        let bad = ["65535", "x", "pi.local:5004", "::1:5004", "[::1]5004", "10.0.0.0/8:5004", "[10.0.0.1]:x", "５００４"]
+        for spec in bad {
             #expect(throws: NetworkMIDISettingsError.self, "'\(spec)'") { try NetworkMIDISettings.parseListen(spec) }
         }
     }

@@ -203,7 +203,8 @@ final class LoopbackPeer {
         let applied = options.applying(settings)
         #expect(applied.allows("203.0.113.9") && !applied.allows("192.168.1.5"))
         #expect(applied.playoutLatencyNanos == 1_500_000)
-        #expect(options.applying(NetworkMIDISettings(listen: "5004")).playoutLatencyNanos == options.playoutLatencyNanos)
+        #expect(
+            options.applying(NetworkMIDISettings(listen: "5004")).playoutLatencyNanos == options.playoutLatencyNanos)
 
         // On loopback: the default takes this machine; a list without it answers NO.
         let receiver = RecordingReceiver()

@@ -82,8 +82,14 @@ import Glibc
             "test.yaml:5: network-midi.allow: '8.8.8.8/33' is not a numeric address or prefix"
         ),
         ("network-midi:\n  listen: 5004\n  allow: [[1]]\n", "test.yaml:3: network-midi.allow: lists addresses"),
-        ("network-midi:\n  listen: 5004\n  latency-ms: 2000\n", "test.yaml:3: network-midi.latency-ms: 2000 is outside 0…1000"),
-        ("network-midi:\n  listen: 5004\n  latency-ms: soon\n", "test.yaml:3: network-midi.latency-ms: must be a number"),
+        (
+            "network-midi:\n  listen: 5004\n  latency-ms: 2000\n",
+            "test.yaml:3: network-midi.latency-ms: 2000 is outside 0…1000"
+        ),
+        (
+            "network-midi:\n  listen: 5004\n  latency-ms: soon\n",
+            "test.yaml:3: network-midi.latency-ms: must be a number"
+        ),
         ("network-midi:\n  listen: 5004\n  secret: \"\"\n", "test.yaml:3: network-midi.secret: is empty"),
     ])
     func mistakesNameFileAndLine(text: String, expected: String) {

@@ -61,7 +61,8 @@ public struct NetworkMIDISettings: Equatable, Sendable {
         for entry in entries {
             guard let prefix = NetworkPrefix(entry.trimmingSpaces) else {
                 throw NetworkMIDISettingsError(
-                    "'\(entry.clipped(40))' is not a numeric address or prefix (192.168.1.0/24, 10.0.0.5, ::1, fe80::/10)")
+                    "'\(entry.clipped(40))' is not a numeric address or prefix "
+                        + "(192.168.1.0/24, 10.0.0.5, ::1, fe80::/10)")
             }
             prefixes.append(prefix)
         }

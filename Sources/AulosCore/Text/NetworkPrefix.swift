@@ -77,7 +77,10 @@ public struct NetworkPrefix: Equatable, Sendable, CustomStringConvertible {
         var six = in6_addr()
         guard inet_pton(AF_INET6, text, &six) == 1 else { return nil }
         let (high, low) = withUnsafeBytes(of: &six) { raw in
-            (raw[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, raw[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            (
+                raw[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) },
+                raw[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            )
         }
         if high == 0 && low >> 32 == 0xFFFF { return (false, (low & 0xFFFF_FFFF) << 32, 0) }
         return (true, high, low)
