@@ -116,14 +116,17 @@ import Testing
                     .pitchBend(channel: 1, value: UInt16(8192 + (index % 64) * 32)),
                     .noteOff(channel: UInt8(index % 2), note: note, velocity: 0),
                 ])
-                usleep(200)
+                usleep(1_000)  // about 1 ms apart: the stream spans thousands of slices
             }
             finished.store(true, ordering: .releasing)
         }
-        var slices = 0
+        // The slices in which network events reached the parts: the stream flows while the slices are counted.
+        var (slices, slicesWithEvents) = (0, 0)
         while !finished.load(ordering: .acquiring) || slices < 4_000 {
+            let before = live.deliveredCount
             harness.renderSlice(256, counting: true)
             slices += 1
+            if live.deliveredCount != before { slicesWithEvents += 1 }
         }
         stream.join()
         // Whatever is still on its way, and the BY that ends the session and releases its notes.
@@ -139,11 +142,13 @@ import Testing
         let status = try #require(host.takeNotices().last)
         let delivered = live.deliveredCount - warmDelivered
         print(
-            "network MIDI while rendering: \(slices) slices counted, \(packets) packets sent, \(delivered) events "
+            "network MIDI while rendering: \(slices) slices counted (\(slicesWithEvents) with network events), "
+                + "\(packets) packets sent, \(delivered) events "
                 + "delivered, \(live.droppedCount) dropped, \(harness.allocations.allocations) allocations; \(status)")
         #expect(host.sessionStatuses.isEmpty, "BY ended the session")
         #expect(live.droppedCount == 0)
         #expect(delivered >= packets * 2, "the stream reached the parts while the slices were counted: \(delivered)")
+        #expect(slicesWithEvents >= 100, "events arrived in \(slicesWithEvents) of the counted slices")
         #expect(playback.activeVoices == 0, "no note left sounding")
         try expectNoAllocations(harness.allocations, "rendering with network MIDI flowing")
     }
