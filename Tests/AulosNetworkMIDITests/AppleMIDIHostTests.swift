@@ -220,6 +220,17 @@ final class LoopbackPeer {
             return
         }
         #expect(closed.sessionStatuses.isEmpty)
+        // Said once, however often the initiator repeats its IN.
+        outsider.send(.invitation(AppleMIDIExchange(initiatorToken: 5, ssrc: 78)), toData: false)
+        guard case .reject = outsider.receive(fromData: false) else {
+            Issue.record("a repeated IN from outside the allow list was not refused")
+            return
+        }
+        let refusals = closed.takeNotices().compactMap { notice -> String? in
+            guard case .connectFailed(_, let reason) = notice else { return nil }
+            return reason
+        }
+        #expect(refusals == ["not in the allow list; answered NO (network-midi allow)"], "\(refusals)")
     }
 
     @Test func aPortInUseIsOneLine() throws {

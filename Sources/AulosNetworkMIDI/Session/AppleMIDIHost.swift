@@ -96,6 +96,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
     private var sessions: [Session?]
     private var buffer = [UInt8](repeating: 0, count: NetworkMIDILimits.maximumPacketBytes)
     private var nextSourceNumber: UInt16 = 1
+    /// The last peer refused by the allow rule and when, so a repeating initiator is said once a minute.
+    private var lastRefusal: (host: String, at: Int64)?
 
     public init(sockets: AppleMIDISockets, receiver: any MIDIReceiver, options: Options = Options()) {
         self.sockets = sockets
@@ -256,6 +258,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
             AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc, name: options.name))
         if !options.allows(peer.host) {
             send(refusal, on: fd, to: peer)
+            noteRefusal(invitation, from: peer, now: now)
             return
         }
         if let index = index(of: invitation.ssrc) {
@@ -280,6 +283,19 @@ public final class AppleMIDIHost: @unchecked Sendable {
             status: status, token: invitation.initiatorToken, control: peer, lastHeard: now, lastFeedback: now)
         publish(status, at: free, notice: .connected(Self.portName(status)))
         send(accept, on: fd, to: peer)
+    }
+
+    /// Says once a minute per address that a peer outside the allow rule was answered NO (an initiator repeats
+    /// its IN every second or so, on both ports).
+    private func noteRefusal(_ invitation: AppleMIDIExchange, from peer: PeerAddress, now: Int64) {
+        let host = peer.host
+        if let last = lastRefusal, last.host == host, now - last.at < 60_000_000_000 { return }
+        lastRefusal = (host, now)
+        let rule = options.allowList == nil ? "not on the local network" : "not in the allow list"
+        let port = MIDIPortName(
+            client: MIDIPortName.networkClientBase, port: 0, clientName: invitation.name ?? "AppleMIDI \(host)",
+            portName: "AppleMIDI \(peer.description)")
+        shared.withLock { $0.notices.append(.connectFailed(port, reason: "\(rule); answered NO (network-midi allow)")) }
     }
 
     /// How a session is named in notices: the peer's session name, and where it is.
