@@ -4,7 +4,7 @@
 ///
 /// Threads: a value; control side.
 public struct NetworkMIDISettings: Equatable, Sendable {
-    /// `[ADDR:]PORT`, as `--network-midi` takes it (checked by `listenProblem`).
+    /// `[ADDR:]PORT`, as `--network-midi` takes it (checked by `parseListen`).
     public var listen: String
     /// Who may open a session; nil: the local network (`NetworkPrefix.localNetwork`).
     public var allow: [NetworkPrefix]?
