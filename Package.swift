@@ -210,7 +210,7 @@ let package = Package(
             dependencies: [
                 "AulosPlayback", "AulosRig", "AulosALSA", "AulosAudioFile", "AulosCore", "AulosDSP", "AulosGraph",
                 "AulosIO",
-                "AulosMIDI", "AulosUnits",
+                "AulosMIDI", "AulosNetworkMIDI", "AulosUnits",
                 "AulosTestSupport",
             ],
             path: "Tests/AulosPlaybackTests"),
@@ -234,7 +234,7 @@ let package = Package(
             path: "Tests/AulosSFZTests"),
         .testTarget(
             name: "AulosNetworkMIDITests",
-            dependencies: ["AulosNetworkMIDI", "AulosIO", "AulosMIDI", "AulosTestSupport"],
+            dependencies: ["AulosNetworkMIDI", "AulosCore", "AulosIO", "AulosMIDI", "AulosTestSupport"],
             path: "Tests/AulosNetworkMIDITests"),
         .testTarget(name: "AulosCLITests", dependencies: ["aulos", "AulosTestSupport"], path: "Tests/AulosCLITests"),
     ]

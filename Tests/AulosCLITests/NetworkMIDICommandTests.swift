@@ -104,6 +104,113 @@ private func peak(ofWAV path: String) -> Double? {
         #expect(file.stderr.contains("--network-midi is for live play"), "\(file.stderr)")
     }
 
+    /// `--network-midi-allow` and `--network-midi-latency`: a value that is not one is a usage error naming the
+    /// option; without a port (an option's or the rig's) they are one line and exit status 1.
+    @Test func allowAndLatencyAreChecked() throws {
+        for (arguments, said) in [
+            (["--network-midi", "5004", "--network-midi-allow", "pi.local"], "--network-midi-allow: 'pi.local'"),
+            (["--network-midi", "5004", "--network-midi-allow", ","], "--network-midi-allow: give addresses"),
+            (["--network-midi", "5004", "--network-midi-allow", "10.0.0.0/33"], "--network-midi-allow: '10.0.0.0/33'"),
+            (["--network-midi", "5004", "--network-midi-latency", "1001"], "--network-midi-latency must be between"),
+            (["--network-midi", "5004", "--network-midi-latency", "-1"], "--network-midi-latency must be between"),
+            (["--network-midi-latency", "x"], "--network-midi-latency"),
+        ] {
+            let result = try runAulos(["play", "--device", "null", "--duration", "1"] + arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(said), "\(arguments): \(result.stderr)")
+            let unit = try runAulos(["service", "unit"] + arguments)
+            #expect(unit.status == 64, "service unit \(arguments): \(unit.stderr)")
+        }
+        let alone = try runAulos(["play", "--device", "null", "--duration", "1", "--network-midi-allow", "10.0.0.0/8"])
+        #expect(alone.status == 1, "\(alone.stderr)")
+        #expect(
+            alone.stderr.contains("go with --network-midi [ADDR:]PORT (or a rig's network-midi:)"), "\(alone.stderr)")
+        let unit = try runAulos([
+            "service", "unit", "--network-midi", "5004", "--network-midi-allow", "192.168.1.0/24,::1",
+            "--network-midi-latency", "2",
+        ])
+        #expect(unit.status == 0, "\(unit.stderr)")
+        #expect(
+            unit.stdout.contains(
+                " --network-midi 5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2\n"))
+        #expect(unit.stdout.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"))
+    }
+
+    /// `--network-midi-allow` reaches the host: with a list that leaves this machine out, an invitation from
+    /// 127.0.0.1 is answered NO, and the log says so once.
+    @Test func anAllowListRefusesThisMachine() throws {
+        let folder = NSTemporaryDirectory() + "aulos-network-midi-allow-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePortPair()
+        let aulos = try BackgroundAulos(
+            [
+                "play", "--device", "null", "--duration", "8", "--network-midi", "127.0.0.1:\(port)",
+                "--network-midi-allow", "10.0.0.0/8",
+            ], in: folder)
+        let peer = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(peer) }
+        _ = bindLoopback(peer, port: 0)
+        // IN (Apple's session protocol): FFFF "IN", protocol version 2, initiator token, SSRC, name.
+        let invitation: [UInt8] =
+            [0xFF, 0xFF, 0x49, 0x4E, 0, 0, 0, 2, 0x12, 0x34, 0x56, 0x78, 0xCA, 0xFE, 0x00, 0x35]
+            + Array("outsider".utf8) + [0]
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_port = port.bigEndian
+        var reply: [UInt8] = []
+        for _ in 0..<40 where reply.isEmpty {  // until aulos listens (it builds the rig first)
+            _ = invitation.withUnsafeBytes { raw in
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(peer, raw.baseAddress, raw.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            var descriptor = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 250) == 1 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let count = recv(peer, &buffer, buffer.count, 0)
+            if count > 0 { reply = Array(buffer[0..<count]) }
+        }
+        #expect(Array(reply.prefix(4)) == [0xFF, 0xFF, 0x4E, 0x4F], "NO, not \(reply.prefix(4)): \(aulos.stderr)")
+        for _ in 0..<50 where !aulos.stderr.contains("refused outsider") { usleep(100_000) }
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit() != nil)
+        let refusals = aulos.stderr.split(separator: "\n").filter { $0.contains("refused outsider") }
+        #expect(refusals.count == 1, "\(aulos.stderr)")
+        #expect(
+            refusals.first?.contains("AppleMIDI 127.0.0.1:") == true
+                && refusals.first?.contains(": not in the allow list; answered NO (network-midi allow)") == true,
+            "\(aulos.stderr)")
+        #expect(aulos.stderr.contains("accepts sessions from 10.0.0.0/8"), "\(aulos.stderr)")
+    }
+
+    /// A rig's `network-midi:` turns network MIDI on without the option (its port in use says so), and the options
+    /// win over it (another port, an allow list of their own).
+    @Test func aRigsKeyPlaysAndTheOptionsWin() throws {
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        let port = try #require(bindLoopback(holder, port: 0))
+        let rig = NSTemporaryDirectory() + "aulos-network-midi-rig-\(getpid()).yaml"
+        defer { unlink(rig) }
+        try "network-midi:\n  listen: 127.0.0.1:\(port)\n  latency-ms: 5\n  secret: s\nparts:\n  - instrument: synth\n"
+            .write(toFile: rig, atomically: true, encoding: .utf8)
+        let held = try runAulos(["play", "--device", "null", "--duration", "1", "--rig", rig])
+        #expect(held.status == 1, "\(held.stderr)")
+        #expect(held.stderr.contains("127.0.0.1:\(port)") && held.stderr.contains("in use"), "\(held.stderr)")
+        let moved = try runAulos([
+            "play", "--device", "null", "--duration", "1", "--rig", rig, "--network-midi", "127.0.0.1:0",
+            "--network-midi-allow", "10.0.0.0/8",
+        ])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(
+            moved.stderr.contains("aulos: network MIDI accepts sessions from 10.0.0.0/8, playout latency 5 ms"),
+            "\(moved.stderr)")
+        #expect(moved.stderr.contains("the secret is not used yet"), "\(moved.stderr)")
+    }
+
     @Test func aPortInUseIsOneLine() throws {
         let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(holder) }

@@ -1,3 +1,4 @@
+import AulosCore
 import AulosIO
 import AulosMIDI
 import Glibc
@@ -185,6 +186,51 @@ final class LoopbackPeer {
         for bad in ["", "x", "65535", "70000", "host.local:5004", "::1:5004", "[::1]5004", "1.2.3.4:", "-1"] {
             #expect(throws: AppleMIDIEndpointError.self) { try AppleMIDIEndpoint(parsing: bad) }
         }
+    }
+
+    /// Without an allow list the host takes invitations from the local network only (a public address is answered
+    /// NO: the same `allows` the network thread asks); a list given, or a rig's settings, replace that.
+    @Test func theLocalNetworkIsAllowedByDefault() throws {
+        let options = AppleMIDIHost.Options()
+        for host in ["192.168.1.5", "10.20.30.40", "172.20.0.9", "127.0.0.1", "::1", "fe80::1", "fd00::7"] {
+            #expect(options.allows(host), "\(host)")
+        }
+        for host in ["203.0.113.9", "198.51.100.1", "8.8.8.8", "2001:db8::1", "2a00:1450::1"] {
+            #expect(!options.allows(host), "\(host)")
+        }
+        let settings = NetworkMIDISettings(
+            listen: "5004", allow: [NetworkPrefix("203.0.113.0/24")!], latencyMilliseconds: 1.5)
+        let applied = options.applying(settings)
+        #expect(applied.allows("203.0.113.9") && !applied.allows("192.168.1.5"))
+        #expect(applied.playoutLatencyNanos == 1_500_000)
+        #expect(
+            options.applying(NetworkMIDISettings(listen: "5004")).playoutLatencyNanos == options.playoutLatencyNanos)
+
+        // On loopback: the default takes this machine; a list without it answers NO.
+        let receiver = RecordingReceiver()
+        let open = try Self.host(receiver)
+        defer { open.stop() }
+        #expect(LoopbackPeer(hostPort: open.sockets.port, ssrc: 77).join())
+        let closed = try Self.host(receiver) { $0 = $0.applying(settings) }
+        defer { closed.stop() }
+        let outsider = LoopbackPeer(hostPort: closed.sockets.port, ssrc: 78)
+        outsider.send(.invitation(AppleMIDIExchange(initiatorToken: 5, ssrc: 78)), toData: false)
+        guard case .reject = outsider.receive(fromData: false) else {
+            Issue.record("a peer outside the allow list was not refused")
+            return
+        }
+        #expect(closed.sessionStatuses.isEmpty)
+        // Said once, however often the initiator repeats its IN.
+        outsider.send(.invitation(AppleMIDIExchange(initiatorToken: 5, ssrc: 78)), toData: false)
+        guard case .reject = outsider.receive(fromData: false) else {
+            Issue.record("a repeated IN from outside the allow list was not refused")
+            return
+        }
+        let refusals = closed.takeNotices().compactMap { notice -> String? in
+            guard case .connectFailed(_, let reason) = notice else { return nil }
+            return reason
+        }
+        #expect(refusals == ["not in the allow list; answered NO (network-midi allow)"], "\(refusals)")
     }
 
     @Test func aPortInUseIsOneLine() throws {
@@ -447,7 +493,7 @@ final class LoopbackPeer {
         #expect(receiver.wait { $0.ended.count == 1 })
         #expect(peers[2].join())
 
-        let guarded = try Self.host(receiver) { $0.allowList = ["10.1.2.3"] }
+        let guarded = try Self.host(receiver) { $0.allowList = [NetworkPrefix("10.1.2.3")!] }
         defer { guarded.stop() }
         let outsider = LoopbackPeer(hostPort: guarded.sockets.port, ssrc: 42)
         outsider.send(.invitation(AppleMIDIExchange(initiatorToken: 4, ssrc: 42)), toData: false)

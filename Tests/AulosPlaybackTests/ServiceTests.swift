@@ -214,6 +214,52 @@ import Glibc
         #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET\n"))
     }
 
+    /// Network MIDI from the options goes into ExecStart as given; from them or from the rig it opens the unit to
+    /// IPv4 and IPv6 (its peers may be either). An allow list or a latency with no port is refused.
+    @Test func networkMIDIReachesTheUnit() throws {
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        TestFiles.write(
+            "network-midi:\n  listen: 5004\n  secret: x\nparts:\n  - instrument: synth\n", to: folder + "/net.yaml")
+        TestFiles.write("parts:\n  - instrument: synth\n", to: folder + "/plain.yaml")
+        var installer = ServiceInstaller()
+        installer.root = folder + "/root"
+        installer.networkMIDIListen = "[::]:5004"
+        installer.networkMIDIAllow = [NetworkPrefix("192.168.1.0/24")!, NetworkPrefix("::1")!]
+        installer.networkMIDILatency = 2.5
+        try installer.readRig()
+        #expect(
+            installer.unitText.contains(
+                " --network-midi [::]:5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2.5\n"),
+            "\(installer.unitText)")
+        #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"))
+        #expect(!installer.hasUnusedNetworkMIDISecret)
+
+        // The rig's key alone: nothing in ExecStart (play reads the rig), the network opened all the same.
+        var fromRig = ServiceInstaller()
+        fromRig.root = folder + "/root"
+        fromRig.rig = folder + "/net.yaml"
+        try fromRig.readRig()
+        #expect(!fromRig.unitText.contains("--network-midi"))
+        #expect(fromRig.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"))
+        #expect(fromRig.hasUnusedNetworkMIDISecret)
+        fromRig.networkMIDILatency = 1
+        try fromRig.readRig()
+        #expect(fromRig.unitText.contains(" --network-midi-latency 1\n"), "a latency tunes the rig's")
+
+        var orphan = ServiceInstaller()
+        orphan.root = folder + "/root"
+        orphan.rig = folder + "/plain.yaml"
+        orphan.networkMIDIAllow = [NetworkPrefix("10.0.0.0/8")!]
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        orphan.rig = nil
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        orphan.networkMIDIAllow = nil
+        orphan.networkMIDIListen = "70000"
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        #expect(access(folder + "/root", F_OK) != 0, "nothing installed")
+    }
+
     /// A set is installed with its rigs beside it; a reinstall keeps the rigs changed since (the panel's
     /// uploads) and keeps an earlier copy of the rig asked for as NAME.old; a set reaching outside its
     /// folder is refused.

@@ -21,30 +21,12 @@ public struct AppleMIDIEndpoint: Equatable, Sendable, CustomStringConvertible {
     /// is 1…65534 (its data port must exist too); 0 asks the system for a free pair (tests). The address must be
     /// numeric: names are not looked up.
     public init(parsing spec: String) throws(AppleMIDIEndpointError) {
-        var host: String?
-        var portText = Substring(spec)
-        if spec.hasPrefix("[") {
-            guard let close = spec.firstIndex(of: "]"), spec[spec.index(after: close)...].hasPrefix(":") else {
-                throw AppleMIDIEndpointError(spec, "an IPv6 address goes in brackets before the port: [::1]:5004")
-            }
-            host = String(spec[spec.index(after: spec.startIndex)..<close])
-            portText = spec[spec.index(close, offsetBy: 2)...]
-        } else if let colon = spec.lastIndex(of: ":") {
-            guard spec.firstIndex(of: ":") == colon else {
-                throw AppleMIDIEndpointError(spec, "an IPv6 address goes in brackets: [::1]:5004")
-            }
-            host = String(spec[..<colon])
-            portText = spec[spec.index(after: colon)...]
+        do {
+            let (address, port) = try NetworkMIDISettings.parseListen(spec)
+            self.init(address: address, port: port)
+        } catch {
+            throw AppleMIDIEndpointError(spec, error.reason)
         }
-        guard let port = UInt16(portText), port <= 65_534 else {
-            throw AppleMIDIEndpointError(spec, "the port must be a number from 1 to 65534 (the data port is the next)")
-        }
-        if let host {
-            guard Self.family(of: host) != nil else {
-                throw AppleMIDIEndpointError(spec, "'\(host)' is not a numeric IPv4 or IPv6 address")
-            }
-        }
-        self.init(address: host, port: port)
     }
 
     /// AF_INET or AF_INET6 for a numeric address; nil for anything else.

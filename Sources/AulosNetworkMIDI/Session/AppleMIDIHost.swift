@@ -1,3 +1,4 @@
+import AulosCore
 import AulosIO
 import AulosMIDI
 import AulosRealtime
@@ -22,8 +23,9 @@ public final class AppleMIDIHost: @unchecked Sendable {
         public var name = "Aulos"
         /// Sessions at once; an invitation beyond them is refused (NO).
         public var sessionCap = 16
-        /// Numeric peer addresses allowed to open a session; nil: anyone who can reach the port.
-        public var allowList: [String]?
+        /// Addresses and prefixes allowed to open a session; nil: the local network (`NetworkPrefix.localNetwork`:
+        /// this machine, the private ranges and link-local addresses). `0.0.0.0/0` and `::/0` allow anyone.
+        public var allowList: [NetworkPrefix]?
         /// A session with no CK and no data for this long (ns) ends, its notes released (a sleeping phone).
         public var silenceTimeoutNanos: Int64 = 30_000_000_000
         /// Added to every event's time on the peer's clock: the constant delay the network is given (ns).
@@ -34,6 +36,18 @@ public final class AppleMIDIHost: @unchecked Sendable {
         public var now: @Sendable () -> Int64 = { monotonicNanoseconds() }
 
         public init() {}
+
+        /// Whether a peer at the numeric address `host` may open a session: in the allow list when one is
+        /// given, else on the local network. A peer refused is answered NO.
+        public func allows(_ host: String) -> Bool { NetworkPrefix.allows(host, under: allowList) }
+
+        /// The options `settings` (a rig's `network-midi:` or the command line's) set, over these.
+        public func applying(_ settings: NetworkMIDISettings) -> Options {
+            var options = self
+            options.allowList = settings.allow
+            if let latency = settings.latencyMilliseconds { options.playoutLatencyNanos = Int64(latency * 1e6) }
+            return options
+        }
     }
 
     /// One session's counters, as the control thread reads them. Threads: a value.
@@ -82,6 +96,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
     private var sessions: [Session?]
     private var buffer = [UInt8](repeating: 0, count: NetworkMIDILimits.maximumPacketBytes)
     private var nextSourceNumber: UInt16 = 1
+    /// The last peer refused by the allow rule and when, so a repeating initiator is said once a minute.
+    private var lastRefusal: (host: String, at: Int64)?
 
     public init(sockets: AppleMIDISockets, receiver: any MIDIReceiver, options: Options = Options()) {
         self.sockets = sockets
@@ -240,8 +256,9 @@ public final class AppleMIDIHost: @unchecked Sendable {
         let refusal = AppleMIDIPacket.reject(AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc))
         let accept = AppleMIDIPacket.accept(
             AppleMIDIExchange(initiatorToken: invitation.initiatorToken, ssrc: ssrc, name: options.name))
-        if let allowed = options.allowList, !allowed.contains(peer.host) {
+        if !options.allows(peer.host) {
             send(refusal, on: fd, to: peer)
+            noteRefusal(invitation, from: peer, now: now)
             return
         }
         if let index = index(of: invitation.ssrc) {
@@ -266,6 +283,19 @@ public final class AppleMIDIHost: @unchecked Sendable {
             status: status, token: invitation.initiatorToken, control: peer, lastHeard: now, lastFeedback: now)
         publish(status, at: free, notice: .connected(Self.portName(status)))
         send(accept, on: fd, to: peer)
+    }
+
+    /// Says once a minute per address that a peer outside the allow rule was answered NO (an initiator repeats
+    /// its IN every second or so, on both ports).
+    private func noteRefusal(_ invitation: AppleMIDIExchange, from peer: PeerAddress, now: Int64) {
+        let host = peer.host
+        if let last = lastRefusal, last.host == host, now - last.at < 60_000_000_000 { return }
+        lastRefusal = (host, now)
+        let rule = options.allowList == nil ? "not on the local network" : "not in the allow list"
+        let port = MIDIPortName(
+            client: MIDIPortName.networkClientBase, port: 0, clientName: invitation.name ?? "AppleMIDI \(host)",
+            portName: "AppleMIDI \(peer.description)")
+        shared.withLock { $0.notices.append(.connectFailed(port, reason: "\(rule); answered NO (network-midi allow)")) }
     }
 
     /// How a session is named in notices: the peer's session name, and where it is.

@@ -37,6 +37,11 @@ public struct ServiceInstaller {
     public var webPasswordFile: String?
     /// OSC's `[127.0.0.1:]port` (`--osc`), if any.
     public var osc: String?
+    /// Network MIDI's `--network-midi [ADDR:]PORT`, `--network-midi-allow` and `--network-midi-latency` (ms), as
+    /// given: written into ExecStart, where they win over the rig's `network-midi:` as they do on the command line.
+    public var networkMIDIListen: String?
+    public var networkMIDIAllow: [NetworkPrefix]?
+    public var networkMIDILatency: Double?
     /// A folder of songs for the file player, copied into the state folder (`songsPath`) for the service.
     public var playlist: String?
     /// Program changes on this channel choose the playlist's song.
@@ -97,6 +102,7 @@ public struct ServiceInstaller {
             // %d: the credentials folder systemd makes for this service, readable by its user alone.
             + (passwordSource != nil ? ["--web-password", "%d/web-password"] : [])
             + (osc.map { ["--osc", $0] } ?? [])
+            + networkMIDIArguments
             + (songChannel.map { ["--song-channel", String($0)] } ?? [])
             + extraArguments
             + (playlist != nil ? [songsPath] : [])
@@ -113,9 +119,10 @@ public struct ServiceInstaller {
             # /var/lib/aulos (StateDirectory), writable by it alone: the panel can replace a rig and record.
             # /dev/snd must stay visible (no PrivateDevices);
             # RestrictRealtime would forbid SCHED_FIFO. No network but AF_UNIX (notify and control
-            # sockets), and AF_INET when the web panel or OSC is served. WatchdogSec: aulos feeds systemd's
-            # watchdog only while render cycles complete, so an instrument hung in a plugin is restarted
-            # (and a rig whose last start never settled is passed over for the last good one).
+            # sockets), AF_INET when the web panel, OSC or network MIDI is served, and AF_INET6 for network
+            # MIDI (its peers may be IPv6). WatchdogSec: aulos feeds systemd's watchdog only while render
+            # cycles complete, so an instrument hung in a plugin is restarted (and a rig whose last start
+            # never settled is passed over for the last good one).
 
             [Unit]
             Description=Aulos headless MIDI synth
@@ -148,7 +155,7 @@ public struct ServiceInstaller {
             ProtectHome=read-only
             PrivateTmp=yes
             NoNewPrivileges=yes
-            RestrictAddressFamilies=AF_UNIX\(needsNetwork ? " AF_INET" : "")\(credential)
+            RestrictAddressFamilies=AF_UNIX\(needsNetwork ? " AF_INET" : "")\(needsIPv6 ? " AF_INET6" : "")\(credential)
 
             [Install]
             WantedBy=multi-user.target
@@ -156,16 +163,29 @@ public struct ServiceInstaller {
             """
     }
 
+    /// `--network-midi`, `--network-midi-allow` and `--network-midi-latency` as given.
+    var networkMIDIArguments: [String] {
+        var arguments: [String] = []
+        if let listen = networkMIDIListen { arguments += ["--network-midi", listen] }
+        if let allow = networkMIDIAllow {
+            arguments += ["--network-midi-allow", allow.map(\.description).joined(separator: ",")]
+        }
+        if let latency = networkMIDILatency { arguments += ["--network-midi-latency", latency.clean] }
+        return arguments
+    }
+
     /// The unit's line that hands the service the panel's password hash, if it has one.
     var credential: String { passwordSource != nil ? "\nLoadCredential=web-password:" + passwordPath : "" }
 
-    /// Whether the unit must allow IPv4 sockets: the panel or OSC, from the options or the rig file.
-    var needsNetwork: Bool { web != nil || osc != nil || rigServers.needsNetwork }
+    /// Whether the unit must allow IPv4 sockets: the panel, OSC or network MIDI, from the options or the rig file.
+    var needsNetwork: Bool { web != nil || osc != nil || networkMIDIListen != nil || rigServers.needsNetwork }
+    /// Whether it must allow IPv6 sockets too: network MIDI listens on both, from the options or the rig file.
+    var needsIPv6: Bool { networkMIDIListen != nil || rigServers.needsIPv6 }
 
     /// Reads the rig file to be played, refusing one that would not load at boot or a panel beyond this
     /// machine without a password, and keeps its servers for the unit.
     public mutating func readRig() throws(InstallError) {
-        guard let rig else { return }
+        guard let rig else { return try checkNetworkMIDI() }
         let set: RigSet
         do { set = try RigSet.load(rig) } catch { throw InstallError("not installing: \(error.message)") }
         rigServers = set.servers
@@ -175,12 +195,33 @@ public struct ServiceInstaller {
                 "not installing: the set names '\(outside)', outside its folder; keep a set's rigs beside it "
                     + "(the service plays a copy of that folder's rigs)")
         }
+        try checkNetworkMIDI()
         if let spec = web ?? rigServers.web, ListenAddress(spec)?.isLoopback == false, passwordSource == nil {
             throw InstallError(
                 "not installing: the web panel on \(spec) is reachable from the network and needs a password: "
                     + "--web-password FILE (made by `aulos web-password -o FILE`)")
         }
     }
+
+    /// Refuses network MIDI options the service would refuse at every start: an allow list or latency with no
+    /// port to listen on (neither `--network-midi` nor the rig's `network-midi:`), or a port that is not one.
+    func checkNetworkMIDI() throws(InstallError) {
+        if let listen = networkMIDIListen {
+            do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
+                throw InstallError("not installing: --network-midi '\(listen)': \(error.reason)")
+            }
+        }
+        if networkMIDIListen == nil && rigServers.networkMIDI == nil
+            && (networkMIDIAllow != nil || networkMIDILatency != nil)
+        {
+            throw InstallError(
+                "not installing: --network-midi-allow and --network-midi-latency go with --network-midi [ADDR:]PORT "
+                    + "(or the rig's network-midi:)")
+        }
+    }
+
+    /// Whether a network MIDI secret is set (the rig's `network-midi: secret:`): kept, not used yet.
+    public var hasUnusedNetworkMIDISecret: Bool { rigServers.networkMIDI?.secret != nil }
 
     /// The password file's hash, refused with what to do when it cannot be read or holds no hash: the
     /// service would otherwise stop at every start, and systemd restart it for ever.

@@ -2,8 +2,8 @@ import AulosCore
 import Yams
 
 /// The servers live play starts beside the instrument, as a rig or set file names them (`web:`,
-/// `web-password:`, `osc:`); `aulos play`'s `--web`, `--web-password` and `--osc` win over them. Read when
-/// `aulos play` starts: a reload rebuilds the rig, not the servers.
+/// `web-password:`, `osc:`, `network-midi:`); `aulos play`'s `--web`, `--web-password`, `--osc` and
+/// `--network-midi…` win over them. Read when `aulos play` starts: a reload rebuilds the rig, not the servers.
 ///
 /// Threads: a value; control side.
 public struct LiveServers: Equatable, Sendable {
@@ -13,24 +13,40 @@ public struct LiveServers: Equatable, Sendable {
     public var webPassword: String?
     /// OSC's `[127.0.0.1:]port`.
     public var osc: String?
+    /// Network MIDI (AppleMIDI sessions): where it listens, who may join, the playout latency.
+    public var networkMIDI: NetworkMIDISettings?
 
-    public init(web: String? = nil, webPassword: String? = nil, osc: String? = nil) {
-        (self.web, self.webPassword, self.osc) = (web, webPassword, osc)
+    public init(
+        web: String? = nil, webPassword: String? = nil, osc: String? = nil, networkMIDI: NetworkMIDISettings? = nil
+    ) {
+        (self.web, self.webPassword, self.osc, self.networkMIDI) = (web, webPassword, osc, networkMIDI)
     }
 
-    /// Whether the service's sandbox must allow IPv4 sockets (the panel's TCP, OSC's UDP).
-    public var needsNetwork: Bool { web != nil || osc != nil }
+    /// Whether the service's sandbox must allow IPv4 sockets (the panel's TCP, OSC's and network MIDI's UDP).
+    public var needsNetwork: Bool { web != nil || osc != nil || networkMIDI != nil }
+    /// Whether it must allow IPv6 sockets too: network MIDI listens on both (its peers may be IPv6).
+    public var needsIPv6: Bool { networkMIDI != nil }
 
     /// The keys as a rig or set file writes them.
     var yamlLines: [String] {
-        [("web", web), ("web-password", webPassword), ("osc", osc)].compactMap { key, value in
+        var lines = [("web", web), ("web-password", webPassword), ("osc", osc)].compactMap { key, value in
             value.map { "\(key): \(Rig.quoted($0))" }
         }
+        if let networkMIDI {
+            lines.append("network-midi:")
+            lines.append("  listen: \(Rig.quoted(networkMIDI.listen))")
+            if let allow = networkMIDI.allowText {
+                lines.append("  allow: [\(allow.map(Rig.quoted).joined(separator: ", "))]")
+            }
+            if let latency = networkMIDI.latencyMilliseconds { lines.append("  latency-ms: \(latency.clean)") }
+            if let secret = networkMIDI.secret { lines.append("  secret: \(Rig.quoted(secret))") }
+        }
+        return lines
     }
 }
 
 extension RigReader {
-    static let serverKeys = ["web", "web-password", "osc"]
+    static let serverKeys = ["web", "web-password", "osc", "network-midi"]
 
     /// The `web:`, `web-password:` and `osc:` keys among a rig's or a set's keys, each checked as
     /// `aulos play` would check its option.
@@ -60,6 +76,56 @@ extension RigReader {
             }
             servers.osc = spec
         }
+        if let node = keys["network-midi"] { servers.networkMIDI = try networkMIDI(node) }
         return servers
+    }
+
+    /// `network-midi: [ADDR:]PORT`, or a mapping of `listen:` (required), `allow:` (a list of addresses and
+    /// prefixes, or one; empty or absent: the local network), `latency-ms:` and `secret:`.
+    func networkMIDI(_ node: Node) throws(RigError) -> NetworkMIDISettings {
+        let listenNode: Node
+        var keys: [String: Node] = [:]
+        if let mapping = node.mapping {
+            keys = try self.keys(mapping, allowed: ["listen", "allow", "latency-ms", "secret"], at: "network-midi.")
+            guard let node = keys["listen"] else {
+                throw error(node, "network-midi", "needs listen: [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
+            }
+            listenNode = node
+        } else {
+            listenNode = node
+        }
+        let key = node.mapping == nil ? "network-midi" : "network-midi.listen"
+        guard let listen = listenNode.scalar?.string else {
+            throw error(listenNode, key, "must be [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
+        }
+        do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
+            throw self.error(listenNode, key, "'\(listen.clipped(40))': \(error.reason)")
+        }
+        var settings = NetworkMIDISettings(listen: listen)
+        if let allowNode = keys["allow"] {
+            let entries = allowNode.sequence.map(Array.init) ?? [allowNode]
+            var texts: [String] = []
+            for entry in entries {
+                guard let text = entry.scalar?.string else {
+                    throw error(entry, "network-midi.allow", "lists addresses or prefixes (192.168.1.0/24, \"::1\")")
+                }
+                do { _ = try NetworkMIDISettings.parseAllow([text]) } catch {
+                    throw self.error(entry, "network-midi.allow", error.reason)
+                }
+                texts.append(text)
+            }
+            // Empty, like absent, leaves the local network; 0.0.0.0/0 and ::/0 allow anyone.
+            settings.allow = texts.isEmpty ? nil : try? NetworkMIDISettings.parseAllow(texts)
+        }
+        if let latencyNode = keys["latency-ms"] {
+            settings.latencyMilliseconds = try number(
+                latencyNode, "network-midi.latency-ms", in: NetworkMIDISettings.latencyRange)
+        }
+        if let secretNode = keys["secret"] {
+            let secret = try string(secretNode, "network-midi.secret")
+            guard !secret.isEmpty else { throw error(secretNode, "network-midi.secret", "is empty") }
+            settings.secret = secret
+        }
+        return settings
     }
 }

@@ -62,14 +62,7 @@ struct PlayCommand: ParsableCommand {
             "Do not connect to MIDI keyboards by themselves (only --connect ports and programs that connect to aulos).")
     var noAutoconnect = false
 
-    @Option(
-        name: .customLong("network-midi"),
-        help: ArgumentHelp(
-            "Accept AppleMIDI (RTP-MIDI) sessions from Macs, iPads and rtpmidid on this UDP port (data on the next "
-                + "port up), every interface unless an address is given (docs/network-midi.md). Live play only; "
-                + "no ALSA sequencer is needed then.",
-            valueName: "[addr:]port"))
-    var networkMIDI: String?
+    @OptionGroup var networkMIDI: NetworkMIDIOptions
 
     @Flag(
         name: .customLong("send-clock"),
@@ -228,17 +221,10 @@ struct PlayCommand: ParsableCommand {
                     + "with a file, add --web, --osc or --control-socket to play it on the live instrument"
             )
         }
-        if let networkMIDI {
-            do {
-                _ = try AppleMIDIEndpoint(parsing: networkMIDI)
-            } catch {
-                throw ValidationError(error.message)
-            }
-            if !isLive {
-                throw ValidationError(
-                    "--network-midi is for live play: with a file, add --web, --osc or --control-socket to play it on "
-                        + "the live instrument")
-            }
+        if networkMIDI.isGiven && !isLive {
+            throw ValidationError(
+                "--network-midi is for live play: with a file, add --web, --osc or --control-socket to play it on "
+                    + "the live instrument")
         }
         guard (0...1000).contains(midiHeadroom) else {
             throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom.clean)")
@@ -246,6 +232,14 @@ struct PlayCommand: ParsableCommand {
         if lowestLatency && midiHeadroom != 0 {
             throw ValidationError("--midi-headroom adds to the constant latency; --lowest-latency has none")
         }
+    }
+
+    /// `accepts sessions from the local network (private, link-local and this machine), playout latency 3 ms`.
+    static func describe(_ settings: NetworkMIDISettings, latency: Double) -> String {
+        let who =
+            settings.allowText.map { "accepts sessions from " + $0.joined(separator: ", ") }
+            ?? "accepts sessions from the local network (private, link-local and this machine)"
+        return who + ", playout latency \(latency.clean) ms"
     }
 
     /// The live instrument plays (keyboards, the control roads, the file player), rather than a file alone
@@ -332,13 +326,22 @@ struct PlayCommand: ParsableCommand {
             var midiInput = SequencerMIDISource.opener(
                 SequencerInput.Options(
                     autoconnect: !noAutoconnect, requests: connections.map(ConnectionRequest.init(parsing:))))
-            // With network MIDI the sequencer is welcome, not required: the sessions play without it. The
-            // sockets are bound now, so a port in use is said before anything is built.
-            if let networkMIDI {
-                let sockets = try AppleMIDISockets(AppleMIDIEndpoint(parsing: networkMIDI))
-                var network = AppleMIDIHost.Options()
+            // With network MIDI (the options, or the rig's network-midi: under them) the sequencer is welcome, not
+            // required: the sessions play without it. The sockets are bound now, so a port in use is said before
+            // anything is built.
+            if let settings = try networkMIDI.settings(over: set.servers.networkMIDI) {
+                let sockets = try AppleMIDISockets(AppleMIDIEndpoint(parsing: settings.listen))
+                var network = AppleMIDIHost.Options().applying(settings)
                 // The name a Mac's Audio MIDI Setup shows for the session: the rig set's, unless it has none.
                 network.name = set.name == "default" ? "Aulos" : set.name
+                printError(
+                    "aulos: network MIDI "
+                        + Self.describe(settings, latency: Double(network.playoutLatencyNanos) / 1e6))
+                if settings.secret != nil {
+                    printError(
+                        "aulos: network-midi: the secret is not used yet: Network MIDI 2.0 is not built (AppleMIDI "
+                            + "sessions have no authentication)")
+                }
                 midiInput = CompositeMIDISource.opener(
                     optional: "ALSA sequencer", midiInput,
                     required: [NetworkMIDISource.opener(sockets, options: network)])

@@ -71,6 +71,8 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "Listen for Open Sound Control on this UDP port of 127.0.0.1 (docs/osc.md).")
         var osc: String?
 
+        @OptionGroup var networkMIDI: NetworkMIDIOptions
+
         @Option(
             help: ArgumentHelp(
                 "A folder of MIDI files and scores for the file player (install copies them to "
@@ -114,6 +116,9 @@ struct ServiceCommand: ParsableCommand {
             installer.webPasswordFile = webPassword
             installer.isPasswordHash = WebPanel.isPasswordHash
             installer.osc = osc
+            installer.networkMIDIListen = networkMIDI.listen
+            installer.networkMIDIAllow = networkMIDI.allowPrefixes
+            installer.networkMIDILatency = networkMIDI.latency
             installer.playlist = playlist
             installer.songChannel = songChannel
         }
@@ -147,6 +152,9 @@ struct ServiceCommand: ParsableCommand {
             for line in try installer.install(
                 executable: executable, presets: presets, soundFont: SearchPaths.soundFont)
             { print(line) }
+            if installer.hasUnusedNetworkMIDISecret {
+                print("the rig's network-midi secret is kept but not used yet: Network MIDI 2.0 is not built")
+            }
         }
     }
 

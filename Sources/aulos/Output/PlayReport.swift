@@ -44,7 +44,9 @@ final class PlayReport {
                 + (connected == 0
                     ? "; no keyboard yet: plug one in, or play into it (aplaymidi -p \(address) FILE.mid)" : "")
         case .connected(let port): "connected \(name(port))"
-        case .connectFailed(let port, let reason): "cannot connect \(port): \(reason)"
+        case .connectFailed(let port, let reason):
+            // A network peer is refused (the allow rule), not connected to.
+            port.isNetwork ? "refused \(name(port)): \(reason)" : "cannot connect \(port): \(reason)"
         case .disconnected(let port, let notes):
             // A network session's name already says how it ended ("… said goodbye after 3 packets, 0 lost").
             (port.isNetwork ? name(port) : "\(port) gone") + "; released \(notes) note\(notes == 1 ? "" : "s")"

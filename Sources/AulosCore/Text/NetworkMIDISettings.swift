@@ -1,0 +1,89 @@
+/// Network MIDI as a rig or set file's `network-midi:` key and `aulos play`'s `--network-midi`,
+/// `--network-midi-allow` and `--network-midi-latency` say it: where the AppleMIDI host listens, who may open a
+/// session, and the playout latency. One reading, so the command line, a rig file and the service installer agree.
+///
+/// Threads: a value; control side.
+public struct NetworkMIDISettings: Equatable, Sendable {
+    /// `[ADDR:]PORT`, as `--network-midi` takes it (checked by `parseListen`).
+    public var listen: String
+    /// Who may open a session; nil: the local network (`NetworkPrefix.localNetwork`).
+    public var allow: [NetworkPrefix]?
+    /// The playout latency in ms; nil: the host's default (3 ms).
+    public var latencyMilliseconds: Double?
+    /// Network MIDI 2.0's shared secret for authenticated invitations. Read and kept, not used yet: Network
+    /// MIDI 2.0 is not built (docs/network-midi.md).
+    public var secret: String?
+
+    public init(
+        listen: String, allow: [NetworkPrefix]? = nil, latencyMilliseconds: Double? = nil, secret: String? = nil
+    ) {
+        (self.listen, self.allow, self.latencyMilliseconds, self.secret) = (listen, allow, latencyMilliseconds, secret)
+    }
+
+    /// The playout latency's range, in ms.
+    public static let latencyRange: ClosedRange<Double> = 0...1000
+
+    /// `[ADDR:]PORT` read: `5004`, `0.0.0.0:5004`, `192.168.1.20:5004`, `[::1]:5004`. The port is 0…65534 (its data
+    /// port, the next one up, must exist too; 0 asks the system); the address must be numeric (IPv6 in brackets).
+    /// Throws the reason, without the value.
+    public static func parseListen(_ spec: String) throws(NetworkMIDISettingsError) -> (address: String?, port: UInt16)
+    {
+        var host: String?
+        var portText = Substring(spec)
+        if spec.hasPrefix("[") {
+            guard let close = spec.firstIndex(of: "]"), spec[spec.index(after: close)...].hasPrefix(":") else {
+                throw NetworkMIDISettingsError("an IPv6 address goes in brackets before the port: [::1]:5004")
+            }
+            host = String(spec[spec.index(after: spec.startIndex)..<close])
+            portText = spec[spec.index(close, offsetBy: 2)...]
+        } else if let colon = spec.lastIndex(of: ":") {
+            guard spec.firstIndex(of: ":") == colon else {
+                throw NetworkMIDISettingsError("an IPv6 address goes in brackets: [::1]:5004")
+            }
+            host = String(spec[..<colon])
+            portText = spec[spec.index(after: colon)...]
+        }
+        guard portText.allSatisfy(\.isASCII), let port = UInt16(portText), port <= 65_534 else {
+            throw NetworkMIDISettingsError("the port must be a number from 1 to 65534 (the data port is the next)")
+        }
+        if let host {
+            guard let prefix = NetworkPrefix(host), prefix.length == (prefix.isIPv6 ? 128 : 32), !host.contains("/")
+            else {
+                throw NetworkMIDISettingsError("'\(host.clipped(40))' is not a numeric IPv4 or IPv6 address")
+            }
+        }
+        return (host, port)
+    }
+
+    /// An allow list read from its entries (`192.168.1.0/24`, `::1`); throws naming the first that is not one.
+    public static func parseAllow(_ entries: [String]) throws(NetworkMIDISettingsError) -> [NetworkPrefix] {
+        var prefixes: [NetworkPrefix] = []
+        for entry in entries {
+            guard let prefix = NetworkPrefix(entry.trimmingSpaces) else {
+                throw NetworkMIDISettingsError(
+                    "'\(entry.clipped(40))' is not a numeric address or prefix "
+                        + "(192.168.1.0/24, 10.0.0.5, ::1, fe80::/10)")
+            }
+            prefixes.append(prefix)
+        }
+        return prefixes
+    }
+
+    /// The allow list's entries as a rig file or the command line writes them back.
+    public var allowText: [String]? { allow.map { $0.map(\.description) } }
+}
+
+/// Why a network MIDI setting is not one, without the key or option it came from (the caller names that).
+///
+/// Threads: a value.
+public struct NetworkMIDISettingsError: Error, Equatable, Sendable {
+    public let reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}

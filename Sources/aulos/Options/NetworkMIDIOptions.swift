@@ -1,0 +1,80 @@
+import ArgumentParser
+import AulosCore
+
+/// Network MIDI's options, for `aulos play` and `aulos service install|unit`: where the AppleMIDI host listens,
+/// who may open a session and the playout latency. Each given wins over the rig's `network-midi:` (its
+/// `listen`, `allow`, `latency-ms`); the allow list and latency alone tune the rig's.
+struct NetworkMIDIOptions: ParsableArguments {
+    @Option(
+        name: .customLong("network-midi"),
+        help: ArgumentHelp(
+            "Accept AppleMIDI (RTP-MIDI) sessions from Macs, iPads and rtpmidid on this UDP port (data on the next "
+                + "port up), every interface unless an address is given (docs/network-midi.md). Live play only; "
+                + "no ALSA sequencer is needed then.",
+            valueName: "[addr:]port"))
+    var listen: String?
+
+    @Option(
+        name: .customLong("network-midi-allow"),
+        help: ArgumentHelp(
+            "Who may open a network MIDI session: addresses and prefixes, comma-separated (192.168.1.0/24,::1; "
+                + "0.0.0.0/0,::/0 for anyone). Default: the local network (private, link-local and this machine).",
+            valueName: "list"))
+    var allow: String?
+
+    @Option(
+        name: .customLong("network-midi-latency"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "The playout latency added to every network MIDI event's time on its sender's clock, in ms (0-1000, "
+                + "default 3): the room the network is given before an event is late.",
+            valueName: "ms"))
+    var latency: Double?
+
+    /// Whether any of the options is given.
+    var isGiven: Bool { listen != nil || allow != nil || latency != nil }
+
+    func validate() throws {
+        if let listen {
+            do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
+                throw ValidationError("--network-midi '\(listen)': \(error.reason)")
+            }
+        }
+        if let allow {
+            do { _ = try allowList(allow) } catch {
+                throw ValidationError("--network-midi-allow: \(error.reason)")
+            }
+        }
+        if let latency, !NetworkMIDISettings.latencyRange.contains(latency) {
+            throw ValidationError("--network-midi-latency must be between 0 and 1000 ms, not \(latency.clean)")
+        }
+    }
+
+    private func allowList(_ text: String) throws(NetworkMIDISettingsError) -> [NetworkPrefix] {
+        let entries = text.split(separator: ",").map(String.init)
+        guard !entries.isEmpty else {
+            throw NetworkMIDISettingsError("give addresses or prefixes (192.168.1.0/24,::1), or leave it out")
+        }
+        return try NetworkMIDISettings.parseAllow(entries)
+    }
+
+    /// `--network-midi-allow` read (valid after `validate`); nil when not given.
+    var allowPrefixes: [NetworkPrefix]? { allow.flatMap { try? allowList($0) } }
+
+    /// The settings to play with: the rig's `network-midi:` with these options over it; nil when neither turns
+    /// network MIDI on. The options are valid (`validate`).
+    func settings(over rig: NetworkMIDISettings?) throws -> NetworkMIDISettings? {
+        guard let listen = listen ?? rig?.listen else {
+            if isGiven {
+                throw CommandError(
+                    "--network-midi-allow and --network-midi-latency go with --network-midi [ADDR:]PORT (or a rig's "
+                        + "network-midi:)")
+            }
+            return nil
+        }
+        var settings = rig ?? NetworkMIDISettings(listen: listen)
+        settings.listen = listen
+        if allow != nil { settings.allow = allowPrefixes }
+        if let latency { settings.latencyMilliseconds = latency }
+        return settings
+    }
+}

@@ -1,0 +1,155 @@
+import AulosCore
+import AulosMIDI
+import AulosNetworkMIDI
+import AulosRig
+import AulosTestSupport
+import Glibc
+import Synchronization
+import Testing
+
+@testable import AulosPlayback
+
+/// Network MIDI flowing into a live rig: an `AppleMIDIHost` on loopback, its network thread handing each session's
+/// notes and controllers to the live MIDI path (as `aulos play --network-midi` wires it), while the test thread
+/// renders the rig slice after slice. The render thread allocates nothing, however the packets fall.
+///
+/// Threads: the test's renders (the counted thread); the host's network thread receives; a sender thread sends.
+@Suite(.serialized) struct NetworkMIDIRenderAllocationTests {
+    /// A UDP socket on 127.0.0.1 sending to the host's control port or data port (the next one up).
+    final class Sender: @unchecked Sendable {
+        let fd: Int32
+        let hostPort: UInt16
+
+        init(hostPort: UInt16) {
+            fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            self.hostPort = hostPort
+            var address = Self.loopback(port: 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+
+        deinit { close(fd) }
+
+        static func loopback(port: UInt16) -> sockaddr_in {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            address.sin_port = port.bigEndian
+            return address
+        }
+
+        func send(_ bytes: [UInt8], toData: Bool) {
+            var address = Self.loopback(port: toData ? hostPort + 1 : hostPort)
+            _ = bytes.withUnsafeBytes { raw in
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, raw.baseAddress, raw.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+
+        /// The next session packet within a second.
+        func receive() -> AppleMIDIPacket? {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 1_000) == 1 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { return nil }
+            return try? AppleMIDIPacket(parsing: Array(buffer[0..<count]))
+        }
+    }
+
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    @Test func renderingAllocatesNothingWhileNetworkMIDIFlows() throws {
+        // The live path as `aulos play` has it (lowest latency: no device clock is needed offline).
+        let (playback, live, path) = try LiveMIDIPathTests.livePath(capacity: 65_536)
+        defer { playback.close() }
+        let sockets = try AppleMIDISockets(AppleMIDIEndpoint(address: "127.0.0.1", port: 0))
+        let host = AppleMIDIHost(sockets: sockets, receiver: path)
+        try host.start()
+        defer { host.stop() }
+        let sender = Sender(hostPort: sockets.port)
+        let ssrc: UInt32 = 0x5EED_0035
+        for toData in [false, true] {  // IN on both ports, from one socket (a port pair is not required)
+            let invitation = AppleMIDIPacket.invitation(AppleMIDIExchange(initiatorToken: 7, ssrc: ssrc, name: "test"))
+            sender.send(invitation.bytes, toData: toData)
+            guard case .accept = sender.receive() else {
+                Issue.record("the host did not accept the session")
+                return
+            }
+        }
+        var sequence: UInt16 = 0
+        func sendMIDI(_ messages: [MIDIMessage]) {
+            let packet = RTPMIDIPacket(
+                header: RTPHeader(sequenceNumber: sequence, timestamp: 0, ssrc: ssrc),
+                commands: messages.map { RTPMIDITimedCommand(.message($0)) })
+            sender.send(try! packet.encoded(), toData: true)
+            sequence &+= 1
+        }
+        let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat)
+        // Warm up, uncounted: the first notes of both parts, and the rig's first slices.
+        sendMIDI([.noteOn(channel: 0, note: 40, velocity: 100), .noteOn(channel: 1, note: 72, velocity: 100)])
+        for _ in 0..<200 { harness.renderSlice(256) }
+        sendMIDI([.noteOff(channel: 0, note: 40, velocity: 0), .noteOff(channel: 1, note: 72, velocity: 0)])
+        for _ in 0..<200 { harness.renderSlice(256) }
+        let warmDelivered = live.deliveredCount
+        #expect(warmDelivered >= 4, "the warm-up notes arrived: \(warmDelivered)")
+
+        let packets = 2_000
+        let finished = Atomic<Bool>(false)
+        let stream = TestThread {
+            for index in 0..<packets {
+                let note = UInt8(36 + index % 60)
+                sendMIDI([
+                    .noteOn(channel: UInt8(index % 2), note: note, velocity: UInt8(40 + index % 80)),
+                    .controlChange(channel: 1, controller: 1, value: UInt8(index % 128)),  // mapped in the rig
+                    .controlChange(channel: UInt8(index % 2), controller: 64, value: index % 16 < 8 ? 127 : 0),
+                    .pitchBend(channel: 1, value: UInt16(8192 + (index % 64) * 32)),
+                    .noteOff(channel: UInt8(index % 2), note: note, velocity: 0),
+                ])
+                usleep(1_000)  // about 1 ms apart: the stream spans thousands of slices
+            }
+            finished.store(true, ordering: .releasing)
+        }
+        // The slices in which network events reached the parts: the stream flows while the slices are counted.
+        var (slices, slicesWithEvents) = (0, 0)
+        while !finished.load(ordering: .acquiring) || slices < 4_000 {
+            let before = live.deliveredCount
+            harness.renderSlice(256, counting: true)
+            slices += 1
+            if live.deliveredCount != before { slicesWithEvents += 1 }
+        }
+        stream.join()
+        // Whatever is still on its way, and the BY that ends the session and releases its notes.
+        sender.send(AppleMIDIPacket.bye(AppleMIDIExchange(initiatorToken: 7, ssrc: ssrc)).bytes, toData: false)
+        let deadline = Self.now() + 2_000_000_000
+        while !host.sessionStatuses.isEmpty && Self.now() < deadline {
+            harness.renderSlice(256, counting: true)
+            slices += 1
+        }
+        for _ in 0..<1_000 { harness.renderSlice(256, counting: true) }
+        slices += 1_000
+
+        let status = try #require(host.takeNotices().last)
+        let delivered = live.deliveredCount - warmDelivered
+        print(
+            "network MIDI while rendering: \(slices) slices counted (\(slicesWithEvents) with network events), "
+                + "\(packets) packets sent, \(delivered) events "
+                + "delivered, \(live.droppedCount) dropped, \(harness.allocations.allocations) allocations; \(status)")
+        #expect(host.sessionStatuses.isEmpty, "BY ended the session")
+        #expect(live.droppedCount == 0)
+        #expect(delivered >= packets * 2, "the stream reached the parts while the slices were counted: \(delivered)")
+        #expect(slicesWithEvents >= 100, "events arrived in \(slicesWithEvents) of the counted slices")
+        #expect(playback.activeVoices == 0, "no note left sounding")
+        try expectNoAllocations(harness.allocations, "rendering with network MIDI flowing")
+    }
+}

@@ -1,0 +1,104 @@
+import AulosCore
+import AulosRig
+import AulosTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A rig's or set's `network-midi:`: the port, the allow list, the playout latency and Network MIDI 2.0's secret
+/// (kept, not used), every mistake one line with the file and line.
+@Suite struct NetworkMIDIRigTests {
+    let part = "parts:\n  - instrument: synth\n"
+
+    @Test func scalarAndMappingFormsRead() throws {
+        #expect(
+            try Rig(yaml: "network-midi: 5004\n" + part).servers.networkMIDI == NetworkMIDISettings(listen: "5004"))
+        let rig = try Rig(
+            yaml: """
+                network-midi:
+                  listen: "[::1]:5004"
+                  allow: [192.168.1.0/24, "::1", 10.1.2.3]
+                  latency-ms: 2.5
+                  secret: s3cret
+                """ + "\n" + part)
+        let settings = try #require(rig.servers.networkMIDI)
+        #expect(settings.listen == "[::1]:5004")
+        #expect(settings.allowText == ["192.168.1.0/24", "::1", "10.1.2.3"])
+        #expect(settings.latencyMilliseconds == 2.5)
+        #expect(settings.secret == "s3cret")
+        #expect(rig.servers.needsNetwork && rig.servers.needsIPv6)
+        // Empty, like absent, is the local network; one address alone is a list of one.
+        let empty = try Rig(yaml: "network-midi:\n  listen: 5004\n  allow: []\n" + part)
+        #expect(empty.servers.networkMIDI?.allow == nil)
+        let one = try Rig(yaml: "network-midi:\n  listen: 0.0.0.0:5004\n  allow: 10.0.0.0/8\n" + part)
+        #expect(one.servers.networkMIDI?.allowText == ["10.0.0.0/8"])
+    }
+
+    @Test func roundTripsThroughYAML() throws {
+        var rig = try Rig(yaml: part)
+        rig.servers.networkMIDI = NetworkMIDISettings(
+            listen: "192.168.1.20:5004", allow: [NetworkPrefix("fe80::/10")!, NetworkPrefix("127.0.0.1")!],
+            latencyMilliseconds: 4, secret: "a \"quoted\" secret")
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        rig.servers.networkMIDI = NetworkMIDISettings(listen: "5004")
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+    }
+
+    @Test func aSetNamesItsOwn() throws {
+        let folder = NSTemporaryDirectory() + "aulos-network-midi-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        TestFiles.write("name: One\nnetwork-midi: 6004\n" + part, to: folder + "/one.yaml")
+        TestFiles.write(
+            "network-midi:\n  listen: 5004\n  latency-ms: 0\nrigs:\n  - program: 0\n    rig: one.yaml\n",
+            to: folder + "/set.yaml")
+        #expect(try RigSet.load(folder + "/one.yaml").servers.networkMIDI == NetworkMIDISettings(listen: "6004"))
+        #expect(
+            try RigSet.load(folder + "/set.yaml").servers.networkMIDI
+                == NetworkMIDISettings(listen: "5004", latencyMilliseconds: 0),
+            "a set's own key, not its first rig's")
+        TestFiles.write(
+            "network-midi:\n  listen: 5004\n  allow: [pi.local]\nrigs:\n  - program: 0\n    rig: one.yaml\n",
+            to: folder + "/bad.yaml")
+        #expect {
+            try RigSet.load(folder + "/bad.yaml")
+        } throws: { error in
+            (error as? RigError)?.message.hasPrefix(folder + "/bad.yaml:3: network-midi.allow: 'pi.local'") == true
+        }
+    }
+
+    @Test(arguments: [
+        ("network-midi: 65535\n", "test.yaml:1: network-midi: '65535': the port must be a number from 1 to 65534"),
+        ("network-midi: pi.local:5004\n", "test.yaml:1: network-midi: 'pi.local:5004': 'pi.local' is not a numeric"),
+        ("network-midi: ::1:5004\n", "test.yaml:1: network-midi: '::1:5004': an IPv6 address goes in brackets"),
+        ("network-midi: [5004]\n", "test.yaml:1: network-midi: must be [ADDR:]PORT"),
+        ("network-midi:\n  allow: [10.0.0.0/8]\n", "test.yaml:2: network-midi: needs listen: [ADDR:]PORT"),
+        ("network-midi:\n  listen: 5004\n  port: 5004\n", "test.yaml:3: network-midi.port: unknown key"),
+        (
+            "network-midi:\n  listen: 5004\n  allow:\n    - 10.0.0.0/8\n    - 8.8.8.8/33\n",
+            "test.yaml:5: network-midi.allow: '8.8.8.8/33' is not a numeric address or prefix"
+        ),
+        ("network-midi:\n  listen: 5004\n  allow: [[1]]\n", "test.yaml:3: network-midi.allow: lists addresses"),
+        (
+            "network-midi:\n  listen: 5004\n  latency-ms: 2000\n",
+            "test.yaml:3: network-midi.latency-ms: 2000 is outside 0…1000"
+        ),
+        (
+            "network-midi:\n  listen: 5004\n  latency-ms: soon\n",
+            "test.yaml:3: network-midi.latency-ms: must be a number"
+        ),
+        ("network-midi:\n  listen: 5004\n  secret: \"\"\n", "test.yaml:3: network-midi.secret: is empty"),
+    ])
+    func mistakesNameFileAndLine(text: String, expected: String) {
+        do {
+            _ = try Rig(yaml: text + part, file: "test.yaml")
+            Issue.record("expected an error for \(text)")
+        } catch {
+            #expect(error.message.hasPrefix(expected), "\(error.message)")
+            #expect(!error.message.contains("\n"))
+        }
+    }
+}
