@@ -52,7 +52,9 @@ struct NetworkPrefixTests {
         #expect(four.address == "0.0.0.0" && four.port == 5004)
         let six = try NetworkMIDISettings.parseListen("[::1]:5004")
         #expect(six.address == "::1" && six.port == 5004)
-        let bad = ["65535", "x", "pi.local:5004", "::1:5004", "[::1]5004", "10.0.0.0/8:5004", "[10.0.0.1]:x", "５００４"]
+        let bad = [
+            "65535", "x", "pi.local:5004", "::1:5004", "[::1]5004", "10.0.0.0/8:5004", "[10.0.0.1]:x", "５００４",
+        ]
         for spec in bad {
             #expect(throws: NetworkMIDISettingsError.self, "'\(spec)'") { try NetworkMIDISettings.parseListen(spec) }
         }
