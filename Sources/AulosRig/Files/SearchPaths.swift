@@ -17,8 +17,10 @@ import Foundation
 ///
 /// Threads: any (reads the environment and the file system).
 public enum SearchPaths {
-    /// The data roots, most specific first, without repeats.
-    public static var dataRoots: [String] {
+    /// The data roots, most specific first, without repeats. Found once per process: the executable's place
+    /// and the environment they come from do not change while it runs, and every preset, rig, tuning and font
+    /// lookup goes through them (the checkout walk is a dozen file-system calls).
+    public static let dataRoots: [String] = {
         let environment = ProcessInfo.processInfo.environment
         var roots = environment["AULOS_DATA"].map { $0.split(separator: ":").map(String.init) } ?? []
         let binFolder = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
@@ -28,7 +30,7 @@ public enum SearchPaths {
         roots += xdg.split(separator: ":").map { String($0) + "/aulos" }
         var seen = Set<String>()
         return roots.filter { seen.insert($0).inserted }
-    }
+    }()
 
     /// The running executable's own path, symbolic links resolved (`/proc/self/exe`: the argument vector's
     /// first word may be a bare name found through `PATH`, or a link such as `/usr/local/bin/aulos`).
