@@ -67,9 +67,7 @@ install_all() {
 
   put_tree 644 "$here/presets" "$DATADIR/presets"
   put 644 "$here/soundfonts/AulosGM.sf2" "$DATADIR/soundfonts/AulosGM.sf2"
-  for page in index.html panel.css panel.js; do
-    put 644 "$here/Sources/AulosWeb/Panel/$page" "$DATADIR/web/$page"
-  done
+  put_tree 644 "$here/Sources/AulosWeb/Panel" "$DATADIR/web"
   # The SFZ test library plays `make demo`'s demo-sfz.wav and is a small example of the format.
   put_tree 644 "$here/sfz/aulos-test" "$DATADIR/sfz/aulos-test"
 

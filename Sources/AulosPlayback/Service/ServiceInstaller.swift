@@ -344,10 +344,7 @@ public struct ServiceInstaller {
             done.append("installed the SoundFont in \(root + sharePath)/soundfonts")
         }
         if let panelFolder {
-            try makeDirectories(root + sharePath + "/web")
-            for name in ["index.html", "panel.css", "panel.js"] {
-                try copy(panelFolder + "/" + name, to: root + sharePath + "/web/" + name, mode: 0o644)
-            }
+            try copyTree(panelFolder, to: root + sharePath + "/web")
             done.append("installed the web panel's page in \(root + sharePath)/web")
         } else {
             done.append("no web panel: its page was not found (a later --web needs it in \(sharePath)/web)")
