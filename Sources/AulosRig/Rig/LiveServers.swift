@@ -104,18 +104,18 @@ extension RigReader {
         var settings = NetworkMIDISettings(listen: listen)
         if let allowNode = keys["allow"] {
             let entries = allowNode.sequence.map(Array.init) ?? [allowNode]
-            var texts: [String] = []
+            var prefixes: [NetworkPrefix] = []
             for entry in entries {
                 guard let text = entry.scalar?.string else {
                     throw error(entry, "network-midi.allow", "lists addresses or prefixes (192.168.1.0/24, \"::1\")")
                 }
-                do { _ = try NetworkMIDISettings.parseAllow([text]) } catch {
+                // One entry at a time, so an error names that entry's line.
+                do { prefixes += try NetworkMIDISettings.parseAllow([text]) } catch {
                     throw self.error(entry, "network-midi.allow", error.reason)
                 }
-                texts.append(text)
             }
             // Empty, like absent, leaves the local network; 0.0.0.0/0 and ::/0 allow anyone.
-            settings.allow = texts.isEmpty ? nil : try? NetworkMIDISettings.parseAllow(texts)
+            settings.allow = prefixes.isEmpty ? nil : prefixes
         }
         if let latencyNode = keys["latency-ms"] {
             settings.latencyMilliseconds = try number(
