@@ -151,10 +151,12 @@ public final class AppleMIDISockets: @unchecked Sendable {
                 }
             }
             if result == 0 { return (fd, family) }
-            failure = String(cString: strerror(errno))
+            // bind's errno, read before close() can change it.
+            let code = errno
+            failure = String(cString: strerror(code))
             close(fd)
             // A port in use is in use on IPv4 too: say so rather than try the other family.
-            if errno == EADDRINUSE || errno == EACCES { break }
+            if code == EADDRINUSE || code == EACCES { break }
         }
         throw AppleMIDIHostError(failure)
     }
