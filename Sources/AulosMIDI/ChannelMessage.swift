@@ -118,6 +118,10 @@ public struct MIDISource: Hashable, Sendable, CustomStringConvertible {
 /// the control socket; an implementation serializes the two itself.
 public protocol MIDIReceiver: AnyObject, Sendable {
     func receive(_ message: ChannelMessage, from source: MIDISource, arrivalNanos: Int64)
+    /// A message to be heard at `scheduledNanos` (CLOCK_MONOTONIC), which may be ahead of now: a network
+    /// session's event, placed by its sender's clock plus a playout latency. Unlike an arrival time it is
+    /// not in order with other sources'.
+    func receive(_ message: ChannelMessage, from source: MIDISource, scheduledNanos: Int64)
     /// A message its driver already routed and placed on its frame, inside its cycle (JACK MIDI): for the
     /// receiver's records (the panel's activity log), not to be played again.
     func heard(_ message: ChannelMessage, from source: MIDISource)
@@ -130,4 +134,8 @@ public protocol MIDIReceiver: AnyObject, Sendable {
 
 extension MIDIReceiver {
     public func heard(_ message: ChannelMessage, from source: MIDISource) {}
+    /// A receiver that keeps no time of its own takes a scheduled message as it takes any other.
+    public func receive(_ message: ChannelMessage, from source: MIDISource, scheduledNanos: Int64) {
+        receive(message, from: source, arrivalNanos: scheduledNanos)
+    }
 }

@@ -181,6 +181,32 @@ struct LivePlacementHarness {
         #expect(landed.count == 1 && abs(landed[0].frame - 640) <= 1)
     }
 
+    /// Network MIDI is stamped with the time it should be heard, a playout latency ahead of now; a keyboard
+    /// played meanwhile arrives after it but is due before it. Each lands on its own frame: the keyboard's
+    /// note is not held behind the network's, nor the network's moved.
+    @Test func aScheduledEventAheadDoesNotHoldBackAKeyboard() {
+        let harness = LivePlacementHarness(period: 256)
+        let nanosPerPeriod = 256.0 / 48_000 * 1e9
+        _ = harness.slice(at: 0, hostNanos: 1_000_000_000)
+        // To be heard 3 periods after frame 0's wake: frame 768 + 256 latency = 1024.
+        harness.input.sendScheduled(
+            .routed(
+                ChannelMessage(status: 0x90, data1: 61, data2: 1), from: MIDISource(rawValue: 7),
+                arrivalNanos: Int64(1e9 + 3 * nanosPerPeriod)))
+        // Then a key, arriving half a period after frame 0's wake: frame 128 + 256 = 384.
+        harness.input.send(
+            LiveMIDIEvent(
+                arrivalNanos: Int64(1e9 + 0.5 * nanosPerPeriod), destination: 0, status: 0x90, data1: 60, data2: 1))
+        var landed: [(note: UInt8, frame: Int64)] = []
+        for period in 1...4 {
+            landed += harness.slice(at: Int64(period * 256), hostNanos: Int64(1e9 + Double(period) * nanosPerPeriod))
+        }
+        #expect(landed.count == 2)
+        #expect(landed.first { $0.note == 60 }.map { abs($0.frame - 384) <= 1 } == true)
+        #expect(landed.first { $0.note == 61 }.map { abs($0.frame - 1024) <= 1 } == true)
+        #expect(harness.input.lateCount == 0)
+    }
+
     /// The clock follows a discontinuity (an xrun, a reopened device) by starting over, not by drifting,
     /// and keeps the jitter margin it learnt (the machine did not change).
     @Test func theClockRestartsAfterADiscontinuity() {

@@ -144,6 +144,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
     /// copy of the ring: the render thread's writes must not be accesses to memory other threads read.
     struct RenderState {
         let inbox: SPSCRing<LiveMIDIEvent>
+        let scheduled: SPSCRing<LiveMIDIEvent>
         let framed: SPSCRing<LiveMIDIEvent>
         let learnQueue: SPSCRing<RoutedControl>
         let actions: SPSCRing<RoutedAction>
@@ -157,11 +158,21 @@ public final class LiveMIDIInput: @unchecked Sendable {
         let shared: UnsafeMutablePointer<Shared>
         /// Overdue by more than this (half a second), a note-on is dropped rather than started.
         let staleFrames: Int64
+
+        @_noAllocation @_noLocks
+        func ring(_ inbox: Inbox) -> SPSCRing<LiveMIDIEvent> {
+            switch inbox {
+            case .framed: framed
+            case .scheduled: scheduled
+            case .arrived: self.inbox
+            }
+        }
     }
 
     private let state: UnsafeMutablePointer<RenderState>
     private let shared: UnsafeMutablePointer<Shared>
     private let inbox: SPSCRing<LiveMIDIEvent>
+    private let scheduled: SPSCRing<LiveMIDIEvent>
     private let framed: SPSCRing<LiveMIDIEvent>
     private let learnQueue: SPSCRing<RoutedControl>
     private let actions: SPSCRing<RoutedAction>
@@ -183,6 +194,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
         self.placement = placement
         self.latencyFrames = latencyFrames ?? periodFrames
         inbox = SPSCRing(minimumCapacity: capacity)
+        scheduled = SPSCRing(minimumCapacity: capacity)
         framed = SPSCRing(minimumCapacity: 1024)
         learnQueue = SPSCRing(minimumCapacity: 16)
         actions = SPSCRing(minimumCapacity: 256)
@@ -192,7 +204,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
         state = .allocate(capacity: 1)
         state.initialize(
             to: RenderState(
-                inbox: inbox, framed: framed, learnQueue: learnQueue, actions: actions, router: router?.kernel,
+                inbox: inbox, scheduled: scheduled, framed: framed, learnQueue: learnQueue, actions: actions,
+                router: router?.kernel,
                 clock: MIDIPlacementClock(sampleRate: sampleRate, periodFrames: periodFrames),
                 latencyFrames: Int64(self.latencyFrames), placement: placement,
                 destinations: MIDIDestinationLists(destinations), shared: shared, staleFrames: Int64(sampleRate / 2)))
@@ -200,6 +213,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
 
     deinit {
         inbox.deallocate()
+        scheduled.deallocate()
         framed.deallocate()
         learnQueue.deallocate()
         actions.deallocate()
@@ -217,6 +231,19 @@ public final class LiveMIDIInput: @unchecked Sendable {
             event.kind != .direct || Int(event.destination) < destinationQueues.count,
             "no MIDI destination \(event.destination)")
         if inbox.push(event) { return true }
+        shared.pointee.dropped.add(1, ordering: .relaxed)
+        return false
+    }
+
+    /// Queues an event stamped with the time it should be heard at rather than the time it arrived: network
+    /// MIDI, whose sender's clock puts each event a playout latency ahead of now (MIDI thread, in turn with
+    /// `send`). Such times run ahead of the sequencer's arrivals, so they wait in an inbox of their own,
+    /// merged frame by frame with the others: a keyboard played meanwhile is not held behind them. Returns
+    /// false, and counts it, when the queue is full.
+    @discardableResult
+    public func sendScheduled(_ event: LiveMIDIEvent) -> Bool {
+        precondition(event.kind == .route, "only routed messages are scheduled")
+        if scheduled.push(event) { return true }
         shared.pointee.dropped.add(1, ordering: .relaxed)
         return false
     }
@@ -284,6 +311,16 @@ public final class LiveMIDIInput: @unchecked Sendable {
         return 0
     }
 
+    /// The live input's inboxes, in the order a tie between their heads is decided.
+    enum Inbox: Int {
+        /// Frame-stamped in the render thread's own cycle (JACK MIDI).
+        case framed
+        /// Stamped with the time to be heard at (network MIDI).
+        case scheduled
+        /// Stamped with their arrival (the sequencer, the control socket, commands).
+        case arrived
+    }
+
     /// Where a queued event goes in the slice: not yet (a later slice), never (a long-overdue note-on), or at
     /// an offset (negative: its frame has passed).
     enum Placement {
@@ -292,7 +329,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
         case at(Int64)
     }
 
-    /// Moves every queued event due in this slice, from both inboxes in frame order, to its instruments at
+    /// Moves every queued event due in this slice, from the three inboxes in frame order, to its instruments at
     /// its frame offset, routing on the way.
     @_noAllocation @_noLocks
     static func deliver(
@@ -318,32 +355,27 @@ public final class LiveMIDIInput: @unchecked Sendable {
             // A full instrument list: leave the rest queued for the next slice rather than drop it (the
             // producers may keep queueing while this loop runs, so it must not run unbounded).
             if state.pointee.destinations.anyFull() { break }
-            // The earlier of the two inboxes' heads (the frame-stamped one wins a tie: it is exact).
-            var fromFramed = false
+            // The earliest of the three inboxes' heads. On a tie the frame-stamped one wins (it is exact), then
+            // the scheduled one: a source's release, queued with the sequencer's, must follow its last notes.
+            var from = Inbox.framed
             var offset: Int64 = 0
             var found = false
-            if let event = state.pointee.framed.peek() {
+            var isStale = false
+            for raw in 0..<3 {
+                let inbox = Inbox(rawValue: raw)!
+                guard let event = state.pointee.ring(inbox).peek() else { continue }
                 switch place(event, state, sliceStart: sliceStart, frameCount: frameCount, clocked: clocked) {
                 case .later: break
                 case .stale:
-                    _ = state.pointee.framed.pop()
+                    _ = state.pointee.ring(inbox).pop()
                     state.pointee.shared.pointee.stale.add(1, ordering: .relaxed)
-                    continue
+                    isStale = true
                 case .at(let at):
-                    (fromFramed, offset, found) = (true, at, true)
+                    if !found || at < offset { (from, offset, found) = (inbox, at, true) }
                 }
+                if isStale { break }
             }
-            if let event = state.pointee.inbox.peek() {
-                switch place(event, state, sliceStart: sliceStart, frameCount: frameCount, clocked: clocked) {
-                case .later: break
-                case .stale:
-                    _ = state.pointee.inbox.pop()
-                    state.pointee.shared.pointee.stale.add(1, ordering: .relaxed)
-                    continue
-                case .at(let at):
-                    if !found || at < offset { (fromFramed, offset, found) = (false, at, true) }
-                }
-            }
+            if isStale { continue }
             guard found else { break }
             if offset < 0 {
                 state.pointee.shared.pointee.late.add(1, ordering: .relaxed)
@@ -357,7 +389,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
                 if nextFree >= frameCount { break }
                 offset = nextFree
             }
-            let event = fromFramed ? state.pointee.framed.pop()! : state.pointee.inbox.pop()!
+            let event = state.pointee.ring(from).pop()!
             nextFree = offset + 1
             handle(event, state, offset: UInt32(offset))
         }
@@ -388,7 +420,8 @@ public final class LiveMIDIInput: @unchecked Sendable {
         // nothing is left hanging.
         if sliceStart - due > state.pointee.staleFrames && isNoteOn { return .stale }
         guard state.pointee.placement == .constantLatency else { return .at(0) }
-        // Arrivals are in order, so everything behind this one is due later too.
+        // Arrivals are in order, so everything behind this one is due later too. (Scheduled events are in order
+        // per session; two sessions' may interleave by their clocks' skew, and one waits behind the other's.)
         let offset = due - sliceStart
         return offset >= frameCount ? .later : .at(offset)
     }

@@ -321,14 +321,14 @@ public final class AppleMIDIHost: @unchecked Sendable {
         let source = status.source
         let packetTime = place(packet.header.timestamp, index, now: now, status: &status)
         for message in reception.repairs {
-            receiver.receive(message, from: source, arrivalNanos: packetTime)
+            receiver.receive(message, from: source, scheduledNanos: packetTime)
         }
         for event in reception.events {
             let arrival =
                 event.timestamp == packet.header.timestamp
                 ? packetTime : place(event.timestamp, index, now: now, status: &status)
             if let message = ChannelMessage(event.message) {
-                receiver.receive(message, from: source, arrivalNanos: arrival)
+                receiver.receive(message, from: source, scheduledNanos: arrival)
             } else {
                 receiver.receive(system: event.message, from: source, arrivalNanos: arrival)
             }

@@ -58,6 +58,17 @@ final class LiveMIDIPath: MIDIReceiver, @unchecked Sendable {
         }
     }
 
+    /// Network MIDI, placed by its sender's clock: to the live input's scheduled inbox, so that what the
+    /// keyboards play meanwhile is not queued behind it.
+    func receive(_ message: ChannelMessage, from source: MIDISource, scheduledNanos: Int64) {
+        activity.record(message, from: source)
+        state.withLock { attached in
+            guard attached != nil else { return }
+            Self.track(message, from: source, in: &attached!.keysDown)
+            attached!.input.sendScheduled(.routed(message, from: source, arrivalNanos: scheduledNanos))
+        }
+    }
+
     /// JACK MIDI, already routed and placed on its frame in its cycle: recorded for the panel only.
     func heard(_ message: ChannelMessage, from source: MIDISource) {
         activity.record(message, from: source)
