@@ -90,6 +90,9 @@ public final class CompositeMIDISource: LiveMIDISource {
         for source in required { source.sendClock(from: clockOutput) }
     }
 
+    /// Whether the optional input (the sequencer) is open now; the others are network inputs.
+    public var listensToSequencer: Bool { optionalSource?.listensToSequencer ?? false }
+
     public var worstReadDelayNanos: Int64 {
         required.reduce(optionalSource?.worstReadDelayNanos ?? 0) { max($0, $1.worstReadDelayNanos) }
     }

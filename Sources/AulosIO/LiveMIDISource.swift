@@ -18,6 +18,12 @@ public protocol LiveMIDISource: AnyObject {
     func sendClock(from clockOutput: MIDIClockOutput)
     /// The longest a message waited between arriving and being read (ns): how late the input's thread ran.
     var worstReadDelayNanos: Int64 { get }
+    /// Whether the ALSA sequencer is among what it listens to (status says "no ALSA sequencer yet" if not).
+    var listensToSequencer: Bool { get }
+}
+
+extension LiveMIDISource {
+    public var listensToSequencer: Bool { true }
 }
 
 /// Opens the live MIDI input, handing what arrives to `receiver`. Throws a one-line `ReportableError` when

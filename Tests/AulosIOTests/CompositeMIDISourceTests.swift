@@ -61,6 +61,8 @@ private struct Missing: ReportableError {
         try composite.start()  // a reload starts it again: nothing starts twice
         #expect(network.starts == 1)
         #expect(composite.worstReadDelayNanos == 7)
+        // Status must say the sequencer is missing, not that no keyboard is connected to it.
+        #expect(!composite.listensToSequencer)
         composite.stop()
         #expect(!composite.isStarted && network.stops == 1)
     }
@@ -72,6 +74,7 @@ private struct Missing: ReportableError {
             optional: "ALSA sequencer", { _ in sequencer }, required: [{ _ in network }])(NoReceiver())
         try composite.start()
         #expect(sequencer.isStarted && network.isStarted)
+        #expect(composite.listensToSequencer)
         #expect(composite.takeNotices() == [.listening(address: "128:0", connected: 0)])
         composite.stop()
         #expect(!sequencer.isStarted)

@@ -24,4 +24,5 @@ public final class NetworkMIDISource: LiveMIDISource {
     public func takeNotices() -> [MIDIInputNotice] { host.takeNotices() }
     public func sendClock(from clockOutput: MIDIClockOutput) {}
     public var worstReadDelayNanos: Int64 { 0 }
+    public var listensToSequencer: Bool { false }
 }

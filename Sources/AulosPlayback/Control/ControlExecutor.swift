@@ -105,7 +105,8 @@ final class ControlExecutor {
             lateSlices: current.statistics.lateSlices, deviceLost: current.statistics.isInterrupted,
             midiDelivered: live.deliveredCount, midiLate: live.lateCount, midiDropped: live.droppedCount,
             midiStale: live.staleCount,
-            keyboards: sequencerUp
+            // Network sessions are listed with the keyboards even while there is no sequencer.
+            keyboards: sequencerUp || !keyboards.isEmpty
                 ? keyboards.keys.sorted { ($0.client, $0.port) < ($1.client, $1.port) }.map { keyboards[$0]! } : nil,
             controls: router.mappings.map {
                 ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
