@@ -8,6 +8,7 @@ its own `packets` module, and parses the packets Aulos's encoder built, printing
   pymidi-peer.py parse KIND HEX ...    -> [{fields}, ...]   KIND: exchange | timestamp | midi
   pymidi-peer.py session HOST PORT [HOLD] [drop]  -> {what the session did}
   pymidi-peer.py stream HOST PORT NOTES SECONDS [SEED [BARRIER]]  -> {what the stream did}
+  pymidi-peer.py server HOST PORT SECONDS [play]  -> {"listening": ...}, then {what pymidi's server saw}
 
 `session` is an initiator over real UDP against an AppleMIDI responder (aulos play --network-midi): IN on the
 control port and then the data port (resent every second, up to 12 times, as Apple's initiators do), three CK
@@ -22,6 +23,15 @@ modulation wheel; SEED chooses it) as an initiator should: CK every 10 s, RS mov
 every RTP-MIDI packet carrying a recovery journal (chapter N, chapter C with CC 64 by the toggle tool) that
 JournalSender encodes by hand from RFC 6295 App. A, since pymidi builds no journals (pymidi builds the RTP
 header, the command section and the session packets). Used by scripts/network-midi-test.sh; see `stream()`.
+
+`server` is pymidi's own *server* (`pymidi.server.Server`, the responder, unchanged) on HOST:PORT and PORT + 1, for
+Aulos to invite (Aulos the initiator). It prints one JSON line when bound, then runs until the peer it accepted says
+BY, or SECONDS pass, and prints what it saw, from its Handler and its own log records: the peers connected and
+disconnected (the Handler, called for the control port), the invitations each port accepted ("Accepted connection
+from ..."), the CK2s its data port read ("offset estimate ..."). pymidi's server cannot send MIDI (its protocols only
+answer), so with `play`, once three CK2s have come, a note-on (C4, velocity 100) and 0.3 s later its note-off go to
+the peer's data port from the server's own data socket, as RTP-MIDI packets built by `pymidi.packets` with the
+server's data-port SSRC and timestamps on the clock its CK1 answers with (time.time() in 100 us ticks).
 
 pymidi's known deviations (docs in the tests): delta times are LEB128 (only deltas < 128 agree with RFC 6295),
 Z is ignored, program change / pitch bend / SysEx swallow the rest of the list, only one channel journal is read
@@ -559,6 +569,65 @@ def stream(host, port, notes, seconds, seed=1, barrier=None):
     print(json.dumps(report))
 
 
+# ---- server: pymidi's own server for Aulos to invite (Tests/AulosNetworkMIDITests/InitiatorInteropTests.swift) ----
+
+def server(host, port, seconds, play=False):
+    import logging
+    from pymidi.server import Handler, Server
+
+    report = dict(connected=[], disconnected=[], accepted=dict(control=[], data=[]), ck2=0, sent=[], exited=[])
+
+    class Seen(Handler):
+        def on_peer_connected(self, peer):
+            report['connected'].append(dict(name=peer.name, ssrc=peer.ssrc, addr=list(peer.addr[:2])))
+
+        def on_peer_disconnected(self, peer):
+            report['disconnected'].append(dict(name=peer.name, ssrc=peer.ssrc))
+
+    class Records(logging.Handler):
+        def emit(self, record):
+            message = record.getMessage()
+            side = 'control' if record.name.endswith('ControlProtocol') else 'data'
+            if message.startswith('Accepted connection from'):
+                report['accepted'][side].append(message)
+            elif message.startswith('offset estimate'):
+                report['ck2'] += 1
+            elif message.startswith('Peer ') and message.endswith(' exited'):
+                report['exited'].append(side)
+
+    logging.getLogger('pymidi').addHandler(Records())
+    logging.getLogger('pymidi').setLevel(logging.DEBUG)
+    pymidi_server = Server([(host, port)])
+    pymidi_server.add_handler(Seen())
+    pymidi_server._init_protocols()
+    control, data = pymidi_server.ipv6_protocols if ':' in host else pymidi_server.ipv4_protocols
+    print(json.dumps(dict(listening=[host, port], control_ssrc=control.ssrc, data_ssrc=data.ssrc)), flush=True)
+    report.update(control_ssrc=control.ssrc, data_ssrc=data.ssrc)
+    deadline = time.monotonic() + seconds
+    note_off_at = None
+    sequence = random.getrandbits(16)
+    while time.monotonic() < deadline:
+        pymidi_server._loop_once(timeout=0.02)
+        if report['disconnected']:
+            break
+        peers = list(data.peers_by_ssrc.values())
+        if play and peers and report['ck2'] >= 3 and not report['sent']:
+            addr = peers[0].addr
+            on = midi(sequence, int(time.time() * 10000) & 0xFFFFFFFF,
+                      [command(0x90, 'note_on', dict(key=60, velocity=100))], 3, ssrc=data.ssrc)
+            data.socket.sendto(on, addr)
+            report['sent'].append(dict(kind='note_on', sequence=sequence, addr=list(addr[:2])))
+            note_off_at = time.monotonic() + 0.3
+        if note_off_at is not None and time.monotonic() >= note_off_at and peers:
+            off = midi((sequence + 1) & 0xFFFF, int(time.time() * 10000) & 0xFFFFFFFF,
+                       [command(0x80, 'note_off', dict(key=60, velocity=0))], 3, ssrc=data.ssrc)
+            data.socket.sendto(off, peers[0].addr)
+            report['sent'].append(dict(kind='note_off', sequence=(sequence + 1) & 0xFFFF))
+            note_off_at = None
+    report['data_peers_at_end'] = len(data.peers_by_ssrc)
+    print(json.dumps(report), flush=True)
+
+
 if __name__ == '__main__':
     if sys.argv[1:2] == ['build']:
         build()
@@ -567,6 +636,8 @@ if __name__ == '__main__':
     elif sys.argv[1:2] == ['session'] and len(sys.argv) in (4, 5, 6) and sys.argv[5:] in ([], ['drop']):
         session(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) >= 5 else 1.0,
                 drop=sys.argv[5:] == ['drop'])
+    elif sys.argv[1:2] == ['server'] and len(sys.argv) in (5, 6) and sys.argv[5:] in ([], ['play']):
+        server(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), play=sys.argv[5:] == ['play'])
     elif sys.argv[1:2] == ['stream'] and 6 <= len(sys.argv) <= 8:
         stream(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]),
                int(sys.argv[6]) if len(sys.argv) >= 7 else 1, sys.argv[7] if len(sys.argv) >= 8 else None)

@@ -71,6 +71,9 @@ public enum MIDIInputNotice: Equatable, Sendable {
     case inputOverflow
     /// Network MIDI (AppleMIDI sessions) listens on this address and port.
     case networkListening(address: String)
+    /// Network MIDI inviting a peer (Aulos the initiator): what became of the invitation, as the words that follow
+    /// the peer's name (`AppleMIDI 192.168.1.5:5004`, `does not answer the invitation …`).
+    case networkInvitation(peer: String, event: String)
     /// A MIDI input that could not be opened while another plays on (no ALSA sequencer beside network MIDI).
     case unavailable(input: String, reason: String)
 }

@@ -259,6 +259,121 @@ private func peak(ofWAV path: String) -> Double? {
             "\(stderr)")
     }
 
+    /// `--network-midi-connect`: a peer that is not `ADDR:PORT` is a usage error naming the option, and so is the
+    /// option without the local ports to invite from; a peer the ports cannot reach (IPv6 from an IPv4 address) is
+    /// one line and exit status 1. `aulos service unit` passes the peers into ExecStart.
+    @Test func connectIsChecked() throws {
+        for (arguments, said) in [
+            (["--network-midi", "5004", "--network-midi-connect", "pi.local:5004"], "'pi.local' is not a numeric"),
+            (["--network-midi", "5004", "--network-midi-connect", "5004"], "give the peer's numeric address and port"),
+            (["--network-midi", "5004", "--network-midi-connect", "0.0.0.0:5004"], "is every interface"),
+            (["--network-midi", "5004", "--network-midi-connect", "10.0.0.2:5004,"], "an empty entry"),
+            (["--network-midi", "5004", "--network-midi-connect", "::1:5004"], "an IPv6 address goes in brackets"),
+        ] {
+            let result = try runAulos(["play", "--device", "null", "--duration", "1"] + arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("--network-midi-connect"), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(said), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            let unit = try runAulos(["service", "unit"] + arguments)
+            #expect(unit.status == 64, "service unit \(arguments): \(unit.stderr)")
+        }
+        let alone = try runAulos([
+            "play", "--device", "null", "--duration", "1", "--network-midi-connect", "10.0.0.2:5004",
+        ])
+        #expect(alone.status == 64, "\(alone.stderr)")
+        #expect(
+            alone.stderr == "aulos: error: --network-midi-connect needs --network-midi [ADDR:]PORT (or a rig's "
+                + "network-midi:): the local ports Aulos invites from\n", "\(alone.stderr)")
+        let unreachable = try runAulos([
+            "play", "--device", "null", "--duration", "1", "--network-midi", "127.0.0.1:0", "--network-midi-connect",
+            "[::1]:5004",
+        ])
+        #expect(unreachable.status == 1, "\(unreachable.stderr)")
+        #expect(
+            unreachable.stderr.hasPrefix("aulos: error: cannot invite [::1]:5004 from network MIDI on 127.0.0.1:")
+                && unreachable.stderr.split(separator: "\n").count == 1, "\(unreachable.stderr)")
+        let unit = try runAulos([
+            "service", "unit", "--network-midi", "5004", "--network-midi-connect", "192.168.1.5:5004, [fe80::2]:5004",
+        ])
+        #expect(unit.status == 0, "\(unit.stderr)")
+        #expect(
+            unit.stdout.contains(" --network-midi 5004 --network-midi-connect 192.168.1.5:5004,[fe80::2]:5004\n"),
+            "\(unit.stdout)")
+        let orphan = try runAulos(["service", "unit", "--network-midi-connect", "192.168.1.5:5004"])
+        #expect(orphan.status == 1 && orphan.stderr.contains("--network-midi-connect needs --network-midi"))
+    }
+
+    /// `aulos play --network-midi 127.0.0.1:0 --network-midi-connect 127.0.0.1:PORT --record` on the null device:
+    /// nothing listens on PORT at first (the log says once that it does not answer), then pymidi 0.5.0's own server
+    /// starts there (scripts/pymidi-peer.py server): Aulos's next invitation joins it, pymidi's server accepts on both
+    /// ports and reads Aulos's CK2s, and sends a note back on the session (from its data socket, pymidi's packets),
+    /// which Aulos plays into the take. Stopping Aulos says BY, and pymidi lets the peer go.
+    @Test(.enabled(if: pymidiPython != nil, "skipped: no Python with pymidi"))
+    func aulosInvitesPymidisServer() throws {
+        let python = try #require(pymidiPython)
+        let folder = NSTemporaryDirectory() + "aulos-netmidi-invite-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = freePortPair()
+        let take = folder + "/take.wav"
+        let aulos = try BackgroundAulos(
+            [
+                "play", "--device", "null", "--duration", "60", "--record", take, "--network-midi", "127.0.0.1:0",
+                "--network-midi-connect", "127.0.0.1:\(port)",
+            ], in: folder)
+        #expect(try aulos.waitForStatus(seconds: 20) { _ in true }, "\(aulos.stderr)")
+        #expect(
+            Wait.until(seconds: 10, pollMicroseconds: 50_000) { aulos.stderr.contains("does not answer") },
+            "\(aulos.stderr)")
+        // pymidi's server, in the background; its report is its stdout's last line.
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: python)
+        server.arguments = [repositoryRoot + "/scripts/pymidi-peer.py", "server", "127.0.0.1", "\(port)", "40", "play"]
+        FileManager.default.createFile(atPath: folder + "/pymidi", contents: nil)
+        server.standardOutput = FileHandle(forWritingAtPath: folder + "/pymidi")
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        // The invitations go 1, 2, 4, 8 s apart: the next one finds the server.
+        #expect(
+            Wait.until(seconds: 20, pollMicroseconds: 50_000) {
+                aulos.stderr.contains("MIDI: connected pymidi: AppleMIDI 127.0.0.1:\(port)")
+            }, "\(aulos.stderr)")
+        // Three CK exchanges in 0.5 s, then the note, its note-off 0.3 s later, and time to sound.
+        usleep(1_300_000)
+        aulos.signal(SIGTERM)
+        #expect(aulos.waitForExit(seconds: 20) == 0, "\(aulos.stderr)")
+        server.waitUntilExit()
+        let lines = ((try? String(contentsOfFile: folder + "/pymidi", encoding: .utf8)) ?? "").split(separator: "\n")
+        let report = try #require(
+            lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+            "\(lines)")
+        let accepted = report["accepted"] as? [String: [String]] ?? [:]
+        #expect(accepted["control"]?.count == 1 && accepted["data"]?.count == 1, "\(report)")
+        #expect((report["connected"] as? [[String: Any]])?.first?["name"] as? String == "Aulos", "\(report)")
+        #expect((report["ck2"] as? Int ?? 0) >= 3, "\(report)")
+        #expect((report["sent"] as? [Any])?.count == 2, "\(report)")
+        #expect((report["disconnected"] as? [Any])?.count == 1, "Aulos said BY: \(report)")
+        let stderr = aulos.stderr
+        #expect(
+            stderr.contains(
+                "aulos: network MIDI accepts sessions from the local network (private, link-local and this machine), "
+                    + "playout latency 3 ms; invites 127.0.0.1:\(port)\n"), "\(stderr)")
+        let unanswered = stderr.split(separator: "\n").filter { $0.contains("does not answer") }
+        #expect(
+            unanswered == [
+                "aulos: MIDI: AppleMIDI 127.0.0.1:\(port) does not answer the invitation on its control port; inviting "
+                    + "again less often (up to every 30 s)"
+            ], "\(stderr)")
+        #expect(
+            stderr.contains(
+                "MIDI: pymidi: AppleMIDI 127.0.0.1:\(port) ended as Aulos stopped after 2 packets, 0 lost; released 0 "
+                    + "notes"), "\(stderr)")
+        let loudest = try #require(peak(ofWAV: take), "no take at \(take): \(stderr)")
+        print("Aulos invited pymidi's server: peak \(loudest); pymidi read \(report["ck2"] ?? "?") CK2")
+        #expect(loudest > 0.01, "the take is silent: \(stderr)")
+    }
+
     /// `aulos play --network-midi HOST:PORT --record` on the null device while pymidi-peer.py's session invites
     /// it, synchronises, plays and says goodbye (`drop`: without the note-off's packet); checks the session's
     /// answers and a take that is not silent, and returns Aulos's stderr.

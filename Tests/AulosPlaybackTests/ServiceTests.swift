@@ -227,10 +227,12 @@ import Glibc
         installer.networkMIDIListen = "[::]:5004"
         installer.networkMIDIAllow = [NetworkPrefix("192.168.1.0/24")!, NetworkPrefix("::1")!]
         installer.networkMIDILatency = 2.5
+        installer.networkMIDIConnect = ["192.168.1.5:5004", "[fe80::2]:5004"]
         try installer.readRig()
         #expect(
             installer.unitText.contains(
-                " --network-midi [::]:5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2.5\n"),
+                " --network-midi [::]:5004 --network-midi-allow 192.168.1.0/24,::1 --network-midi-latency 2.5 "
+                    + "--network-midi-connect 192.168.1.5:5004,[fe80::2]:5004\n"),
             "\(installer.unitText)")
         #expect(installer.unitText.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"))
         #expect(!installer.hasUnusedNetworkMIDISecret)
@@ -255,6 +257,17 @@ import Glibc
         orphan.rig = nil
         #expect(throws: InstallError.self) { try orphan.readRig() }
         orphan.networkMIDIAllow = nil
+        orphan.networkMIDIConnect = ["192.168.1.5:5004"]
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        fromRig.networkMIDIConnect = ["192.168.1.5:5004"]
+        try fromRig.readRig()
+        #expect(
+            fromRig.unitText.contains(" --network-midi-connect 192.168.1.5:5004\n"), "peers invited from the rig's port"
+        )
+        orphan.networkMIDIConnect = ["pi.local:5004"]
+        orphan.networkMIDIListen = "5004"
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        orphan.networkMIDIConnect = nil
         orphan.networkMIDIListen = "70000"
         #expect(throws: InstallError.self) { try orphan.readRig() }
         #expect(access(folder + "/root", F_OK) != 0, "nothing installed")

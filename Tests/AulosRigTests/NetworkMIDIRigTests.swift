@@ -37,11 +37,22 @@ import Glibc
         #expect(one.servers.networkMIDI?.allowText == ["10.0.0.0/8"])
     }
 
+    /// `connect:`: the peers Aulos invites, a list or one; empty, like absent, none.
+    @Test func connectListsThePeersToInvite() throws {
+        let rig = try Rig(
+            yaml: "network-midi:\n  listen: 5004\n  connect: [ \"192.168.1.5:5004\", \"[fe80::2]:5006\" ]\n" + part)
+        #expect(rig.servers.networkMIDI?.connect == ["192.168.1.5:5004", "[fe80::2]:5006"])
+        let one = try Rig(yaml: "network-midi:\n  listen: 5004\n  connect: 10.0.0.9:5004\n" + part)
+        #expect(one.servers.networkMIDI?.connect == ["10.0.0.9:5004"])
+        let none = try Rig(yaml: "network-midi:\n  listen: 5004\n  connect: []\n" + part)
+        #expect(none.servers.networkMIDI == NetworkMIDISettings(listen: "5004"))
+    }
+
     @Test func roundTripsThroughYAML() throws {
         var rig = try Rig(yaml: part)
         rig.servers.networkMIDI = NetworkMIDISettings(
             listen: "192.168.1.20:5004", allow: [NetworkPrefix("fe80::/10")!, NetworkPrefix("127.0.0.1")!],
-            latencyMilliseconds: 4, secret: "a \"quoted\" secret")
+            latencyMilliseconds: 4, secret: "a \"quoted\" secret", connect: ["192.168.1.5:5004", "[::1]:5006"])
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
         rig.servers.networkMIDI = NetworkMIDISettings(listen: "5004")
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
@@ -91,6 +102,15 @@ import Glibc
             "test.yaml:3: network-midi.latency-ms: must be a number"
         ),
         ("network-midi:\n  listen: 5004\n  secret: \"\"\n", "test.yaml:3: network-midi.secret: is empty"),
+        (
+            "network-midi:\n  listen: 5004\n  connect:\n    - 10.0.0.2:5004\n    - pi.local:5004\n",
+            "test.yaml:5: network-midi.connect: 'pi.local:5004': 'pi.local' is not a numeric"
+        ),
+        (
+            "network-midi:\n  listen: 5004\n  connect: [5004]\n",
+            "test.yaml:3: network-midi.connect: '5004': give the peer's numeric address and port"
+        ),
+        ("network-midi:\n  listen: 5004\n  connect: [[1]]\n", "test.yaml:3: network-midi.connect: lists peers"),
     ])
     func mistakesNameFileAndLine(text: String, expected: String) {
         do {

@@ -1,6 +1,7 @@
 /// Network MIDI as a rig or set file's `network-midi:` key and `aulos play`'s `--network-midi`,
-/// `--network-midi-allow` and `--network-midi-latency` say it: where the AppleMIDI host listens, who may open a
-/// session, and the playout latency. One reading, so the command line, a rig file and the service installer agree.
+/// `--network-midi-allow`, `--network-midi-latency` and `--network-midi-connect` say it: where the AppleMIDI host
+/// listens, who may open a session, the playout latency, and the peers Aulos invites. One reading, so the command
+/// line, a rig file and the service installer agree.
 ///
 /// Threads: a value; control side.
 public struct NetworkMIDISettings: Equatable, Sendable {
@@ -10,14 +11,19 @@ public struct NetworkMIDISettings: Equatable, Sendable {
     public var allow: [NetworkPrefix]?
     /// The playout latency in ms; nil: the host's default (3 ms).
     public var latencyMilliseconds: Double?
+    /// The peers Aulos invites (it is the initiator towards them), each `ADDR:PORT` as given (checked by
+    /// `parsePeer`); empty: Aulos only answers invitations.
+    public var connect: [String]
     /// Network MIDI 2.0's shared secret for authenticated invitations. Read and kept, not used yet: Network
     /// MIDI 2.0 is not built (docs/network-midi.md).
     public var secret: String?
 
     public init(
-        listen: String, allow: [NetworkPrefix]? = nil, latencyMilliseconds: Double? = nil, secret: String? = nil
+        listen: String, allow: [NetworkPrefix]? = nil, latencyMilliseconds: Double? = nil, secret: String? = nil,
+        connect: [String] = []
     ) {
         (self.listen, self.allow, self.latencyMilliseconds, self.secret) = (listen, allow, latencyMilliseconds, secret)
+        self.connect = connect
     }
 
     /// The playout latency's range, in ms.
@@ -53,6 +59,44 @@ public struct NetworkMIDISettings: Equatable, Sendable {
             }
         }
         return (host, port)
+    }
+
+    /// A peer to invite, `ADDR:PORT`, read: `192.168.1.5:5004`, `[::1]:5004`. The address is required, numeric (names
+    /// are not looked up) and a peer's (not 0.0.0.0 or ::); the port is 1…65534 (the data port is the next). Throws
+    /// the reason, without the value.
+    public static func parsePeer(_ spec: String) throws(NetworkMIDISettingsError) -> (address: String, port: UInt16) {
+        let (address, port) = try parseListen(spec)
+        guard let address else {
+            throw NetworkMIDISettingsError("give the peer's numeric address and port: 192.168.1.5:5004, [fe80::2]:5004")
+        }
+        guard port > 0 else {
+            throw NetworkMIDISettingsError("the port must be a number from 1 to 65534 (the data port is the next)")
+        }
+        guard let prefix = NetworkPrefix(address), prefix != NetworkPrefix("0.0.0.0"), prefix != NetworkPrefix("::")
+        else {
+            throw NetworkMIDISettingsError("'\(address)' is every interface, not a peer's address")
+        }
+        return (address, port)
+    }
+
+    /// The peers of a `--network-midi-connect` list (`ADDR:PORT,ADDR:PORT`) or a rig's `connect:` entries, read;
+    /// throws naming the first that is not one.
+    public static func parseConnect(_ entries: [String]) throws(NetworkMIDISettingsError) -> [String] {
+        guard !entries.isEmpty else {
+            throw NetworkMIDISettingsError("give the peers as ADDR:PORT (192.168.1.5:5004,[::1]:5004), or leave it out")
+        }
+        var peers: [String] = []
+        for entry in entries {
+            let peer = entry.trimmingSpaces
+            guard !peer.isEmpty else {
+                throw NetworkMIDISettingsError("an empty entry: give each peer as ADDR:PORT (192.168.1.5:5004)")
+            }
+            do { _ = try parsePeer(peer) } catch {
+                throw NetworkMIDISettingsError("'\(peer.clipped(40))': \(error.reason)")
+            }
+            peers.append(peer)
+        }
+        return peers
     }
 
     /// An allow list read from its entries (`192.168.1.0/24`, `::1`); throws naming the first that is not one.

@@ -29,6 +29,17 @@ public struct AppleMIDIEndpoint: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Reads a peer to invite, `ADDR:PORT`: `192.168.1.5:5004`, `[::1]:5004`; the address is
+    /// required and numeric (names are not looked up), the port 1…65534 (the data port is the next).
+    public init(parsingPeer spec: String) throws(AppleMIDIEndpointError) {
+        do {
+            let (address, port) = try NetworkMIDISettings.parsePeer(spec)
+            self.init(address: address, port: port)
+        } catch {
+            throw AppleMIDIEndpointError(option: "--network-midi-connect", spec, error.reason)
+        }
+    }
+
     /// AF_INET or AF_INET6 for a numeric address; nil for anything else.
     static func family(of address: String) -> Int32? {
         var v4 = in_addr()
@@ -50,8 +61,8 @@ public struct AppleMIDIEndpoint: Equatable, Sendable, CustomStringConvertible {
 public struct AppleMIDIEndpointError: ReportableError, Equatable {
     public let message: String
 
-    init(_ spec: String, _ reason: String) {
-        message = "--network-midi '\(spec)': \(reason)"
+    init(option: String = "--network-midi", _ spec: String, _ reason: String) {
+        message = "\(option) '\(spec)': \(reason)"
     }
 }
 
@@ -76,20 +87,25 @@ public final class AppleMIDISockets: @unchecked Sendable {
     public let port: UInt16
     /// What was bound, for the `listening` notice: `0.0.0.0:5004`, `[::]:5004`, `192.168.1.20:5004`.
     public let description: String
+    /// AF_INET or AF_INET6, and whether an IPv6 socket takes IPv4 too (bound to every interface).
+    let family: Int32
+    let isDualStack: Bool
 
     public init(_ endpoint: AppleMIDIEndpoint) throws(AppleMIDIHostError) {
-        let family = endpoint.address.flatMap(AppleMIDIEndpoint.family(of:))
+        let wanted = endpoint.address.flatMap(AppleMIDIEndpoint.family(of:))
         var lastError = AppleMIDIHostError("cannot listen for network MIDI")
         // Port 0: the system picks a control port; its data port may be taken, so a few pairs are tried.
         for _ in 0..<(endpoint.port == 0 ? 16 : 1) {
             do {
-                let control = try Self.bind(endpoint.address, family: family, port: endpoint.port)
+                let control = try Self.bind(endpoint.address, family: wanted, port: endpoint.port)
                 let bound = Self.boundPort(control.fd)
                 do {
                     let data = try Self.bind(endpoint.address, family: control.family, port: bound &+ 1)
                     self.control = control.fd
                     self.data = data.fd
                     port = bound
+                    self.family = control.family
+                    isDualStack = control.family == AF_INET6 && (endpoint.address == nil || endpoint.address == "::")
                     let shown = endpoint.address ?? (control.family == AF_INET6 ? "::" : "0.0.0.0")
                     description =
                         shown.contains(":")
@@ -110,6 +126,37 @@ public final class AppleMIDISockets: @unchecked Sendable {
     deinit {
         close(control)
         close(data)
+    }
+
+    /// Where to send to a peer Aulos invites (`endpoint`: its numeric address and control port; the data port is
+    /// the next) from these sockets: an IPv4 peer from an IPv6 socket bound to every interface as an IPv4-mapped
+    /// address. Throws, as one line, when these sockets cannot reach it (an IPv6 peer from IPv4 sockets, an IPv4
+    /// peer from sockets bound to one IPv6 address).
+    func destinations(_ endpoint: AppleMIDIEndpoint) throws(AppleMIDIHostError)
+        -> (control: PeerAddress, data: PeerAddress)
+    {
+        guard let address = endpoint.address, let peerFamily = AppleMIDIEndpoint.family(of: address),
+            endpoint.port > 0, endpoint.port < UInt16.max
+        else {
+            throw AppleMIDIHostError("cannot invite '\(endpoint)': give a numeric address and port (192.168.1.5:5004)")
+        }
+        let reachable = peerFamily == family || (peerFamily == AF_INET && isDualStack)
+        guard reachable,
+            let control = PeerAddress(address: address, port: endpoint.port, socketFamily: family),
+            let data = PeerAddress(address: address, port: endpoint.port + 1, socketFamily: family)
+        else {
+            let needed =
+                peerFamily == AF_INET6
+                ? "an IPv6 peer needs network MIDI on an IPv6 address or every interface (--network-midi PORT)"
+                : "an IPv4 peer needs network MIDI on an IPv4 address or every interface (--network-midi PORT)"
+            throw AppleMIDIHostError("cannot invite \(endpoint) from network MIDI on \(description): \(needed)")
+        }
+        return (control, data)
+    }
+
+    /// Throws, as one line, when these sockets cannot reach a peer to invite at `endpoint` (`destinations`).
+    public func checkReachable(_ endpoint: AppleMIDIEndpoint) throws(AppleMIDIHostError) {
+        _ = try destinations(endpoint)
     }
 
     private static func bind(_ address: String?, family: Int32?, port: UInt16) throws(AppleMIDIHostError)
@@ -184,6 +231,38 @@ struct PeerAddress: @unchecked Sendable, Equatable {
     init(_ storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
+    }
+
+    /// The address of `address` (numeric) and `port` as a socket of `socketFamily` sends to it: an IPv4 address
+    /// from an IPv6 socket as IPv4-mapped (::ffff:a.b.c.d). Nil for an address that is not one, or an IPv6
+    /// address from an IPv4 socket.
+    init?(address: String, port: UInt16, socketFamily: Int32) {
+        var four = in_addr()
+        var six = in6_addr()
+        if inet_pton(AF_INET, address, &four) == 1 {
+            if socketFamily == AF_INET {
+                var socketAddress = sockaddr_in()
+                socketAddress.sin_family = sa_family_t(AF_INET)
+                socketAddress.sin_port = port.bigEndian
+                socketAddress.sin_addr = four
+                withUnsafeMutableBytes(of: &storage) { target in
+                    withUnsafeBytes(of: &socketAddress) { target.copyMemory(from: $0) }
+                }
+                length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                return
+            }
+            guard inet_pton(AF_INET6, "::ffff:" + address, &six) == 1 else { return nil }
+        } else if inet_pton(AF_INET6, address, &six) != 1 || socketFamily != AF_INET6 {
+            return nil
+        }
+        var socketAddress = sockaddr_in6()
+        socketAddress.sin6_family = sa_family_t(AF_INET6)
+        socketAddress.sin6_port = port.bigEndian
+        socketAddress.sin6_addr = six
+        withUnsafeMutableBytes(of: &storage) { target in
+            withUnsafeBytes(of: &socketAddress) { target.copyMemory(from: $0) }
+        }
+        length = socklen_t(MemoryLayout<sockaddr_in6>.size)
     }
 
     static func == (lhs: PeerAddress, rhs: PeerAddress) -> Bool {

@@ -13,6 +13,12 @@ import Synchronization
 /// session silent for `silenceTimeout`, ends the session's notes (`sourceEnded`); RS about once a second.
 /// Every session is a `MIDISource` of its own (`MIDISource.network(_:)`).
 ///
+/// It is the initiator too, towards each peer in `Options.invite` (`AppleMIDIInvitation`: IN on the peer's control
+/// port from the control socket, then on its data port from the data socket, CK0 → CK1 → CK2 led from here, retries
+/// with backoff, a new invitation after the session ends). A session Aulos opened takes a slot like any other and
+/// plays the same way: the peer's RTP-MIDI goes through the same journal repair to the receiver, its clock samples
+/// into the same clock model (as the initiator), its BY or silence ends its notes.
+///
 /// Threads: `start`, `stop`, `takeNotices` and `sessions` on the control thread; one network thread (poll() with
 /// a 100 ms timeout) owns the sockets and the sessions and calls the receiver. The sessions' counters and the
 /// notices cross between the two under a `Mutex`.
@@ -34,6 +40,10 @@ public final class AppleMIDIHost: @unchecked Sendable {
         public var feedbackIntervalNanos: Int64 = 1_000_000_000
         /// CLOCK_MONOTONIC in ns (tests may run it elsewhere).
         public var now: @Sendable () -> Int64 = { monotonicNanoseconds() }
+        /// Peers Aulos invites (their numeric address and control port), each a session Aulos keeps open.
+        public var invite: [AppleMIDIEndpoint] = []
+        /// How the invitations wait and retry, and how often their clocks are synchronised.
+        public var invitation = AppleMIDIInvitation.Timing()
 
         public init() {}
 
@@ -46,6 +56,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
             var options = self
             options.allowList = settings.allow
             if let latency = settings.latencyMilliseconds { options.playoutLatencyNanos = Int64(latency * 1e6) }
+            // Checked when read (`NetworkMIDISettings.parsePeer`).
+            options.invite = settings.connect.compactMap { try? AppleMIDIEndpoint(parsingPeer: $0) }
             return options
         }
     }
@@ -76,6 +88,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
         /// does not follow the peer's CK clock, as pymidi's client's constant 0).
         public var placedByClock = 0
         public var placedByArrival = 0
+        /// Aulos invited the peer (it is the initiator), rather than answered its invitation.
+        public var initiated = false
     }
 
     public let options: Options
@@ -96,6 +110,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
     private var sessions: [Session?]
     private var buffer = [UInt8](repeating: 0, count: NetworkMIDILimits.maximumPacketBytes)
     private var nextSourceNumber: UInt16 = 1
+    /// The peers Aulos invites, made by `start`.
+    private var invited: [Invited] = []
     /// The last peer refused by the allow rule and when, so a repeating initiator is said once a minute.
     private var lastRefusal: (host: String, at: Int64)?
 
@@ -111,9 +127,21 @@ public final class AppleMIDIHost: @unchecked Sendable {
 
     public var isStarted: Bool { thread != nil }
 
-    /// Starts the network thread; the `listening` notice says where.
+    /// Starts the network thread; the `listening` notice says where. Throws when a peer to invite cannot be
+    /// reached from the sockets (an IPv6 peer from IPv4 sockets).
     public func start() throws(AppleMIDIHostError) {
         guard thread == nil else { return }
+        let now = options.now()
+        var invited: [Invited] = []
+        // A peer named twice is invited once (its answers could only reach one invitation).
+        for (position, endpoint) in options.invite.enumerated() where !options.invite[..<position].contains(endpoint) {
+            let (control, data) = try sockets.destinations(endpoint)
+            let machine = AppleMIDIInvitation(
+                peer: "AppleMIDI \(endpoint)", ssrc: ssrc, name: options.name, timing: options.invitation,
+                sessionCap: sessions.count, now: now)
+            invited.append(Invited(machine: machine, control: control, data: data))
+        }
+        self.invited = invited
         stopping.store(false, ordering: .relaxed)
         let listening = MIDIInputNotice.networkListening(address: sockets.description)
         shared.withLock { $0.notices.append(listening) }
@@ -161,12 +189,23 @@ public final class AppleMIDIHost: @unchecked Sendable {
         var control: PeerAddress
         var data: PeerAddress?
         var clock = AppleMIDIClockModel(role: .responder)
+        /// The invitation (an index of `invited`) that opened it, when Aulos is the initiator.
+        var invitation: Int?
         var stream = RTPMIDIReceiver()
         var lastHeard: Int64
         /// The latest arrival time handed to the receiver: arrivals never go back.
         var lastArrival: Int64 = .min
         var lastFeedback: Int64
         var feedbackSent: UInt16?
+    }
+
+    /// A peer Aulos invites: its invitation, where its ports are, and the slot of its open session.
+    /// Threads: the network thread.
+    private struct Invited {
+        var machine: AppleMIDIInvitation
+        let control: PeerAddress
+        let data: PeerAddress
+        var slot: Int?
     }
 
     private func run() {
@@ -190,6 +229,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
             }
             end(index, now: options.now(), reason: "ended as Aulos stopped")
         }
+        // An invitation still half open (OK from the control port only) is withdrawn too.
+        for index in invited.indices { perform(invited[index].machine.stop(), for: index, now: options.now()) }
     }
 
     private func drain(_ fd: Int32, isData: Bool) {
@@ -221,6 +262,11 @@ public final class AppleMIDIHost: @unchecked Sendable {
 
     private func handle(_ packet: AppleMIDIPacket, from peer: PeerAddress, on fd: Int32, isData: Bool) {
         let now = options.now()
+        if let index = invited.firstIndex(where: { (isData ? $0.data : $0.control) == peer }),
+            answerInvitation(packet, index, isData: isData, now: now)
+        {
+            return
+        }
         switch packet {
         case .invitation(let invitation):
             invite(invitation, from: peer, on: fd, isData: isData, now: now)
@@ -237,17 +283,84 @@ public final class AppleMIDIHost: @unchecked Sendable {
                 send(.clockSync(answer), on: fd, to: peer)
             case 2:
                 guard let sample = AppleMIDIClockSample(sync) else { return }
-                sessions[index]!.clock.add(sample)
-                var status = sessions[index]!.status
-                status.clockSamples += 1
-                if let toLocal = sessions[index]!.clock.peerToLocalTicks { status.offsetTicks = 0 &- toLocal }
-                status.oneWayLatencyMicros = sessions[index]!.clock.oneWayLatencyTicks.map { $0 * 100 }
-                publish(status, at: index)
-            default: break  // CK1 answers an exchange the responder never starts
+                add(sample, at: index)
+            default: break  // CK1 answers an exchange the responder never starts (an initiator's: `invited`)
             }
         case .accept, .reject, .receiverFeedback, .bitrateLimit:
             break
         }
+    }
+
+    /// A CK exchange completed (a CK2 received, or our CK2 sent): into the session's clock model and its status.
+    private func add(_ sample: AppleMIDIClockSample, at index: Int) {
+        sessions[index]!.clock.add(sample)
+        var status = sessions[index]!.status
+        status.clockSamples += 1
+        if let toLocal = sessions[index]!.clock.peerToLocalTicks { status.offsetTicks = 0 &- toLocal }
+        status.oneWayLatencyMicros = sessions[index]!.clock.oneWayLatencyTicks.map { $0 * 100 }
+        publish(status, at: index)
+    }
+
+    // MARK: Aulos as the initiator
+
+    /// A session packet from a port of a peer Aulos invites, when it belongs to the invitation: OK and NO, CK1, and
+    /// BY (which ends its session). False for anything else (its CK0, an IN of its own), which is read as any
+    /// peer's.
+    private func answerInvitation(_ packet: AppleMIDIPacket, _ index: Int, isData: Bool, now: Int64) -> Bool {
+        switch packet {
+        case .accept, .reject:
+            perform(invited[index].machine.received(packet, onData: isData, now: now), for: index, now: now)
+        case .clockSync(let sync) where sync.count == 1:
+            if let slot = invited[index].slot { sessions[slot]!.lastHeard = now }
+            perform(invited[index].machine.received(packet, onData: isData, now: now), for: index, now: now)
+        case .bye:
+            if let slot = invited[index].slot {
+                end(slot, now: now, reason: "said goodbye")
+            } else {
+                perform(invited[index].machine.received(packet, onData: isData, now: now), for: index, now: now)
+            }
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Carries out what an invitation asks: packets to the peer's ports, its session opened in a free slot (none
+    /// free: the invitation is told the session ended, and the rest of its actions, meant for that session, are
+    /// dropped), clock samples, lines for the log.
+    private func perform(_ actions: [AppleMIDIInvitation.Action], for index: Int, now: Int64) {
+        for action in actions {
+            switch action {
+            case .sendControl(let packet): send(packet, on: sockets.control, to: invited[index].control)
+            case .sendData(let packet): send(packet, on: sockets.data, to: invited[index].data)
+            case .open(let name, let peerSSRC):
+                guard let free = sessions.firstIndex(where: { $0 == nil }) else {
+                    perform(invited[index].machine.ended(now: now, sayGoodbye: true), for: index, now: now)
+                    return
+                }
+                let peer = invited[index].control
+                var status = SessionStatus(
+                    source: .network(takeSourceNumber()), peerName: name ?? "AppleMIDI \(peer.host)",
+                    peer: peer.description, ssrc: peerSSRC)
+                status.initiated = true
+                sessions[free] = Session(
+                    status: status, token: invited[index].machine.token, control: peer, data: invited[index].data,
+                    clock: AppleMIDIClockModel(role: .initiator), invitation: index, lastHeard: now, lastFeedback: now)
+                invited[index].slot = free
+                publish(status, at: free, notice: .connected(Self.portName(status)))
+            case .clockSample(let sample):
+                if let slot = invited[index].slot { add(sample, at: slot) }
+            case .notice(let text):
+                let notice = MIDIInputNotice.networkInvitation(peer: invited[index].machine.peer, event: text)
+                shared.withLock { $0.notices.append(notice) }
+            }
+        }
+    }
+
+    private func takeSourceNumber() -> UInt16 {
+        let number = nextSourceNumber
+        nextSourceNumber = nextSourceNumber == UInt16.max ? 1 : nextSourceNumber + 1
+        return number
     }
 
     private func invite(
@@ -274,11 +387,9 @@ public final class AppleMIDIHost: @unchecked Sendable {
             send(refusal, on: fd, to: peer)
             return
         }
-        let number = nextSourceNumber
-        nextSourceNumber = nextSourceNumber == UInt16.max ? 1 : nextSourceNumber + 1
         let name = invitation.name ?? "AppleMIDI \(peer.host)"
         let status = SessionStatus(
-            source: .network(number), peerName: name, peer: peer.description, ssrc: invitation.ssrc)
+            source: .network(takeSourceNumber()), peerName: name, peer: peer.description, ssrc: invitation.ssrc)
         sessions[free] = Session(
             status: status, token: invitation.initiatorToken, control: peer, lastHeard: now, lastFeedback: now)
         publish(status, at: free, notice: .connected(Self.portName(status)))
@@ -367,7 +478,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
             guard let session = sessions[index] else { continue }
             if now - session.lastHeard > options.silenceTimeoutNanos {
                 let seconds = Double(options.silenceTimeoutNanos) / 1e9
-                end(index, now: now, reason: "silent for \(seconds.formatted) s")
+                // A peer Aulos invited is told (BY), so that it takes the next invitation as new.
+                end(index, now: now, reason: "silent for \(seconds.formatted) s", sayGoodbye: true)
                 continue
             }
             if let sequence = session.stream.feedbackSequenceNumber, sequence != session.feedbackSent,
@@ -378,13 +490,22 @@ public final class AppleMIDIHost: @unchecked Sendable {
                 sessions[index]!.lastFeedback = now
             }
         }
+        for index in invited.indices {
+            let hasRoom = sessions.contains { $0 == nil }
+            perform(invited[index].machine.tick(now: now, hasRoom: hasRoom), for: index, now: now)
+        }
     }
 
     /// Ends a session: its notes and pedals released through the receiver, and a notice naming the peer, why it
-    /// ended and what it sent.
-    private func end(_ index: Int, now: Int64, reason: String) {
+    /// ended and what it sent. A session Aulos opened is invited again later (`sayGoodbye`: with a BY to the peer
+    /// first).
+    private func end(_ index: Int, now: Int64, reason: String, sayGoodbye: Bool = false) {
         guard let session = sessions[index] else { return }
         sessions[index] = nil
+        if let invitation = session.invitation {
+            invited[invitation].slot = nil
+            perform(invited[invitation].machine.ended(now: now, sayGoodbye: sayGoodbye), for: invitation, now: now)
+        }
         let released = receiver.sourceEnded(session.status.source, arrivalNanos: max(now, session.lastArrival))
         var port = Self.portName(session.status)
         port.portName += " " + reason + " after " + Self.summary(session.status)

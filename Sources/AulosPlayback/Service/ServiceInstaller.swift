@@ -42,6 +42,8 @@ public struct ServiceInstaller {
     public var networkMIDIListen: String?
     public var networkMIDIAllow: [NetworkPrefix]?
     public var networkMIDILatency: Double?
+    /// `--network-midi-connect`: the peers the service invites (`ADDR:PORT` each), as given.
+    public var networkMIDIConnect: [String]?
     /// A folder of songs for the file player, copied into the state folder (`songsPath`) for the service.
     public var playlist: String?
     /// Program changes on this channel choose the playlist's song.
@@ -163,7 +165,7 @@ public struct ServiceInstaller {
             """
     }
 
-    /// `--network-midi`, `--network-midi-allow` and `--network-midi-latency` as given.
+    /// `--network-midi`, `--network-midi-allow`, `--network-midi-latency` and `--network-midi-connect` as given.
     var networkMIDIArguments: [String] {
         var arguments: [String] = []
         if let listen = networkMIDIListen { arguments += ["--network-midi", listen] }
@@ -171,6 +173,7 @@ public struct ServiceInstaller {
             arguments += ["--network-midi-allow", allow.map(\.description).joined(separator: ",")]
         }
         if let latency = networkMIDILatency { arguments += ["--network-midi-latency", latency.clean] }
+        if let connect = networkMIDIConnect { arguments += ["--network-midi-connect", connect.joined(separator: ",")] }
         return arguments
     }
 
@@ -203,9 +206,20 @@ public struct ServiceInstaller {
         }
     }
 
-    /// Refuses network MIDI options the service would refuse at every start: an allow list or latency with no
-    /// port to listen on (neither `--network-midi` nor the rig's `network-midi:`), or a port that is not one.
+    /// Refuses network MIDI options the service would refuse at every start: an allow list, latency or peers to
+    /// invite with no port to listen on (neither `--network-midi` nor the rig's `network-midi:`), or a port or peer
+    /// that is not one.
     func checkNetworkMIDI() throws(InstallError) {
+        if let connect = networkMIDIConnect {
+            do { _ = try NetworkMIDISettings.parseConnect(connect) } catch {
+                throw InstallError("not installing: --network-midi-connect: \(error.reason)")
+            }
+            if networkMIDIListen == nil && rigServers.networkMIDI == nil {
+                throw InstallError(
+                    "not installing: --network-midi-connect needs --network-midi [ADDR:]PORT (or the rig's "
+                        + "network-midi:): the local ports Aulos invites from")
+            }
+        }
         if let listen = networkMIDIListen {
             do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
                 throw InstallError("not installing: --network-midi '\(listen)': \(error.reason)")

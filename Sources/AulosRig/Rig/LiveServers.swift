@@ -39,6 +39,9 @@ public struct LiveServers: Equatable, Sendable {
                 lines.append("  allow: [\(allow.map(Rig.quoted).joined(separator: ", "))]")
             }
             if let latency = networkMIDI.latencyMilliseconds { lines.append("  latency-ms: \(latency.clean)") }
+            if !networkMIDI.connect.isEmpty {
+                lines.append("  connect: [\(networkMIDI.connect.map(Rig.quoted).joined(separator: ", "))]")
+            }
             if let secret = networkMIDI.secret { lines.append("  secret: \(Rig.quoted(secret))") }
         }
         return lines
@@ -81,12 +84,14 @@ extension RigReader {
     }
 
     /// `network-midi: [ADDR:]PORT`, or a mapping of `listen:` (required), `allow:` (a list of addresses and
-    /// prefixes, or one; empty or absent: the local network), `latency-ms:` and `secret:`.
+    /// prefixes, or one; empty or absent: the local network), `latency-ms:`, `secret:` and `connect:` (the peers
+    /// Aulos invites, `ADDR:PORT` each: a list, or one; empty or absent: none).
     func networkMIDI(_ node: Node) throws(RigError) -> NetworkMIDISettings {
         let listenNode: Node
         var keys: [String: Node] = [:]
         if let mapping = node.mapping {
-            keys = try self.keys(mapping, allowed: ["listen", "allow", "latency-ms", "secret"], at: "network-midi.")
+            keys = try self.keys(
+                mapping, allowed: ["listen", "allow", "latency-ms", "secret", "connect"], at: "network-midi.")
             guard let node = keys["listen"] else {
                 throw error(node, "network-midi", "needs listen: [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
             }
@@ -120,6 +125,18 @@ extension RigReader {
         if let latencyNode = keys["latency-ms"] {
             settings.latencyMilliseconds = try number(
                 latencyNode, "network-midi.latency-ms", in: NetworkMIDISettings.latencyRange)
+        }
+        if let connectNode = keys["connect"] {
+            let entries = connectNode.sequence.map(Array.init) ?? [connectNode]
+            for entry in entries {
+                guard let text = entry.scalar?.string else {
+                    throw error(entry, "network-midi.connect", "lists peers as ADDR:PORT (\"192.168.1.5:5004\")")
+                }
+                // One entry at a time, so an error names that entry's line.
+                do { settings.connect += try NetworkMIDISettings.parseConnect([text]) } catch {
+                    throw self.error(entry, "network-midi.connect", error.reason)
+                }
+            }
         }
         if let secretNode = keys["secret"] {
             let secret = try string(secretNode, "network-midi.secret")

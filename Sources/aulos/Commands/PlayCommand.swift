@@ -234,12 +234,14 @@ struct PlayCommand: ParsableCommand {
         }
     }
 
-    /// `accepts sessions from the local network (private, link-local and this machine), playout latency 3 ms`.
+    /// `accepts sessions from the local network (private, link-local and this machine), playout latency 3 ms`,
+    /// and `; invites 192.168.1.5:5004` when it invites peers.
     static func describe(_ settings: NetworkMIDISettings, latency: Double) -> String {
         let who =
             settings.allowText.map { "accepts sessions from " + $0.joined(separator: ", ") }
             ?? "accepts sessions from the local network (private, link-local and this machine)"
-        return who + ", playout latency \(latency.clean) ms"
+        let invites = settings.connect.isEmpty ? "" : "; invites " + settings.connect.joined(separator: ", ")
+        return who + ", playout latency \(latency.clean) ms" + invites
     }
 
     /// The live instrument plays (keyboards, the control roads, the file player), rather than a file alone
@@ -334,6 +336,8 @@ struct PlayCommand: ParsableCommand {
                 var network = AppleMIDIHost.Options().applying(settings)
                 // The name a Mac's Audio MIDI Setup shows for the session: the rig set's, unless it has none.
                 network.name = set.name == "default" ? "Aulos" : set.name
+                // A peer these sockets cannot reach (an IPv6 peer from IPv4 ports) is said now, as a port in use is.
+                for peer in network.invite { try sockets.checkReachable(peer) }
                 printError(
                     "aulos: network MIDI "
                         + Self.describe(settings, latency: Double(network.playoutLatencyNanos) / 1e6))

@@ -119,6 +119,7 @@ struct ServiceCommand: ParsableCommand {
             installer.networkMIDIListen = networkMIDI.listen
             installer.networkMIDIAllow = networkMIDI.allowPrefixes
             installer.networkMIDILatency = networkMIDI.latency
+            installer.networkMIDIConnect = networkMIDI.connectPeers
             installer.playlist = playlist
             installer.songChannel = songChannel
         }

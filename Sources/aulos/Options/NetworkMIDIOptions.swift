@@ -2,8 +2,8 @@ import ArgumentParser
 import AulosCore
 
 /// Network MIDI's options, for `aulos play` and `aulos service install|unit`: where the AppleMIDI host listens,
-/// who may open a session and the playout latency. Each given wins over the rig's `network-midi:` (its
-/// `listen`, `allow`, `latency-ms`); the allow list and latency alone tune the rig's.
+/// who may open a session, the playout latency and the peers Aulos invites. Each given wins over the rig's
+/// `network-midi:` (its `listen`, `allow`, `latency-ms`, `connect`); the others alone tune the rig's.
 struct NetworkMIDIOptions: ParsableArguments {
     @Option(
         name: .customLong("network-midi"),
@@ -30,8 +30,17 @@ struct NetworkMIDIOptions: ParsableArguments {
             valueName: "ms"))
     var latency: Double?
 
+    @Option(
+        name: .customLong("network-midi-connect"),
+        help: ArgumentHelp(
+            "Invite these AppleMIDI hosts (a Mac, rtpmidid, another Aulos) and keep the sessions open: numeric "
+                + "addresses and their control ports, comma-separated (192.168.1.5:5004,[fe80::2]:5004). Invites "
+                + "from the --network-midi ports.",
+            valueName: "addr:port,..."))
+    var connect: String?
+
     /// Whether any of the options is given.
-    var isGiven: Bool { listen != nil || allow != nil || latency != nil }
+    var isGiven: Bool { listen != nil || allow != nil || latency != nil || connect != nil }
 
     func validate() throws {
         if let listen {
@@ -47,7 +56,21 @@ struct NetworkMIDIOptions: ParsableArguments {
         if let latency, !NetworkMIDISettings.latencyRange.contains(latency) {
             throw ValidationError("--network-midi-latency must be between 0 and 1000 ms, not \(latency.clean)")
         }
+        if let connect {
+            do { _ = try Self.peers(connect) } catch {
+                throw ValidationError("--network-midi-connect: \(error.reason)")
+            }
+        }
     }
+
+    private static func peers(_ text: String) throws(NetworkMIDISettingsError) -> [String] {
+        // An empty entry (`a,,b`, a comma at the end) is a mistake, not nothing.
+        try NetworkMIDISettings.parseConnect(
+            text.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    /// `--network-midi-connect` read (valid after `validate`); nil when not given.
+    var connectPeers: [String]? { connect.flatMap { try? Self.peers($0) } }
 
     private func allowList(_ text: String) throws(NetworkMIDISettingsError) -> [NetworkPrefix] {
         let entries = text.split(separator: ",").map(String.init)
@@ -64,6 +87,12 @@ struct NetworkMIDIOptions: ParsableArguments {
     /// network MIDI on. The options are valid (`validate`).
     func settings(over rig: NetworkMIDISettings?) throws -> NetworkMIDISettings? {
         guard let listen = listen ?? rig?.listen else {
+            if connect != nil {
+                // A usage error: the peers are invited from the local ports, which only --network-midi gives here.
+                throw ValidationError(
+                    "--network-midi-connect needs --network-midi [ADDR:]PORT (or a rig's network-midi:): the local "
+                        + "ports Aulos invites from")
+            }
             if isGiven {
                 throw CommandError(
                     "--network-midi-allow and --network-midi-latency go with --network-midi [ADDR:]PORT (or a rig's "
@@ -75,6 +104,7 @@ struct NetworkMIDIOptions: ParsableArguments {
         settings.listen = listen
         if allow != nil { settings.allow = allowPrefixes }
         if let latency { settings.latencyMilliseconds = latency }
+        if let peers = connectPeers { settings.connect = peers }
         return settings
     }
 }
