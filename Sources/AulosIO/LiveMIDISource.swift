@@ -18,6 +18,12 @@ public protocol LiveMIDISource: AnyObject {
     func sendClock(from clockOutput: MIDIClockOutput)
     /// The longest a message waited between arriving and being read (ns): how late the input's thread ran.
     var worstReadDelayNanos: Int64 { get }
+    /// The network MIDI sessions open now, with their counters; nil for an input that has no network.
+    var networkSessions: [NetworkSessionCounters]? { get }
+}
+
+extension LiveMIDISource {
+    public var networkSessions: [NetworkSessionCounters]? { nil }
 }
 
 /// Opens the live MIDI input, handing what arrives to `receiver`. Throws a one-line `ReportableError` when

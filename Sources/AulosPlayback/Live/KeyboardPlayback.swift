@@ -611,7 +611,7 @@ public final class KeyboardPlayback {
         tickPlayer(live)
         server.stuckUnit = watchdog?.stuck?.message
         live.note(midiLate: input.lateCount)
-        server.update(live.status, sequencerUp: sequencer != nil)
+        server.update(live.status, sequencerUp: sequencer != nil, networkSessions: sequencer?.networkSessions)
         answers.serve()
         if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil || playsThroughJACK)
         {
