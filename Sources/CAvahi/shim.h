@@ -8,3 +8,4 @@
 #include <avahi-common/malloc.h>
 #include <avahi-common/simple-watch.h>
 #include <avahi-common/thread-watch.h>
+#include <avahi-common/timeval.h>

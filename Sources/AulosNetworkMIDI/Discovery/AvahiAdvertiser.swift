@@ -43,6 +43,10 @@ public final class AvahiAdvertiser: @unchecked Sendable {
     /// Whether "not advertised: avahi-daemon is not running" was said since the services were last published:
     /// said once, not at every retry.
     private var saidAbsent = false
+    /// The timer that tries again to reach the bus when there was none (AvahiTimeout*, on Avahi's thread).
+    private var retry: OpaquePointer?
+    /// How long until a client is tried again when the D-Bus system bus was not there (ms).
+    static let retryMilliseconds: UInt32 = 5000
     private let onNotice: @Sendable (String) -> Void
 
     /// Starts Avahi's thread and its client. `onNotice` gets one line per change: advertised, renamed, not
@@ -100,6 +104,8 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         guard !wasStopped else { return }
         // The thread is stopped first, so no callback runs while the client is taken apart.
         avahi_threaded_poll_stop(poll)
+        if let retry, let api = avahi_threaded_poll_get(poll) { api.pointee.timeout_free(retry) }
+        retry = nil
         for entry in entries { forget(entry) }
         if let client { avahi_client_free(client) }
         client = nil
@@ -121,9 +127,28 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         if let made {
             client = made
         } else {
-            // No system bus at all: NO_FAIL covers a missing daemon, not a missing bus.
+            // No system bus at all: NO_FAIL covers a missing daemon, not a missing bus. Tried again later.
             sayAbsent(Self.reason(error))
+            retryLater()
         }
+    }
+
+    /// Tries for a client again in `retryMilliseconds`, on Avahi's thread.
+    private func retryLater() {
+        guard let poll, let api = avahi_threaded_poll_get(poll) else { return }
+        var when = timeval()
+        avahi_elapse_time(&when, Self.retryMilliseconds, 0)
+        if let retry {
+            api.pointee.timeout_update(retry, &when)
+            return
+        }
+        retry = api.pointee.timeout_new(
+            api, &when,
+            { _, raw in
+                guard let raw else { return }
+                let advertiser = Unmanaged<AvahiAdvertiser>.fromOpaque(raw).takeUnretainedValue()
+                if !advertiser.stopped && advertiser.client == nil { advertiser.connect() }
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     private func clientChanged(_ client: OpaquePointer, _ state: AvahiClientState) {
