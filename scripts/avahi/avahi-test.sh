@@ -108,7 +108,8 @@ wait_for "$folder/aulos.log" 20 "advertised as 'Aulos' (_apple-midi._udp port 25
   fail "aulos was not advertised again when the bus came back"
 pass "the bus back: aulos advertised again by itself"
 kill -0 "${pids[0]}" 2>/dev/null || fail "aulos play ended: $(tail -n 3 "$folder/aulos.log")"
-[ "$(grep -c "not advertised" "$folder/aulos.log")" -le 2 ] || fail "aulos repeated its notice: $(grep "not advertised" "$folder/aulos.log")"
+[ "$(grep -c "not advertised" "$folder/aulos.log")" -le 2 ] ||
+  fail "aulos repeated its notice: $(grep "not advertised" "$folder/aulos.log")"
 
 # 5. Withdrawn when aulos ends; then a name in use: Avahi's alternative.
 kill "${pids[0]}"
