@@ -19,9 +19,10 @@ import Testing
     @Test func serviceTypesAreUnderscoreLabelAndTransport() {
         #expect(DNSServiceName.isValidType("_apple-midi._udp"))
         #expect(DNSServiceName.isValidType("_midi2._udp"))
-        for bad in ["apple-midi._udp", "_apple-midi", "_apple-midi._sctp", "_-x._udp", "_._udp", "_a.b._udp",
-            "_abcdefghijklmnop._udp", "_mid i._udp"]
-        {
+        for bad in [
+            "apple-midi._udp", "_apple-midi", "_apple-midi._sctp", "_-x._udp", "_._udp", "_a.b._udp",
+            "_abcdefghijklmnop._udp", "_mid i._udp",
+        ] {
             #expect(!DNSServiceName.isValidType(bad), "\(bad)")
         }
     }

@@ -33,7 +33,8 @@ import Testing
         let ticks = UInt32(truncatingIfNeeded: peer.nowTicks)
         var journal = RecoveryJournalSender(firstSequence: 0)
         let noteOn = ChannelMessage.noteOn(channel: 0, note: 60, velocity: 100)
-        peer.sendMIDI([noteOn], sequence: 0, timestamp: ticks, journal: journal.journal(forSequence: 0, timestamp: ticks))
+        peer.sendMIDI(
+            [noteOn], sequence: 0, timestamp: ticks, journal: journal.journal(forSequence: 0, timestamp: ticks))
         journal.record(noteOn, sequence: 0, timestamp: ticks)
         journal.record(.noteOff(channel: 0, note: 60), sequence: 1, timestamp: ticks &+ 5)
         peer.sendMIDI(

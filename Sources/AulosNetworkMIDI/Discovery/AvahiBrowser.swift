@@ -132,7 +132,8 @@ public enum AvahiBrowser {
             let local = flags.rawValue & (AVAHI_LOOKUP_RESULT_LOCAL.rawValue | AVAHI_LOOKUP_RESULT_OUR_OWN.rawValue)
             search.peers.append(
                 NetworkMIDIPeer(
-                    name: String(cString: name), type: String(cString: type), host: host.map { String(cString: $0) } ?? "",
+                    name: String(cString: name), type: String(cString: type),
+                    host: host.map { String(cString: $0) } ?? "",
                     address: String(cString: text), port: port, interface: interfaceName(interface),
                     isLocal: local != 0))
         }

@@ -61,7 +61,8 @@ struct DevicesCommand: ParsableCommand {
                 let kind = peer.type == DNSServiceName.appleMIDI ? "AppleMIDI" : "Network MIDI 2.0"
                 print(
                     "  \(StatusCommand.shown(peer.name)): \(kind) \(Self.endpoint(peer.address, peer.port)) on "
-                        + "\(peer.interface) (\(StatusCommand.shown(peer.host))\(peer.isLocal ? ", this machine" : ""))")
+                        + "\(peer.interface) (\(StatusCommand.shown(peer.host))\(peer.isLocal ? ", this machine" : ""))"
+                )
             }
             if peers.isEmpty { print("  none found") }
         case .failure(let unavailable):
