@@ -9,7 +9,7 @@ import Glibc
 /// here (AppleMIDI's IN on both ports, then RTP-MIDI packets with a gap in their sequence numbers) joins a live
 /// `aulos play --network-midi 127.0.0.1:0`. Threads: the test's.
 @Suite struct NetworkMIDIStatusTests {
-    /// A UDP socket on 127.0.0.1, for one of the peer's two ports.
+    /// A UDP socket on 127.0.0.1, for one of the peer's two ports. Threads: the test's.
     final class PeerSocket {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         init() {

@@ -34,7 +34,7 @@ import Testing
 /// and avahi-daemon (scripts/setup.sh --tests); without them it prints why and checks nothing.
 /// `make test-avahi` drives the same daemon with Avahi's own tools and the `aulos` commands.
 @Suite(.serialized) struct AvahiDiscoveryTests {
-    /// Notices from an advertiser, as Avahi's thread hands them over.
+    /// Notices from an advertiser. Threads: Avahi's appends, the test's reads, under the lock.
     final class Notices: Sendable {
         private let lines = Mutex<[String]>([])
         var all: [String] { lines.withLock { $0 } }
