@@ -68,7 +68,10 @@ import Testing
     @Test func advertisedRenamedBrowsedAndWithdrawnWithTheDaemon() throws {
         let folder = NSTemporaryDirectory() + "aulos-avahi-\(getpid())"
         let started = try Self.run(["start", folder])
-        defer { _ = try? Self.run(["stop", folder]) }
+        defer {
+            _ = try? Self.run(["stop", folder])
+            try? FileManager.default.removeItem(atPath: folder)
+        }
         guard started.status == 0, let line = started.output.split(separator: "\n").last,
             line.hasPrefix("DBUS_SYSTEM_BUS_ADDRESS=")
         else {
