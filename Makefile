@@ -6,7 +6,7 @@ DEMO_DIR ?= .
 # The version being packaged: debian/changelog's, made from CHANGELOG.md (scripts/debian-changelog.py).
 VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
 
-.PHONY: all setup setup-tests setup-package build build-release install install-files uninstall deb test-install test lint tsan asan demo bench bench-sfz vm-test test-alsa test-network-midi realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
+.PHONY: all setup setup-tests setup-package build build-release install install-files uninstall deb test-install test lint tsan asan demo bench bench-sfz vm-test test-alsa test-network-midi test-avahi realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
 
 all: build
 
@@ -141,6 +141,12 @@ test-alsa: setup
 ## Not part of `make test`.
 test-network-midi: setup-tests build
 	scripts/network-midi-test.sh
+
+## Discovery with a real avahi-daemon on a private D-Bus bus in its own network namespace: avahi-browse resolves
+## aulos's advertisement, aulos devices lists what avahi-publish announces, the daemon and the bus going away and
+## coming back, a name in use (~20 s; root). Not part of `make test` (which has a shorter check of the same).
+test-avahi: setup-tests build
+	scripts/avahi/avahi-test.sh
 
 ## libFuzzer on the MIDI byte parser, the MIDI file reader, the score parser, the rig loader and the SFZ parser: a million
 ## inputs each (~9 minutes; `scripts/fuzz.sh RUNS TARGET…` for other counts), zero crashes expected.

@@ -104,9 +104,13 @@ let package = Package(
         // (RFC 6295) command sections, SysEx segments and the recovery journal, and the journal's receiver repair
         // and sender (pure values); the AppleMIDI session host on UDP and its live MIDI source
         // (docs/network-midi.md).
+        // Discovery/ advertises and browses the services through avahi-daemon (libavahi-client).
         .target(
-            name: "AulosNetworkMIDI", dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime"],
+            name: "AulosNetworkMIDI", dependencies: ["AulosCore", "AulosIO", "AulosMIDI", "AulosRealtime", "CAvahi"],
             path: "Sources/AulosNetworkMIDI"),
+        .systemLibrary(
+            name: "CAvahi", path: "Sources/CAvahi", pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]),
         // LV2 plugins: discovery through lilv, and plugins hosted as audio units.
         // The LV2 host's log feature is variadic C, which Swift cannot define: a small C target.
         .target(name: "CLV2Log", path: "Sources/CLV2Log"),

@@ -16,6 +16,7 @@ packages=(
   libsamplerate0-dev   # sample-rate conversion in the format converter
   liblilv-dev          # LV2 plugin discovery (and lv2-dev's headers, which it brings)
   libcrypt-dev         # crypt(3) (libxcrypt): the web panel's password hash
+  libavahi-client-dev  # network MIDI's DNS-SD advertising and browsing through avahi-daemon (libavahi-client)
   util-linux           # prlimit: the tests' stand-in for a full disk (essential on Debian; named to be sure)
 )
 
@@ -42,6 +43,9 @@ if [ "${1:-}" = "--tests" ]; then
     python3-venv         # the venv pymidi goes into (below)
     iproute2             # ip netns and veth pairs for make test-network-midi (its loss and delay come from
                          # scripts/udp-relay.py, not netem or nftables, which not every kernel has)
+    avahi-daemon         # a real mDNS daemon (on a private bus, scripts/avahi/private-avahi.sh) for discovery
+    avahi-utils          # avahi-browse and avahi-publish: the peer's side in make test-avahi
+    dbus-daemon          # the private D-Bus system bus that daemon and aulos meet on
   )
 fi
 

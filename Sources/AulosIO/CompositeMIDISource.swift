@@ -96,4 +96,9 @@ public final class CompositeMIDISource: LiveMIDISource {
     public var worstReadDelayNanos: Int64 {
         required.reduce(optionalSource?.worstReadDelayNanos ?? 0) { max($0, $1.worstReadDelayNanos) }
     }
+
+    public var networkSessions: [NetworkSessionCounters]? {
+        let each = ([optionalSource?.networkSessions] + required.map(\.networkSessions)).compactMap { $0 }
+        return each.isEmpty ? nil : each.flatMap { $0 }
+    }
 }

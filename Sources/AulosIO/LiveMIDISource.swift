@@ -20,10 +20,13 @@ public protocol LiveMIDISource: AnyObject {
     var worstReadDelayNanos: Int64 { get }
     /// Whether the ALSA sequencer is among what it listens to (status says "no ALSA sequencer yet" if not).
     var listensToSequencer: Bool { get }
+    /// The network MIDI sessions open now, with their counters; nil for an input that has no network.
+    var networkSessions: [NetworkSessionCounters]? { get }
 }
 
 extension LiveMIDISource {
     public var listensToSequencer: Bool { true }
+    public var networkSessions: [NetworkSessionCounters]? { nil }
 }
 
 /// Opens the live MIDI input, handing what arrives to `receiver`. Throws a one-line `ReportableError` when

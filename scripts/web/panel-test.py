@@ -5,7 +5,8 @@ Starts `aulos play --service --device null` (a live instrument on alsa-lib's nul
 on a two-rig set (presets/rigs/band.yaml and synth-layers.yaml, copied into a scratch directory) with the
 panel, OSC and the control socket on free ports, then drives headless Chromium (scripts/web/cdp.py) through
 what a player does: opens the page, switches rigs with the rig menu, moves a volume slider, uploads a broken
-rig and then a good one, and takes a phone-sized and a desktop-sized screenshot. Around that, from Python:
+rig and then a good one, sees an AppleMIDI session's counters, and takes a phone-sized and a desktop-sized
+screenshot. Around that, from Python:
 writes from another origin, without the CSRF token or naming another Host are refused.
 
 Prints one line per check (PASS or FAIL, and what was seen) and exits 1 if any failed, 2 if the test could
@@ -93,6 +94,8 @@ class Aulos:
             "--rig", self.rig,
             "--web", f"127.0.0.1:{self.web_port}", "--osc", f"127.0.0.1:{self.osc_port}",
             "--control-socket", os.path.join(self.directory, "control.sock"),
+            # Network MIDI on loopback (a port the kernel picks): the status shows a session's counters.
+            "--network-midi", "127.0.0.1:0",
         ]
         with open(self.log_path, "wb") as log:
             # A session of its own: a Ctrl-C meant for the test reaches aulos only through stop(), in order.
@@ -546,6 +549,45 @@ def in_browser(checks, aulos, browser, screenshots):
         return held == still, f"{shown!r}; paused at {held}, {still} half a second later; playing again"
 
     checks.run("(h) the file player shows the file and pauses and plays from the page", player)
+
+    # (i) A network MIDI session: an AppleMIDI peer from raw bytes (IN on both ports, RTP-MIDI packets 0 and 2)
+    # shows in the status with its counters; after its BY, "no sessions".
+    def network_session():
+        with open(aulos.log_path, encoding="utf-8", errors="replace") as log:
+            found = re.search(r"network MIDI \(AppleMIDI\) on 127\.0\.0\.1:(\d+)", log.read())
+        if not found:
+            return False, f"no network MIDI line in the log: {aulos.log_tail()}"
+        port = int(found.group(1))
+        ssrc = bytes([0x51, 0x50, 0xCA, 0xFE])
+        invitation = b"\xff\xffIN\x00\x00\x00\x02\x12\x34\x56\x78" + ssrc + b"Panel Peer\x00"
+        control = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        data = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            for sock, target in ((control, port), (data, port + 1)):
+                sock.bind(("127.0.0.1", 0))
+                sock.settimeout(5)
+                sock.sendto(invitation, ("127.0.0.1", target))
+                if sock.recv(1500)[:4] != b"\xff\xffOK":
+                    return False, f"no OK on port {target}"
+            for sequence, note in ((0, 60), (2, 62)):
+                packet = bytes([0x80, 0x61, 0, sequence, 0, 0, 0, 0]) + ssrc + bytes([0x03, 0x90, note, 0x64])
+                data.sendto(packet, ("127.0.0.1", port + 1))
+            expected = f"Panel Peer (AppleMIDI 127.0.0.1:{control.getsockname()[1]}) · 2 packets, 1 lost, 0 repaired"
+            try:
+                page.wait_for(f"{text_of('#status-network')}.includes({js(expected)})", timeout=5)
+            except TimeoutError:
+                return False, f"#status-network {page.evaluate(text_of('#status-network'))!r}"
+            control.sendto(b"\xff\xffBY\x00\x00\x00\x02\x12\x34\x56\x78" + ssrc, ("127.0.0.1", port))
+            try:
+                page.wait_for(f"{text_of('#status-network')} === 'no sessions'", timeout=5)
+            except TimeoutError:
+                return False, f"after BY: #status-network {page.evaluate(text_of('#status-network'))!r}"
+            return True, f"{expected!r}, then 'no sessions'"
+        finally:
+            control.close()
+            data.close()
+
+    checks.run("(i) a network MIDI session shows in the status with packets, loss and repairs", network_session)
 
     initial = {item["target"]: item["value"] for group in parts["groups"] for item in group["controls"]}
     for target in ("Piano.volume", "Piano.pan"):

@@ -25,4 +25,14 @@ public final class NetworkMIDISource: LiveMIDISource {
     public func sendClock(from clockOutput: MIDIClockOutput) {}
     public var worstReadDelayNanos: Int64 { 0 }
     public var listensToSequencer: Bool { false }
+
+    public var networkSessions: [NetworkSessionCounters]? {
+        host.sessionStatuses.map { status in
+            NetworkSessionCounters(
+                peerName: status.peerName, address: status.peer, kind: "AppleMIDI", packets: status.packets,
+                lost: status.lostPackets, repaired: status.journalRepairs,
+                latencyMs: status.lastTransitMicros.map { Double($0) / 1000 },
+                clockRoundTripMs: status.oneWayLatencyMicros.map { Double($0 * 2) / 1000 })
+        }
+    }
 }

@@ -19,6 +19,8 @@ final class ControlExecutor {
     private var current: LiveStatus?
     private var keyboards: [MIDIPortName: String] = [:]
     private var sequencerUp = false
+    /// The network MIDI sessions as the input last reported them (nil: the input has no network).
+    private var networkSessions: [NetworkSessionCounters]?
     private var learning: String?
     /// When an unanswered MIDI-learn gives up (CLOCK_MONOTONIC ns): a client that timed out or went away
     /// must not leave the instrument learning, or "learning" in the status, for ever.
@@ -78,9 +80,10 @@ final class ControlExecutor {
         MIDIPortName(client: port.client, port: port.port, clientName: "", portName: "")
     }
 
-    func update(_ status: LiveStatus, sequencerUp: Bool) {
+    func update(_ status: LiveStatus, sequencerUp: Bool, networkSessions: [NetworkSessionCounters]? = nil) {
         current = status
         self.sequencerUp = sequencerUp
+        self.networkSessions = networkSessions
         if learning != nil, monotonicNanoseconds() > learningUntil { stopLearning() }
     }
 
@@ -108,6 +111,11 @@ final class ControlExecutor {
             // Network sessions are listed with the keyboards even while there is no sequencer.
             keyboards: sequencerUp || !keyboards.isEmpty
                 ? keyboards.keys.sorted { ($0.client, $0.port) < ($1.client, $1.port) }.map { keyboards[$0]! } : nil,
+            networkSessions: networkSessions?.map {
+                ServiceStatus.NetworkSession(
+                    peer: $0.peerName, address: $0.address, kind: $0.kind, packets: $0.packets, lost: $0.lost,
+                    repaired: $0.repaired, latencyMs: $0.latencyMs, clockRoundTripMs: $0.clockRoundTripMs)
+            },
             controls: router.mappings.map {
                 ServiceStatus.Control(cc: $0.controller, channel: $0.channel, target: $0.target)
             },

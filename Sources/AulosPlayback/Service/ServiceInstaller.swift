@@ -121,8 +121,9 @@ public struct ServiceInstaller {
             # /var/lib/aulos (StateDirectory), writable by it alone: the panel can replace a rig and record.
             # /dev/snd must stay visible (no PrivateDevices);
             # RestrictRealtime would forbid SCHED_FIFO. No network but AF_UNIX (notify and control
-            # sockets), AF_INET when the web panel, OSC or network MIDI is served, and AF_INET6 for network
-            # MIDI (its peers may be IPv6). WatchdogSec: aulos feeds systemd's watchdog only while render
+            # sockets; the D-Bus system bus, through which avahi-daemon advertises network MIDI), AF_INET
+            # when the web panel, OSC or network MIDI is served, and AF_INET6 for network MIDI (its peers
+            # may be IPv6). WatchdogSec: aulos feeds systemd's watchdog only while render
             # cycles complete, so an instrument hung in a plugin is restarted (and a rig whose last start
             # never settled is passed over for the last good one).
 

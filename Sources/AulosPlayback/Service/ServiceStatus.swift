@@ -45,6 +45,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var midiStale: Int
     /// Sequencer ports playing into aulos (keyboards and programs); nil without a sequencer yet.
     public var keyboards: [String]?
+    /// Network MIDI sessions and how their packets fare (nil without network MIDI, and from an older aulos).
+    public var networkSessions: [NetworkSession]?
     public var controls: [Control]
     /// The target a MIDI-learn is waiting to map.
     public var learning: String?
@@ -151,6 +153,19 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// Samples that reached full scale (only with the limiter off), and the highest peak (dBFS).
         public var fullScaleSamples: Int
         public var peakDb: Double
+    }
+
+    /// A network MIDI session: the peer's name and address, packets read, lost and repaired from the recovery
+    /// journal, how late the last packet arrived after its time (ms) and the best clock round trip (ms).
+    public struct NetworkSession: Codable, Sendable, Equatable {
+        public var peer: String
+        public var address: String
+        public var kind: String
+        public var packets: Int
+        public var lost: Int
+        public var repaired: Int
+        public var latencyMs: Double?
+        public var clockRoundTripMs: Double?
     }
 
     public struct MIDIActivity: Codable, Sendable, Equatable {

@@ -277,6 +277,24 @@ function meterRow(meter) {
   return row;
 }
 
+// Network MIDI sessions, one line each: who, where, how the packets fare. Absent without network MIDI. Names come
+// from the network: set as text, never as HTML.
+function showNetworkSessions(sessions) {
+  $("#status-network-row").hidden = !sessions;
+  if (!sessions) return;
+  const ms = (value) => (typeof value === "number" ? `${value.toFixed(1)} ms` : null);
+  const lines = sessions.map((session) => {
+    const parts = [`${session.peer} (${session.kind} ${session.address})`,
+      `${session.packets} packets, ${session.lost} lost, ${session.repaired} repaired`];
+    if (ms(session.latencyMs)) parts.push(`latency ${ms(session.latencyMs)}`);
+    if (ms(session.clockRoundTripMs)) parts.push(`clock round trip ${ms(session.clockRoundTripMs)}`);
+    const line = Object.assign(document.createElement("div"), { className: "network-session" });
+    line.textContent = parts.join(" · ");
+    return line;
+  });
+  $("#status-network").replaceChildren(...(lines.length ? lines : [document.createTextNode("no sessions")]));
+}
+
 let lastMIDI = 0;
 let sampleRate = 48000;
 function showStatus(message) {
@@ -290,6 +308,7 @@ function showStatus(message) {
   $("#status-midi").textContent = `${status.midiDelivered} (late ${status.midiLate})`;
   $("#status-keyboards").textContent = status.keyboards ? (status.keyboards.join(", ") || "none") : "no sequencer";
   $("#status-learning").textContent = status.learning || (status.controls.length ? `${status.controls.length} mapped` : "–");
+  showNetworkSessions(status.networkSessions);
   sampleRate = status.sampleRate;
   // What the player must know: the last good rig playing instead of the configured one, a reload that failed,
   // a unit that hangs, what the rig's sounds warn of.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AulosALSA
+import AulosNetworkMIDI
 
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,9 @@ import Glibc
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List ALSA PCM devices (outputs and inputs), as 'aplay -L' names them, and MIDI ports.")
+        abstract:
+            "List ALSA PCM devices (outputs and inputs), as 'aplay -L' names them, MIDI ports, and network MIDI "
+            + "peers on the local network.")
 
     func run() throws {
         let devices = PCMDeviceList.all()
@@ -45,5 +48,30 @@ struct DevicesCommand: ParsableCommand {
         } catch {
             print("  none: \(error.message)")
         }
+        listNetworkPeers()
+    }
+
+    /// The AppleMIDI and Network MIDI 2.0 services avahi-daemon finds in about a second (DNS-SD), this machine's
+    /// own among them; without the daemon, one line says so and the command still succeeds.
+    func listNetworkPeers() {
+        print("Network MIDI peers (DNS-SD through Avahi):")
+        switch AvahiBrowser.browse() {
+        case .success(let peers):
+            for peer in peers {
+                let kind = peer.type == DNSServiceName.appleMIDI ? "AppleMIDI" : "Network MIDI 2.0"
+                print(
+                    "  \(StatusCommand.shown(peer.name)): \(kind) \(Self.endpoint(peer.address, peer.port)) on "
+                        + "\(peer.interface) (\(StatusCommand.shown(peer.host))\(peer.isLocal ? ", this machine" : ""))"
+                )
+            }
+            if peers.isEmpty { print("  none found") }
+        case .failure(let unavailable):
+            print("  none: \(unavailable.reason); peers can still be reached by address")
+        }
+    }
+
+    /// `192.168.1.5:5004`, `[fe80::1]:5004`.
+    static func endpoint(_ address: String, _ port: UInt16) -> String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
     }
 }

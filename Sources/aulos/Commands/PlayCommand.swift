@@ -244,6 +244,19 @@ struct PlayCommand: ParsableCommand {
         return who + ", playout latency \(latency.clean) ms" + invites
     }
 
+    /// Advertises the AppleMIDI session on `port` as `name` through Avahi (a Mac lists it under Directory by
+    /// itself); not when they listen on loopback alone, which no other machine can reach. Its notices go to the
+    /// log as they happen, from Avahi's thread.
+    static func advertise(_ endpoint: AppleMIDIEndpoint, on port: UInt16, name: String) -> AvahiAdvertiser? {
+        if let address = endpoint.address, address.hasPrefix("127.") || address == "::1" {
+            printError("aulos: network MIDI not advertised: it listens on loopback only")
+            return nil
+        }
+        let advertiser = AvahiAdvertiser { printError("aulos: network MIDI " + $0) }
+        advertiser.advertise(type: DNSServiceName.appleMIDI, port: port, name: name)
+        return advertiser
+    }
+
     /// The live instrument plays (keyboards, the control roads, the file player), rather than a file alone
     /// to its end: without a file, or with one and a road to control it by.
     var isLive: Bool { !playsFile || controlSocket != nil || osc != nil || web != nil || service }
@@ -323,6 +336,9 @@ struct PlayCommand: ParsableCommand {
             for card in removed { printError("\raulos: sound card gone: \(card)") }
         }
         let report = PlayReport(onTerminal: standardErrorIsTerminal && !service)
+        // Network MIDI's DNS-SD advertisement, withdrawn when play ends.
+        var advertiser: AvahiAdvertiser?
+        defer { advertiser?.stop() }
         if isLive {
             // The ALSA sequencer is the live instrument's MIDI input, opened (and reopened) by it as needed.
             var midiInput = SequencerMIDISource.opener(
@@ -332,7 +348,8 @@ struct PlayCommand: ParsableCommand {
             // required: the sessions play without it. The sockets are bound now, so a port in use is said before
             // anything is built.
             if let settings = try networkMIDI.settings(over: set.servers.networkMIDI) {
-                let sockets = try AppleMIDISockets(AppleMIDIEndpoint(parsing: settings.listen))
+                let endpoint = try AppleMIDIEndpoint(parsing: settings.listen)
+                let sockets = try AppleMIDISockets(endpoint)
                 var network = AppleMIDIHost.Options().applying(settings)
                 // The name a Mac's Audio MIDI Setup shows for the session: the rig set's, unless it has none.
                 network.name = set.name == "default" ? "Aulos" : set.name
@@ -349,6 +366,7 @@ struct PlayCommand: ParsableCommand {
                 midiInput = CompositeMIDISource.opener(
                     optional: "ALSA sequencer", midiInput,
                     required: [NetworkMIDISource.opener(sockets, options: network)])
+                advertiser = Self.advertise(endpoint, on: sockets.port, name: network.name)
             }
             var live = KeyboardPlayback.Options(
                 midiInput: midiInput, placement: lowestLatency ? .lowestLatency : .constantLatency,
