@@ -612,7 +612,8 @@ public final class KeyboardPlayback {
         server.stuckUnit = watchdog?.stuck?.message
         live.note(midiLate: input.lateCount)
         server.update(
-            live.status, sequencerUp: sequencer?.listensToSequencer == true, networkSessions: sequencer?.networkSessions)
+            live.status, sequencerUp: sequencer?.listensToSequencer == true, networkSessions: sequencer?.networkSessions
+        )
         answers.serve()
         if !ready && live.status.statistics.framesPlayed > 0 && (sequencer != nil || control != nil || playsThroughJACK)
         {
