@@ -93,6 +93,10 @@ public final class KeyboardPlayback {
         /// JACK MIDI events read from midi_in (nil: not playing through JACK), each played one cycle after
         /// its frame.
         public var jackMIDIEvents: Int? = nil
+        /// Whether the device gave its slices host times, so that events could be placed by their arrival at
+        /// all. ALSA's `null` PCM, opened with the buffer as its start threshold, never starts: its slices have
+        /// none, and every event plays at the start of the next slice whatever the placement asked.
+        public var clockRan = true
     }
 
     let playback: PlaybackOptions
@@ -539,7 +543,8 @@ public final class KeyboardPlayback {
             worstReadDelay: Double(sequencer?.worstReadDelayNanos ?? 0) / 1e6,
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
             clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
-            failedReloads: failedReloads, jackMIDIEvents: live.io.midiInput?.midiEventsRead)
+            failedReloads: failedReloads, jackMIDIEvents: live.io.midiInput?.midiEventsRead,
+            clockRan: input.sampleTime(atNanos: 0) != nil)
         return (report, reloaded.map { ($0, midi.activeRig ?? 0) })
     }
 

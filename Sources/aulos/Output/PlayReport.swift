@@ -138,10 +138,12 @@ final class PlayReport {
         let final = report.status
         let grant = final.grant
         let latency =
-            report.latencyFrames > 0
-            ? "constant \((Double(report.latencyFrames) / grant.sampleRate * 1000).fixed(1)) ms "
-                + "(\(report.latencyFrames) frames) after arrival"
-            : "at the next slice"
+            report.latencyFrames > 0 && !report.clockRan
+            ? "at the next slice (the device gave its slices no clock to place them by)"
+            : report.latencyFrames > 0
+                ? "constant \((Double(report.latencyFrames) / grant.sampleRate * 1000).fixed(1)) ms "
+                    + "(\(report.latencyFrames) frames) after arrival"
+                : "at the next slice"
         return
             "played live \(Self.clock(final.seconds)) on \(grant.device)\(Self.pacing(final)): "
             + "\(Int(grant.sampleRate)) Hz, "
@@ -156,7 +158,7 @@ final class PlayReport {
             + (report.midiStale > 0 ? ", \(report.midiStale) stale note-ons skipped" : "")
             + (report.jackMIDIEvents.map { "; \($0) from JACK MIDI, each one cycle after its frame" } ?? "")
             + "; MIDI thread read delay max \(report.worstReadDelay.fixed(1)) ms"
-            + (report.latencyFrames > 0
+            + (report.latencyFrames > 0 && report.clockRan
                 ? "; clock margin \(report.clockMargin.fixed(2)) ms, \(report.clockResets) restarts" : "")
             + (final.voicesShed > 0 ? "; \(final.voicesShed) voices shed under overload" : "")
             + Self.outputStage(final) + (final.sampleStreaming.map { "; " + $0.summary } ?? "")
