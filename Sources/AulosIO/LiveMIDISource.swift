@@ -65,6 +65,8 @@ public enum MIDIInputNotice: Equatable, Sendable {
     case inputOverflow
     /// Network MIDI (AppleMIDI sessions) listens on this address and port.
     case networkListening(address: String)
+    /// Network MIDI 2.0 (UMP over UDP) listens on this address and port.
+    case networkMIDI2Listening(address: String)
     /// A MIDI input that could not be opened while another plays on (no ALSA sequencer beside network MIDI).
     case unavailable(input: String, reason: String)
 }

@@ -87,6 +87,7 @@ public enum NetworkMIDI2Command: Equatable, Sendable {
         public static let timeout: UInt8 = 0x04
         public static let sessionNotEstablished: UInt8 = 0x05
         public static let tooManySessions: UInt8 = 0x40
+        public static let notAccepted: UInt8 = 0x42
         public static let authenticationFailed: UInt8 = 0x43
         public static let noMatchingAuthentication: UInt8 = 0x45
     }

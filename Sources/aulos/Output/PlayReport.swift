@@ -53,6 +53,7 @@ final class PlayReport {
         case .subscribed(let port): "\(port.address) \(port.clientName) plays into aulos"
         case .inputOverflow: "input overflowed, events lost"
         case .networkListening(let address): "network MIDI (AppleMIDI) on \(address)"
+        case .networkMIDI2Listening(let address): "Network MIDI 2.0 on \(address)"
         case .unavailable(let input, let reason):
             (reason.lowercased().contains(input.lowercased()) ? reason : "\(input): \(reason)")
                 + "; playing network MIDI only"
