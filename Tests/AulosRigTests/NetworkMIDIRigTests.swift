@@ -8,8 +8,8 @@ import Testing
 import Glibc
 #endif
 
-/// A rig's or set's `network-midi:`: the port, the allow list, the playout latency and Network MIDI 2.0's secret
-/// (kept, not used), every mistake one line with the file and line.
+/// A rig's or set's `network-midi:`: the port, the allow list, the playout latency, Network MIDI 2.0's port and
+/// secret, every mistake one line with the file and line.
 @Suite struct NetworkMIDIRigTests {
     let part = "parts:\n  - instrument: synth\n"
 
@@ -35,6 +35,10 @@ import Glibc
         #expect(empty.servers.networkMIDI?.allow == nil)
         let one = try Rig(yaml: "network-midi:\n  listen: 0.0.0.0:5004\n  allow: 10.0.0.0/8\n" + part)
         #expect(one.servers.networkMIDI?.allowText == ["10.0.0.0/8"])
+        // midi2: a Network MIDI 2.0 host beside the AppleMIDI one.
+        let both = try Rig(yaml: "network-midi:\n  listen: 5004\n  midi2: 5673\n" + part)
+        #expect(both.servers.networkMIDI?.midi2 == "5673")
+        #expect(try Rig(yaml: "network-midi: 5004\n" + part).servers.networkMIDI?.midi2 == nil)
     }
 
     @Test func roundTripsThroughYAML() throws {
@@ -44,6 +48,8 @@ import Glibc
             latencyMilliseconds: 4, secret: "a \"quoted\" secret")
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
         rig.servers.networkMIDI = NetworkMIDISettings(listen: "5004")
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        rig.servers.networkMIDI?.midi2 = "[::1]:5673"
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
     }
 
@@ -91,6 +97,11 @@ import Glibc
             "test.yaml:3: network-midi.latency-ms: must be a number"
         ),
         ("network-midi:\n  listen: 5004\n  secret: \"\"\n", "test.yaml:3: network-midi.secret: is empty"),
+        (
+            "network-midi:\n  listen: 5004\n  midi2: host:5673\n",
+            "test.yaml:3: network-midi.midi2: 'host:5673': 'host' is not a numeric"
+        ),
+        ("network-midi:\n  listen: 5004\n  midi2: [1]\n", "test.yaml:3: network-midi.midi2: must be [ADDR:]PORT"),
     ])
     func mistakesNameFileAndLine(text: String, expected: String) {
         do {

@@ -223,7 +223,8 @@ struct PlayCommand: ParsableCommand {
         }
         if networkMIDI.isGiven && !isLive {
             throw ValidationError(
-                "--network-midi is for live play: with a file, add --web, --osc or --control-socket to play it on "
+                "--network-midi is for live play (so is --network-midi2): with a file, add --web, --osc or "
+                    + "--control-socket to play it on "
                     + "the live instrument")
         }
         guard (0...1000).contains(midiHeadroom) else {
@@ -329,6 +330,8 @@ struct PlayCommand: ParsableCommand {
             // With network MIDI (the options, or the rig's network-midi: under them) the sequencer is welcome, not
             // required: the sessions play without it. The sockets are bound now, so a port in use is said before
             // anything is built.
+            var networkInputs: [LiveMIDISourceOpener] = []
+            let midi2 = networkMIDI.midi2Settings(over: set.servers.networkMIDI)
             if let settings = try networkMIDI.settings(over: set.servers.networkMIDI) {
                 let sockets = try AppleMIDISockets(AppleMIDIEndpoint(parsing: settings.listen))
                 var network = AppleMIDIHost.Options().applying(settings)
@@ -337,14 +340,25 @@ struct PlayCommand: ParsableCommand {
                 printError(
                     "aulos: network MIDI "
                         + Self.describe(settings, latency: Double(network.playoutLatencyNanos) / 1e6))
-                if settings.secret != nil {
+                if settings.secret != nil && midi2 == nil {
                     printError(
-                        "aulos: network-midi: the secret is not used yet: Network MIDI 2.0 is not built (AppleMIDI "
-                            + "sessions have no authentication)")
+                        "aulos: network-midi: the secret is for Network MIDI 2.0 (midi2: or --network-midi2), which "
+                            + "is off; AppleMIDI sessions have no authentication")
                 }
-                midiInput = CompositeMIDISource.opener(
-                    optional: "ALSA sequencer", midiInput,
-                    required: [NetworkMIDISource.opener(sockets, options: network)])
+                networkInputs.append(NetworkMIDISource.opener(sockets, options: network))
+            }
+            if let settings = midi2, let listen = settings.midi2 {
+                let socket = try NetworkMIDI2Socket(parsing: listen)
+                var options = NetworkMIDI2Host.Options().applying(settings)
+                options.name = set.name == "default" ? "Aulos" : set.name
+                let who = settings.allowText.map { $0.joined(separator: ", ") } ?? "the local network"
+                printError(
+                    "aulos: Network MIDI 2.0 accepts sessions from \(who)"
+                        + (settings.secret == nil ? "" : " that know the shared secret"))
+                networkInputs.append(NetworkMIDI2Source.opener(socket, options: options))
+            }
+            if !networkInputs.isEmpty {
+                midiInput = CompositeMIDISource.opener(optional: "ALSA sequencer", midiInput, required: networkInputs)
             }
             var live = KeyboardPlayback.Options(
                 midiInput: midiInput, placement: lowestLatency ? .lowestLatency : .constantLatency,
