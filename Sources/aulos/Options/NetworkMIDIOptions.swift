@@ -1,9 +1,9 @@
 import ArgumentParser
 import AulosCore
 
-/// Network MIDI's options, for `aulos play` and `aulos service install|unit`: where the AppleMIDI host listens,
-/// who may open a session and the playout latency; for `aulos play`, where the Network MIDI 2.0 host listens. Each given wins over the rig's `network-midi:` (its
-/// `listen`, `allow`, `latency-ms`); the allow list and latency alone tune the rig's.
+/// Network MIDI's options, for `aulos play` and `aulos service install|unit`: where the AppleMIDI host and the
+/// Network MIDI 2.0 host listen, who may open a session and the playout latency. Each given wins over the rig's
+/// `network-midi:` (its `listen`, `midi2`, `allow`, `latency-ms`); the allow list and latency alone tune the rig's.
 struct NetworkMIDIOptions: ParsableArguments {
     @Option(
         name: .customLong("network-midi"),
