@@ -251,8 +251,8 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             if let index { end(index, now: now, reason: "said goodbye") }
         case .umpData(let sequence, let words):
             guard let index, sessions[index]!.isEstablished else {
-                replies.append(
-                    .bye(reason: NetworkMIDI2Command.ByeReason.sessionNotEstablished, text: "invite Aulos first"))
+                // No text: an answer to a stranger is never larger than what it sent.
+                replies.append(.bye(reason: NetworkMIDI2Command.ByeReason.sessionNotEstablished, text: ""))
                 return
             }
             let outcome = sessions[index]!.tracker.receive(sequence, words, now: now)

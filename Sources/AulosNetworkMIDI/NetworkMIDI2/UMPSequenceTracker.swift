@@ -10,35 +10,39 @@
 /// at once.
 ///
 /// Threads: the network thread that owns the session.
-struct UMPSequenceTracker {
+public struct UMPSequenceTracker: Sendable {
     /// The next sequence number to deliver; nil before the first command (any number may start a session).
-    private(set) var expected: UInt16?
+    public private(set) var expected: UInt16?
     /// Commands after a gap, waiting for it (sorted by their distance from `expected`).
-    private(set) var pending: [(sequence: UInt16, words: [UInt32])] = []
+    public private(set) var pending: [(sequence: UInt16, words: [UInt32])] = []
     /// When the current gap was first seen and last asked for, and how many requests it has had.
-    private(set) var gapSince: Int64?
-    private(set) var lastRequest: Int64 = 0
-    private(set) var requests = 0
+    public private(set) var gapSince: Int64?
+    public private(set) var lastRequest: Int64 = 0
+    public private(set) var requests = 0
 
     /// Counters: commands delivered, copies skipped (FEC or repeats), gaps filled after a retransmit request,
     /// commands given up as lost.
-    private(set) var delivered = 0
-    private(set) var duplicates = 0
-    private(set) var recoveredByRetransmit = 0
-    private(set) var lost = 0
+    public private(set) var delivered = 0
+    public private(set) var duplicates = 0
+    public private(set) var recoveredByRetransmit = 0
+    public private(set) var lost = 0
 
     /// What the caller should do after a command or a tick. Threads: a value.
-    struct Outcome {
+    public struct Outcome: Sendable {
         /// Commands to play now, in order.
-        var deliver: [[UInt32]] = []
+        public var deliver: [[UInt32]] = []
         /// Ask the peer to resend `count` commands from `sequence`.
-        var request: (sequence: UInt16, count: UInt16)?
+        public var request: (sequence: UInt16, count: UInt16)?
         /// A gap was given up: end the session's notes before playing `deliver`.
-        var gaveUp = false
+        public var gaveUp = false
+
+        public init() {}
     }
 
+    public init() {}
+
     /// Takes one UMP data command.
-    mutating func receive(_ sequence: UInt16, _ words: [UInt32], now: Int64) -> Outcome {
+    public mutating func receive(_ sequence: UInt16, _ words: [UInt32], now: Int64) -> Outcome {
         var outcome = Outcome()
         guard let next = expected else {
             expected = sequence &+ 1
@@ -73,7 +77,7 @@ struct UMPSequenceTracker {
 
     /// After a whole datagram: a gap it opened and did not fill is asked for now (a sender may put its FEC copies
     /// after the new command, so a gap is only real once the datagram is read).
-    mutating func requestNewGap(now: Int64) -> (sequence: UInt16, count: UInt16)? {
+    public mutating func requestNewGap(now: Int64) -> (sequence: UInt16, count: UInt16)? {
         guard gapSince != nil, requests == 0 else { return nil }
         requests = 1
         lastRequest = now
@@ -81,21 +85,23 @@ struct UMPSequenceTracker {
     }
 
     /// After `timeout` ns without the gap filled, asks again, up to `attempts` requests; then gives up.
-    mutating func tick(now: Int64, timeout: Int64, attempts: Int) -> Outcome {
+    public mutating func tick(now: Int64, timeout: Int64, attempts: Int) -> Outcome {
         guard gapSince != nil, now - lastRequest >= timeout else { return Outcome() }
         if requests >= attempts { return giveUp(Outcome()) }
         requests += 1
         lastRequest = now
-        return Outcome(request: missing)
+        var outcome = Outcome()
+        outcome.request = missing
+        return outcome
     }
 
     /// The peer cannot resend (Retransmit Error): the gap is given up now.
-    mutating func retransmitFailed() -> Outcome {
+    public mutating func retransmitFailed() -> Outcome {
         gapSince == nil ? Outcome() : giveUp(Outcome())
     }
 
     /// The peer starts its numbers over (Session Reset): anything held back is dropped.
-    mutating func reset() {
+    public mutating func reset() {
         expected = nil
         pending.removeAll()
         gapSince = nil
@@ -103,7 +109,7 @@ struct UMPSequenceTracker {
     }
 
     /// Whether a gap is open (the network thread then wakes more often, to time it).
-    var hasGap: Bool { gapSince != nil }
+    public var hasGap: Bool { gapSince != nil }
 
     /// The first missing number and how many are missing before the first held-back command.
     private var missing: (sequence: UInt16, count: UInt16)? {
