@@ -319,6 +319,18 @@ final class MIDI2TestClient {
         #expect(receiver.ended.first?.1 == 1)
     }
 
+    @Test func aSilentSessionEndsWithItsNotes() throws {
+        let (host, receiver, client) = try host { $0.silenceTimeoutNanos = 100_000_000 }
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        // BYE, reason 4 (timeout), once nothing has been heard for the silence timeout.
+        #expect(client.receive(until: 0xF0).last == .init(code: 0xF0, specific: 0x0400, payload: []))
+        #expect(receiver.wait { $0.ended.count == 1 })
+        #expect(receiver.ended.first?.1 == 1)
+        #expect(host.sessionStatuses.isEmpty)
+    }
+
     @Test func aPeerOutsideTheAllowListIsRefused() throws {
         let (host, receiver, client) = try host { $0.allowList = [NetworkPrefix("10.0.0.0/8")!] }
         defer { host.stop() }
