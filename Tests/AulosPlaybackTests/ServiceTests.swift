@@ -246,6 +246,11 @@ import Glibc
         fromRig.networkMIDILatency = 1
         try fromRig.readRig()
         #expect(fromRig.unitText.contains(" --network-midi-latency 1\n"), "a latency tunes the rig's")
+        // Network MIDI 2.0 uses the secret; --network-midi2 goes into ExecStart.
+        fromRig.networkMIDI2Listen = "5673"
+        try fromRig.readRig()
+        #expect(fromRig.unitText.contains(" --network-midi2 5673\n"), "\(fromRig.unitText)")
+        #expect(!fromRig.hasUnusedNetworkMIDISecret)
 
         var orphan = ServiceInstaller()
         orphan.root = folder + "/root"
@@ -256,6 +261,9 @@ import Glibc
         #expect(throws: InstallError.self) { try orphan.readRig() }
         orphan.networkMIDIAllow = nil
         orphan.networkMIDIListen = "70000"
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        orphan.networkMIDIListen = nil
+        orphan.networkMIDI2Listen = "pi.local:5673"
         #expect(throws: InstallError.self) { try orphan.readRig() }
         #expect(access(folder + "/root", F_OK) != 0, "nothing installed")
     }
