@@ -309,6 +309,20 @@ final class MIDI2TestClient {
         #expect(notes(receiver) == ["on 60", "on 61"])
     }
 
+    @Test func aClientInvitingAgainStartsOver() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(500, MIDI2TestClient.noteOn(60)))
+        _ = client.barrier()
+        // Restarted on the same port: invites again and counts from 0, which is not a copy of an old command.
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(62)))
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60", "on 62"])
+        #expect(receiver.ended.first?.1 == 1)
+    }
+
     @Test func stoppingSaysGoodbyeAndEndsNotes() throws {
         let (host, receiver, client) = try host()
         #expect(client.invite().map(\.code) == [0x10])

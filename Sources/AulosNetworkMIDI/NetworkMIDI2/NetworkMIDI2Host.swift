@@ -293,7 +293,13 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             return
         }
         if let index = index(of: peer) {
-            // A repeated invitation (our reply was lost): answered again as the session stands.
+            // A repeated invitation (our reply was lost): answered again as the session stands. After UMP data it
+            // is a client that started over from the same port: its numbers start over too, and what it held ends.
+            if sessions[index]!.isEstablished && sessions[index]!.tracker.delivered > 0 {
+                sessions[index]!.tracker.reset()
+                sessions[index]!.sendSequence = 0
+                releaseNotes(index, now: now)
+            }
             replies.append(reply(for: sessions[index]!, state: 0))
             return
         }
