@@ -80,8 +80,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     public let options: Options
     public let socket: NetworkMIDI2Socket
     private let receiver: any MIDIReceiver
-    private let stopping = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private let thread = NetworkThread()
     private let shared = Mutex(Shared())
 
     /// What the two threads share. Threads: the control and network threads, under `shared`'s lock.
@@ -114,35 +113,16 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     public var port: UInt16 { socket.port }
     public var endpointName: String { options.name }
 
-    public var isStarted: Bool { thread != nil }
+    public var isStarted: Bool { thread.isStarted }
 
     public func start() throws(AppleMIDIHostError) {
-        guard thread == nil else { return }
-        stopping.store(false, ordering: .relaxed)
+        guard !thread.isStarted else { return }
         shared.withLock { $0.notices.append(.networkMIDI2Listening(address: socket.description)) }
-        var handle = pthread_t()
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(
-            &handle, nil,
-            { raw in
-                let host = Unmanaged<NetworkMIDI2Host>.fromOpaque(raw!).takeRetainedValue()
-                host.run()
-                return nil
-            }, retained)
-        guard created == 0 else {
-            Unmanaged<NetworkMIDI2Host>.fromOpaque(retained).release()
-            throw AppleMIDIHostError("cannot start the Network MIDI 2.0 thread: \(String(cString: strerror(created)))")
-        }
-        thread = handle
+        try thread.start("Network MIDI 2.0") { self.run() }
     }
 
     /// Stops the thread: every session is sent BYE and its notes are released.
-    public func stop() {
-        guard let handle = thread else { return }
-        stopping.store(true, ordering: .relaxed)
-        pthread_join(handle, nil)
-        thread = nil
-    }
+    public func stop() { thread.stop() }
 
     public func takeNotices() -> [MIDIInputNotice] {
         shared.withLock { shared in
@@ -182,7 +162,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
 
     private func run() {
         var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)]
-        while !stopping.load(ordering: .relaxed) {
+        while !thread.isStopping {
             let gapOpen = sessions.contains { $0?.tracker.hasGap == true }
             if poll(&fds, 1, gapOpen ? 10 : 100) > 0, fds[0].revents & Int16(POLLIN) != 0 { drain() }
             housekeeping(options.now())
@@ -195,19 +175,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     }
 
     private func drain() {
-        while true {
-            var from = PeerAddress()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &from.storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(socket.fd, bytes.baseAddress, bytes.count, 0, $0, &length)
-                    }
-                }
-            }
-            guard count >= 0 else { return }  // EAGAIN: drained
-            from.length = length
-            let bytes = Array(buffer[0..<count])
+        while let (bytes, from) = PeerAddress.receive(on: socket.fd, into: &buffer) {
             // Not ours (another protocol on the port), or cut off: nothing to answer.
             guard NetworkMIDI2Datagram.hasSignature(bytes), let datagram = try? NetworkMIDI2Datagram(parsing: bytes)
             else { continue }
@@ -516,15 +484,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         var size = 4
         func flush() {
             guard !batch.isEmpty else { return }
-            let bytes = NetworkMIDI2Datagram(batch).bytes
-            var address = peer.storage
-            _ = bytes.withUnsafeBytes { raw in
-                withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(socket.fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, peer.length)
-                    }
-                }
-            }
+            peer.send(NetworkMIDI2Datagram(batch).bytes, on: socket.fd)
             batch.removeAll()
             size = 4
         }
