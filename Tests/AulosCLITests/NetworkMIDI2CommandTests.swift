@@ -26,6 +26,28 @@ import Glibc
         #expect(unit.stdout.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"), "\(unit.stdout)")
     }
 
+    @Test func aPortInUseIsOneLine() throws {
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+            }
+        }
+        let port = UInt16(bigEndian: address.sin_port)
+        let result = try runAulos([
+            "play", "--device", "null", "--duration", "1", "--network-midi2", "127.0.0.1:\(port)",
+        ])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("cannot listen for Network MIDI 2.0 on 127.0.0.1:\(port): Address already in use"),
+            "\(result.stderr)")
+    }
+
     @Test func aClientPlaysANoteAndSaysGoodbye() throws {
         let folder = NSTemporaryDirectory() + "aulos-network-midi2-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
