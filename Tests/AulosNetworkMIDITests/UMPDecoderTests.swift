@@ -25,6 +25,8 @@ import Testing
         #expect(UMPMessage.split([0x2090_3C64, 0x4090_3C00, 0x8000_0000, 0xF000_0101, 0, 0, 0][...])?.count == 3)
         #expect(UMPMessage.split([0x4090_3C00][...]) == nil)  // a MIDI 2.0 note-on cut after one word
         #expect(UMPMessage.split([0xB000_0000, 0, 0][...])?.count == 1)
+        // A MIDI 1.0 note whole, then a MIDI 2.0 note cut after one word: the whole one is kept.
+        #expect(UMPMessage.wholeMessages([0x2090_3C64, 0x4090_3C00][...]) == [[0x2090_3C64][...]])
     }
 
     @Test func midi1ChannelVoiceIsPassedOn() {

@@ -38,7 +38,7 @@ runFuzzer { data, count in
         _ = tracker.requestNewGap(now: Int64(index))
         if index % 7 == 6 { outcome.deliver += tracker.tick(now: Int64(index) * 100, timeout: 50, attempts: 2).deliver }
         for delivered in outcome.deliver {
-            for message in UMPMessage.split(delivered[...]) ?? [] { decoder.decode(message, into: &events) }
+            for message in UMPMessage.wholeMessages(delivered[...]) { decoder.decode(message, into: &events) }
         }
         if outcome.gaveUp { decoder.reset() }
     }

@@ -352,9 +352,10 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         sessions[index]!.lastArrival = arrival
         var events: [UMPEvent] = []
         for words in outcome.deliver {
-            // A command's words that do not split into whole messages: its last message is cut off, dropped.
-            let messages = UMPMessage.split(words[...]) ?? UMPMessage.split(words.dropLast(words.count % 4)) ?? []
-            for message in messages { sessions[index]!.decoder.decode(message, into: &events) }
+            // A command whose words end inside a message: that message is cut off and dropped, the rest played.
+            for message in UMPMessage.wholeMessages(words[...]) {
+                sessions[index]!.decoder.decode(message, into: &events)
+            }
         }
         for event in events {
             switch event {

@@ -35,11 +35,17 @@ public enum UMPMessage {
 
     /// `words` cut into whole messages; nil when the last message is cut off (the words end inside it).
     public static func split(_ words: ArraySlice<UInt32>) -> [ArraySlice<UInt32>]? {
+        let messages = wholeMessages(words)
+        return messages.reduce(0) { $0 + $1.count } == words.count ? messages : nil
+    }
+
+    /// The whole messages at the start of `words`; a last one cut off is left out.
+    public static func wholeMessages(_ words: ArraySlice<UInt32>) -> [ArraySlice<UInt32>] {
         var messages: [ArraySlice<UInt32>] = []
         var index = words.startIndex
         while index < words.endIndex {
             let count = wordCount(words[index])
-            guard index + count <= words.endIndex else { return nil }
+            guard index + count <= words.endIndex else { break }
             messages.append(words[index..<index + count])
             index += count
         }
