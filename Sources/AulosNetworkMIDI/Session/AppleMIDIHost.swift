@@ -82,7 +82,8 @@ public final class AppleMIDIHost: @unchecked Sendable {
     public let sockets: AppleMIDISockets
     private let receiver: any MIDIReceiver
     private let ssrc = UInt32.random(in: 1...UInt32.max)
-    private let thread = NetworkThread()
+    private let stopping = Atomic<Bool>(false)
+    private var thread: pthread_t?
     private let shared = Mutex(Shared())
 
     /// What the two threads share. Threads: the control and network threads, under `shared`'s lock.
@@ -108,18 +109,37 @@ public final class AppleMIDIHost: @unchecked Sendable {
 
     deinit { stop() }
 
-    public var isStarted: Bool { thread.isStarted }
+    public var isStarted: Bool { thread != nil }
 
     /// Starts the network thread; the `listening` notice says where.
     public func start() throws(AppleMIDIHostError) {
-        guard !thread.isStarted else { return }
+        guard thread == nil else { return }
+        stopping.store(false, ordering: .relaxed)
         let listening = MIDIInputNotice.networkListening(address: sockets.description)
         shared.withLock { $0.notices.append(listening) }
-        try thread.start("network MIDI") { self.run() }
+        var handle = pthread_t()
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(
+            &handle, nil,
+            { raw in
+                let host = Unmanaged<AppleMIDIHost>.fromOpaque(raw!).takeRetainedValue()
+                host.run()
+                return nil
+            }, retained)
+        guard created == 0 else {
+            Unmanaged<AppleMIDIHost>.fromOpaque(retained).release()
+            throw AppleMIDIHostError("cannot start the network MIDI thread: \(String(cString: strerror(created)))")
+        }
+        thread = handle
     }
 
     /// Stops the thread: every session says BY to its peer and its notes are released.
-    public func stop() { thread.stop() }
+    public func stop() {
+        guard let handle = thread else { return }
+        stopping.store(true, ordering: .relaxed)
+        pthread_join(handle, nil)
+        thread = nil
+    }
 
     /// Connected and disconnected peers since the last call, oldest first.
     public func takeNotices() -> [MIDIInputNotice] {
@@ -154,7 +174,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
             pollfd(fd: sockets.control, events: Int16(POLLIN), revents: 0),
             pollfd(fd: sockets.data, events: Int16(POLLIN), revents: 0),
         ]
-        while !thread.isStopping {
+        while !stopping.load(ordering: .relaxed) {
             let ready = poll(&fds, 2, 100)
             if ready > 0 {
                 if fds[0].revents & Int16(POLLIN) != 0 { drain(sockets.control, isData: false) }
@@ -173,7 +193,19 @@ public final class AppleMIDIHost: @unchecked Sendable {
     }
 
     private func drain(_ fd: Int32, isData: Bool) {
-        while let (datagram, from) = PeerAddress.receive(on: fd, into: &buffer) {
+        while true {
+            var from = PeerAddress()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &from.storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, bytes.baseAddress, bytes.count, 0, $0, &length)
+                    }
+                }
+            }
+            guard count >= 0 else { return }  // EAGAIN: drained (or an error the next poll shows again)
+            from.length = length
+            let datagram = Array(buffer[0..<count])
             if AppleMIDIPacket.isSessionPacket(datagram) {
                 guard let packet = try? AppleMIDIPacket(parsing: datagram) else { continue }
                 handle(packet, from: from, on: fd, isData: isData)
@@ -379,7 +411,15 @@ public final class AppleMIDIHost: @unchecked Sendable {
     }
 
     private func send(_ packet: AppleMIDIPacket, on fd: Int32, to peer: PeerAddress) {
-        peer.send(packet.bytes, on: fd)
+        let bytes = packet.bytes
+        var address = peer.storage
+        _ = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, peer.length)
+                }
+            }
+        }
     }
 }
 
