@@ -40,6 +40,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "AulosNetworkMIDI", package: "Aulos")],
             path: "Sources/FuzzNetworkMIDI"),
         .executableTarget(
+            name: "FuzzNetworkMIDI2",
+            dependencies: ["FuzzSupport", .product(name: "AulosNetworkMIDI", package: "Aulos")],
+            path: "Sources/FuzzNetworkMIDI2"),
+        .executableTarget(
             name: "FuzzSFZParser", dependencies: ["FuzzSupport", .product(name: "AulosSFZ", package: "Aulos")],
             path: "Sources/FuzzSFZParser"),
         .executableTarget(

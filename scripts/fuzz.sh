@@ -7,20 +7,22 @@
 # libraries of several files in memory (include loops and depth, #define chains; the selector built and
 # played), and such libraries built into a rig with real samples and played (sfz-build), and network MIDI
 # datagrams through both readers, AppleMIDI session packets and RTP-MIDI with its recovery journal, each read
-# written back and read again and each RTP-MIDI packet repaired from (network-midi). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
+# written back and read again and each RTP-MIDI packet repaired from (network-midi), and Network MIDI 2.0
+# datagrams (network-midi2: commands built back and read again, UMP data through the sequence tracker, the UMP
+# decoder and the stream responder, up to 64 KiB). Builds the Fuzz/ package with AddressSanitizer and coverage instrumentation, linked to libFuzzer without its main (each
 # target calls LLVMFuzzerRunDriver), seeds each corpus from the project's own files, and runs each target
 # for RUNS inputs (default 1,000,000). A crash stops that target, leaves the input in
 # .build-fuzz/artifacts/TARGET/ and fails the run; turn it into a test and fix it.
 #
 # Usage: scripts/fuzz.sh [RUNS] [TARGET ...]
 #   targets: midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz
-#            sfz-build network-midi
+#            sfz-build network-midi network-midi2
 #   (midi-file-large runs RUNS/100; rig-build and sfz-build, which build and play each input, RUNS/20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 shift || true
-targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz sfz-build network-midi}")
+targets=("${@:-midi-parser midi-file midi-file-large score rig rig-set rig-build soundfont tuning osc http sfz sfz-build network-midi network-midi2}")
 targets=(${targets[*]})
 work=.build-fuzz
 mkdir -p "$work"
@@ -46,7 +48,7 @@ bin=Fuzz/.build/release
 # written here (format 0 and 1, running status, tempo and time signature, sysex, SMPTE division).
 seed() { mkdir -p "$work/corpus/$1"; }
 seed midi-parser; seed midi-file; seed midi-file-large; seed score; seed rig; seed rig-set; seed soundfont; seed tuning
-seed osc; seed http; seed rig-build; seed sfz; seed sfz-build; seed network-midi
+seed osc; seed http; seed rig-build; seed sfz; seed sfz-build; seed network-midi; seed network-midi2
 # Network MIDI: a Mac's IN and CK2 and its three RTP-MIDI packets (pymidi's test captures: running status, two
 # channel journals, chapters C and N), pymidi-built note and controller packets, RS, a long header, SysEx
 # segments, every system message, and chapters P, M, W, N, T, A behind a system journal.
@@ -68,6 +70,31 @@ seeds = {
 }
 for name, text in seeds.items():
     open(f"{sys.argv[1]}/{name}.bin", "wb").write(bytes.fromhex(text))
+PY
+# Network MIDI 2.0: an invitation, authentication with a digest, ping, UMP data with FEC copies (MIDI 1.0 and 2.0
+# notes, per-note pitch bend, SysEx7 in three parts, endpoint and function block discovery), a gap, a retransmit
+# error, session reset, NAK, BYE, and a command Aulos does not know. Written from the specification's structure.
+python3 - "$work/corpus/network-midi2" <<'PY'
+import sys
+m = "4d494449"
+seeds = {
+    "invite": m + "01020101" + "4b657900" + "50310000",
+    "auth": m + "02080000" + "ab" * 32,
+    "ping": m + "20010000cafef00d",
+    "notes-fec": m + "ff0100002090 3c64".replace(" ", "") + "ff02000140903c00ffff0000" + "ff0200024062 3c00c0000000".replace(" ", ""),
+    "sysex": m + "ff020000" + "30160102 03040506".replace(" ", "") + "ff020001" + "30260708090a0b0c" + "ff020002" + "30320d0e00000000",
+    "discovery": m + "ff040000f0000101 0000001f 00000000 00000000".replace(" ", "") + "ff040001f010ff03000000000000000000000000",
+    "gap": m + "ff010005209 03c64".replace(" ", "") + "ff010009208 03c00".replace(" ", "") + "81010100 00060000".replace(" ", ""),
+    "reset-nak-bye": m + "82000000" + "8f020100 77000000 6e6f0000".replace(" ", "") + "f0010100 62796500".replace(" ", "") + "77011234 00000005".replace(" ", ""),
+}
+for name, text in seeds.items():
+    open(f"{sys.argv[1]}/{name}.bin", "wb").write(bytes.fromhex(text))
+# A large datagram: 60 UMP data commands of 255 words (61 KiB), every other one out of order.
+large = bytes.fromhex(m)
+for n in range(60):
+    sequence = n ^ 1
+    large += bytes([0xFF, 255, sequence >> 8, sequence & 0xFF]) + bytes.fromhex("20903c64") * 255
+open(f"{sys.argv[1]}/large.bin", "wb").write(large)
 PY
 # SFZ libraries in memory (parts at "\n%%%\n" are lib/f0.sfz … lib/f7.sfz): the project's own library with
 # its includes, an include loop, includes nested past the limit, and a #define chain that doubles each line.
@@ -183,6 +210,7 @@ for target in "${targets[@]}"; do
     soundfont) exe=FuzzSoundFont; max=16384 ;; tuning) exe=FuzzTuning; max=65536 ;; osc) exe=FuzzOSC; max=9000 ;; http) exe=FuzzRequestFraming; max=65536 ;;
     sfz) exe=FuzzSFZParser; max=65536 ;;
     network-midi) exe=FuzzNetworkMIDI; max=8192 ;;
+    network-midi2) exe=FuzzNetworkMIDI2; max=65536 ;;
     sfz-build) exe=FuzzSFZBuild; max=65536; count=$(( runs / 20 > 1000 ? runs / 20 : 1000 ))
       cp "$work"/corpus/sfz/*.txt "$work/corpus/sfz-build/" ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;

@@ -77,6 +77,8 @@ public enum MIDIInputNotice: Equatable, Sendable {
     /// Network MIDI inviting a peer (Aulos the initiator): what became of the invitation, as the words that follow
     /// the peer's name (`AppleMIDI 192.168.1.5:5004`, `does not answer the invitation …`).
     case networkInvitation(peer: String, event: String)
+    /// Network MIDI 2.0 (UMP over UDP) listens on this address and port.
+    case networkMIDI2Listening(address: String)
     /// A MIDI input that could not be opened while another plays on (no ALSA sequencer beside network MIDI).
     case unavailable(input: String, reason: String)
 }

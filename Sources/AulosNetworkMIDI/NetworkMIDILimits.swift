@@ -17,4 +17,11 @@ public enum NetworkMIDILimits {
     public static let maximumSysExBytes = 65_536
     /// Channel journals in one recovery journal: TOTCHAN is 4 bits, so at most 16, and each channel once.
     public static let maximumChannelJournals = 16
+    /// The most command packets one Network MIDI 2.0 datagram may carry (a 64 KiB datagram could frame 16,383
+    /// empty ones); more is refused, so one datagram never becomes more work than a few UMP data commands with
+    /// their forward error correction copies.
+    public static let maximumCommandPackets = 1_024
+    /// Network MIDI 2.0 UMP data commands held back per session after a gap, waiting for the missing ones
+    /// (retransmission); a longer gap gives up at once (the session's notes are ended).
+    public static let maximumPendingUMPCommands = 64
 }

@@ -248,6 +248,11 @@ import Glibc
         fromRig.networkMIDILatency = 1
         try fromRig.readRig()
         #expect(fromRig.unitText.contains(" --network-midi-latency 1\n"), "a latency tunes the rig's")
+        // Network MIDI 2.0 uses the secret; --network-midi2 goes into ExecStart.
+        fromRig.networkMIDI2Listen = "5673"
+        try fromRig.readRig()
+        #expect(fromRig.unitText.contains(" --network-midi2 5673\n"), "\(fromRig.unitText)")
+        #expect(!fromRig.hasUnusedNetworkMIDISecret)
 
         var orphan = ServiceInstaller()
         orphan.root = folder + "/root"
@@ -262,13 +267,18 @@ import Glibc
         fromRig.networkMIDIConnect = ["192.168.1.5:5004"]
         try fromRig.readRig()
         #expect(
-            fromRig.unitText.contains(" --network-midi-connect 192.168.1.5:5004\n"), "peers invited from the rig's port"
+            fromRig.unitText.split(separator: "\n").first { $0.hasPrefix("ExecStart=") }?.split(separator: " ")
+                .joined(separator: " ").contains(" --network-midi-connect 192.168.1.5:5004") == true,
+            "peers invited from the rig's port"
         )
         orphan.networkMIDIConnect = ["pi.local:5004"]
         orphan.networkMIDIListen = "5004"
         #expect(throws: InstallError.self) { try orphan.readRig() }
         orphan.networkMIDIConnect = nil
         orphan.networkMIDIListen = "70000"
+        #expect(throws: InstallError.self) { try orphan.readRig() }
+        orphan.networkMIDIListen = nil
+        orphan.networkMIDI2Listen = "pi.local:5673"
         #expect(throws: InstallError.self) { try orphan.readRig() }
         #expect(access(folder + "/root", F_OK) != 0, "nothing installed")
     }

@@ -8,8 +8,8 @@ import Testing
 import Glibc
 #endif
 
-/// A rig's or set's `network-midi:`: the port, the allow list, the playout latency and Network MIDI 2.0's secret
-/// (kept, not used), every mistake one line with the file and line.
+/// A rig's or set's `network-midi:`: the port, the allow list, the playout latency, Network MIDI 2.0's port and
+/// secret, every mistake one line with the file and line.
 @Suite struct NetworkMIDIRigTests {
     let part = "parts:\n  - instrument: synth\n"
 
@@ -35,6 +35,10 @@ import Glibc
         #expect(empty.servers.networkMIDI?.allow == nil)
         let one = try Rig(yaml: "network-midi:\n  listen: 0.0.0.0:5004\n  allow: 10.0.0.0/8\n" + part)
         #expect(one.servers.networkMIDI?.allowText == ["10.0.0.0/8"])
+        // midi2: a Network MIDI 2.0 host beside the AppleMIDI one.
+        let both = try Rig(yaml: "network-midi:\n  listen: 5004\n  midi2: 5673\n" + part)
+        #expect(both.servers.networkMIDI?.midi2 == "5673")
+        #expect(try Rig(yaml: "network-midi: 5004\n" + part).servers.networkMIDI?.midi2 == nil)
     }
 
     /// `connect:`: the peers Aulos invites, a list or one; empty, like absent, none.
@@ -55,6 +59,8 @@ import Glibc
             latencyMilliseconds: 4, secret: "a \"quoted\" secret", connect: ["192.168.1.5:5004", "[::1]:5006"])
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
         rig.servers.networkMIDI = NetworkMIDISettings(listen: "5004")
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        rig.servers.networkMIDI?.midi2 = "[::1]:5673"
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
     }
 
@@ -111,6 +117,11 @@ import Glibc
             "test.yaml:3: network-midi.connect: '5004': give the peer's numeric address and port"
         ),
         ("network-midi:\n  listen: 5004\n  connect: [[1]]\n", "test.yaml:3: network-midi.connect: lists peers"),
+        (
+            "network-midi:\n  listen: 5004\n  midi2: host:5673\n",
+            "test.yaml:3: network-midi.midi2: 'host:5673': 'host' is not a numeric"
+        ),
+        ("network-midi:\n  listen: 5004\n  midi2: [1]\n", "test.yaml:3: network-midi.midi2: must be [ADDR:]PORT"),
     ])
     func mistakesNameFileAndLine(text: String, expected: String) {
         do {

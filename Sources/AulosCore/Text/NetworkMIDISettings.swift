@@ -14,9 +14,12 @@ public struct NetworkMIDISettings: Equatable, Sendable {
     /// The peers Aulos invites (it is the initiator towards them), each `ADDR:PORT` as given (checked by
     /// `parsePeer`); empty: Aulos only answers invitations.
     public var connect: [String]
-    /// Network MIDI 2.0's shared secret for authenticated invitations. Read and kept, not used yet: Network
-    /// MIDI 2.0 is not built (docs/network-midi.md).
+    /// Network MIDI 2.0's shared secret: with it, a Network MIDI 2.0 client must authenticate (AppleMIDI sessions
+    /// have no authentication).
     public var secret: String?
+    /// `[ADDR:]PORT` of a Network MIDI 2.0 (UMP over UDP) host beside the AppleMIDI one (`midi2:`,
+    /// `--network-midi2`); nil: none.
+    public var midi2: String?
 
     public init(
         listen: String, allow: [NetworkPrefix]? = nil, latencyMilliseconds: Double? = nil, secret: String? = nil,

@@ -159,7 +159,7 @@ public final class AppleMIDISockets: @unchecked Sendable {
         _ = try destinations(endpoint)
     }
 
-    private static func bind(_ address: String?, family: Int32?, port: UInt16) throws(AppleMIDIHostError)
+    static func bind(_ address: String?, family: Int32?, port: UInt16) throws(AppleMIDIHostError)
         -> (fd: Int32, family: Int32)
     {
         let families = family.map { [$0] } ?? [AF_INET6, AF_INET]
@@ -208,7 +208,7 @@ public final class AppleMIDISockets: @unchecked Sendable {
         throw AppleMIDIHostError(failure)
     }
 
-    private static func boundPort(_ fd: Int32) -> UInt16 {
+    static func boundPort(_ fd: Int32) -> UInt16 {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &storage) {

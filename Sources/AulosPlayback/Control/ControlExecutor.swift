@@ -71,7 +71,9 @@ final class ControlExecutor {
             keyboards[Self.key(port)] = port.isNetwork ? "\(port.clientName): \(port.portName)" : port.description
         case .disconnected(let port, _): keyboards[Self.key(port)] = nil
         case .subscribed(let port): keyboards[Self.key(port)] = "\(port.address) \(port.clientName)"
-        case .listening, .connectFailed, .inputOverflow, .networkListening, .networkInvitation, .unavailable: break
+        case .listening, .connectFailed, .inputOverflow, .networkListening, .networkInvitation, .networkMIDI2Listening,
+            .unavailable:
+            break
         }
     }
 

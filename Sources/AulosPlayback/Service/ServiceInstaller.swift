@@ -44,6 +44,8 @@ public struct ServiceInstaller {
     public var networkMIDILatency: Double?
     /// `--network-midi-connect`: the peers the service invites (`ADDR:PORT` each), as given.
     public var networkMIDIConnect: [String]?
+    /// `--network-midi2 [ADDR:]PORT` (Network MIDI 2.0), as given: written into ExecStart.
+    public var networkMIDI2Listen: String?
     /// A folder of songs for the file player, copied into the state folder (`songsPath`) for the service.
     public var playlist: String?
     /// Program changes on this channel choose the playlist's song.
@@ -175,6 +177,7 @@ public struct ServiceInstaller {
         }
         if let latency = networkMIDILatency { arguments += ["--network-midi-latency", latency.clean] }
         if let connect = networkMIDIConnect { arguments += ["--network-midi-connect", connect.joined(separator: ",")] }
+        if let midi2 = networkMIDI2Listen { arguments += ["--network-midi2", midi2] }
         return arguments
     }
 
@@ -182,9 +185,11 @@ public struct ServiceInstaller {
     var credential: String { passwordSource != nil ? "\nLoadCredential=web-password:" + passwordPath : "" }
 
     /// Whether the unit must allow IPv4 sockets: the panel, OSC or network MIDI, from the options or the rig file.
-    var needsNetwork: Bool { web != nil || osc != nil || networkMIDIListen != nil || rigServers.needsNetwork }
+    var needsNetwork: Bool {
+        web != nil || osc != nil || networkMIDIListen != nil || networkMIDI2Listen != nil || rigServers.needsNetwork
+    }
     /// Whether it must allow IPv6 sockets too: network MIDI listens on both, from the options or the rig file.
-    var needsIPv6: Bool { networkMIDIListen != nil || rigServers.needsIPv6 }
+    var needsIPv6: Bool { networkMIDIListen != nil || networkMIDI2Listen != nil || rigServers.needsIPv6 }
 
     /// Reads the rig file to be played, refusing one that would not load at boot or a panel beyond this
     /// machine without a password, and keeps its servers for the unit.
@@ -226,7 +231,12 @@ public struct ServiceInstaller {
                 throw InstallError("not installing: --network-midi '\(listen)': \(error.reason)")
             }
         }
-        if networkMIDIListen == nil && rigServers.networkMIDI == nil
+        if let midi2 = networkMIDI2Listen {
+            do { _ = try NetworkMIDISettings.parseListen(midi2) } catch {
+                throw InstallError("not installing: --network-midi2 '\(midi2)': \(error.reason)")
+            }
+        }
+        if networkMIDIListen == nil && networkMIDI2Listen == nil && rigServers.networkMIDI == nil
             && (networkMIDIAllow != nil || networkMIDILatency != nil)
         {
             throw InstallError(
@@ -235,8 +245,11 @@ public struct ServiceInstaller {
         }
     }
 
-    /// Whether a network MIDI secret is set (the rig's `network-midi: secret:`): kept, not used yet.
-    public var hasUnusedNetworkMIDISecret: Bool { rigServers.networkMIDI?.secret != nil }
+    /// Whether a network MIDI secret is set (the rig's `network-midi: secret:`) with no Network MIDI 2.0 host to
+    /// use it (AppleMIDI has no authentication).
+    public var hasUnusedNetworkMIDISecret: Bool {
+        rigServers.networkMIDI?.secret != nil && networkMIDI2Listen == nil && rigServers.networkMIDI?.midi2 == nil
+    }
 
     /// The password file's hash, refused with what to do when it cannot be read or holds no hash: the
     /// service would otherwise stop at every start, and systemd restart it for ever.

@@ -43,6 +43,7 @@ public struct LiveServers: Equatable, Sendable {
                 lines.append("  connect: [\(networkMIDI.connect.map(Rig.quoted).joined(separator: ", "))]")
             }
             if let secret = networkMIDI.secret { lines.append("  secret: \(Rig.quoted(secret))") }
+            if let midi2 = networkMIDI.midi2 { lines.append("  midi2: \(Rig.quoted(midi2))") }
         }
         return lines
     }
@@ -84,14 +85,15 @@ extension RigReader {
     }
 
     /// `network-midi: [ADDR:]PORT`, or a mapping of `listen:` (required), `allow:` (a list of addresses and
-    /// prefixes, or one; empty or absent: the local network), `latency-ms:`, `secret:` and `connect:` (the peers
-    /// Aulos invites, `ADDR:PORT` each: a list, or one; empty or absent: none).
+    /// prefixes, or one; empty or absent: the local network), `latency-ms:`, `secret:`, `connect:` (the peers
+    /// Aulos invites, `ADDR:PORT` each: a list, or one; empty or absent: none) and `midi2:` (a Network MIDI 2.0
+    /// host's `[ADDR:]PORT`).
     func networkMIDI(_ node: Node) throws(RigError) -> NetworkMIDISettings {
         let listenNode: Node
         var keys: [String: Node] = [:]
         if let mapping = node.mapping {
             keys = try self.keys(
-                mapping, allowed: ["listen", "allow", "latency-ms", "secret", "connect"], at: "network-midi.")
+                mapping, allowed: ["listen", "allow", "latency-ms", "secret", "connect", "midi2"], at: "network-midi.")
             guard let node = keys["listen"] else {
                 throw error(node, "network-midi", "needs listen: [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
             }
@@ -142,6 +144,15 @@ extension RigReader {
             let secret = try string(secretNode, "network-midi.secret")
             guard !secret.isEmpty else { throw error(secretNode, "network-midi.secret", "is empty") }
             settings.secret = secret
+        }
+        if let midi2Node = keys["midi2"] {
+            guard let midi2 = midi2Node.scalar?.string else {
+                throw error(midi2Node, "network-midi.midi2", "must be [ADDR:]PORT (5673, [::1]:5673)")
+            }
+            do { _ = try NetworkMIDISettings.parseListen(midi2) } catch {
+                throw self.error(midi2Node, "network-midi.midi2", "'\(midi2.clipped(40))': \(error.reason)")
+            }
+            settings.midi2 = midi2
         }
         return settings
     }

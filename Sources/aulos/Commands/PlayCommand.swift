@@ -223,7 +223,8 @@ struct PlayCommand: ParsableCommand {
         }
         if networkMIDI.isGiven && !isLive {
             throw ValidationError(
-                "--network-midi is for live play: with a file, add --web, --osc or --control-socket to play it on "
+                "--network-midi is for live play (so is --network-midi2): with a file, add --web, --osc or "
+                    + "--control-socket to play it on "
                     + "the live instrument")
         }
         guard (0...1000).contains(midiHeadroom) else {
@@ -244,16 +245,20 @@ struct PlayCommand: ParsableCommand {
         return who + ", playout latency \(latency.clean) ms" + invites
     }
 
-    /// Advertises the AppleMIDI session on `port` as `name` through Avahi (a Mac lists it under Directory by
-    /// itself); not when they listen on loopback alone, which no other machine can reach. Its notices go to the
-    /// log as they happen, from Avahi's thread.
-    static func advertise(_ endpoint: AppleMIDIEndpoint, on port: UInt16, name: String) -> AvahiAdvertiser? {
-        if let address = endpoint.address, address.hasPrefix("127.") || address == "::1" {
-            printError("aulos: network MIDI not advertised: it listens on loopback only")
-            return nil
+    /// Advertises a network MIDI service of `type` (AppleMIDI's, Network MIDI 2.0's) on `port` as `name` through
+    /// Avahi (a Mac lists an AppleMIDI session under Directory by itself), on `advertiser` or a new one; not when
+    /// the host listens on loopback alone (`address`), which no other machine can reach. Its notices go to the log
+    /// as they happen, from Avahi's thread.
+    static func advertise(
+        type: String, address: String?, port: UInt16, name: String, with advertiser: AvahiAdvertiser?
+    ) -> AvahiAdvertiser? {
+        if let address, address.hasPrefix("127.") || address == "::1" {
+            let what = type == DNSServiceName.appleMIDI ? "network MIDI" : "Network MIDI 2.0"
+            printError("aulos: \(what) not advertised: it listens on loopback only")
+            return advertiser
         }
-        let advertiser = AvahiAdvertiser { printError("aulos: network MIDI " + $0) }
-        advertiser.advertise(type: DNSServiceName.appleMIDI, port: port, name: name)
+        let advertiser = advertiser ?? AvahiAdvertiser { printError("aulos: network MIDI " + $0) }
+        advertiser.advertise(type: type, port: port, name: name)
         return advertiser
     }
 
@@ -347,6 +352,8 @@ struct PlayCommand: ParsableCommand {
             // With network MIDI (the options, or the rig's network-midi: under them) the sequencer is welcome, not
             // required: the sessions play without it. The sockets are bound now, so a port in use is said before
             // anything is built.
+            var networkInputs: [LiveMIDISourceOpener] = []
+            let midi2 = networkMIDI.midi2Settings(over: set.servers.networkMIDI)
             if let settings = try networkMIDI.settings(over: set.servers.networkMIDI) {
                 let endpoint = try AppleMIDIEndpoint(parsing: settings.listen)
                 let sockets = try AppleMIDISockets(endpoint)
@@ -358,15 +365,31 @@ struct PlayCommand: ParsableCommand {
                 printError(
                     "aulos: network MIDI "
                         + Self.describe(settings, latency: Double(network.playoutLatencyNanos) / 1e6))
-                if settings.secret != nil {
+                if settings.secret != nil && midi2 == nil {
                     printError(
-                        "aulos: network-midi: the secret is not used yet: Network MIDI 2.0 is not built (AppleMIDI "
-                            + "sessions have no authentication)")
+                        "aulos: network-midi: the secret is for Network MIDI 2.0 (midi2: or --network-midi2), which "
+                            + "is off; AppleMIDI sessions have no authentication")
                 }
-                midiInput = CompositeMIDISource.opener(
-                    optional: "ALSA sequencer", midiInput,
-                    required: [NetworkMIDISource.opener(sockets, options: network)])
-                advertiser = Self.advertise(endpoint, on: sockets.port, name: network.name)
+                networkInputs.append(NetworkMIDISource.opener(sockets, options: network))
+                advertiser = Self.advertise(
+                    type: DNSServiceName.appleMIDI, address: endpoint.address, port: sockets.port, name: network.name,
+                    with: advertiser)
+            }
+            if let settings = midi2, let listen = settings.midi2 {
+                let socket = try NetworkMIDI2Socket(parsing: listen)
+                var options = NetworkMIDI2Host.Options().applying(settings)
+                options.name = set.name == "default" ? "Aulos" : set.name
+                let who = settings.allowText.map { $0.joined(separator: ", ") } ?? "the local network"
+                printError(
+                    "aulos: Network MIDI 2.0 accepts sessions from \(who)"
+                        + (settings.secret == nil ? "" : " that know the shared secret"))
+                networkInputs.append(NetworkMIDI2Source.opener(socket, options: options))
+                advertiser = Self.advertise(
+                    type: DNSServiceName.networkMIDI2, address: try? NetworkMIDISettings.parseListen(listen).address,
+                    port: socket.port, name: options.name, with: advertiser)
+            }
+            if !networkInputs.isEmpty {
+                midiInput = CompositeMIDISource.opener(optional: "ALSA sequencer", midiInput, required: networkInputs)
             }
             var live = KeyboardPlayback.Options(
                 midiInput: midiInput, placement: lowestLatency ? .lowestLatency : .constantLatency,

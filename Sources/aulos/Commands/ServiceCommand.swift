@@ -120,6 +120,7 @@ struct ServiceCommand: ParsableCommand {
             installer.networkMIDIAllow = networkMIDI.allowPrefixes
             installer.networkMIDILatency = networkMIDI.latency
             installer.networkMIDIConnect = networkMIDI.connectPeers
+            installer.networkMIDI2Listen = networkMIDI.midi2
             installer.playlist = playlist
             installer.songChannel = songChannel
         }
@@ -154,7 +155,7 @@ struct ServiceCommand: ParsableCommand {
                 executable: executable, presets: presets, soundFont: SearchPaths.soundFont)
             { print(line) }
             if installer.hasUnusedNetworkMIDISecret {
-                print("the rig's network-midi secret is kept but not used yet: Network MIDI 2.0 is not built")
+                print("the rig's network-midi secret is for Network MIDI 2.0, which is off (midi2: or --network-midi2)")
             }
         }
     }

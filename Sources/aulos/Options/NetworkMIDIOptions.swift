@@ -1,9 +1,10 @@
 import ArgumentParser
 import AulosCore
 
-/// Network MIDI's options, for `aulos play` and `aulos service install|unit`: where the AppleMIDI host listens,
-/// who may open a session, the playout latency and the peers Aulos invites. Each given wins over the rig's
-/// `network-midi:` (its `listen`, `allow`, `latency-ms`, `connect`); the others alone tune the rig's.
+/// Network MIDI's options, for `aulos play` and `aulos service install|unit`: where the AppleMIDI host and the
+/// Network MIDI 2.0 host listen, who may open a session, the playout latency and the peers Aulos invites. Each
+/// given wins over the rig's `network-midi:` (its `listen`, `midi2`, `allow`, `latency-ms`, `connect`); the allow
+/// list and latency alone tune the rig's.
 struct NetworkMIDIOptions: ParsableArguments {
     @Option(
         name: .customLong("network-midi"),
@@ -39,13 +40,26 @@ struct NetworkMIDIOptions: ParsableArguments {
             valueName: "addr:port,..."))
     var connect: String?
 
+    @Option(
+        name: .customLong("network-midi2"),
+        help: ArgumentHelp(
+            "Accept Network MIDI 2.0 (UMP over UDP) sessions on this UDP port, every interface unless an address is "
+                + "given (docs/network-midi.md); the allow list and the rig's secret apply. Live play only.",
+            valueName: "[addr:]port"))
+    var midi2: String?
+
     /// Whether any of the options is given.
-    var isGiven: Bool { listen != nil || allow != nil || latency != nil || connect != nil }
+    var isGiven: Bool { listen != nil || allow != nil || latency != nil || connect != nil || midi2 != nil }
 
     func validate() throws {
         if let listen {
             do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
                 throw ValidationError("--network-midi '\(listen)': \(error.reason)")
+            }
+        }
+        if let midi2 {
+            do { _ = try NetworkMIDISettings.parseListen(midi2) } catch {
+                throw ValidationError("--network-midi2 '\(midi2)': \(error.reason)")
             }
         }
         if let allow {
@@ -93,7 +107,7 @@ struct NetworkMIDIOptions: ParsableArguments {
                     "--network-midi-connect needs --network-midi [ADDR:]PORT (or a rig's network-midi:): the local "
                         + "ports Aulos invites from")
             }
-            if isGiven {
+            if isGiven && midi2 == nil {
                 throw CommandError(
                     "--network-midi-allow and --network-midi-latency go with --network-midi [ADDR:]PORT (or a rig's "
                         + "network-midi:)")
@@ -105,6 +119,17 @@ struct NetworkMIDIOptions: ParsableArguments {
         if allow != nil { settings.allow = allowPrefixes }
         if let latency { settings.latencyMilliseconds = latency }
         if let peers = connectPeers { settings.connect = peers }
+        if let midi2 { settings.midi2 = midi2 }
+        return settings
+    }
+
+    /// The settings Network MIDI 2.0 plays with (`midi2` is where it listens: `--network-midi2`, else the rig's
+    /// `midi2:`), sharing the allow list and the secret with AppleMIDI; nil when neither turns it on.
+    func midi2Settings(over rig: NetworkMIDISettings?) -> NetworkMIDISettings? {
+        guard let midi2 = midi2 ?? rig?.midi2 else { return nil }
+        var settings = rig ?? NetworkMIDISettings(listen: midi2)
+        settings.midi2 = midi2
+        if allow != nil { settings.allow = allowPrefixes }
         return settings
     }
 }

@@ -54,6 +54,7 @@ final class PlayReport {
         case .inputOverflow: "input overflowed, events lost"
         case .networkListening(let address): "network MIDI (AppleMIDI) on \(address)"
         case .networkInvitation(let peer, let event): "\(peer) \(event)"
+        case .networkMIDI2Listening(let address): "Network MIDI 2.0 on \(address)"
         case .unavailable(let input, let reason):
             (reason.lowercased().contains(input.lowercased()) ? reason : "\(input): \(reason)")
                 + "; playing network MIDI only"

@@ -1,0 +1,371 @@
+import AulosCore
+import AulosIO
+import AulosMIDI
+import Glibc
+import Testing
+
+@testable import AulosNetworkMIDI
+
+/// A Network MIDI 2.0 client on loopback written from the specification's structure, not from Aulos's builder:
+/// every datagram is "MIDI" then commands of code · length in words · two specific bytes · payload, put together
+/// byte by byte here; answers are read the same way. Threads: the test's.
+final class MIDI2TestClient {
+    let fd: Int32
+    let hostPort: UInt16
+
+    /// One command as read back: its code, its two specific bytes and its payload bytes.
+    struct Command: Equatable {
+        var code: UInt8
+        var specific: UInt16
+        var payload: [UInt8]
+    }
+
+    init(hostPort: UInt16) {
+        self.hostPort = hostPort
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// A command's bytes: the header, then the payload (whose length must be whole words).
+    static func command(_ code: UInt8, _ byte2: UInt8 = 0, _ byte3: UInt8 = 0, _ payload: [UInt8] = []) -> [UInt8] {
+        precondition(payload.count % 4 == 0)
+        return [code, UInt8(payload.count / 4), byte2, byte3] + payload
+    }
+
+    static func word(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    /// UMP data with sequence number `sequence` carrying `words`.
+    static func ump(_ sequence: UInt16, _ words: [UInt32]) -> [UInt8] {
+        command(0xFF, UInt8(sequence >> 8), UInt8(sequence & 0xFF), words.flatMap(word))
+    }
+
+    /// A MIDI 2.0 note on / off on channel 1 at full velocity.
+    static func noteOn(_ note: UInt8) -> [UInt32] { [0x4090_0000 | UInt32(note) << 8, 0xFFFF_0000] }
+    static func noteOff(_ note: UInt8) -> [UInt32] { [0x4080_0000 | UInt32(note) << 8, 0x8000_0000] }
+
+    func send(_ commands: [UInt8]...) {
+        let bytes: [UInt8] = [0x4D, 0x49, 0x44, 0x49] + commands.flatMap { $0 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_port = hostPort.bigEndian
+        _ = bytes.withUnsafeBytes { raw in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, raw.baseAddress, raw.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    /// The commands of the next datagram within `milliseconds` (empty when none came or it is not one).
+    func receive(milliseconds: Int32 = 2_000) -> [Command] {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, milliseconds) == 1 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count >= 4, buffer[0..<4] == [0x4D, 0x49, 0x44, 0x49] else { return [] }
+        var commands: [Command] = []
+        var at = 4
+        while at + 4 <= count {
+            let length = Int(buffer[at + 1]) * 4
+            guard at + 4 + length <= count else { break }
+            commands.append(
+                Command(
+                    code: buffer[at], specific: UInt16(buffer[at + 2]) << 8 | UInt16(buffer[at + 3]),
+                    payload: Array(buffer[at + 4..<at + 4 + length])))
+            at += 4 + length
+        }
+        return commands
+    }
+
+    /// Commands received until one with `code` (within 2 s), that one last.
+    func receive(until code: UInt8) -> [Command] {
+        var seen: [Command] = []
+        let deadline = monotonicNow() + 2_000_000_000
+        while monotonicNow() < deadline {
+            seen += receive(milliseconds: 200)
+            if seen.contains(where: { $0.code == code }) { return seen }
+        }
+        return seen
+    }
+
+    /// Invitation: name "Test", capabilities `capabilities`, product id "t1".
+    func invite(capabilities: UInt8 = 0) -> [Command] {
+        send(Self.command(0x01, 1, capabilities, Array("Test".utf8) + Array("t1".utf8) + [0, 0]))
+        return receive()
+    }
+
+    /// A ping and its reply: every earlier datagram has been handled by then (the host reads in order).
+    func barrier(_ id: UInt32 = 0xB0B0) -> [Command] {
+        send(Self.command(0x20, 0, 0, Self.word(id)))
+        return receive(until: 0x21)
+    }
+}
+
+@Suite(.serialized) struct NetworkMIDI2HostTests {
+    private func host(_ configure: (inout NetworkMIDI2Host.Options) -> Void = { _ in }) throws
+        -> (NetworkMIDI2Host, RecordingReceiver, MIDI2TestClient)
+    {
+        var options = NetworkMIDI2Host.Options()
+        configure(&options)
+        let receiver = RecordingReceiver()
+        let host = NetworkMIDI2Host(
+            socket: try NetworkMIDI2Socket(address: "127.0.0.1", port: 0), receiver: receiver, options: options)
+        try host.start()
+        return (host, receiver, MIDI2TestClient(hostPort: host.port))
+    }
+
+    private func notes(_ receiver: RecordingReceiver) -> [String] {
+        receiver.deliveries.map { "\($0.message.isNoteOn ? "on" : "off") \($0.message.data1)" }
+    }
+
+    @Test func inviteAnswerPingsPlayNotesAndSayGoodbye() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        let accepted = client.invite()
+        // Invitation Reply: Accepted, name "Aulos" (2 words: "Aulo" "s\0\0\0"), product id "aulos" (2 words).
+        #expect(accepted.map(\.code) == [0x10])
+        #expect(accepted.first?.specific == 0x0200)
+        #expect(accepted.first?.payload == Array("Aulos\0\0\0aulos\0\0\0".utf8))
+        client.send(MIDI2TestClient.command(0x20, 0, 0, MIDI2TestClient.word(0xCAFE_F00D)))
+        #expect(client.receive() == [.init(code: 0x21, specific: 0, payload: MIDI2TestClient.word(0xCAFE_F00D))])
+        client.send(MIDI2TestClient.ump(7, MIDI2TestClient.noteOn(60)))
+        client.send(MIDI2TestClient.ump(8, MIDI2TestClient.noteOff(60)))
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60", "off 60"])
+        #expect(receiver.deliveries.first?.message == .noteOn(channel: 0, note: 60, velocity: 127))
+        #expect(receiver.deliveries.first?.source == .network(0x8000))
+        #expect(host.sessionStatuses.first?.peerName == "Test")
+        client.send(MIDI2TestClient.command(0xF0, 1))
+        #expect(client.receive().map(\.code) == [0xF1])
+        #expect(receiver.wait { $0.ended.count == 1 })
+        let notices = host.takeNotices()
+        #expect(
+            notices.contains(
+                .connected(
+                    NetworkMIDI2Host.portName(
+                        .init(source: .network(0x8000), peerName: "Test", peer: "127.0.0.1:\(portOf(client.fd))")))))
+        #expect(host.sessionStatuses.isEmpty)
+    }
+
+    @Test func aDroppedDatagramIsRecoveredFromTheNextOnesCopies() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        // The sender repeats its two previous UMP data commands in every datagram (FEC). The datagram carrying
+        // sequence 1 (note on 62) is dropped; the next carries 0 and 1 again before 2.
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        // (dropped: ump(0) copy, ump(1, noteOn(62)))
+        client.send(
+            MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)), MIDI2TestClient.ump(1, MIDI2TestClient.noteOn(62)),
+            MIDI2TestClient.ump(2, MIDI2TestClient.noteOff(60)))
+        let answers = client.barrier()
+        #expect(notes(receiver) == ["on 60", "on 62", "off 60"])
+        #expect(!answers.contains { $0.code == 0x80 })  // nothing to ask for
+        #expect(host.sessionStatuses.first?.duplicates == 1)
+        #expect(host.sessionStatuses.first?.retransmitRequests == 0)
+    }
+
+    @Test func aGapNotCoveredByCopiesIsAskedForAndFilled() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0xFFFF, MIDI2TestClient.noteOn(60)))
+        // Sequence 0 (note off 60) is lost, 1 (note on 64) arrives: held back, 0 asked for.
+        client.send(MIDI2TestClient.ump(1, MIDI2TestClient.noteOn(64)))
+        let request = client.receive(until: 0x80).first { $0.code == 0x80 }
+        // Retransmit Request: sequence 0 in the specific bytes; one command in the payload's high half.
+        #expect(request == .init(code: 0x80, specific: 0, payload: [0, 1, 0, 0]))
+        #expect(notes(receiver) == ["on 60"])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOff(60)))
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60", "off 60", "on 64"])
+        #expect(host.sessionStatuses.first?.recoveredByRetransmit == 1)
+        #expect(receiver.ended.isEmpty)
+        // As `aulos status` and the panel show it.
+        let shown = NetworkMIDI2Source(host).networkSessions?.first
+        #expect(shown?.kind == "Network MIDI 2.0" && shown?.peerName == "Test")
+        #expect(shown?.packets == 3)
+        #expect(shown?.lost == 0 && shown?.repaired == 1)
+    }
+
+    @Test func aGapTheSenderCannotFillEndsTheSessionsNotes() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        client.send(MIDI2TestClient.ump(2, MIDI2TestClient.noteOn(64)))  // 1 (note off 60) lost for good
+        #expect(client.receive(until: 0x80).contains { $0.code == 0x80 })
+        // Retransmit Error: reason 1 (no longer buffered), sequence 1.
+        client.send(MIDI2TestClient.command(0x81, 1, 0, [0, 1, 0, 0]))
+        _ = client.barrier()
+        // Note 60's off never came: the session's notes were ended, then the held-back note on played.
+        #expect(receiver.ended.map(\.0) == [.network(0x8000)])
+        #expect(receiver.ended.first?.1 == 1)
+        #expect(notes(receiver) == ["on 60", "on 64"])
+        #expect(host.sessionStatuses.first?.lostCommands == 1)
+    }
+
+    @Test func aGapNobodyAnswersIsGivenUpAfterItsRequests() throws {
+        let (host, receiver, client) = try host {
+            $0.retransmitTimeoutNanos = 20_000_000
+            $0.retransmitAttempts = 2
+        }
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        client.send(MIDI2TestClient.ump(2, MIDI2TestClient.noteOn(64)))
+        #expect(client.receive(until: 0x80).contains { $0.code == 0x80 })
+        #expect(client.receive(until: 0x80).contains { $0.code == 0x80 })  // asked again
+        #expect(receiver.wait { $0.ended.count == 1 })
+        #expect(notes(receiver) == ["on 60", "on 64"])
+        #expect(receiver.heldNotes == 1)  // 64, played after the gap; 60 ended
+    }
+
+    @Test func theSharedSecretAdmitsTheRightDigestOnly() throws {
+        let (host, receiver, client) = try host { $0.secret = "s3cret" }
+        defer { host.stop() }
+        // A client that cannot authenticate is told so (BYE, no matching authentication method).
+        #expect(client.invite(capabilities: 0).map(\.code) == [0xF0])
+        // One that can gets "authentication required": name words 2, state 0, a 16-byte nonce first.
+        let required = client.invite(capabilities: 1)
+        #expect(required.map(\.code) == [0x12])
+        #expect(required.first?.specific == 0x0200)
+        let nonce = Array(required.first?.payload.prefix(16) ?? [])
+        // UMP data before authenticating is refused (BYE, session not established).
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        #expect(client.receive().map(\.code) == [0xF0])
+        // A wrong digest: asked again (state 1, a new nonce).
+        client.send(MIDI2TestClient.command(0x02, 0, 0, SHA256.digest(nonce + Array("guess".utf8))))
+        let again = client.receive()
+        #expect(again.map(\.code) == [0x12])
+        #expect(again.first?.specific == 0x0201)
+        let second = Array(again.first?.payload.prefix(16) ?? [])
+        #expect(second != nonce)
+        // The right one: SHA-256 over the nonce then the secret.
+        client.send(MIDI2TestClient.command(0x02, 0, 0, SHA256.digest(second + Array("s3cret".utf8))))
+        #expect(client.receive().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60"])
+    }
+
+    @Test func wrongSecretsEndTheAttempt() throws {
+        let (host, receiver, client) = try host { $0.secret = "s3cret" }
+        defer { host.stop() }
+        #expect(client.invite(capabilities: 1).map(\.code) == [0x12])
+        for attempt in 0..<3 {
+            client.send(MIDI2TestClient.command(0x02, 0, 0, [UInt8](repeating: 0, count: 32)))
+            let answer = client.receive()
+            #expect(answer.map(\.code) == (attempt < 2 ? [0x12] : [0xF0]), "attempt \(attempt)")
+            if attempt == 2 { #expect(answer.first?.specific == 0x4300) }  // BYE: authentication failed
+        }
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        #expect(client.receive().map(\.code) == [0xF0])
+        #expect(receiver.deliveries.isEmpty)
+        #expect(host.takeNotices().contains { if case .connectFailed = $0 { true } else { false } })
+    }
+
+    @Test func endpointDiscoveryIsAnsweredAsUMPData() throws {
+        let (host, _, client) = try host { $0.name = "Stage" }
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        // Endpoint Discovery, UMP 1.1, filter: info and name.
+        client.send(MIDI2TestClient.ump(0, [0xF000_0101, 0x0000_0005, 0, 0]))
+        let answers = client.receive()
+        #expect(answers.map(\.code) == [0xFF, 0xFF])
+        #expect(answers.map(\.specific) == [0, 1])  // our own sequence numbers, one UMP per command
+        #expect(
+            answers.last?.payload == [0xF0, 0x03, 0x53, 0x74, 0x61, 0x67, 0x65, 0] + [UInt8](repeating: 0, count: 8))
+    }
+
+    @Test func unknownAndMalformedCommandsAreRefusedWithNAK() throws {
+        let (host, _, client) = try host()
+        defer { host.stop() }
+        client.send(MIDI2TestClient.command(0x55, 1, 2))
+        // NAK: reason 1 (not supported), the refused header as the payload.
+        #expect(client.receive() == [.init(code: 0x8F, specific: 0x0100, payload: [0x55, 0, 1, 2])])
+        client.send(MIDI2TestClient.command(0x20))  // a ping without its id
+        #expect(client.receive() == [.init(code: 0x8F, specific: 0x0300, payload: [0x20, 0, 0, 0])])
+    }
+
+    @Test func sessionResetStartsOverAndEndsNotes() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(40, MIDI2TestClient.noteOn(60)))
+        client.send(MIDI2TestClient.command(0x82))
+        #expect(client.receive().map(\.code) == [0x83])
+        #expect(receiver.wait { $0.ended.count == 1 })
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(61)))  // sequence 0 again: not a copy
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60", "on 61"])
+    }
+
+    @Test func aClientInvitingAgainStartsOver() throws {
+        let (host, receiver, client) = try host()
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(500, MIDI2TestClient.noteOn(60)))
+        _ = client.barrier()
+        // Restarted on the same port: invites again and counts from 0, which is not a copy of an old command.
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(62)))
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60", "on 62"])
+        #expect(receiver.ended.first?.1 == 1)
+    }
+
+    @Test func stoppingSaysGoodbyeAndEndsNotes() throws {
+        let (host, receiver, client) = try host()
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        _ = client.barrier()
+        host.stop()
+        #expect(client.receive().map(\.code) == [0xF0])
+        #expect(receiver.ended.first?.1 == 1)
+    }
+
+    @Test func aSilentSessionEndsWithItsNotes() throws {
+        let (host, receiver, client) = try host { $0.silenceTimeoutNanos = 100_000_000 }
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        // BYE, reason 4 (timeout), once nothing has been heard for the silence timeout.
+        #expect(client.receive(until: 0xF0).last == .init(code: 0xF0, specific: 0x0400, payload: []))
+        #expect(receiver.wait { $0.ended.count == 1 })
+        #expect(receiver.ended.first?.1 == 1)
+        #expect(host.sessionStatuses.isEmpty)
+    }
+
+    @Test func aPeerOutsideTheAllowListIsRefused() throws {
+        let (host, receiver, client) = try host { $0.allowList = [NetworkPrefix("10.0.0.0/8")!] }
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0xF0])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        #expect(client.receive().map(\.code) == [0xF0])
+        #expect(receiver.deliveries.isEmpty)
+    }
+}
+
+/// The local port `fd` is bound to.
+private func portOf(_ fd: Int32) -> UInt16 {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return UInt16(bigEndian: address.sin_port)
+}
