@@ -96,8 +96,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
     public let sockets: AppleMIDISockets
     private let receiver: any MIDIReceiver
     private let ssrc = UInt32.random(in: 1...UInt32.max)
-    private let stopping = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private let thread = NetworkThread()
     private let shared = Mutex(Shared())
 
     /// What the two threads share. Threads: the control and network threads, under `shared`'s lock.
@@ -125,12 +124,12 @@ public final class AppleMIDIHost: @unchecked Sendable {
 
     deinit { stop() }
 
-    public var isStarted: Bool { thread != nil }
+    public var isStarted: Bool { thread.isStarted }
 
     /// Starts the network thread; the `listening` notice says where. Throws when a peer to invite cannot be
     /// reached from the sockets (an IPv6 peer from IPv4 sockets).
     public func start() throws(AppleMIDIHostError) {
-        guard thread == nil else { return }
+        guard !thread.isStarted else { return }
         let now = options.now()
         var invited: [Invited] = []
         // A peer named twice is invited once (its answers could only reach one invitation).
@@ -142,32 +141,13 @@ public final class AppleMIDIHost: @unchecked Sendable {
             invited.append(Invited(machine: machine, control: control, data: data))
         }
         self.invited = invited
-        stopping.store(false, ordering: .relaxed)
         let listening = MIDIInputNotice.networkListening(address: sockets.description)
         shared.withLock { $0.notices.append(listening) }
-        var handle = pthread_t()
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(
-            &handle, nil,
-            { raw in
-                let host = Unmanaged<AppleMIDIHost>.fromOpaque(raw!).takeRetainedValue()
-                host.run()
-                return nil
-            }, retained)
-        guard created == 0 else {
-            Unmanaged<AppleMIDIHost>.fromOpaque(retained).release()
-            throw AppleMIDIHostError("cannot start the network MIDI thread: \(String(cString: strerror(created)))")
-        }
-        thread = handle
+        try thread.start("network MIDI") { self.run() }
     }
 
     /// Stops the thread: every session says BY to its peer and its notes are released.
-    public func stop() {
-        guard let handle = thread else { return }
-        stopping.store(true, ordering: .relaxed)
-        pthread_join(handle, nil)
-        thread = nil
-    }
+    public func stop() { thread.stop() }
 
     /// Connected and disconnected peers since the last call, oldest first.
     public func takeNotices() -> [MIDIInputNotice] {
@@ -213,7 +193,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
             pollfd(fd: sockets.control, events: Int16(POLLIN), revents: 0),
             pollfd(fd: sockets.data, events: Int16(POLLIN), revents: 0),
         ]
-        while !stopping.load(ordering: .relaxed) {
+        while !thread.isStopping {
             let ready = poll(&fds, 2, 100)
             if ready > 0 {
                 if fds[0].revents & Int16(POLLIN) != 0 { drain(sockets.control, isData: false) }
@@ -234,19 +214,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
     }
 
     private func drain(_ fd: Int32, isData: Bool) {
-        while true {
-            var from = PeerAddress()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                withUnsafeMutablePointer(to: &from.storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        recvfrom(fd, bytes.baseAddress, bytes.count, 0, $0, &length)
-                    }
-                }
-            }
-            guard count >= 0 else { return }  // EAGAIN: drained (or an error the next poll shows again)
-            from.length = length
-            let datagram = Array(buffer[0..<count])
+        while let (datagram, from) = PeerAddress.receive(on: fd, into: &buffer) {
             if AppleMIDIPacket.isSessionPacket(datagram) {
                 guard let packet = try? AppleMIDIPacket(parsing: datagram) else { continue }
                 handle(packet, from: from, on: fd, isData: isData)
@@ -532,15 +500,7 @@ public final class AppleMIDIHost: @unchecked Sendable {
     }
 
     private func send(_ packet: AppleMIDIPacket, on fd: Int32, to peer: PeerAddress) {
-        let bytes = packet.bytes
-        var address = peer.storage
-        _ = bytes.withUnsafeBytes { raw in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, peer.length)
-                }
-            }
-        }
+        peer.send(packet.bytes, on: fd)
     }
 }
 
