@@ -221,12 +221,6 @@ struct PlayCommand: ParsableCommand {
                     + "with a file, add --web, --osc or --control-socket to play it on the live instrument"
             )
         }
-        if networkMIDI.isGiven && !isLive {
-            throw ValidationError(
-                "--network-midi is for live play (so is --network-midi2): with a file, add --web, --osc or "
-                    + "--control-socket to play it on "
-                    + "the live instrument")
-        }
         guard (0...1000).contains(midiHeadroom) else {
             throw ValidationError("--midi-headroom must be between 0 and 1000 ms, not \(midiHeadroom.clean)")
         }
@@ -263,8 +257,11 @@ struct PlayCommand: ParsableCommand {
     }
 
     /// The live instrument plays (keyboards, the control roads, the file player), rather than a file alone
-    /// to its end: without a file, or with one and a road to control it by.
-    var isLive: Bool { !playsFile || controlSocket != nil || osc != nil || web != nil || service }
+    /// to its end: without a file, or with one and a road to control it by, or network MIDI to play along.
+    var isLive: Bool {
+        !playsFile || controlSocket != nil || osc != nil || web != nil || service || networkMIDI.listen != nil
+            || networkMIDI.midi2 != nil
+    }
     var playsFile: Bool { file != nil || demo }
 
     /// The hash in the password file's first line (`--web-password`, or the rig's `web-password:`).

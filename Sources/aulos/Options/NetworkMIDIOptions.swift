@@ -10,8 +10,8 @@ struct NetworkMIDIOptions: ParsableArguments {
         name: .customLong("network-midi"),
         help: ArgumentHelp(
             "Accept AppleMIDI (RTP-MIDI) sessions from Macs, iPads and rtpmidid on this UDP port (data on the next "
-                + "port up), every interface unless an address is given (docs/network-midi.md). Live play only; "
-                + "no ALSA sequencer is needed then.",
+                + "port up), every interface unless an address is given (docs/network-midi.md). With a file, it "
+                + "plays on the live instrument and the peers play along; no ALSA sequencer is needed.",
             valueName: "[addr:]port"))
     var listen: String?
 
@@ -44,7 +44,8 @@ struct NetworkMIDIOptions: ParsableArguments {
         name: .customLong("network-midi2"),
         help: ArgumentHelp(
             "Accept Network MIDI 2.0 (UMP over UDP) sessions on this UDP port, every interface unless an address is "
-                + "given (docs/network-midi.md); the allow list and the rig's secret apply. Live play only.",
+                + "given (docs/network-midi.md); the allow list and the rig's secret apply. With a file, as "
+                + "--network-midi.",
             valueName: "[addr:]port"))
     var midi2: String?
 
