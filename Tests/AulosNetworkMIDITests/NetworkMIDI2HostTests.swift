@@ -195,7 +195,7 @@ final class MIDI2TestClient {
         #expect(host.sessionStatuses.first?.recoveredByRetransmit == 1)
         #expect(receiver.ended.isEmpty)
         // As `aulos status` and the panel show it.
-        let shown = NetworkMIDI2Source(host).networkSessions?.first
+        let shown = NetworkMIDISource(host).networkSessions?.first
         #expect(shown?.kind == "Network MIDI 2.0" && shown?.peerName == "Test")
         #expect(shown?.packets == 3)
         #expect(shown?.lost == 0 && shown?.repaired == 1)

@@ -380,7 +380,7 @@ struct PlayCommand: ParsableCommand {
                 printError(
                     "aulos: Network MIDI 2.0 accepts sessions from \(who)"
                         + (settings.secret == nil ? "" : " that know the shared secret"))
-                networkInputs.append(NetworkMIDI2Source.opener(socket, options: options))
+                networkInputs.append(NetworkMIDISource.opener(socket, options: options))
                 advertiser = Self.advertise(
                     type: DNSServiceName.networkMIDI2, address: try? NetworkMIDISettings.parseListen(listen).address,
                     port: socket.port, name: options.name, with: advertiser)
