@@ -351,7 +351,7 @@ public final class LiveMIDIInput: @unchecked Sendable {
         // orders same-frame events by kind (note-off first), which for a key tapped within one period
         // (note-on and note-off landing together) would put the release before the strike and hang it.
         var nextFree: Int64 = 0
-        while true {
+        nextEvent: while true {
             // A full instrument list: leave the rest queued for the next slice rather than drop it (the
             // producers may keep queueing while this loop runs, so it must not run unbounded).
             if state.pointee.destinations.anyFull() { break }
@@ -360,7 +360,6 @@ public final class LiveMIDIInput: @unchecked Sendable {
             var from = Inbox.framed
             var offset: Int64 = 0
             var found = false
-            var isStale = false
             for raw in 0..<3 {
                 let inbox = Inbox(rawValue: raw)!
                 guard let event = state.pointee.ring(inbox).peek() else { continue }
@@ -369,13 +368,11 @@ public final class LiveMIDIInput: @unchecked Sendable {
                 case .stale:
                     _ = state.pointee.ring(inbox).pop()
                     state.pointee.shared.pointee.stale.add(1, ordering: .relaxed)
-                    isStale = true
+                    continue nextEvent
                 case .at(let at):
                     if !found || at < offset { (from, offset, found) = (inbox, at, true) }
                 }
-                if isStale { break }
             }
-            if isStale { continue }
             guard found else { break }
             if offset < 0 {
                 state.pointee.shared.pointee.late.add(1, ordering: .relaxed)
