@@ -287,6 +287,10 @@ public final class LiveMIDIInput: @unchecked Sendable {
         shared.pointee.dropped.load(ordering: .relaxed) + destinationQueues.reduce(0) { $0 + $1.droppedCount }
     }
 
+    /// Whether any slice has had a host time, so events could be placed by their arrival at all (ALSA's `null`
+    /// PCM never starts: its slices have none).
+    public var hasClock: Bool { shared.pointee.publishedNanosPerFrame.load(ordering: .acquiring) != 0 }
+
     /// The sample time at a host time, from the render thread's latest clock line; nil before the first
     /// slice with a host time. For other threads (the MIDI clock follower wants seconds on the sample clock).
     public func sampleTime(atNanos nanos: Int64) -> Double? {

@@ -544,7 +544,7 @@ public final class KeyboardPlayback {
             worstLateness: Double(input.worstLateFrames) / grant.sampleRate * 1000,
             clockResets: input.clockResets, clockMargin: Double(input.clockMarginNanos) / 1e6, reloads: reloads,
             failedReloads: failedReloads, jackMIDIEvents: live.io.midiInput?.midiEventsRead,
-            clockRan: input.sampleTime(atNanos: 0) != nil)
+            clockRan: input.hasClock)
         return (report, reloaded.map { ($0, midi.activeRig ?? 0) })
     }
 
