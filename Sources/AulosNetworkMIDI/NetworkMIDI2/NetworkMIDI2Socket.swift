@@ -11,6 +11,8 @@ public final class NetworkMIDI2Socket: @unchecked Sendable {
     public let fd: Int32
     /// The port bound (the one asked for, or the system's choice for 0): what mDNS `_midi2._udp` advertises.
     public let port: UInt16
+    /// The numeric address bound; nil: every interface.
+    public let address: String?
     /// What was bound, for the `listening` notice: `[::]:5673`, `192.168.1.20:5673`.
     public let description: String
 
@@ -31,6 +33,7 @@ public final class NetworkMIDI2Socket: @unchecked Sendable {
             throw AppleMIDIHostError("cannot listen for Network MIDI 2.0 on \(shown): \(error.message)")
         }
         fd = bound.fd
+        self.address = address
         self.port = AppleMIDISockets.boundPort(bound.fd)
         let shown = address ?? (bound.family == AF_INET6 ? "::" : "0.0.0.0")
         description = shown.contains(":") ? "[\(shown)]:\(self.port)" : "\(shown):\(self.port)"

@@ -350,13 +350,15 @@ struct PlayCommand: ParsableCommand {
             // required: the sessions play without it. The sockets are bound now, so a port in use is said before
             // anything is built.
             var networkInputs: [LiveMIDISourceOpener] = []
+            // The name peers show for the sessions (a Mac's Audio MIDI Setup, a DNS-SD browser): the rig set's,
+            // unless it has none.
+            let sessionName = set.name == "default" ? "Aulos" : set.name
             let midi2 = networkMIDI.midi2Settings(over: set.servers.networkMIDI)
             if let settings = try networkMIDI.settings(over: set.servers.networkMIDI) {
                 let endpoint = try AppleMIDIEndpoint(parsing: settings.listen)
                 let sockets = try AppleMIDISockets(endpoint)
                 var network = AppleMIDIHost.Options().applying(settings)
-                // The name a Mac's Audio MIDI Setup shows for the session: the rig set's, unless it has none.
-                network.name = set.name == "default" ? "Aulos" : set.name
+                network.name = sessionName
                 // A peer these sockets cannot reach (an IPv6 peer from IPv4 ports) is said now, as a port in use is.
                 for peer in network.invite { try sockets.checkReachable(peer) }
                 printError(
@@ -375,14 +377,14 @@ struct PlayCommand: ParsableCommand {
             if let settings = midi2, let listen = settings.midi2 {
                 let socket = try NetworkMIDI2Socket(parsing: listen)
                 var options = NetworkMIDI2Host.Options().applying(settings)
-                options.name = set.name == "default" ? "Aulos" : set.name
+                options.name = sessionName
                 let who = settings.allowText.map { $0.joined(separator: ", ") } ?? "the local network"
                 printError(
                     "aulos: Network MIDI 2.0 accepts sessions from \(who)"
                         + (settings.secret == nil ? "" : " that know the shared secret"))
                 networkInputs.append(NetworkMIDISource.opener(socket, options: options))
                 advertiser = Self.advertise(
-                    type: DNSServiceName.networkMIDI2, address: try? NetworkMIDISettings.parseListen(listen).address,
+                    type: DNSServiceName.networkMIDI2, address: socket.address,
                     port: socket.port, name: options.name, with: advertiser)
             }
             if !networkInputs.isEmpty {
