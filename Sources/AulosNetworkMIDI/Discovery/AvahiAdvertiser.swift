@@ -36,7 +36,9 @@ public final class AvahiAdvertiser: @unchecked Sendable {
     /// The most services one advertiser publishes (two are used; a bound, not a need).
     public static let maximumServices = 8
 
-    private let poll: OpaquePointer?
+    /// Avahi's thread and its loop; nil once `stop` has freed them (so a second `stop`, as `deinit` makes after an
+    /// explicit one, touches nothing freed).
+    private var poll: OpaquePointer?
     private var client: OpaquePointer?
     private var entries: [Entry] = []
     private var stopped = false
@@ -94,14 +96,12 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         return entries.map(\.name)
     }
 
-    /// Withdraws the services and ends Avahi's thread.
+    /// Withdraws the services and ends Avahi's thread. Once: a second call finds no poll.
     public func stop() {
         guard let poll else { return }
         avahi_threaded_poll_lock(poll)
-        let wasStopped = stopped
         stopped = true
         avahi_threaded_poll_unlock(poll)
-        guard !wasStopped else { return }
         // The thread is stopped first, so no callback runs while the client is taken apart.
         avahi_threaded_poll_stop(poll)
         if let retry, let api = avahi_threaded_poll_get(poll) { api.pointee.timeout_free(retry) }
@@ -110,6 +110,7 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         if let client { avahi_client_free(client) }
         client = nil
         avahi_threaded_poll_free(poll)
+        self.poll = nil
     }
 
     // MARK: - Avahi's thread (under the lock)
