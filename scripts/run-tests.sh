@@ -14,6 +14,10 @@ bundle="$(swift build --show-bin-path)/AulosPackageTests.xctest"
 # tests' set-up, 141 MB); the suites are written for the bundled one — small, quick to load, and what their
 # expected sounds were measured on. A test that wants another font names it.
 export AULOS_SOUNDFONT="$PWD/soundfonts/AulosGM.sf2"
+# The system bus's address, as libdbus assumes it when none is set: AvahiDiscoveryTests points it at a private
+# daemon's bus for a while, and a name that is already in the environment is replaced in place. Adding one
+# while other tests' threads call getenv would reallocate the environment under them.
+export DBUS_SYSTEM_BUS_ADDRESS="${DBUS_SYSTEM_BUS_ADDRESS:-unix:path=/run/dbus/system_bus_socket}"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 "$bundle" --testing-library swift-testing --filter AulosCLITests > "$logs/cli" 2>&1 &

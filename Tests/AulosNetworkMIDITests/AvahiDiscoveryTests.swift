@@ -78,8 +78,17 @@ import Testing
             print("skipped: Avahi discovery with the daemon (\(started.output.trimmingCharacters(in: .newlines)))")
             return
         }
-        // libavahi-client reaches the bus this names (libdbus reads it at each connection).
+        // libavahi-client reaches the bus this names (libdbus reads it at each connection). Only ever replaced,
+        // never added: glibc's setenv reallocates the environment's array to add a name, and a getenv on another
+        // test's thread can then read the freed one. scripts/run-tests.sh puts it there (libdbus's own default)
+        // before any thread starts.
+        guard let saved = getenv("DBUS_SYSTEM_BUS_ADDRESS").map({ String(cString: $0) }) else {
+            print("skipped: Avahi discovery with the daemon (DBUS_SYSTEM_BUS_ADDRESS must be in the environment")
+            print("  when the tests start, as scripts/run-tests.sh puts it: setting a new name races other threads)")
+            return
+        }
         setenv("DBUS_SYSTEM_BUS_ADDRESS", String(line.dropFirst("DBUS_SYSTEM_BUS_ADDRESS=".count)), 1)
+        defer { setenv("DBUS_SYSTEM_BUS_ADDRESS", saved, 1) }
 
         let first = Notices()
         let advertiser = AvahiAdvertiser { first.append($0) }
