@@ -101,7 +101,11 @@ import Glibc
         send([0xFF, 2, 0, 0, 0x40, 0x90, 60, 0, 0xC0, 0, 0, 0])
         send([0xFF, 2, 0, 1, 0x40, 0x80, 60, 0, 0x80, 0, 0, 0])
         send([0xF0, 0, 1, 0])
-        #expect(Array(receive(2_000).prefix(5)) == Array("MIDI".utf8) + [0xF1])
+        // The BYE reply; first, maybe, the answer to an invitation repeated while aulos was slow to answer the first
+        // (a loaded machine): a repeated invitation is answered again, as it should be.
+        var answer = receive(2_000)
+        while Array(answer.prefix(5)) == Array("MIDI".utf8) + [0x10] { answer = receive(2_000) }
+        #expect(Array(answer.prefix(5)) == Array("MIDI".utf8) + [0xF1], "\(answer)")
         for _ in 0..<50 where !aulos.stderr.contains("said goodbye") { usleep(100_000) }
         aulos.signal(SIGTERM)
         #expect(aulos.waitForExit() != nil)
