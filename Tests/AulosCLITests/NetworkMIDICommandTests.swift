@@ -212,7 +212,7 @@ private func peak(ofWAV path: String) -> Double? {
         #expect(
             moved.stderr.contains("aulos: network MIDI accepts sessions from 10.0.0.0/8, playout latency 5 ms"),
             "\(moved.stderr)")
-        #expect(moved.stderr.contains("the secret is for Network MIDI 2.0"), "\(moved.stderr)")
+        #expect(moved.stderr.contains("the secret and users are for Network MIDI 2.0"), "\(moved.stderr)")
         // ALSA's null device never starts, so its slices have no clock: the summary must not claim a placement.
         #expect(
             (moved.stdout + moved.stderr).contains(

@@ -278,6 +278,74 @@ final class MIDI2TestClient {
         #expect(host.takeNotices().contains { if case .connectFailed = $0 { true } else { false } })
     }
 
+    /// Invitation with User Authentication's payload: the digest, then the user name padded to whole words.
+    private static func userAnswer(_ nonce: [UInt8], _ user: String, _ password: String) -> [UInt8] {
+        var name = Array(user.utf8)
+        while name.count % 4 != 0 { name.append(0) }
+        return MIDI2TestClient.command(
+            0x03, UInt8(name.count / 4), 0, SHA256.digest(nonce + Array(user.utf8) + Array(password.utf8)) + name)
+    }
+
+    @Test func userAccountsAdmitAKnownUserWithItsPasswordOnly() throws {
+        let (host, receiver, client) = try host {
+            $0.users = ["alice": "pw-1", "bob": "pw-2"]
+            $0.secret = "s3cret"
+        }
+        defer { host.stop() }
+        // A client that can name a user is asked for one (user authentication required, 0x13), not the secret.
+        let required = client.invite(capabilities: 0x03)
+        #expect(required.map(\.code) == [0x13])
+        #expect(required.first?.specific == 0x0200)
+        var nonce = Array(required.first?.payload.prefix(16) ?? [])
+        // The secret's answer is not the method it was offered: NAK (not expected), still waiting.
+        client.send(MIDI2TestClient.command(0x02, 0, 0, SHA256.digest(nonce + Array("s3cret".utf8))))
+        #expect(client.receive().map(\.code) == [0x8F])
+        // Another user's password, and a user nobody knows: asked again the same way (state 1, a new nonce), so an
+        // answer never says which names exist.
+        for (user, password) in [("alice", "pw-2"), ("carol", "pw-1")] {
+            client.send(Self.userAnswer(nonce, user, password))
+            let again = client.receive()
+            #expect(again.map(\.code) == [0x13], "\(user)")
+            #expect(again.first?.specific == 0x0201, "\(user)")
+            let next = Array(again.first?.payload.prefix(16) ?? [])
+            #expect(next != nonce)
+            nonce = next
+        }
+        // The right one: SHA-256 over the nonce, the user name, then the password.
+        client.send(Self.userAnswer(nonce, "bob", "pw-2"))
+        #expect(client.receive().map(\.code) == [0x10])
+        client.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        _ = client.barrier()
+        #expect(notes(receiver) == ["on 60"])
+
+        // A client that can answer only the secret is asked for it, beside the users.
+        let other = MIDI2TestClient(hostPort: host.port)
+        #expect(other.invite(capabilities: 0x01).map(\.code) == [0x12])
+    }
+
+    @Test func usersAloneRefuseAClientThatCannotNameOne() throws {
+        let (host, receiver, client) = try host { $0.users = ["alice": "pw-1"] }
+        defer { host.stop() }
+        // The secret's method only, and no secret set: BYE, no matching authentication method.
+        let refused = client.invite(capabilities: 0x01)
+        #expect(refused.map(\.code) == [0xF0])
+        #expect(refused.first?.specific == 0x4500)
+        #expect(host.takeNotices().contains { if case .connectFailed = $0 { true } else { false } })
+        // Three wrong passwords end the attempt: BYE, authentication failed.
+        let again = MIDI2TestClient(hostPort: host.port)
+        var nonce = Array(again.invite(capabilities: 0x02).first?.payload.prefix(16) ?? [])
+        for attempt in 0..<3 {
+            again.send(Self.userAnswer(nonce, "alice", "guess \(attempt)"))
+            let answer = again.receive()
+            #expect(answer.map(\.code) == (attempt < 2 ? [0x13] : [0xF0]), "attempt \(attempt)")
+            if attempt == 2 { #expect(answer.first?.specific == 0x4300) }
+            nonce = Array(answer.first?.payload.prefix(16) ?? [])
+        }
+        again.send(MIDI2TestClient.ump(0, MIDI2TestClient.noteOn(60)))
+        #expect(again.receive().map(\.code) == [0xF0])
+        #expect(receiver.deliveries.isEmpty)
+    }
+
     @Test func endpointDiscoveryIsAnsweredAsUMPData() throws {
         let (host, _, client) = try host { $0.name = "Stage" }
         defer { host.stop() }

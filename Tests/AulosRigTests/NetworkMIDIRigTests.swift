@@ -39,6 +39,11 @@ import Glibc
         let both = try Rig(yaml: "network-midi:\n  listen: 5004\n  midi2: 5673\n" + part)
         #expect(both.servers.networkMIDI?.midi2 == "5673")
         #expect(try Rig(yaml: "network-midi: 5004\n" + part).servers.networkMIDI?.midi2 == nil)
+        // users: Network MIDI 2.0's accounts, name to password.
+        let users = try Rig(
+            yaml: "network-midi:\n  listen: 5004\n  users:\n    alice: pw-1\n    \"bob b\": \"2\"\n" + part)
+        #expect(users.servers.networkMIDI?.users == ["alice": "pw-1", "bob b": "2"])
+        #expect(users.servers.networkMIDI?.hasAuthentication == true)
     }
 
     /// `connect:`: the peers Aulos invites, a list or one; empty, like absent, none.
@@ -61,6 +66,8 @@ import Glibc
         rig.servers.networkMIDI = NetworkMIDISettings(listen: "5004")
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
         rig.servers.networkMIDI?.midi2 = "[::1]:5673"
+        #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
+        rig.servers.networkMIDI?.users = ["alice": "pw: \"1\"", "zoë": "ünï"]
         #expect(try Rig(yaml: rig.yaml()) == rig, "\(rig.yaml())")
     }
 
@@ -122,6 +129,16 @@ import Glibc
             "test.yaml:3: network-midi.midi2: 'host:5673': 'host' is not a numeric"
         ),
         ("network-midi:\n  listen: 5004\n  midi2: [1]\n", "test.yaml:3: network-midi.midi2: must be [ADDR:]PORT"),
+        ("network-midi:\n  listen: 5004\n  users: [alice]\n", "test.yaml:3: network-midi.users: is a mapping"),
+        (
+            "network-midi:\n  listen: 5004\n  users:\n    alice: \"\"\n",
+            "test.yaml:4: network-midi.users: a password is 1 to 128 bytes"
+        ),
+        (
+            "network-midi:\n  listen: 5004\n  users:\n    alice: pw\n    \"a\\tb\": pw\n",
+            "test.yaml:5: network-midi.users: a user name has no control characters"
+        ),
+        ("network-midi:\n  listen: 5004\n  users:\n    alice: [1]\n", "test.yaml:4: network-midi.users: is a mapping"),
     ])
     func mistakesNameFileAndLine(text: String, expected: String) {
         do {

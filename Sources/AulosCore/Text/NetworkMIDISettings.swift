@@ -17,6 +17,9 @@ public struct NetworkMIDISettings: Equatable, Sendable {
     /// Network MIDI 2.0's shared secret: with it, a Network MIDI 2.0 client must authenticate (AppleMIDI sessions
     /// have no authentication).
     public var secret: String?
+    /// Network MIDI 2.0's user accounts, name → password (`users:`): with them, a client that can authenticate as a
+    /// user must (a user name and SHA-256 of the host's nonce, the name and the password). Empty: none.
+    public var users: [String: String] = [:]
     /// `[ADDR:]PORT` of a Network MIDI 2.0 (UMP over UDP) host beside the AppleMIDI one (`midi2:`,
     /// `--network-midi2`); nil: none.
     public var midi2: String?
@@ -29,8 +32,27 @@ public struct NetworkMIDISettings: Equatable, Sendable {
         self.connect = connect
     }
 
+    /// Whether Network MIDI 2.0 clients must authenticate (a secret or users).
+    public var hasAuthentication: Bool { secret != nil || !users.isEmpty }
+
     /// The playout latency's range, in ms.
     public static let latencyRange: ClosedRange<Double> = 0...1000
+
+    /// The most user accounts, and the longest name and password in UTF-8 bytes: an invitation carries the name in
+    /// its payload, whose length is counted in a byte of 32-bit words.
+    public static let maximumUsers = 64
+    public static let maximumUserBytes = 128
+
+    /// A user name or password read: 1…`maximumUserBytes` UTF-8 bytes, no control characters. Throws the reason,
+    /// without the value (a password must not reach a log).
+    public static func checkCredential(_ text: String, _ what: String) throws(NetworkMIDISettingsError) {
+        guard !text.isEmpty, text.utf8.count <= maximumUserBytes else {
+            throw NetworkMIDISettingsError("a \(what) is 1 to \(maximumUserBytes) bytes")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw NetworkMIDISettingsError("a \(what) has no control characters")
+        }
+    }
 
     /// `[ADDR:]PORT` read: `5004`, `0.0.0.0:5004`, `192.168.1.20:5004`, `[::1]:5004`. The port is 0…65534 (its data
     /// port, the next one up, must exist too; 0 asks the system); the address must be numeric (IPv6 in brackets).

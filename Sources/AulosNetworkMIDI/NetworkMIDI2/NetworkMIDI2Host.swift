@@ -7,14 +7,15 @@ import Synchronization
 
 /// A Network MIDI 2.0 (UMP over UDP, M2-124-UM) host: clients invite it and play UMP into it. Invitation →
 /// accepted, or with a shared secret "authentication required" with a fresh nonce, and accepted when the client's
-/// SHA-256(nonce + secret) matches (three wrong digests end the attempt with BYE); ping → ping reply; UMP data →
-/// the session's `UMPSequenceTracker` (copies skipped, gaps held back and asked for with retransmit requests, a
-/// gap not filled after `retransmitAttempts` requests or a retransmit error ends the session's notes) → its
-/// `UMPDecoder` → the `MIDIReceiver`, placed at arrival (UMP carries no sender clock Aulos follows); UMP stream
-/// discovery → answered as UMP data; session reset → reply, the sequence started over and the notes ended; BYE →
-/// BYE reply and the notes ended; unknown commands → NAK; a session silent for `silenceTimeoutNanos` → BYE
-/// (timeout) and its notes ended; stopping → BYE to every session. Each session is a `MIDISource` of its own,
-/// numbered from 0x8000 so an AppleMIDI host beside it (numbered from 1) never shares one.
+/// SHA-256(nonce + secret) matches; with user accounts "user authentication required", and accepted when the client's
+/// SHA-256(nonce + user + password) matches one's (three wrong digests end the attempt with BYE); ping → ping
+/// reply; UMP data → the session's `UMPSequenceTracker` (copies skipped, gaps held back and asked for with
+/// retransmit requests, a gap not filled after `retransmitAttempts` requests or a retransmit error ends the session's
+/// notes) → its `UMPDecoder` → the `MIDIReceiver`, placed at arrival (UMP carries no sender clock Aulos follows);
+/// UMP stream discovery → answered as UMP data; session reset → reply, the sequence started over and the notes
+/// ended; BYE → BYE reply and the notes ended; unknown commands → NAK; a session silent for `silenceTimeoutNanos`
+/// → BYE (timeout) and its notes ended; stopping → BYE to every session. Each session is a `MIDISource` of its
+/// own, numbered from 0x8000 so an AppleMIDI host beside it (numbered from 1) never shares one.
 ///
 /// Sessions are told apart by the peer's address and port (the protocol has no session id). Everything a peer
 /// can make us hold is bounded: `sessionCap` sessions, the tracker's held-back commands, the decoder's SysEx.
@@ -34,8 +35,13 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         /// Who may open a session; nil: the local network (`NetworkPrefix.localNetwork`). The same rule as
         /// AppleMIDI's.
         public var allowList: [NetworkPrefix]?
-        /// The shared secret clients must prove they know; nil: invitations are accepted without authentication.
+        /// The shared secret clients must prove they know; nil: invitations are accepted without authentication
+        /// (unless `users` are set).
         public var secret: String?
+        /// User accounts, name → password: a client that can authenticate as a user (capability bit 1) must name
+        /// one and prove its password. With both these and a secret, such a client is asked for a user and any
+        /// other for the secret; with users alone, a client that cannot is refused.
+        public var users: [String: String] = [:]
         /// A session with nothing heard for this long (ns) ends, its notes released.
         public var silenceTimeoutNanos: Int64 = 30_000_000_000
         /// How long a gap waits for its retransmission before asking again (ns), and how many requests it gets
@@ -51,13 +57,17 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
 
         public func allows(_ host: String) -> Bool { NetworkPrefix.allows(host, under: allowList) }
 
-        /// The options `settings` set over these: the allow list and the secret.
+        /// The options `settings` set over these: the allow list, the secret and the users.
         public func applying(_ settings: NetworkMIDISettings) -> Options {
             var options = self
             options.allowList = settings.allow
             options.secret = settings.secret
+            options.users = settings.users
             return options
         }
+
+        /// Whether a client must authenticate at all.
+        var needsAuthentication: Bool { secret != nil || !users.isEmpty }
     }
 
     /// One session's counters as the control thread reads them. Threads: a value.
@@ -138,8 +148,9 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     /// One client's session. Threads: the network thread.
     private struct Session {
         enum State {
-            /// Sent "authentication required" with this nonce; `failures` wrong digests so far.
-            case authenticating(nonce: [UInt8], failures: Int)
+            /// Sent "authentication required" (for the shared secret, or for a user when `asUser`) with this nonce;
+            /// `failures` wrong digests so far.
+            case authenticating(nonce: [UInt8], failures: Int, asUser: Bool)
             case established
         }
 
@@ -211,7 +222,9 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         case .invitation(let name, _, let capabilities):
             invite(name: name, capabilities: capabilities, from: peer, now: now, replies: &replies)
         case .invitationWithAuthentication(let digest):
-            authenticate(digest, at: index, from: peer, now: now, packet: packet, replies: &replies)
+            authenticate(digest, user: nil, at: index, from: peer, now: now, packet: packet, replies: &replies)
+        case .invitationWithUserAuthentication(let digest, let user):
+            authenticate(digest, user: user, at: index, from: peer, now: now, packet: packet, replies: &replies)
         case .ping(let id):
             if options.allows(peer.host) { replies.append(.pingReply(id: id)) }
         case .bye:
@@ -241,9 +254,6 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             sessions[index]!.sendSequence = 0
             releaseNotes(index, now: now)
             replies.append(.sessionResetReply)
-        case .invitationWithUserAuthentication:
-            // Aulos asks only for a shared secret (no user list): this method is not one it offered.
-            replies.append(.nak(reason: NetworkMIDI2Command.NAKReason.notExpected, header: packet.header, text: ""))
         case .unknown:
             replies.append(.nak(reason: NetworkMIDI2Command.NAKReason.notSupported, header: packet.header, text: ""))
         case .invitationAccepted, .invitationPending, .authenticationRequired, .userAuthenticationRequired,
@@ -275,10 +285,14 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             replies.append(.bye(reason: NetworkMIDI2Command.ByeReason.tooManySessions, text: "too many sessions"))
             return
         }
-        if options.secret != nil && capabilities & 0x01 == 0 {
+        // The method the client can answer: a user when there are users and it can name one, else the secret.
+        let asUser = !options.users.isEmpty && capabilities & Self.canAuthenticateAsUser != 0
+        let bySecret = options.secret != nil && capabilities & Self.canAuthenticate != 0
+        if options.needsAuthentication && !asUser && !bySecret {
+            let needed = options.secret == nil ? "a user name and password" : "a shared secret"
             replies.append(
-                .bye(reason: NetworkMIDI2Command.ByeReason.noMatchingAuthentication, text: "a shared secret is needed"))
-            noteRefusal(name, from: peer, now: now, reason: "cannot authenticate; a shared secret is set")
+                .bye(reason: NetworkMIDI2Command.ByeReason.noMatchingAuthentication, text: "\(needed) is needed"))
+            noteRefusal(name, from: peer, now: now, reason: "cannot authenticate; \(needed) is needed")
             return
         }
         let number = nextSourceNumber
@@ -287,7 +301,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             source: .network(number), peerName: name.isEmpty ? "MIDI 2.0 \(peer.host)" : name,
             peer: peer.description)
         let state: Session.State =
-            options.secret == nil ? .established : .authenticating(nonce: newNonce(), failures: 0)
+            options.needsAuthentication ? .authenticating(nonce: newNonce(), failures: 0, asUser: asUser) : .established
         let session = Session(
             status: status, peer: peer, state: state, lastHeard: now,
             responder: UMPStreamResponder(endpointName: options.name, productInstanceId: options.productInstanceId))
@@ -300,17 +314,25 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         replies.append(reply(for: session, state: 0))
     }
 
+    /// A client's answer to "authentication required": `digest` is SHA-256 of the nonce and the secret, or with
+    /// `user` of the nonce, the user name and its password (each as UTF-8, in that order).
     private func authenticate(
-        _ digest: [UInt8], at index: Int?, from peer: PeerAddress, now: Int64, packet: NetworkMIDI2CommandPacket,
-        replies: inout [NetworkMIDI2Command]
+        _ digest: [UInt8], user: String?, at index: Int?, from peer: PeerAddress, now: Int64,
+        packet: NetworkMIDI2CommandPacket, replies: inout [NetworkMIDI2Command]
     ) {
-        guard let index, case .authenticating(let nonce, let failures) = sessions[index]!.state,
-            let secret = options.secret
+        // Only the method this session was asked for: the other is not one it offered.
+        guard let index, case .authenticating(let nonce, let failures, let asUser) = sessions[index]!.state,
+            asUser == (user != nil)
         else {
             replies.append(.nak(reason: NetworkMIDI2Command.NAKReason.notExpected, header: packet.header, text: ""))
             return
         }
-        if Self.constantTimeEqual(digest, SHA256.digest(nonce + Array(secret.utf8))) {
+        // An unknown user costs the same work as a wrong password and gets the same answer (state 1, not
+        // amidi2net's "user not found"): which names exist is not told to whoever asks.
+        let password = user.map { options.users[$0] } ?? options.secret
+        let expected = SHA256.digest(nonce + Array((user ?? "").utf8) + Array((password ?? "").utf8))
+        let matches = Self.constantTimeEqual(digest, expected)
+        if password != nil && matches {
             sessions[index]!.state = .established
             let status = sessions[index]!.status
             publish(status, at: index, notice: .connected(Self.portName(status)))
@@ -318,10 +340,13 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         } else if failures + 1 >= options.authenticationAttempts {
             let name = sessions[index]!.status.peerName
             sessions[index] = nil
-            replies.append(.bye(reason: NetworkMIDI2Command.ByeReason.authenticationFailed, text: "wrong secret"))
-            noteRefusal(name, from: peer, now: now, reason: "the shared secret did not match")
+            let what = user == nil ? "secret" : "user name or password"
+            replies.append(.bye(reason: NetworkMIDI2Command.ByeReason.authenticationFailed, text: "wrong \(what)"))
+            noteRefusal(
+                name, from: peer, now: now,
+                reason: user == nil ? "the shared secret did not match" : "the user name or password did not match")
         } else {
-            sessions[index]!.state = .authenticating(nonce: newNonce(), failures: failures + 1)
+            sessions[index]!.state = .authenticating(nonce: newNonce(), failures: failures + 1, asUser: asUser)
             replies.append(reply(for: sessions[index]!, state: 1))
         }
     }
@@ -331,9 +356,12 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     private func reply(for session: Session, state: UInt8) -> NetworkMIDI2Command {
         switch session.state {
         case .established: .invitationAccepted(name: options.name, productInstanceId: options.productInstanceId)
-        case .authenticating(let nonce, _):
-            .authenticationRequired(
-                nonce: nonce, state: state, name: options.name, productInstanceId: options.productInstanceId)
+        case .authenticating(let nonce, _, let asUser):
+            asUser
+                ? .userAuthenticationRequired(
+                    nonce: nonce, state: state, name: options.name, productInstanceId: options.productInstanceId)
+                : .authenticationRequired(
+                    nonce: nonce, state: state, name: options.name, productInstanceId: options.productInstanceId)
         }
     }
 
@@ -464,6 +492,11 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     private func newNonce() -> [UInt8] {
         (0..<NetworkMIDI2Command.nonceBytes).map { _ in UInt8.random(in: 0...255, using: &random) }
     }
+
+    /// The invitation's capability bits (M2-124-UM's invitation command, as remembered): bit 0 the client can answer
+    /// "authentication required" (the shared secret), bit 1 "user authentication required".
+    static let canAuthenticate: UInt8 = 0x01
+    static let canAuthenticateAsUser: UInt8 = 0x02
 
     /// Compares digests without stopping at the first difference (no timing hint about the secret).
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -245,10 +245,11 @@ public struct ServiceInstaller {
         }
     }
 
-    /// Whether a network MIDI secret is set (the rig's `network-midi: secret:`) with no Network MIDI 2.0 host to
-    /// use it (AppleMIDI has no authentication).
+    /// Whether a network MIDI secret or users are set (the rig's `network-midi: secret:`, `users:`) with no Network
+    /// MIDI 2.0 host to use them (AppleMIDI has no authentication).
     public var hasUnusedNetworkMIDISecret: Bool {
-        rigServers.networkMIDI?.secret != nil && networkMIDI2Listen == nil && rigServers.networkMIDI?.midi2 == nil
+        rigServers.networkMIDI?.hasAuthentication == true && networkMIDI2Listen == nil
+            && rigServers.networkMIDI?.midi2 == nil
     }
 
     /// The password file's hash, refused with what to do when it cannot be read or holds no hash: the

@@ -43,6 +43,12 @@ public struct LiveServers: Equatable, Sendable {
                 lines.append("  connect: [\(networkMIDI.connect.map(Rig.quoted).joined(separator: ", "))]")
             }
             if let secret = networkMIDI.secret { lines.append("  secret: \(Rig.quoted(secret))") }
+            if !networkMIDI.users.isEmpty {
+                lines.append("  users:")
+                for (name, password) in networkMIDI.users.sorted(by: { $0.key < $1.key }) {
+                    lines.append("    \(Rig.quoted(name)): \(Rig.quoted(password))")
+                }
+            }
             if let midi2 = networkMIDI.midi2 { lines.append("  midi2: \(Rig.quoted(midi2))") }
         }
         return lines
@@ -86,14 +92,15 @@ extension RigReader {
 
     /// `network-midi: [ADDR:]PORT`, or a mapping of `listen:` (required), `allow:` (a list of addresses and
     /// prefixes, or one; empty or absent: the local network), `latency-ms:`, `secret:`, `connect:` (the peers
-    /// Aulos invites, `ADDR:PORT` each: a list, or one; empty or absent: none) and `midi2:` (a Network MIDI 2.0
-    /// host's `[ADDR:]PORT`).
+    /// Aulos invites, `ADDR:PORT` each: a list, or one; empty or absent: none), `users:` (Network MIDI 2.0's
+    /// accounts, a mapping of name to password) and `midi2:` (a Network MIDI 2.0 host's `[ADDR:]PORT`).
     func networkMIDI(_ node: Node) throws(RigError) -> NetworkMIDISettings {
         let listenNode: Node
         var keys: [String: Node] = [:]
         if let mapping = node.mapping {
             keys = try self.keys(
-                mapping, allowed: ["listen", "allow", "latency-ms", "secret", "connect", "midi2"], at: "network-midi.")
+                mapping, allowed: ["listen", "allow", "latency-ms", "secret", "users", "connect", "midi2"],
+                at: "network-midi.")
             guard let node = keys["listen"] else {
                 throw error(node, "network-midi", "needs listen: [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
             }
@@ -144,6 +151,32 @@ extension RigReader {
             let secret = try string(secretNode, "network-midi.secret")
             guard !secret.isEmpty else { throw error(secretNode, "network-midi.secret", "is empty") }
             settings.secret = secret
+        }
+        if let usersNode = keys["users"] {
+            guard let mapping = usersNode.mapping else {
+                throw error(
+                    usersNode, "network-midi.users", "is a mapping of user name to password (alice: \"password\")")
+            }
+            guard mapping.count <= NetworkMIDISettings.maximumUsers else {
+                throw error(usersNode, "network-midi.users", "has more than \(NetworkMIDISettings.maximumUsers) users")
+            }
+            for (nameNode, passwordNode) in mapping {
+                // The name may be said in an error (it is the key); the password never is.
+                guard let name = nameNode.scalar?.string, let password = passwordNode.scalar?.string else {
+                    throw error(
+                        nameNode, "network-midi.users", "is a mapping of user name to password (alice: \"password\")")
+                }
+                do {
+                    try NetworkMIDISettings.checkCredential(name, "user name")
+                    try NetworkMIDISettings.checkCredential(password, "password")
+                } catch {
+                    throw self.error(nameNode, "network-midi.users", error.reason)
+                }
+                guard settings.users[name] == nil else {
+                    throw error(nameNode, "network-midi.users", "names '\(name.clipped(40))' twice")
+                }
+                settings.users[name] = password
+            }
         }
         if let midi2Node = keys["midi2"] {
             guard let midi2 = midi2Node.scalar?.string else {

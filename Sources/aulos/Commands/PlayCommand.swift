@@ -364,10 +364,10 @@ struct PlayCommand: ParsableCommand {
                 printError(
                     "aulos: network MIDI "
                         + Self.describe(settings, latency: Double(network.playoutLatencyNanos) / 1e6))
-                if settings.secret != nil && midi2 == nil {
+                if settings.hasAuthentication && midi2 == nil {
                     printError(
-                        "aulos: network-midi: the secret is for Network MIDI 2.0 (midi2: or --network-midi2), which "
-                            + "is off; AppleMIDI sessions have no authentication")
+                        "aulos: network-midi: the secret and users are for Network MIDI 2.0 (midi2: or "
+                            + "--network-midi2), which is off; AppleMIDI sessions have no authentication")
                 }
                 networkInputs.append(NetworkMIDISource.opener(sockets, options: network))
                 advertiser = Self.advertise(
@@ -379,9 +379,13 @@ struct PlayCommand: ParsableCommand {
                 var options = NetworkMIDI2Host.Options().applying(settings)
                 options.name = sessionName
                 let who = settings.allowText.map { $0.joined(separator: ", ") } ?? "the local network"
+                let proof = [
+                    settings.secret.map { _ in "the shared secret" },
+                    settings.users.isEmpty ? nil : "a user's password (\(settings.users.count) users)",
+                ].compactMap { $0 }
                 printError(
                     "aulos: Network MIDI 2.0 accepts sessions from \(who)"
-                        + (settings.secret == nil ? "" : " that know the shared secret"))
+                        + (proof.isEmpty ? "" : " that know " + proof.joined(separator: " or ")))
                 networkInputs.append(NetworkMIDISource.opener(socket, options: options))
                 advertiser = Self.advertise(
                     type: DNSServiceName.networkMIDI2, address: socket.address,

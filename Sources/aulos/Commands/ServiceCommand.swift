@@ -155,7 +155,9 @@ struct ServiceCommand: ParsableCommand {
                 executable: executable, presets: presets, soundFont: SearchPaths.soundFont)
             { print(line) }
             if installer.hasUnusedNetworkMIDISecret {
-                print("the rig's network-midi secret is for Network MIDI 2.0, which is off (midi2: or --network-midi2)")
+                print(
+                    "the rig's network-midi secret and users are for Network MIDI 2.0, which is off (midi2: or "
+                        + "--network-midi2)")
             }
         }
     }
