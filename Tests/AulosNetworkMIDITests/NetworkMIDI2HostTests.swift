@@ -359,6 +359,42 @@ final class MIDI2TestClient {
             answers.last?.payload == [0xF0, 0x03, 0x53, 0x74, 0x61, 0x67, 0x65, 0] + [UInt8](repeating: 0, count: 8))
     }
 
+    /// What Aulos sends (stream answers) is kept: the two commands before a new one ride along as forward error
+    /// correction, and a retransmit request is answered from the history, or with an error for what it lacks.
+    @Test func itsOwnUMPDataIsProtectedAndResent() throws {
+        let (host, _, client) = try host { $0.name = "Stage" }
+        defer { host.stop() }
+        #expect(client.invite().map(\.code) == [0x10])
+        let discovery: [UInt32] = [0xF000_0101, 0x0000_0005, 0, 0]
+        client.send(MIDI2TestClient.ump(0, discovery))
+        let first = client.receive()
+        #expect(first.map(\.specific) == [0, 1])  // nothing sent before: no copies
+        client.send(MIDI2TestClient.ump(1, discovery))
+        let second = client.receive()
+        try #require(first.count == 2 && second.count == 4, "\(first) \(second)")
+        #expect(second.map(\.code) == [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(second.map(\.specific) == [0, 1, 2, 3])  // 0 and 1 again before the new 2 and 3
+        #expect(second.prefix(2).map(\.payload) == first.map(\.payload))
+        // Retransmit request (0x80): from 1, two commands; then from 2, all that is kept.
+        client.send(MIDI2TestClient.command(0x80, 0, 1, MIDI2TestClient.word(2 << 16)))
+        let resent = client.receive()
+        #expect(resent.map(\.specific) == [1, 2])
+        #expect(resent.map(\.payload) == [first[1].payload, second[2].payload])
+        client.send(MIDI2TestClient.command(0x80, 0, 2, MIDI2TestClient.word(0)))
+        #expect(client.receive().map(\.specific) == [2, 3])
+        // A number never sent: retransmit error (0x81), reason 0, the number asked for.
+        client.send(MIDI2TestClient.command(0x80, 0, 9, MIDI2TestClient.word(0)))
+        let error = client.receive()
+        #expect(error.map(\.code) == [0x81])
+        #expect(error.first?.specific == 0x0000)
+        #expect(error.first?.payload == MIDI2TestClient.word(9 << 16))
+        // A session reset starts our numbers over: the old ones are gone.
+        client.send(MIDI2TestClient.command(0x82))
+        #expect(client.receive().map(\.code) == [0x83])
+        client.send(MIDI2TestClient.command(0x80, 0, 0, MIDI2TestClient.word(0)))
+        #expect(client.receive().map(\.code) == [0x81])
+    }
+
     @Test func unknownAndMalformedCommandsAreRefusedWithNAK() throws {
         let (host, _, client) = try host()
         defer { host.stop() }

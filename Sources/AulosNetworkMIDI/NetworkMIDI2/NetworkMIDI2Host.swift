@@ -163,6 +163,47 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         var responder: UMPStreamResponder
         /// The sequence number of the next UMP data command we send (stream answers).
         var sendSequence: UInt16 = 0
+        /// The last `sentHistory` UMP data commands we sent, oldest first: resent when the client asks
+        /// (retransmit request), and the two before each new one ride along as its forward error correction.
+        var sent: [(sequence: UInt16, words: [UInt32])] = []
+
+        /// Our numbers start over at 0 (a session reset, a client that invited again): what was kept under the old
+        /// ones is no longer what those numbers mean.
+        mutating func startSendingOver() {
+            sendSequence = 0
+            sent.removeAll()
+        }
+
+        /// Numbers new UMP data commands (one datagram's), keeps them, and returns them after copies of the last
+        /// `forwardErrorCopies` sent before (none when there is nothing new).
+        mutating func send(_ batch: [[UInt32]]) -> [NetworkMIDI2Command] {
+            guard !batch.isEmpty else { return [] }
+            var commands = sent.suffix(NetworkMIDI2Host.forwardErrorCopies).map {
+                NetworkMIDI2Command.umpData(sequence: $0.sequence, words: $0.words)
+            }
+            for words in batch {
+                commands.append(.umpData(sequence: sendSequence, words: words))
+                sent.append((sendSequence, words))
+                sendSequence &+= 1
+            }
+            if sent.count > NetworkMIDI2Host.sentHistory { sent.removeFirst(sent.count - NetworkMIDI2Host.sentHistory) }
+            return commands
+        }
+
+        /// What a retransmit request from `sequence` for `count` commands (0: all kept) gets: the commands, or an
+        /// error naming the first that cannot be sent (reason 1: no longer kept; 0: never sent).
+        func resend(from sequence: UInt16, count: UInt16) -> [NetworkMIDI2Command] {
+            // Distances from the oldest kept, modulo 2^16 as the numbers wrap.
+            guard let oldest = sent.first?.sequence else { return [.retransmitError(reason: 0, sequence: sequence)] }
+            let offset = Int(sequence &- oldest)
+            guard offset < sent.count else {
+                // Ahead of the newest (never sent) or behind the oldest kept (a number that wrapped past it).
+                let behind = Int(oldest &- sequence) <= Int(UInt16.max) / 2
+                return [.retransmitError(reason: behind ? 1 : 0, sequence: sequence)]
+            }
+            let end = count == 0 ? sent.count : min(sent.count, offset + Int(count))
+            return sent[offset..<end].map { .umpData(sequence: $0.sequence, words: $0.words) }
+        }
         var lastArrival: Int64 = .min
 
         var isEstablished: Bool {
@@ -241,9 +282,8 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
         case .retransmitError:
             guard let index else { return }
             apply(sessions[index]!.tracker.retransmitFailed(), index, now: now, replies: &replies)
-        case .retransmitRequest(let sequence, _):
-            // Aulos keeps no history of its own few UMP data commands (stream answers): nothing to resend.
-            if index != nil { replies.append(.retransmitError(reason: 1, sequence: sequence)) }
+        case .retransmitRequest(let sequence, let count):
+            if let index { replies += sessions[index]!.resend(from: sequence, count: count) }
         case .sessionReset:
             guard let index, sessions[index]!.isEstablished else {
                 replies.append(.nak(reason: NetworkMIDI2Command.NAKReason.notExpected, header: packet.header, text: ""))
@@ -251,7 +291,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             }
             // The peer starts its numbers over, maybe after losing its state: what it held is ended too.
             sessions[index]!.tracker.reset()
-            sessions[index]!.sendSequence = 0
+            sessions[index]!.startSendingOver()
             releaseNotes(index, now: now)
             replies.append(.sessionResetReply)
         case .unknown:
@@ -275,7 +315,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             // is a client that started over from the same port: its numbers start over too, and what it held ends.
             if sessions[index]!.isEstablished && sessions[index]!.tracker.delivered > 0 {
                 sessions[index]!.tracker.reset()
-                sessions[index]!.sendSequence = 0
+                sessions[index]!.startSendingOver()
                 releaseNotes(index, now: now)
             }
             replies.append(reply(for: sessions[index]!, state: 0))
@@ -392,10 +432,7 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
             case .stream(let words): answers += sessions[index]!.responder.answer(words)
             }
         }
-        for answer in answers {
-            replies.append(.umpData(sequence: sessions[index]!.sendSequence, words: answer))
-            sessions[index]!.sendSequence &+= 1
-        }
+        replies += sessions[index]!.send(answers)
         updateStatus(index)
     }
 
@@ -492,6 +529,12 @@ public final class NetworkMIDI2Host: @unchecked Sendable {
     private func newNonce() -> [UInt8] {
         (0..<NetworkMIDI2Command.nonceBytes).map { _ in UInt8.random(in: 0...255, using: &random) }
     }
+
+    /// How many of its own UMP data commands a session keeps for retransmit requests, and how many of them go
+    /// before a new one as forward error correction. Aulos sends few (stream answers), so a small history reaches
+    /// back far in time.
+    static let sentHistory = 64
+    static let forwardErrorCopies = 2
 
     /// The invitation's capability bits (M2-124-UM's invitation command, as remembered): bit 0 the client can answer
     /// "authentication required" (the shared secret), bit 1 "user authentication required".
