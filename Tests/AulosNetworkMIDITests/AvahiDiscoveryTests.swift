@@ -28,6 +28,27 @@ import Testing
     }
 }
 
+/// Where a service is advertised follows the address its socket listens on.
+@Suite struct AdvertisedScopeTests {
+    @Test func everyAddressIsEverywhereAndOneAddressIsItsInterface() throws {
+        #expect(AdvertisedScope(listeningOn: nil) == .everywhere)
+        #expect(AdvertisedScope(listeningOn: "::") == .everywhere)
+        let ipv4 = try #require(AdvertisedScope(listeningOn: "0.0.0.0"))
+        #expect(ipv4.interfaceIndex == nil && ipv4.version == .ipv4 && ipv4.described == " over IPv4")
+        // Loopback is an interface every machine has (the caller does not advertise it; the scope is still right).
+        let loopback = try #require(AdvertisedScope(listeningOn: "127.0.0.1"))
+        #expect(loopback.interfaceIndex == Int32(if_nametoindex("lo")) && loopback.version == .ipv4)
+        #expect(loopback.described == " on lo")
+        if let six = AdvertisedScope(listeningOn: "::1") {
+            #expect(six.interfaceIndex == Int32(if_nametoindex("lo")) && six.version == .ipv6)
+        }
+        // An address no interface has (TEST-NET-1, the documentation prefix), and text that is no address.
+        #expect(AdvertisedScope(listeningOn: "192.0.2.7") == nil)
+        #expect(AdvertisedScope(listeningOn: "2001:db8::7") == nil)
+        #expect(AdvertisedScope(listeningOn: "pi.local") == nil)
+    }
+}
+
 /// A real avahi-daemon on a private D-Bus system bus (scripts/avahi/private-avahi.sh: its own network namespace,
 /// so neither the machine's network nor another daemon is touched): the advertiser publishes, Avahi renames a
 /// name in use, the browser finds what was published, and a daemon that goes away is said, not fatal. Needs root
@@ -107,6 +128,23 @@ import Testing
         #expect(rival.advertisedNames == ["Aulos Test #2", "Aulos Test"])
         #expect(!rival.advertise(type: "apple-midi", port: 5004, name: "x"))
         #expect(second.all.contains { $0.contains("'apple-midi' port 5004 is not a service DNS-SD can advertise") })
+
+        // The IP version is passed on: over IPv4 it is found; over IPv6 alone (the daemon's namespace has no IPv6)
+        // it is not.
+        let third = Notices()
+        let scoped = AvahiAdvertiser { third.append($0) }
+        defer { scoped.stop() }
+        #expect(
+            scoped.advertise(
+                type: DNSServiceName.appleMIDI, port: 15110, name: "Scoped 4",
+                scope: try #require(
+                    AdvertisedScope(listeningOn: "0.0.0.0"))))
+        let onlySix = AdvertisedScope(interfaceIndex: nil, version: .ipv6, interfaceName: nil)
+        #expect(scoped.advertise(type: DNSServiceName.appleMIDI, port: 15112, name: "Scoped 6", scope: onlySix))
+        #expect(third.wait(for: "advertised as 'Scoped 4' (_apple-midi._udp port 15110) through Avahi over IPv4"))
+        let scopedPeers = try AvahiBrowser.browse(types: [DNSServiceName.appleMIDI]).get()
+            .filter { $0.name.hasPrefix("Scoped") }.map { "\($0.name) \($0.address):\($0.port)" }
+        #expect(scopedPeers == ["Scoped 4 10.78.0.1:15110"], "\(scopedPeers) \(third.all)")
 
         let peers = try AvahiBrowser.browse().get().filter { $0.name.hasPrefix("Aulos Test") }
         let found = peers.map { "\($0.name) \($0.type) \($0.address):\($0.port) \($0.isLocal)" }

@@ -19,13 +19,15 @@ public final class AvahiAdvertiser: @unchecked Sendable {
     private final class Entry {
         let type: String
         let port: UInt16
+        let scope: AdvertisedScope
         var name: String
         var group: OpaquePointer?
         unowned let owner: AvahiAdvertiser
 
-        init(type: String, port: UInt16, name: String, owner: AvahiAdvertiser) {
+        init(type: String, port: UInt16, scope: AdvertisedScope, name: String, owner: AvahiAdvertiser) {
             self.type = type
             self.port = port
+            self.scope = scope
             self.name = name
             self.owner = owner
         }
@@ -70,10 +72,10 @@ public final class AvahiAdvertiser: @unchecked Sendable {
     deinit { stop() }
 
     /// Advertises a service of `type` (`_apple-midi._udp`, `_midi2._udp`) on `port` under `name` (cut to a
-    /// DNS label). Returns false, saying why in a notice, for a type DNS-SD does not accept, a port of 0 or
-    /// more than `maximumServices`.
+    /// DNS label), where `scope` says (the interface and IP version its socket listens on). Returns false, saying
+    /// why in a notice, for a type DNS-SD does not accept, a port of 0 or more than `maximumServices`.
     @discardableResult
-    public func advertise(type: String, port: UInt16, name: String) -> Bool {
+    public func advertise(type: String, port: UInt16, name: String, scope: AdvertisedScope = .everywhere) -> Bool {
         guard DNSServiceName.isValidType(type), port != 0 else {
             onNotice("not advertised: '\(type)' port \(port) is not a service DNS-SD can advertise")
             return false
@@ -82,7 +84,7 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         avahi_threaded_poll_lock(poll)
         defer { avahi_threaded_poll_unlock(poll) }
         guard !stopped, entries.count < Self.maximumServices else { return false }
-        let entry = Entry(type: type, port: port, name: DNSServiceName.instanceName(name), owner: self)
+        let entry = Entry(type: type, port: port, scope: scope, name: DNSServiceName.instanceName(name), owner: self)
         entries.append(entry)
         if let client, avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING { register(entry, on: client) }
         return true
@@ -206,7 +208,7 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         // A name this daemon already holds is a collision at once, not later: renamed until one is free.
         for _ in 0..<Self.maximumServices * 4 {
             let added = avahi_entry_group_add_service_strlst(
-                group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0),
+                group, entry.scope.avahiInterface, entry.scope.avahiProtocol, AvahiPublishFlags(0),
                 entry.name, entry.type, nil, nil, entry.port, nil)
             if added == Int32(AVAHI_ERR_COLLISION) {
                 rename(entry)
@@ -225,7 +227,7 @@ public final class AvahiAdvertiser: @unchecked Sendable {
         switch state {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
             saidAbsent = false
-            onNotice("advertised as \(entry.described) through Avahi")
+            onNotice("advertised as \(entry.described) through Avahi\(entry.scope.described)")
         case AVAHI_ENTRY_GROUP_COLLISION:
             // Another host on the network has the name: Avahi's alternative, and again.
             let previous = entry.name

@@ -240,8 +240,9 @@ struct PlayCommand: ParsableCommand {
     }
 
     /// Advertises a network MIDI service of `type` (AppleMIDI's, Network MIDI 2.0's) on `port` as `name` through
-    /// Avahi (a Mac lists an AppleMIDI session under Directory by itself), on `advertiser` or a new one; not when
-    /// the host listens on loopback alone (`address`), which no other machine can reach. Its notices go to the log
+    /// Avahi (a Mac lists an AppleMIDI session under Directory by itself), on `advertiser` or a new one, on the
+    /// interface and IP version the host listens on (`address`: `AdvertisedScope`); not when it listens on loopback
+    /// alone, which no other machine can reach. Its notices go to the log
     /// as they happen, from Avahi's thread.
     static func advertise(
         type: String, address: String?, port: UInt16, name: String, with advertiser: AvahiAdvertiser?
@@ -251,8 +252,14 @@ struct PlayCommand: ParsableCommand {
             printError("aulos: \(what) not advertised: it listens on loopback only")
             return advertiser
         }
+        // Where the socket listens, and nowhere else: a peer told of another interface could not connect.
+        guard let scope = AdvertisedScope(listeningOn: address) else {
+            let what = type == DNSServiceName.appleMIDI ? "network MIDI" : "Network MIDI 2.0"
+            printError("aulos: \(what) not advertised: no interface has \(address ?? "its address") now")
+            return advertiser
+        }
         let advertiser = advertiser ?? AvahiAdvertiser { printError("aulos: network MIDI " + $0) }
-        advertiser.advertise(type: type, port: port, name: name)
+        advertiser.advertise(type: type, port: port, name: name, scope: scope)
         return advertiser
     }
 
