@@ -145,7 +145,8 @@ final class MIDI2TestClient {
         client.send(MIDI2TestClient.ump(8, MIDI2TestClient.noteOff(60)))
         _ = client.barrier()
         #expect(notes(receiver) == ["on 60", "off 60"])
-        #expect(receiver.deliveries.first?.message == .noteOn(channel: 0, note: 60, velocity: 127))
+        #expect(
+            receiver.deliveries.first?.message == ChannelMessage(midi2: 0x90, data1: 60, data2: 127, wide: 0xFFFF))
         #expect(receiver.deliveries.first?.source == .network(0x8000))
         #expect(host.sessionStatuses.first?.peerName == "Test")
         client.send(MIDI2TestClient.command(0xF0, 1))
