@@ -392,8 +392,10 @@ struct LV2Kernel {
             offset += 8 + (size + 7) & ~7
         }
         while offset + 24 <= atomCapacity, let event = events.popDue(at: end - 1) {
-            // Aulos's internal events (a tuning change, 0xF4/0xF5) are not MIDI a plugin should see.
-            if event.status >= 0xF0 { continue }
+            // Aulos's internal events (a tuning change, 0xF4/0xF5) are not MIDI a plugin should see, nor are MIDI
+            // 2.0's per-note messages (statuses below 0x80): a plugin takes MIDI 1.0 bytes, which have no form for
+            // them. (A MIDI 2.0 message otherwise arrives as its MIDI 1.0 bytes, scaled down.)
+            if event.status >= 0xF0 || event.status < 0x80 { continue }
             if programsSelectPresets {
                 let channel = Int(event.status & 0x0F)
                 if event.status & 0xF0 == 0xC0 {

@@ -4,15 +4,21 @@ import Glibc
 /// A channel message as the three bytes an instrument receives (Core Audio's MusicDeviceMIDIEvent
 /// status/data1/data2): the one shape a channel message has from the moment it is read — from the ALSA
 /// sequencer, a MIDI file or the control socket — through routing to the render-side event list. Program
-/// change and channel pressure leave `data2` at 0; pitch bend is `data1` LSB, `data2` MSB.
+/// change and channel pressure leave `data2` at 0; pitch bend is `data1` LSB, `data2` MSB. A message that came as
+/// MIDI 2.0 also carries its value at full resolution (`resolution`, `wide`: see `MIDIResolution`), and MIDI 2.0's
+/// per-note messages are channel messages of their own statuses (`isPerNote`).
 ///
 /// Threads: a plain value, usable anywhere (the render thread included).
 public struct ChannelMessage: BitwiseCopyable, Hashable, Sendable, CustomStringConvertible {
     public var status: UInt8
     public var data1: UInt8
     public var data2: UInt8
+    /// Whether `wide` holds a MIDI 2.0 value (and whether this message stands in for a per-note one).
+    public var resolution = MIDIResolution.midi1
+    /// The MIDI 2.0 value, when `resolution` says there is one (0 otherwise).
+    public var wide: UInt32 = 0
 
-    /// The data bytes are kept to 7 bits; `status` must be 0x80…0xEF.
+    /// A MIDI 1.0 message. The data bytes are kept to 7 bits; `status` must be 0x80…0xEF.
     @_noAllocation @_noLocks
     public init(status: UInt8, data1: UInt8, data2: UInt8 = 0) {
         self.status = status
@@ -67,8 +73,13 @@ public struct ChannelMessage: BitwiseCopyable, Hashable, Sendable, CustomStringC
         command == 0x90 && data2 == 0 ? .noteOff(channel: channel, note: data1) : self
     }
 
-    /// The same message on another note (transposition keeps the kind and the other byte).
-    public func withNote(_ note: UInt8) -> ChannelMessage { ChannelMessage(status: status, data1: note, data2: data2) }
+    /// The same message on another note (transposition keeps the kind, the other byte and the MIDI 2.0 value).
+    @_noAllocation @_noLocks
+    public func withNote(_ note: UInt8) -> ChannelMessage {
+        var message = self
+        message.data1 = note & 0x7F
+        return message
+    }
 
     /// The message as the enum the parser and files use (for reading and printing, not for routing).
     public var message: MIDIMessage {
@@ -76,7 +87,11 @@ public struct ChannelMessage: BitwiseCopyable, Hashable, Sendable, CustomStringC
             ?? .noteOff(channel: channel, note: data1, velocity: data2)
     }
 
-    public var description: String { message.description }
+    public var description: String {
+        guard isPerNote else { return message.description }
+        let what = command == Self.perNotePitchBendCommand ? "per-note pitch-bend" : "per-note CC #\(data2)"
+        return "\(what) ch\(channel + 1) \(data1) = 0x\(String(wide, radix: 16))"
+    }
 }
 
 /// Where a live MIDI message came from — a keyboard (its sequencer address), a program, the control socket,

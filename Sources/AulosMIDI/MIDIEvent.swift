@@ -3,12 +3,16 @@ import AulosRealtime
 import Synchronization
 
 /// A channel message for an instrument, positioned at a frame of the next slice: Core Audio's
-/// MusicDeviceMIDIEvent(status, data1, data2, offsetSampleFrames) as a value the render thread can hold.
+/// MusicDeviceMIDIEvent(status, data1, data2, offsetSampleFrames) as a value the render thread can hold, with the
+/// MIDI 2.0 value beside the bytes when the message came as MIDI 2.0 (`resolution`, `wide`: see `MIDIResolution`).
+/// An instrument that knows only MIDI 1.0 reads the bytes, always filled with the value scaled down; 12 bytes.
 public struct MIDIEvent: BitwiseCopyable, Sendable, Equatable {
     public var offset: UInt32
     public var status: UInt8
     public var data1: UInt8
     public var data2: UInt8
+    public var resolution = MIDIResolution.midi1
+    public var wide: UInt32 = 0
 
     @_noAllocation @_noLocks
     public init(offset: UInt32, status: UInt8, data1: UInt8, data2: UInt8) {
@@ -22,6 +26,8 @@ public struct MIDIEvent: BitwiseCopyable, Sendable, Equatable {
     @_noAllocation @_noLocks
     public init(offset: UInt32, message: ChannelMessage) {
         self.init(offset: offset, status: message.status, data1: message.data1, data2: message.data2)
+        resolution = message.resolution
+        wide = message.wide
     }
 
     /// Where an event goes among events at the same frame — the one documented order:

@@ -6,28 +6,24 @@ import Synchronization
 public struct TimedMIDIEvent: BitwiseCopyable, Sendable, Equatable {
     public var sampleTime: Int64
     public var destination: UInt16
-    public var status: UInt8
-    public var data1: UInt8
-    public var data2: UInt8
+    /// The message whole: its bytes, and its MIDI 2.0 value when it has one.
+    public var message: ChannelMessage
 
     public init(sampleTime: Int64, destination: UInt16 = 0, status: UInt8, data1: UInt8, data2: UInt8) {
-        self.sampleTime = sampleTime
-        self.destination = destination
-        self.status = status
-        self.data1 = data1
-        self.data2 = data2
+        self.init(
+            sampleTime: sampleTime, destination: destination,
+            message: ChannelMessage(status: status, data1: data1, data2: data2))
     }
 
     public init(sampleTime: Int64, destination: UInt16 = 0, message: ChannelMessage) {
-        self.init(
-            sampleTime: sampleTime, destination: destination, status: message.status, data1: message.data1,
-            data2: message.data2)
+        self.sampleTime = sampleTime
+        self.destination = destination
+        self.message = message
     }
 
-    /// The message, as the three bytes it is.
-    public var message: ChannelMessage {
-        @_noAllocation @_noLocks get { ChannelMessage(status: status, data1: data1, data2: data2) }
-    }
+    public var status: UInt8 { message.status }
+    public var data1: UInt8 { message.data1 }
+    public var data2: UInt8 { message.data2 }
 }
 
 /// Places MIDI events given at absolute sample times onto the exact frames of the slices that contain them

@@ -21,6 +21,16 @@ import Testing
         .channel(ChannelMessage(status: status, data1: data1, data2: data2))
     }
 
+    /// A MIDI 2.0 message: its MIDI 1.0 bytes and its whole value.
+    private func midi2(_ status: UInt8, _ data1: UInt8, _ data2: UInt8 = 0, wide: UInt32) -> UMPEvent {
+        .channel(ChannelMessage(midi2: status, data1: data1, data2: data2, wide: wide))
+    }
+
+    /// A MIDI 1.0 stand-in for a per-note message.
+    private func standIn(_ status: UInt8, _ data1: UInt8, _ data2: UInt8, wide: UInt32) -> UMPEvent {
+        .channel(ChannelMessage(midi2: status, data1: data1, data2: data2, wide: wide).standingIn())
+    }
+
     @Test func messageLengthsFollowTheType() {
         #expect(UMPMessage.split([0x2090_3C64, 0x4090_3C00, 0x8000_0000, 0xF000_0101, 0, 0, 0][...])?.count == 3)
         #expect(UMPMessage.split([0x4090_3C00][...]) == nil)  // a MIDI 2.0 note-on cut after one word
@@ -35,28 +45,37 @@ import Testing
         #expect(decode([0x20F8_0000]) == [])  // a system status in a channel voice message: not one
     }
 
-    @Test func midi2NotesScaleVelocityByTruncation() {
-        // Note on ch 2, note 60, velocity 0xFFFF → 127; 0x8000 → 64; 0x01FF → 0, made 1 (0 would mean note-off).
-        #expect(decode([0x4091_3C00, 0xFFFF_0000]) == [channel(0x91, 60, 127)])
-        #expect(decode([0x4091_3C00, 0x8000_0000]) == [channel(0x91, 60, 64)])
-        #expect(decode([0x4091_3C00, 0x01FF_0000]) == [channel(0x91, 60, 1)])
-        #expect(decode([0x4091_3C00, 0x0000_0000]) == [channel(0x91, 60, 1)])
+    @Test func midi2NotesKeepTheirVelocityBesideItsTruncation() {
+        // Note on ch 2, note 60, velocity 0xFFFF → 127; 0x8000 → 64; 0x01FF → 0, made 1 (0 would mean note-off);
+        // each with its 16 bits beside.
+        #expect(decode([0x4091_3C00, 0xFFFF_0000]) == [midi2(0x91, 60, 127, wide: 0xFFFF)])
+        #expect(decode([0x4091_3C00, 0x8000_0000]) == [midi2(0x91, 60, 64, wide: 0x8000)])
+        #expect(decode([0x4091_3C00, 0x01FF_0000]) == [midi2(0x91, 60, 1, wide: 0x01FF)])
+        #expect(decode([0x4091_3C00, 0x0000_0000]) == [midi2(0x91, 60, 1, wide: 0)])
+        // Two velocities with the same top 7 bits are two messages.
+        #expect(decode([0x4091_3C00, 0x8000_0000]) != decode([0x4091_3C00, 0x81FF_0000]))
         // Note off with velocity 0x4000 → 32; its attribute (type 3, data 0x1234) is dropped.
-        #expect(decode([0x4081_3C03, 0x4000_1234]) == [channel(0x81, 60, 32)])
+        #expect(decode([0x4081_3C03, 0x4000_1234]) == [midi2(0x81, 60, 32, wide: 0x4000)])
     }
 
     @Test func midi2ControllersPressureAndPitchBendScale() {
-        // CC 7 = 0x8000_0000 → 64; 0xFFFF_FFFF → 127; 0x01FF_FFFF → 0.
-        #expect(decode([0x40B0_0700, 0x8000_0000]) == [channel(0xB0, 7, 64)])
-        #expect(decode([0x40B0_0700, 0xFFFF_FFFF]) == [channel(0xB0, 7, 127)])
-        #expect(decode([0x40B0_0700, 0x01FF_FFFF]) == [channel(0xB0, 7, 0)])
+        // CC 7 = 0x8000_0000 → 64; 0xFFFF_FFFF → 127; 0x01FF_FFFF → 0; each with its 32 bits beside.
+        #expect(decode([0x40B0_0700, 0x8000_0000]) == [midi2(0xB0, 7, 64, wide: 0x8000_0000)])
+        #expect(decode([0x40B0_0700, 0xFFFF_FFFF]) == [midi2(0xB0, 7, 127, wide: 0xFFFF_FFFF)])
+        #expect(decode([0x40B0_0700, 0x01FF_FFFF]) == [midi2(0xB0, 7, 0, wide: 0x01FF_FFFF)])
         // Poly pressure note 61 = 0x4000_0000 → 32; channel pressure 0xC000_0000 → 96.
-        #expect(decode([0x40A3_3D00, 0x4000_0000]) == [channel(0xA3, 61, 32)])
-        #expect(decode([0x40D3_0000, 0xC000_0000]) == [channel(0xD3, 96)])
+        #expect(decode([0x40A3_3D00, 0x4000_0000]) == [midi2(0xA3, 61, 32, wide: 0x4000_0000)])
+        #expect(decode([0x40D3_0000, 0xC000_0000]) == [midi2(0xD3, 96, wide: 0xC000_0000)])
         // Pitch bend: the center 0x8000_0000 → 8192 (LSB 0, MSB 64); the top → 16383; 0x8004_0000 → 8193.
-        #expect(decode([0x40E0_0000, 0x8000_0000]) == [channel(0xE0, 0, 64)])
-        #expect(decode([0x40E0_0000, 0xFFFF_FFFF]) == [channel(0xE0, 127, 127)])
-        #expect(decode([0x40E0_0000, 0x8004_0000]) == [channel(0xE0, 1, 64)])
+        #expect(decode([0x40E0_0000, 0x8000_0000]) == [midi2(0xE0, 0, 64, wide: 0x8000_0000)])
+        #expect(decode([0x40E0_0000, 0xFFFF_FFFF]) == [midi2(0xE0, 127, 127, wide: 0xFFFF_FFFF)])
+        #expect(decode([0x40E0_0000, 0x8004_0000]) == [midi2(0xE0, 1, 64, wide: 0x8004_0000)])
+        // A MIDI 1.0 message in UMP stays MIDI 1.0: no wide value.
+        guard case .channel(let midi1)? = decode([0x20B0_0740]).first else {
+            Issue.record("no channel message")
+            return
+        }
+        #expect(midi1.resolution == .midi1 && midi1.wide == 0)
     }
 
     @Test func programChangeCarriesItsBank() {
@@ -84,25 +103,78 @@ import Testing
         #expect(decoder.ignored == 1)
     }
 
-    @Test func perNoteExpressionReachesAChannelWithOneNote() {
+    /// Per-note pitch bend (status 0x6: word 0 `0x4 group 6 channel, note, 0`, word 1 the 32-bit bend) and
+    /// registered per-note controllers (status 0x0: word 0 `…, note, index`, word 1 the value) are per-note messages
+    /// of their own, on the note, for every note; a MIDI 1.0 stand-in follows only for a note alone on its channel.
+    @Test func perNoteMessagesCarryTheirNoteAndValue() {
         var decoder = UMPDecoder()
         _ = decode([0x4092_4000, 0xFFFF_0000], into: &decoder)  // note 64 on channel 3, alone
-        // Per-note pitch bend on note 64 = 0xC000_0000 → channel 3's pitch bend 0x3000 (LSB 0, MSB 96).
-        #expect(decode([0x4062_4000, 0xC000_0000], into: &decoder) == [channel(0xE2, 0, 96)])
-        // Registered per-note controller 74 (brightness, MPE's slide) → CC 74; 1 (modulation) → CC 1.
-        #expect(decode([0x4002_404A, 0x8000_0000], into: &decoder) == [channel(0xB2, 74, 64)])
-        #expect(decode([0x4002_4001, 0x2000_0000], into: &decoder) == [channel(0xB2, 1, 16)])
-        // Per-note pitch 7.25 (#3) and an assignable per-note controller: ignored.
-        #expect(decode([0x4002_4003, 0x2000_0000, 0x4012_4001, 0x2000_0000], into: &decoder) == [])
-        // A note not held, or a second note on the channel: the per-note message would bend the wrong note.
-        #expect(decode([0x4062_4100, 0xC000_0000], into: &decoder) == [])
+        let bend = ChannelMessage.perNotePitchBend(channel: 2, note: 64, value: 0xC000_0000)
+        #expect(bend.status == 0x62 && bend.data1 == 64 && bend.wide == 0xC000_0000 && bend.isPerNote)
+        // Per-note pitch bend on note 64 = 0xC000_0000, then channel 3's pitch bend 0x3000 (LSB 0, MSB 96) standing
+        // in for it.
+        #expect(
+            decode([0x4062_4000, 0xC000_0000], into: &decoder) == [
+                .channel(bend), standIn(0xE2, 0, 96, wide: 0xC000_0000),
+            ])
+        // Registered per-note controller 74 (brightness, MPE's slide), then CC 74; 1 (modulation), then CC 1.
+        #expect(
+            decode([0x4002_404A, 0x8000_0123], into: &decoder) == [
+                .channel(.perNoteController(channel: 2, note: 64, controller: 74, value: 0x8000_0123)),
+                standIn(0xB2, 74, 64, wide: 0x8000_0123),
+            ])
+        #expect(
+            decode([0x4002_4001, 0x2000_0000], into: &decoder) == [
+                .channel(.perNoteController(channel: 2, note: 64, controller: 1, value: 0x2000_0000)),
+                standIn(0xB2, 1, 16, wide: 0x2000_0000),
+            ])
+        // Per-note pitch 7.25 (#3) has no MIDI 1.0 controller: the per-note message alone. An assignable per-note
+        // controller (status 0x1) and a registered one above 127: ignored.
+        #expect(
+            decode([0x4002_4003, 0x2000_0000, 0x4012_4001, 0x2000_0000, 0x4002_4080, 0x1], into: &decoder) == [
+                .channel(.perNoteController(channel: 2, note: 64, controller: 3, value: 0x2000_0000))
+            ])
+        // A note not held, or a second note on the channel: the per-note message, and no stand-in (it would bend
+        // the wrong notes of an instrument without per-note expression).
+        #expect(
+            decode([0x4062_4100, 0xC000_0000], into: &decoder) == [
+                .channel(.perNotePitchBend(channel: 2, note: 65, value: 0xC000_0000))
+            ])
         _ = decode([0x2092_4164], into: &decoder)  // note 65 joins on channel 3 (a MIDI 1.0 note-on)
-        #expect(decode([0x4062_4000, 0xC000_0000], into: &decoder) == [])
+        #expect(decode([0x4062_4000, 0xC000_0000], into: &decoder) == [.channel(bend)])
         _ = decode([0x2082_4100], into: &decoder)  // note 65 leaves
-        #expect(decode([0x4062_4000, 0x8000_0000], into: &decoder) == [channel(0xE2, 0, 64)])
-        #expect(decoder.ignored == 4)
+        #expect(
+            decode([0x4062_4000, 0x8000_0000], into: &decoder) == [
+                .channel(.perNotePitchBend(channel: 2, note: 64, value: 0x8000_0000)),
+                standIn(0xE2, 0, 64, wide: 0x8000_0000),
+            ])
+        #expect(decoder.ignored == 2)
         decoder.reset()
-        #expect(decode([0x4062_4000, 0x8000_0000], into: &decoder) == [])
+        #expect(
+            decode([0x4062_4000, 0x8000_0000], into: &decoder) == [
+                .channel(.perNotePitchBend(channel: 2, note: 64, value: 0x8000_0000))
+            ])
+    }
+
+    /// The values a MIDI 2.0 message carries read on MIDI 1.0's scales (`MIDI2Scale`): the ends and the centre exact,
+    /// the steps between the 7-bit ones kept.
+    @Test func wideValuesReadOnMIDI1Scales() {
+        #expect(MIDI2Scale.velocity(0) == 0 && MIDI2Scale.velocity(0x8000) == 64 && MIDI2Scale.velocity(0xFFFF) == 127)
+        #expect(MIDI2Scale.velocity(100 << 9) > 99.4 && MIDI2Scale.velocity(100 << 9) < 100)
+        #expect(MIDI2Scale.velocity(0x8001) > 64 && MIDI2Scale.velocity(0x8001) < 64.01)
+        #expect(MIDI2Scale.controller(0x8000_0000) == 64 && MIDI2Scale.controller(0xFFFF_FFFF) == 127)
+        #expect(MIDI2Scale.controller(0xC000_0000) == 64 + 63 * Double(0x4000_0000) / Double(0x7FFF_FFFF))
+        #expect(MIDI2Scale.bend(0x8000_0000) == 0 && MIDI2Scale.bend(0) == -8192 && MIDI2Scale.bend(0x8004_0000) == 1)
+        #expect(MIDI2Scale.bend(0x8000_0001) > 0)
+        // Through an event: velocity from the low 16 bits, channel pressure from `wide`, a MIDI 1.0 event's bytes.
+        let note = MIDIEvent(offset: 0, message: ChannelMessage(midi2: 0x90, data1: 60, data2: 64, wide: 0x8100))
+        #expect(note.fineValue == MIDI2Scale.velocity(0x8100))
+        let pressure = MIDIEvent(offset: 0, message: ChannelMessage(midi2: 0xD0, data1: 96, wide: 0xC000_0000))
+        #expect(pressure.fineValue == MIDI2Scale.controller(0xC000_0000))
+        #expect(MIDIEvent(offset: 0, status: 0xD0, data1: 96, data2: 0).fineValue == 96)
+        #expect(MIDIEvent(offset: 0, status: 0xE0, data1: 0, data2: 96).fineBend == 4096)
+        #expect(
+            MIDIEvent(offset: 0, message: .perNotePitchBend(channel: 0, note: 1, value: 0x4000_0000)).fineBend == -4096)
     }
 
     @Test func systemMessagesAreRead() {

@@ -155,4 +155,89 @@ import Testing
         #expect(playback.activeVoices == 0, "no note left sounding")
         try expectNoAllocations(harness.allocations, "rendering with network MIDI flowing")
     }
+
+    /// Network MIDI 2.0 into the same rig: UMP from a client on loopback through `NetworkMIDI2Host` and its decoder,
+    /// MIDI 2.0 at full resolution — 16-bit velocities, a 32-bit controller mapped to a parameter, 32-bit pitch bend,
+    /// per-note pitch bends and per-note controllers on one of two notes held on a channel (and their stand-ins when
+    /// one note is left) — while the counted renders play it. Nothing allocates.
+    @Test func renderingAllocatesNothingWhileNetworkMIDI2Flows() throws {
+        let (playback, live, path) = try LiveMIDIPathTests.livePath(capacity: 65_536)
+        defer { playback.close() }
+        let host = NetworkMIDI2Host(socket: try NetworkMIDI2Socket(address: "127.0.0.1", port: 0), receiver: path)
+        try host.start()
+        defer { host.stop() }
+        let client = MIDI2TestClient(hostPort: host.port)
+        guard client.invite().first?.code == 0x10 else {
+            Issue.record("the host did not accept the session")
+            return
+        }
+        var sequence: UInt16 = 0
+        func send(_ words: [UInt32]) {
+            client.send(MIDI2TestClient.ump(sequence, words))
+            sequence &+= 1
+        }
+        // MIDI 2.0 channel voice words (M2-104-UM §7.4): type 4, group 0, status · channel, two bytes, then the data.
+        func note(_ on: Bool, _ channel: UInt32, _ key: UInt32, _ velocity: UInt32) -> [UInt32] {
+            [(on ? 0x4090_0000 : 0x4080_0000) | channel << 16 | key << 8, velocity << 16]
+        }
+        let harness = RenderHarness(playback.graph.renderEntry!, format: playback.fileFormat)
+        // Warm up, uncounted: both parts' first notes, a per-note bend, and the rig's first slices.
+        send(note(true, 0, 40, 0x8000) + note(true, 0, 72, 0xFFFF) + [0x4060_4800, 0x9000_0000])
+        for _ in 0..<200 { harness.renderSlice(256) }
+        send(note(false, 0, 40, 0) + note(false, 0, 72, 0))
+        for _ in 0..<200 { harness.renderSlice(256) }
+        let warmDelivered = live.deliveredCount
+        #expect(warmDelivered >= 4, "the warm-up notes arrived: \(warmDelivered)")
+
+        let datagrams = 2_000
+        let finished = Atomic<Bool>(false)
+        let stream = TestThread {
+            for index in 0..<datagrams {
+                let low = UInt32(36 + index % 20)  // the Bass part's keys
+                let high = UInt32(60 + index % 30)  // the Lead part's
+                let varying = UInt32(truncatingIfNeeded: index &* 2_654_435_761)
+                send(
+                    note(true, 0, low, varying >> 16) + note(true, 0, high, 0x4000 + UInt32(index))
+                        + [0x40B0_0100, varying]  // CC 1, mapped to Lead.cutoff, at 32 bits
+                        + [0x4060_0000 | high << 8, varying]  // per-note pitch bend on one of the two notes
+                        + [0x4000_0000 | low << 8 | 74, varying]  // per-note brightness on the other
+                        + [0x4000_0000 | high << 8 | 7, 0xC000_0000]  // per-note volume
+                        + [0x40E1_0000, varying] + [0x40D1_0000, varying]  // pitch bend, pressure on channel 2
+                        + note(false, 0, low, 0x1234)
+                        + [0x4060_0000 | high << 8, 0x8000_0000]  // alone now: with its stand-in
+                        + note(false, 0, high, 0))
+                usleep(1_000)  // about 1 ms apart: the stream spans thousands of slices
+            }
+            finished.store(true, ordering: .releasing)
+        }
+        var (slices, slicesWithEvents) = (0, 0)
+        while !finished.load(ordering: .acquiring) || slices < 4_000 {
+            let before = live.deliveredCount
+            harness.renderSlice(256, counting: true)
+            slices += 1
+            if live.deliveredCount != before { slicesWithEvents += 1 }
+        }
+        stream.join()
+        // Whatever is still on its way, and the bye that ends the session and releases its notes.
+        client.send(MIDI2TestClient.command(0xF0, 1))
+        let deadline = Self.now() + 2_000_000_000
+        while !host.sessionStatuses.isEmpty && Self.now() < deadline {
+            harness.renderSlice(256, counting: true)
+            slices += 1
+        }
+        for _ in 0..<1_000 { harness.renderSlice(256, counting: true) }
+        slices += 1_000
+
+        let delivered = live.deliveredCount - warmDelivered
+        print(
+            "network MIDI 2.0 while rendering: \(slices) slices counted (\(slicesWithEvents) with network events), "
+                + "\(datagrams) datagrams sent, \(delivered) events delivered, \(live.droppedCount) dropped, "
+                + "\(harness.allocations.allocations) allocations")
+        #expect(host.sessionStatuses.isEmpty, "bye ended the session")
+        #expect(live.droppedCount == 0)
+        #expect(delivered >= datagrams * 8, "the stream reached the parts while the slices were counted: \(delivered)")
+        #expect(slicesWithEvents >= 20, "events arrived in \(slicesWithEvents) of the counted slices")
+        #expect(playback.activeVoices == 0, "no note left sounding")
+        try expectNoAllocations(harness.allocations, "rendering with network MIDI 2.0 flowing")
+    }
 }

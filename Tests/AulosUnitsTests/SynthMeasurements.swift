@@ -5,7 +5,7 @@ import AulosUnits
 import Glibc
 #endif
 
-// Measuring the synth: a plain patch and frequency in cents.
+// Measuring the synth: a plain patch, frequency in cents, one component's amplitude and the strongest one's frequency.
 
 func setSynth(_ unit: AudioUnit, _ values: [OscillatorSynthUnit.Parameter: Float]) throws {
     for (parameter, value) in values { try unit.setParameter(parameter.id, value: value) }
@@ -33,3 +33,34 @@ func measuredFrequency(_ samples: ArraySlice<Float>, sampleRate: Double) -> Doub
 }
 
 func cents(_ measured: Double, _ expected: Double) -> Double { 1200 * log2(measured / expected) }
+
+/// Amplitude of the component at `frequency` in `samples` (a Hann-windowed single-bin DFT).
+func amplitude(_ samples: ArraySlice<Float>, at frequency: Double) -> Double {
+    var re = 0.0
+    var im = 0.0
+    let n = samples.count
+    for (i, x) in samples.enumerated() {
+        let w = 0.5 - 0.5 * cos(2 * Double.pi * Double(i) / Double(n))
+        let angle = 2 * Double.pi * frequency * Double(i) / 48_000
+        re += Double(x) * w * cos(angle)
+        im += Double(x) * w * sin(angle)
+    }
+    return 4 * (re * re + im * im).squareRoot() / Double(n)
+}
+
+/// The strongest frequency within `range` (to 0.01 Hz: a coarse scan, then golden-section refinement).
+func peak(_ samples: ArraySlice<Float>, in range: ClosedRange<Double>) -> Double {
+    var best = range.lowerBound
+    var frequency = range.lowerBound
+    while frequency <= range.upperBound {
+        if amplitude(samples, at: frequency) > amplitude(samples, at: best) { best = frequency }
+        frequency += 1
+    }
+    var (low, high) = (best - 1, best + 1)
+    while high - low > 0.005 {
+        let a = low + (high - low) * 0.382
+        let b = low + (high - low) * 0.618
+        if amplitude(samples, at: a) > amplitude(samples, at: b) { high = b } else { low = a }
+    }
+    return (low + high) / 2
+}

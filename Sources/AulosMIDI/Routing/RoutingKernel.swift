@@ -36,6 +36,15 @@ public struct RoutedControl: BitwiseCopyable, @unchecked Sendable {
         min(upper, max(lower, low + (high - low) * Float(controller) / 127))
     }
 
+    /// The value for the controller `message` moves: its 7-bit position, or a MIDI 2.0 controller's 32 bits on the
+    /// same 0…127 scale (`MIDI2Scale`), worked out in doubles so that the parameter gets all a float holds of it.
+    @_noAllocation @_noLocks
+    public func value(for message: ChannelMessage) -> Float {
+        guard message.resolution.isMIDI2 else { return value(controller: message.data2) }
+        let position = MIDI2Scale.controller(message.wide) / 127
+        return min(upper, max(lower, Float(Double(low) + Double(high - low) * position)))
+    }
+
     /// Stores `value` in the parameter's cell; false when the target has none (the control thread sets it).
     @_noAllocation @_noLocks
     @discardableResult
@@ -166,7 +175,7 @@ public struct RoutingKernel: @unchecked Sendable {
 
     public let partCount: Int
     let parts: UnsafeMutablePointer<RoutedPart>
-    /// 128 velocities per part.
+    /// 128 velocities per part (a part's velocity curve).
     let velocities: UnsafeMutablePointer<UInt8>
     public let rigCount: Int
     let rigBanks: UnsafeMutablePointer<Int32>
@@ -388,18 +397,20 @@ public struct RoutingKernel: @unchecked Sendable {
                 guard played >= 0 && played <= 127 else { continue }
                 held[key].parts |= 1 << UInt64(index)
                 held[key].sources |= sourceBit
-                deliveries[count] = (
-                    UInt16(index),
-                    ChannelMessage(
-                        status: 0x90 | channel, data1: UInt8(played),
-                        data2: velocities[index * 128 + Int(message.data2)])
-                )
+                var struck = message
+                struck.data1 = UInt8(played)
+                struck.data2 = velocities[index * 128 + Int(message.data2)]
+                if message.resolution.isMIDI2 { struck.wide = curved(message.wide, part: index) }
+                deliveries[count] = (UInt16(index), struck)
                 count += 1
             }
             return RoutingResult(count: count, action: .none)
         case 0x80:
-            return RoutingResult(count: noteOffs(key, velocity: message.data2, at: 0), action: .none)
-        case 0xA0:
+            return RoutingResult(count: noteOffs(key, release: message, at: 0), action: .none)
+        case 0xA0,
+            0x60 where message.isPerNote, 0x00 where message.isPerNote:
+            // Poly pressure and MIDI 2.0's per-note messages (pitch bend 0x60, controller 0x00: literals, as a
+            // pattern of a static would be matched through a generic `~=`) go where the note's note-on went.
             var count = 0
             let bits = held[key].parts
             for index in 0..<partCount where bits & (1 << UInt64(index)) != 0 {
@@ -418,22 +429,20 @@ public struct RoutingKernel: @unchecked Sendable {
                     count: 0,
                     action: .learned(
                         controller: controller, channel: channel + 1, control: control,
-                        value: control.value(controller: value)))
+                        value: control.value(for: message)))
             }
             // Learned mappings win, the latest first; then the active rig's.
             var index = learnedCount - 1
             while index >= 0 {
                 if learned[index].answers(controller: controller, channel: channel) {
                     let control = learned[index].control
-                    return RoutingResult(
-                        count: 0, action: .control(control, value: control.value(controller: value)))
+                    return RoutingResult(count: 0, action: .control(control, value: control.value(for: message)))
                 }
                 index -= 1
             }
             for mapping in activeControls where mapping.answers(controller: controller, channel: channel) {
                 return RoutingResult(
-                    count: 0,
-                    action: .control(mapping.control, value: mapping.control.value(controller: value)))
+                    count: 0, action: .control(mapping.control, value: mapping.control.value(for: message)))
             }
             if controller == 64 {
                 let sourceBit = slot(for: source)
@@ -472,7 +481,7 @@ public struct RoutingKernel: @unchecked Sendable {
         while key < Self.keyCount && count + partCount <= deliveryCapacity {
             if held[key].sources & bit != 0 {
                 if held[key].parts != 0 { notes += 1 }
-                count = noteOffs(key, velocity: 64, at: count)
+                count = noteOffs(key, release: ChannelMessage(status: 0x80, data1: 0, data2: 64), at: count)
             }
             key += 1
         }
@@ -541,21 +550,17 @@ public struct RoutingKernel: @unchecked Sendable {
         return count
     }
 
-    /// The note-offs that end the note at `key` on every part it went to, from `deliveries[start]` on; it is
-    /// then no longer held. Returns the new count.
+    /// The note-offs that end the note at `key` on every part it went to, from `deliveries[start]` on, with
+    /// `release`'s velocity (and its MIDI 2.0 value); it is then no longer held. Returns the new count.
     @_noAllocation @_noLocks
-    mutating func noteOffs(_ key: Int, velocity: UInt8, at start: Int) -> Int {
-        let channel = UInt8(key / 128)
+    mutating func noteOffs(_ key: Int, release: ChannelMessage, at start: Int) -> Int {
+        var off = release
+        off.status = 0x80 | UInt8(key / 128)
         let note = key % 128
         var count = start
         let bits = held[key].parts
         for index in 0..<partCount where bits & (1 << UInt64(index)) != 0 {
-            deliveries[count] = (
-                UInt16(index),
-                transposed(
-                    ChannelMessage(status: 0x80 | channel, data1: 0, data2: velocity), note: note,
-                    by: parts[index].transpose)
-            )
+            deliveries[count] = (UInt16(index), transposed(off, note: note, by: parts[index].transpose))
             count += 1
         }
         held[key] = HeldNote()
@@ -566,8 +571,20 @@ public struct RoutingKernel: @unchecked Sendable {
     /// note-on was never delivered, so nothing listens for it).
     @_noAllocation @_noLocks
     func transposed(_ message: ChannelMessage, note: Int, by transpose: Int16) -> ChannelMessage {
-        ChannelMessage(
-            status: message.status, data1: UInt8(max(0, min(127, note + Int(transpose)))), data2: message.data2)
+        message.withNote(UInt8(max(0, min(127, note + Int(transpose)))))
+    }
+
+    /// A MIDI 2.0 velocity (16 bits in `wide`) through part `part`'s velocity curve, at 16 bits: the curve's
+    /// 7-bit entries on either side of it, interpolated by the 9 bits below the top 7 (a straight curve gives
+    /// the velocity back exactly). The message's 7-bit velocity takes the curve's own entry, as MIDI 1.0's does.
+    @_noAllocation @_noLocks
+    func curved(_ wide: UInt32, part: Int) -> UInt32 {
+        let velocity = Int(wide & 0xFFFF)
+        let step = velocity >> 9
+        let curve = velocities + part * 128
+        let below = Int(curve[step])
+        let above = step < 127 ? Int(curve[step + 1]) : below + 1
+        return UInt32(max(0, min(0xFFFF, below << 9 + (velocity & 0x1FF) * (above - below))))
     }
 
     @_noAllocation @_noLocks

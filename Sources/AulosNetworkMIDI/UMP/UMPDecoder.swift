@@ -8,26 +8,33 @@ public enum UMPEvent: Equatable, Sendable {
     case stream([UInt32])
 }
 
-/// Turns one session's Universal MIDI Packets into Aulos's MIDI 1.0 events: MIDI 1.0 channel voice in UMP (type
-/// 0x2) as it is; MIDI 2.0 channel voice (type 0x4) scaled down (`UMPScaling`); system common and real-time (0x1);
-/// SysEx7 (0x3) reassembled; stream messages (0xF) handed on to be answered; utility (0x0: NOOP, JR clock and
-/// timestamps), SysEx8 and mixed data (0x5), flex data (0xD) and reserved types counted in `ignored`. All 16 groups
-/// play the same 16 channels (Aulos has one set of channels).
+/// Turns one session's Universal MIDI Packets into Aulos's channel messages: MIDI 1.0 channel voice in UMP (type
+/// 0x2) as the MIDI 1.0 it is; MIDI 2.0 channel voice (type 0x4) at full resolution beside its MIDI 1.0 form
+/// (`MIDIResolution`); system common and real-time (0x1); SysEx7 (0x3) reassembled; stream messages (0xF) handed on
+/// to be answered; utility (0x0: NOOP, JR clock and timestamps), SysEx8 and mixed data (0x5), flex data (0xD) and
+/// reserved types counted in `ignored`. All 16 groups play the same 16 channels (Aulos has one set of channels).
 ///
-/// MIDI 2.0 to MIDI 1.0 (M2-104-UM §7.4 for the message layouts, the translation appendix for the mapping, as
-/// remembered; no copy of the specification is on this machine):
-/// - note on/off: the note, velocity's top 7 bits (a note-on's never 0); the attribute is dropped.
-/// - poly and channel pressure, control change: the top 7 bits of the 32-bit value.
-/// - program change: with the bank-valid flag (option bit 0), CC 0 (bank MSB) and CC 32 (bank LSB) first.
-/// - pitch bend: the top 14 bits.
+/// MIDI 2.0 (M2-104-UM §7.4 for the message layouts, the translation appendix for the MIDI 1.0 form, as
+/// remembered; no copy of the specification is on this machine). Each message keeps its whole value in `wide`
+/// (the instruments that can play it do: the synth), and its MIDI 1.0 bytes are the value scaled down
+/// (`UMPScaling`), which is what FluidSynth, LV2 and SFZ play:
+/// - note on/off: the note, velocity's top 7 bits (a note-on's never 0), `wide` the 16-bit velocity; the
+///   attribute is dropped.
+/// - poly and channel pressure, control change: the top 7 bits of the 32-bit value, `wide` the value.
+/// - pitch bend: the top 14 bits, `wide` the 32-bit value.
+/// - program change: with the bank-valid flag (option bit 0), CC 0 (bank MSB) and CC 32 (bank LSB) first; MIDI
+///   1.0, which holds all of it.
 /// - registered / assignable controller (RPN / NRPN): CC 101/100 (99/98) with bank and index, then data entry CC 6
-///   and CC 38 with the value's top 14 bits. Relative ones have no MIDI 1.0 form and are ignored.
-/// - per-note pitch bend and registered per-note controllers: Aulos's per-note expression is MPE's, a member
-///   channel's own pitch bend and controllers; so when the note is the only one this session holds on its
-///   channel, a per-note pitch bend becomes that channel's pitch bend (top 14 bits) and registered per-note
-///   controller N (1, 2, 7, 8, 10, 11, 70–79) becomes CC N (top 7 bits). With other notes on the channel it is
-///   ignored, rather than bend notes it was not meant for. Per-note pitch 7.25 (#3), assignable per-note
-///   controllers and per-note management are ignored.
+///   and CC 38 with the value's top 14 bits (MIDI 1.0: what Aulos's parameters need, such as the bend range's
+///   semitones and cents). Relative ones have no MIDI 1.0 form and are ignored.
+/// - per-note pitch bend and registered per-note controllers: a per-note message of their own (status 0x6n and
+///   0x0n below MIDI 1.0's, `ChannelMessage.perNotePitchBend` and `perNoteController`), which the router sends
+///   where the note went and the synth plays on that note alone. For the instruments with no per-note
+///   expression, when the note is the only one this session holds on its channel, a stand-in follows
+///   (`MIDIResolution.standIn`): the channel's pitch bend (top 14 bits), or for registered per-note controller N
+///   of 1, 2, 7, 8, 10, 11, 70–79 CC N (top 7 bits) — MPE's member-channel way. With other notes on the channel
+///   those instruments get nothing, rather than bend notes it was not meant for. Per-note controllers above 127,
+///   assignable per-note controllers and per-note management are ignored.
 ///
 /// Bounded: a SysEx over `NetworkMIDILimits.maximumSysExBytes` is dropped whole; the note table is 16 × 128 bits.
 ///
@@ -35,7 +42,7 @@ public enum UMPEvent: Equatable, Sendable {
 public struct UMPDecoder: Sendable {
     /// Messages read that became nothing (see above), for the session's counters.
     public private(set) var ignored = 0
-    /// The notes this session holds, a 128-bit set per channel: what makes a per-note message an MPE one.
+    /// The notes this session holds, a 128-bit set per channel: whether a per-note message can have a stand-in.
     private var held = [UInt64](repeating: 0, count: 32)
     private var sysEx: [UInt8] = []
     private var sysExOpen = false
@@ -149,14 +156,26 @@ public struct UMPDecoder: Sendable {
         let data = words[1]
         switch status {
         case 0x8:
-            emit(.noteOff(channel: channel, note: note, velocity: UMPScaling.sevenBits(UInt16(data >> 16))), &events)
+            let velocity = UInt16(data >> 16)
+            emit(
+                ChannelMessage(
+                    midi2: 0x80 | channel, data1: note, data2: UMPScaling.sevenBits(velocity), wide: UInt32(velocity)),
+                &events)
         case 0x9:
-            let velocity = UMPScaling.noteOnVelocity(UInt16(data >> 16))
-            emit(.noteOn(channel: channel, note: note, velocity: velocity), &events)
+            let velocity = UInt16(data >> 16)
+            emit(
+                ChannelMessage(
+                    midi2: 0x90 | channel, data1: note, data2: UMPScaling.noteOnVelocity(velocity),
+                    wide: UInt32(velocity)),
+                &events)
         case 0xA:
-            emit(ChannelMessage(status: 0xA0 | channel, data1: note, data2: UMPScaling.sevenBits(data)), &events)
+            emit(
+                ChannelMessage(midi2: 0xA0 | channel, data1: note, data2: UMPScaling.sevenBits(data), wide: data),
+                &events)
         case 0xB:
-            emit(.controlChange(channel: channel, controller: byte3, value: UMPScaling.sevenBits(data)), &events)
+            emit(
+                ChannelMessage(midi2: 0xB0 | channel, data1: byte3, data2: UMPScaling.sevenBits(data), wide: data),
+                &events)
         case 0xC:
             if byte4 & 0x01 != 0 {
                 emit(.controlChange(channel: channel, controller: 0, value: UInt8(data >> 8 & 0x7F)), &events)
@@ -164,9 +183,9 @@ public struct UMPDecoder: Sendable {
             }
             emit(ChannelMessage(status: 0xC0 | channel, data1: UInt8(data >> 24 & 0x7F)), &events)
         case 0xD:
-            emit(ChannelMessage(status: 0xD0 | channel, data1: UMPScaling.sevenBits(data)), &events)
+            emit(ChannelMessage(midi2: 0xD0 | channel, data1: UMPScaling.sevenBits(data), wide: data), &events)
         case 0xE:
-            emit(pitchBend(channel, UMPScaling.fourteenBits(data)), &events)
+            emit(pitchBend(channel, data), &events)
         case 0x2, 0x3:
             // Registered (RPN) or assignable (NRPN) controller: byte 3 the bank, byte 4 the index.
             let (msb, lsb): (UInt8, UInt8) = status == 0x2 ? (101, 100) : (99, 98)
@@ -175,19 +194,27 @@ public struct UMPDecoder: Sendable {
             emit(.controlChange(channel: channel, controller: lsb, value: byte4 & 0x7F), &events)
             emit(.controlChange(channel: channel, controller: 6, value: UInt8(value >> 7)), &events)
             emit(.controlChange(channel: channel, controller: 38, value: UInt8(value & 0x7F)), &events)
-        case 0x6 where isAlone(note, on: channel):
-            emit(pitchBend(channel, UMPScaling.fourteenBits(data)), &events)
-        case 0x0 where Self.perNoteControllers.contains(byte4) && isAlone(note, on: channel):
-            emit(.controlChange(channel: channel, controller: byte4, value: UMPScaling.sevenBits(data)), &events)
+        case 0x6:
+            emit(.perNotePitchBend(channel: channel, note: note, value: data), &events)
+            if isAlone(note, on: channel) { emit(pitchBend(channel, data).standingIn(), &events) }
+        case 0x0 where byte4 < 0x80:
+            emit(.perNoteController(channel: channel, note: note, controller: byte4, value: data), &events)
+            if Self.perNoteControllers.contains(byte4) && isAlone(note, on: channel) {
+                let value = UMPScaling.sevenBits(data)
+                emit(
+                    ChannelMessage(midi2: 0xB0 | channel, data1: byte4, data2: value, wide: data).standingIn(), &events)
+            }
         default:
-            // Relative controllers (0x4, 0x5), assignable per-note controllers (0x1), per-note management (0xF),
-            // per-note messages with other notes on the channel, reserved statuses.
+            // Relative controllers (0x4, 0x5), registered per-note controllers above 127, assignable per-note
+            // controllers (0x1), per-note management (0xF), reserved statuses.
             ignored += 1
         }
     }
 
-    private func pitchBend(_ channel: UInt8, _ value: UInt16) -> ChannelMessage {
-        ChannelMessage(status: 0xE0 | channel, data1: UInt8(value & 0x7F), data2: UInt8(value >> 7))
+    /// A MIDI 2.0 pitch bend: the top 14 bits as MIDI 1.0's LSB and MSB, the 32 bits beside them.
+    private func pitchBend(_ channel: UInt8, _ value: UInt32) -> ChannelMessage {
+        let bend = UMPScaling.fourteenBits(value)
+        return ChannelMessage(midi2: 0xE0 | channel, data1: UInt8(bend & 0x7F), data2: UInt8(bend >> 7), wide: value)
     }
 
     /// Whether `note` is the one note this session holds on `channel`.

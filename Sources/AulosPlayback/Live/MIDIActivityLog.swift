@@ -35,6 +35,12 @@ final class MIDIActivityLog: @unchecked Sendable {
     static func describe(_ message: ChannelMessage) -> String {
         let channel = "ch \(message.status & 0x0F + 1) "
         let (d1, d2) = (message.data1, message.data2)
+        if message.isPerNote {
+            // MIDI 2.0's per-note messages, with their value on the scales the others show.
+            return message.command == ChannelMessage.perNotePitchBendCommand
+                ? channel + "note \(d1) bend \(Int(MIDI2Scale.bend(message.wide)))"
+                : channel + "note \(d1) cc \(d2) \(Int(MIDI2Scale.controller(message.wide)))"
+        }
         switch message.status & 0xF0 {
         case 0x90 where d2 > 0: return channel + "note on \(d1) \(d2)"
         case 0x80, 0x90: return channel + "note off \(d1)"

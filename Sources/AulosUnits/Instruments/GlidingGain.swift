@@ -38,7 +38,8 @@ struct GlidingGain: BitwiseCopyable {
         }
     }
 
-    /// Where MIDI pan (CC 10) puts a sound: 0 and 1 hard left, 64 the centre, 127 hard right.
+    /// Where MIDI pan (CC 10, on the 0…127 scale, fractional from MIDI 2.0) puts a sound: 0 and 1 hard left, 64
+    /// the centre, 127 hard right.
     @inline(__always) @_noAllocation @_noLocks
-    static func position(pan: UInt8) -> Double { Double(max(0, Int(pan) - 1)) / 126 }
+    static func position(pan: Double) -> Double { max(0, pan - 1) / 126 }
 }

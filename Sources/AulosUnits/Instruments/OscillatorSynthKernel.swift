@@ -42,8 +42,8 @@ struct OscillatorSynthKernel {
     let drumOfKey: UnsafeMutablePointer<Int8>
     let drumOffsetOfKey: UnsafeMutablePointer<Float>
     let drumDecayOfKey: UnsafeMutablePointer<Float>
-    /// Each channel's 128 controller values (modulation sources).
-    let controllerValues: UnsafeMutablePointer<UInt8>
+    /// Each channel's 128 controller values (modulation sources) on the 0…127 scale, fractional from MIDI 2.0.
+    let controllerValues: UnsafeMutablePointer<Float>
     /// MPE: the member channels of the lower zone (manager channel 1) and the upper zone (manager channel
     /// 16), 0 when a zone is off; and for each channel the manager of its zone, −1 outside every zone.
     let mpeMembers: UnsafeMutablePointer<Int>
@@ -120,7 +120,7 @@ struct OscillatorSynthKernel {
         morph = wavetable?.samples
         morphFrames = wavetable?.frameCount ?? 0
         morphFrameStride = wavetable?.frameStride ?? 0
-        controllerValues = memory.make(16 * 128, 0)
+        controllerValues = memory.make(16 * 128, Float(0))
         for channel in 0..<16 {
             controllerValues[channel * 128 + Int(SynthController.volume.rawValue)] = 100
             controllerValues[channel * 128 + Int(SynthController.pan.rawValue)] = 64

@@ -11,7 +11,8 @@ struct ArpeggiatorState {
     var count = 0
     var keysDown = 0
     var channel = 0
-    var velocity: UInt8 = 100
+    /// The velocity of the last key (0…127, fractional from MIDI 2.0), which every arpeggiated note plays.
+    var velocity: Float = 100
     /// The note sounding now (−1: none) and the absolute sample at which its gate closes.
     var sounding = -1
     var offAt: Int64 = 0
@@ -150,7 +151,7 @@ extension OscillatorSynthKernel {
     }
 
     @_noAllocation @_noLocks
-    func arpeggiatorKeyDown(_ note: UInt8, velocity: UInt8, channel: Int) {
+    func arpeggiatorKeyDown(_ note: UInt8, velocity: Float, channel: Int) {
         // With latch, the first key after all were released starts a new chord.
         if controls.pointee.arpLatch && arp.pointee.keysDown == 0 { arp.pointee.count = 0 }
         arp.pointee.keysDown += 1

@@ -2,21 +2,23 @@ import AulosCore
 import AulosDSP
 import AulosMIDI
 
-/// Controller state of one MIDI channel, and which patch it plays.
+/// Controller state of one MIDI channel, and which patch it plays. Values are on MIDI 1.0's scales (0…127, bend
+/// −8192…8192), as doubles: a MIDI 2.0 message's finer value lands between the steps (`MIDIEvent.fineValue`), and a
+/// MIDI 1.0 value is the integer it always was, so MIDI 1.0 plays to the bit as before.
 ///
 /// Threads: the render thread reads and writes it (a plain value in the kernel's memory); the control thread
 /// makes it at initialize.
 struct SynthChannel: BitwiseCopyable {
-    var bend: Int = 0  // −8192…8191
+    var bend = 0.0  // −8192…8192
     var bendRange: Double = 2  // semitones (RPN 0)
-    var modulation: UInt8 = 0
+    var modulation = 0.0
     var sustain = false
-    var volume: UInt8 = 100
-    var expression: UInt8 = 127
-    var pan: UInt8 = 64
+    var volume = 100.0
+    var expression = 127.0
+    var pan = 64.0
     var numbers = ParameterNumberTracker()
     /// Channel pressure (aftertouch).
-    var pressure: UInt8 = 0
+    var pressure = 0.0
     /// Bank select MSB (CC 0), for the next program change.
     var bank: UInt8 = 0
     /// The preset this channel chose by program change and plays from its own patch; −1 while it plays the
@@ -85,6 +87,13 @@ enum SynthController: UInt8 {
 extension OscillatorSynthKernel {
     @_noAllocation @_noLocks
     func handle(_ event: MIDIEvent) {
+        // MIDI 2.0's per-note pitch bend and controllers play on their note; the MIDI 1.0 stand-in that follows
+        // one (a channel bend or controller, for instruments without per-note expression) would play it twice.
+        if event.isPerNote {
+            perNote(event)
+            return
+        }
+        if event.resolution.isStandIn { return }
         // A MIDI Tuning Standard key change: the key and semitone, then the fraction completes it.
         if event.status == MIDITuningMessage.keyStatus {
             pendingKeyTuning.pointee = UInt16(event.data1) << 8 | UInt16(event.data2)
@@ -101,10 +110,12 @@ extension OscillatorSynthKernel {
         }
         let channel = Int(event.status & 0x0F)
         let kind = ChannelMessageKind(rawValue: event.status & 0xF0)
+        // Velocity, pressure or the controller's value, at MIDI 2.0's resolution when the event has it.
+        let value = event.fineValue
         if drumChannels & (1 << UInt16(channel)) != 0 {
             switch kind {
             case .noteOn? where event.data2 > 0:
-                drumNoteOn(event.data1, velocity: event.data2, channel: channel)
+                drumNoteOn(event.data1, velocity: Float(value), channel: channel)
                 return
             case .noteOff?, .noteOn?, .programChange?: return  // drums are one-shots; the kit is the only program
             default: break
@@ -115,22 +126,22 @@ extension OscillatorSynthKernel {
             controls.pointee.arpMode.isOn && hostSlice.pointee.valid && channels[channel].program < 0
         switch kind {
         case .noteOn? where event.data2 > 0 && arpeggiating:
-            arpeggiatorKeyDown(event.data1, velocity: event.data2, channel: channel)
+            arpeggiatorKeyDown(event.data1, velocity: Float(value), channel: channel)
         case .noteOff? where arpeggiating, .noteOn? where arpeggiating: arpeggiatorKeyUp(event.data1)
-        case .noteOn? where event.data2 > 0: noteOn(event.data1, velocity: event.data2, channel: channel)
-        case .noteOff?: noteOff(event.data1, velocity: event.data2, channel: channel)
+        case .noteOn? where event.data2 > 0: noteOn(event.data1, velocity: Float(value), channel: channel)
+        case .noteOff?: noteOff(event.data1, velocity: Float(value), channel: channel)
         case .noteOn?: noteOff(event.data1, velocity: 64, channel: channel)  // velocity 0: a note-off
-        case .controlChange?: controlChange(event.data1, event.data2, channel: channel)
+        case .controlChange?: controlChange(event.data1, event.data2, fine: value, channel: channel)
         case .programChange?: programChange(Int(event.data1), channel: owner(channel))
         case .pitchBend?:
-            channels[channel].bend = Int(event.data1) | Int(event.data2) << 7 - 8192
+            channels[channel].bend = event.fineBend
         case .polyPressure?:
             for index in 0..<polyphony
             where voices[index].active && voices[index].note == event.data1 && Int(voices[index].channel) == channel {
-                voices[index].pressure = event.data2
+                voices[index].pressure = Float(value)
             }
         case .channelPressure?:
-            channels[channel].pressure = event.data1
+            channels[channel].pressure = value
         case nil: break
         }
     }
@@ -142,10 +153,13 @@ extension OscillatorSynthKernel {
         Int(voiceChannel) == channel || Int(zoneOf[Int(voiceChannel)]) == channel
     }
 
+    /// Controller `controller` to `value`; `fine` is the same on the 0…127 scale, finer when it came as MIDI 2.0,
+    /// which the continuous controllers (modulation, volume, pan, expression, the modulation matrix's) take. The
+    /// switches, bank select, RPNs and the effect sends take the 7 bits.
     @_noAllocation @_noLocks
-    func controlChange(_ controller: UInt8, _ value: UInt8, channel: Int) {
+    func controlChange(_ controller: UInt8, _ value: UInt8, fine: Double, channel: Int) {
         sends?.controlChange(controller, value, channel: channel)
-        controllerValues[128 * channel + Int(controller & 0x7F)] = value
+        controllerValues[128 * channel + Int(controller & 0x7F)] = Float(fine)
         if let change = channels[channel].numbers.handle(controller: controller, value: value) {
             if change.isRegistered && change.parameter == 0 {
                 // RPN 0, pitch-bend sensitivity: MSB semitones, LSB cents. On an MPE member channel it sets
@@ -166,10 +180,10 @@ extension OscillatorSynthKernel {
             return
         }
         switch SynthController(rawValue: controller) {
-        case .modulationWheel?: channels[channel].modulation = value
-        case .volume?: channels[channel].volume = value
-        case .pan?: channels[channel].pan = value
-        case .expression?: channels[channel].expression = value
+        case .modulationWheel?: channels[channel].modulation = fine
+        case .volume?: channels[channel].volume = fine
+        case .pan?: channels[channel].pan = fine
+        case .expression?: channels[channel].expression = fine
         case .sustain?:
             let down = value >= 64
             channels[channel].sustain = down

@@ -490,13 +490,13 @@ extension OscillatorSynthKernel {
     /// A hit on a drum channel: the key's drum, tuned and decayed by its parameters, in a free hit slot or
     /// the oldest one's. A hit in a choke group cuts the others of its group on the channel short.
     @_noAllocation @_noLocks
-    func drumNoteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
+    func drumNoteOn(_ note: UInt8, velocity: Float, channel: Int) {
         let drum = Int(drumOfKey[Int(note & 0x7F)])
         guard drum >= 0 else { return }
         let model = drumModels[drum]
         // The drum's tune, decay and level follow the patch's parameters in the unit's slots.
         let slot = Self.parameterCount + SynthDrum.Control.allCasesCount * drum
-        let normalized = Float(velocity) / 127
+        let normalized = velocity / 127
         let decibels = Double(parameters.value(slot + SynthDrum.Control.level.rawValue))
         let level = 0.2 + 0.8 * normalized * normalized
         var chosen = 0

@@ -162,10 +162,10 @@ struct ModulationInputs {
     var lfo2: Float = 0
     var modEnvelope: Float = 0
     /// The voice's channel's 128 controller values.
-    var controllers: UnsafeMutablePointer<UInt8>
+    var controllers: UnsafeMutablePointer<Float>
 
     @_noAllocation @_noLocks
-    init(controllers: UnsafeMutablePointer<UInt8>) { self.controllers = controllers }
+    init(controllers: UnsafeMutablePointer<Float>) { self.controllers = controllers }
 
     /// The value of source number `index` (a `ModulationSource`, or a controller after them).
     @inline(__always) @_noAllocation @_noLocks
@@ -201,20 +201,22 @@ extension OscillatorSynthKernel {
     func inputs(of voice: UnsafeMutablePointer<SynthVoice>) -> ModulationInputs {
         let own = Int(voice.pointee.channel)
         let manager = channels[owner(own)]
+        let note = voice.pointee.expression
         var inputs = ModulationInputs(controllers: controllerValues + 128 * own)
-        inputs.velocity = Float(voice.pointee.velocity) / 127
+        inputs.velocity = voice.pointee.velocity / 127
         inputs.key = Float(Int(voice.pointee.note) - 60) / 60
-        inputs.releaseVelocity = Float(voice.pointee.releaseVelocity) / 127
-        inputs.modWheel = Float(manager.modulation) / 127
+        inputs.releaseVelocity = voice.pointee.releaseVelocity / 127
+        inputs.modWheel = Float(note.own(note.modulation, manager.modulation)) / 127
         inputs.channelPressure = Float(channels[own].pressure) / 127
-        inputs.polyPressure = Float(voice.pointee.pressure) / 127
+        inputs.polyPressure = voice.pointee.pressure / 127
         inputs.pitchBend = Float(channels[own].bend) / 8192
         inputs.lfo = Float(manager.lfoValue)
         inputs.ampEnvelope = voice.pointee.amp.level
         inputs.filterEnvelope = voice.pointee.filterEnvelope.level
         // A member channel carries one note: its pressure is the note's. Elsewhere poly pressure is.
         inputs.notePressure = isMember(own) ? inputs.channelPressure : inputs.polyPressure
-        inputs.slide = Float(controllerValues[128 * own + SynthController.slideIndex]) / 127
+        let slide = Double(controllerValues[128 * own + SynthController.slideIndex])
+        inputs.slide = Float(note.own(note.slide, slide)) / 127
         inputs.random = voice.pointee.random
         inputs.lfo2 = voice.pointee.lfo2Value
         inputs.modEnvelope = voice.pointee.modEnvelope.level

@@ -7,8 +7,9 @@ import AulosMIDI
 ///
 /// Threads: render thread.
 extension OscillatorSynthKernel {
+    /// `velocity` on the 0…127 scale, fractional from MIDI 2.0's 16 bits.
     @_noAllocation @_noLocks
-    func noteOn(_ note: UInt8, velocity: UInt8, channel: Int) {
+    func noteOn(_ note: UInt8, velocity: Float, channel: Int) {
         // A key the tuning leaves silent plays nothing.
         if keyPitches[Int(note & 0x7F)].isNaN { return }
         switch patch(channel).pointee.voiceMode {
@@ -117,7 +118,7 @@ extension OscillatorSynthKernel {
     }
 
     @_noAllocation @_noLocks
-    func start(_ voice: UnsafeMutablePointer<SynthVoice>, note: UInt8, velocity: UInt8, channel: Int) {
+    func start(_ voice: UnsafeMutablePointer<SynthVoice>, note: UInt8, velocity: Float, channel: Int) {
         ageCounter.pointee += 1
         var v = SynthVoice()
         v.active = true
@@ -131,7 +132,7 @@ extension OscillatorSynthKernel {
         v.phase1 = 1 << 30
         v.phase2 = 1 << 30
         let sensitivity = patch(channel).pointee.velocitySensitivity
-        let normalized = Float(velocity) / 127
+        let normalized = velocity / 127
         v.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
         v.noise = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_654_435_761) | 1)
         v.noise2 = NoiseGenerator(seed: UInt32(truncatingIfNeeded: v.age &* 2_246_822_519) | 1)
@@ -175,7 +176,7 @@ extension OscillatorSynthKernel {
     }
 
     @_noAllocation @_noLocks
-    func monoNoteOn(_ note: UInt8, velocity: UInt8, channel: Int, legato: Bool) {
+    func monoNoteOn(_ note: UInt8, velocity: Float, channel: Int, legato: Bool) {
         removeFromStack(note, channel: channel)
         let stack = noteStack + 128 * channel
         if noteStackCount[channel] < 128 {
@@ -199,6 +200,8 @@ extension OscillatorSynthKernel {
             let previous = voice.pointee.pitch
             voice.pointee.note = note
             voice.pointee.pitch = keyPitches[Int(note & 0x7F)]
+            // Another key: the previous one's per-note expression was not meant for it.
+            voice.pointee.expression = NoteExpression()
             // Keys overlap here: a glide in legato or always mode slides from where the voice was.
             if glide.glideTime > 0 && glide.glideMode.isOn {
                 voice.pointee.glideOffset += previous - voice.pointee.pitch
@@ -209,7 +212,7 @@ extension OscillatorSynthKernel {
                 voice.pointee.amp.start()
                 voice.pointee.filterEnvelope.start()
                 let sensitivity = patch(channel).pointee.velocitySensitivity
-                let normalized = Float(velocity) / 127
+                let normalized = velocity / 127
                 voice.pointee.velocityGain = 1 - sensitivity + sensitivity * normalized * normalized
             }
             updateVoice(voice, interpolate: true)
@@ -231,7 +234,7 @@ extension OscillatorSynthKernel {
     }
 
     @_noAllocation @_noLocks
-    func noteOff(_ note: UInt8, velocity: UInt8 = 64, channel: Int) {
+    func noteOff(_ note: UInt8, velocity: Float = 64, channel: Int) {
         // In an MPE zone the manager's pedal holds every note of the zone.
         let pedal = channels[channel].sustain || channels[owner(channel)].sustain
         if patch(channel).pointee.voiceMode.isMonophonic {
@@ -243,6 +246,7 @@ extension OscillatorSynthKernel {
                 // Fall back to the most recent key still held, legato.
                 let previous = noteStack[128 * channel + noteStackCount[channel] - 1]
                 voice.pointee.note = previous
+                voice.pointee.expression = NoteExpression()
                 voice.pointee.pitch =
                     keyPitches[Int(previous & 0x7F)].isNaN ? voice.pointee.pitch : keyPitches[Int(previous & 0x7F)]
                 updateVoice(voice, interpolate: true)

@@ -15,12 +15,14 @@ struct SynthVoice: BitwiseCopyable {
     var sustained = false
     var note: UInt8 = 0
     var channel: UInt8 = 0
-    var velocity: UInt8 = 0
-    /// Note-off velocity, once released; poly pressure on its key; a random value fixed at its start
-    /// (modulation sources).
-    var releaseVelocity: UInt8 = 0
-    var pressure: UInt8 = 0
+    /// Velocity, note-off velocity (once released) and poly pressure on its key, on the 0…127 scale (fractional
+    /// from MIDI 2.0); a random value fixed at its start (modulation sources).
+    var velocity: Float = 0
+    var releaseVelocity: Float = 0
+    var pressure: Float = 0
     var random: Float = 0
+    /// MIDI 2.0 per-note pitch bend and controllers: this note's own (`NoteExpression`).
+    var expression = NoteExpression()
     /// Where the modulation matrix moves the oscillator mix and the pulse width from the patch's values.
     var mixOffset: Float = 0
     var widthOffset = 0.0
@@ -355,12 +357,15 @@ extension OscillatorSynthKernel {
         // adds its own bend, pressure and slide to its note.
         let channel = channels[owner(own)]
         let c = patch(own)
-        let depth = Double(channel.modulation) / 127
+        let note = voice.pointee.expression
+        let depth = note.own(note.modulation, channel.modulation) / 127
         let lfo = channel.lfoValue
         let modulation =
             c.pointee.modulation.isActive ? c.pointee.modulation.offsets(inputs(of: voice)) : ModulationOffsets()
         var bend = Double(channels[own].bend) / 8192 * channels[own].bendRange
         if isMember(own) { bend += Double(channel.bend) / 8192 * channel.bendRange }
+        // A MIDI 2.0 per-note bend, over the note's channel's range (as a member channel's is in MPE).
+        if note.bend != 0 { bend += note.bend / 8192 * channels[own].bendRange }
         let pitch =
             voice.pointee.pitch + voice.pointee.glideOffset + bend + lfo * c.pointee.lfoToPitch / 100 * depth
             + Double(modulation.pitch) * 24
@@ -400,13 +405,13 @@ extension OscillatorSynthKernel {
         if c.pointee.isRich {
             updateRichVoice(voice, c.pointee, pitch: pitch, pitch2: pitch2, octaves: octaves, modulation: modulation)
         }
-        let volume = Float(channel.volume) / 127
-        let expression = Float(channel.expression) / 127
+        let volume = Float(note.own(note.volume, channel.volume)) / 127
+        let expression = Float(note.own(note.expression, channel.expression)) / 127
         let tremolo = 1 - c.pointee.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
         let swell = max(0, 1 + modulation.amp)
         let gain =
             c.pointee.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo * swell
-        let position = GlidingGain.position(pan: channel.pan) + Double(modulation.pan) / 2
+        let position = GlidingGain.position(pan: note.own(note.pan, channel.pan)) + Double(modulation.pan) / 2
         if gain != voice.pointee.memo.gain || position != voice.pointee.memo.position {
             (voice.pointee.memo.gain, voice.pointee.memo.position) = (gain, position)
             (voice.pointee.memo.left, voice.pointee.memo.right) = GlidingGain.targets(gain: gain, position: position)
