@@ -144,7 +144,7 @@ test-network-midi: setup-tests build
 
 ## The same with the kernel's real `tc netem` (delay 5 ms ± 2 ms, 0, 1 and 5 % loss; netem's own drop counts) in a
 ## QEMU VM booting a stock Debian 12 kernel (TCG; scripts/alsa-vm/run.sh), for kernels without sch_netem like
-## this one: the guest chroots into the host's / and runs the test with the release aulos (~7 minutes warm;
+## this one: the guest chroots into the host's / and runs the test with the release aulos (4–7 minutes warm;
 ## root; args as the test's: `scripts/network-midi-vm.sh NOTES SECONDS LOSSES …`). Not part of `make test`.
 test-network-midi-vm: setup-tests
 	scripts/network-midi-vm.sh
