@@ -106,7 +106,7 @@ case "${NETEM:-}" in
   *) echo "network-midi-test: NETEM must be 1, 0 or unset" >&2; exit 1 ;;
 esac
 if [ $mode = netem ]; then
-  # The sender talks to aulos directly; the sniffer needs the u32 classifier's fields in IPv4 without options.
+  # netem sits on the veth itself, so the sender talks to aulos directly; otherwise to the relay's ports.
   target=(10.77.0.2 5004)
   drops="netem, unseeded"
 else
