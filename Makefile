@@ -6,7 +6,7 @@ DEMO_DIR ?= .
 # The version being packaged: debian/changelog's, made from CHANGELOG.md (scripts/debian-changelog.py).
 VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null)
 
-.PHONY: all setup setup-tests setup-package build build-release install install-files uninstall deb test-install test lint tsan asan demo bench bench-sfz vm-test test-alsa test-network-midi test-avahi realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
+.PHONY: all setup setup-tests setup-package build build-release install install-files uninstall deb test-install test lint tsan asan demo bench bench-sfz vm-test test-alsa test-network-midi test-network-midi-vm test-avahi realtime-test record-test test-sfz-stream test-web test-jack jack-midi-frames lv2-sweep fuzz soak sound-sheet gm-songs clean
 
 all: build
 
@@ -141,6 +141,13 @@ test-alsa: setup
 ## Not part of `make test`.
 test-network-midi: setup-tests build
 	scripts/network-midi-test.sh
+
+## The same with the kernel's real `tc netem` (delay 5 ms ± 2 ms, 0, 1 and 5 % loss; netem's own drop counts) in a
+## QEMU VM booting a stock Debian 12 kernel (TCG; scripts/alsa-vm/run.sh), for kernels without sch_netem like
+## this one: the guest chroots into the host's / and runs the test with the release aulos (4–7 minutes warm;
+## root; args as the test's: `scripts/network-midi-vm.sh NOTES SECONDS LOSSES …`). Not part of `make test`.
+test-network-midi-vm: setup-tests
+	scripts/network-midi-vm.sh
 
 ## Discovery with a real avahi-daemon on a private D-Bus bus in its own network namespace: avahi-browse resolves
 ## aulos's advertisement, aulos devices lists what avahi-publish announces, the daemon and the bus going away and

@@ -41,8 +41,8 @@ if [ "${1:-}" = "--tests" ]; then
     systemd              # systemd-analyze verify: the service's unit as systemd reads it (present on most systems)
     openttd-openmsx      # real General MIDI songs (GPL-2, 36 files) for the song corpus (make gm-songs)
     python3-venv         # the venv pymidi goes into (below)
-    iproute2             # ip netns and veth pairs for make test-network-midi (its loss and delay come from
-                         # scripts/udp-relay.py, not netem or nftables, which not every kernel has)
+    iproute2             # ip netns, veth pairs and tc for make test-network-midi (loss and delay from netem where
+                         # the kernel has it, else from scripts/udp-relay.py) and, in its VM, test-network-midi-vm
     avahi-daemon         # a real mDNS daemon (on a private bus, scripts/avahi/private-avahi.sh) for discovery
     avahi-utils          # avahi-browse and avahi-publish: the peer's side in make test-avahi
     dbus-daemon          # the private D-Bus system bus that daemon and aulos meet on

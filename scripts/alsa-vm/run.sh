@@ -45,6 +45,14 @@
 #   ALSA_VM_MODULES      extra kernel modules to load after the sound ones (space separated).
 #   ALSA_VM_EXTRA_FILES  extra host files or folders copied into the initramfs at the same path
 #                        (e.g. /usr/share/sounds/sf2/TimGM6mb.sf2); ELF files get their libraries.
+#   ALSA_VM_HOST_ROOT    1: the host's whole / shared read-only (9p) at /host, with the guest's own proc,
+#                        sys, dev, dev/pts, dev/shm and tmpfs on tmp, run and var/tmp mounted inside it, and
+#                        OUTDIR mounted read-write at its host path inside it; GUEST_SCRIPT gets HOST=/host.
+#                        `chroot /host CMD` then runs the host's own programs (bash, iproute2, python3, a
+#                        venv, a dynamically linked aulos) on the guest's kernel without copying them into
+#                        the initramfs. Files under /host are the host's as they are now: read-only, and
+#                        cached by the guest (do not change them during a run); the host's tmp, run and
+#                        var/tmp are not seen (the guest's tmpfs are over them).
 #
 # Host requirements: Debian 12 (bookworm) x86_64. Missing packages are installed with apt-get (as root,
 # or through 'sudo -n'). /dev/kvm is not used on purpose: on these machines it hangs a stock kernel.
@@ -208,6 +216,22 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none hostout /ou
 # The binaries do not change during a run: cache=loose makes loading them much faster.
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro bins /bin-under-test ||
   { echo "alsa-vm: cannot mount /bin-under-test"; halt_vm; }
+# ALSA_VM_HOST_ROOT: the host's / at /host, made usable for chroot (see the header of run.sh).
+if [ -f /etc/alsa-vm/hostroot ]; then
+  mkdir -p /host
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro hostroot /host ||
+    { echo "alsa-vm: cannot mount /host"; halt_vm; }
+  ok=true
+  mount -t proc proc /host/proc && mount -t sysfs sys /host/sys && mount -t devtmpfs dev /host/dev &&
+    mount -t devpts devpts /host/dev/pts && mount -t tmpfs shm /host/dev/shm || ok=false
+  for d in tmp run var/tmp; do mount -t tmpfs -o mode=1777 tmp "/host/$d" || ok=false; done
+  # OUTDIR at the path it has on the host, so scripts run in the chroot write their results there (made
+  # first when it is under one of the tmpfs just mounted).
+  mkdir -p "/host$(cat /etc/alsa-vm/hostroot)" 2>/dev/null
+  mount --bind /out "/host$(cat /etc/alsa-vm/hostroot)" || ok=false
+  $ok || { echo "alsa-vm: cannot prepare /host"; halt_vm; }
+  export HOST=/host
+fi
 echo "alsa-vm: guest up after $(cut -d' ' -f1 /proc/uptime) s (kernel uptime); cards:"
 cat /proc/asound/cards
 echo "alsa-vm: running test"
@@ -271,6 +295,15 @@ for x in ${ALSA_VM_EXTRA_FILES:-}; do
     stage_file "$f" "$run_dir/stage"; stage_libs "$f" "$run_dir/stage"
   done < <(find "$x" -type f -print0)
 done
+host_root_share=()
+if [ "${ALSA_VM_HOST_ROOT:-0}" = 1 ]; then
+  # The marker tells /init to mount the share; its content is where OUTDIR goes inside /host.
+  mkdir -p "$run_dir/stage/etc/alsa-vm"
+  echo "$out_dir" > "$run_dir/stage/etc/alsa-vm/hostroot"
+  # multidevs=remap: / spans several host file systems, whose inode numbers would otherwise collide.
+  host_root_share=(-virtfs
+    "local,path=/,mount_tag=hostroot,security_model=none,id=hostroot,readonly=on,multidevs=remap")
+fi
 make_cpio "$run_dir/stage" "$run_dir/run.cpio"
 cat "$base" "$run_dir/run.cpio" > "$run_dir/initrd.cpio"
 log "initramfs ready in $(since "$t_initrd") s ($(du -m "$run_dir/initrd.cpio" | cut -f1) MB)"
@@ -288,6 +321,7 @@ timeout -k 10 "$timeout_s" qemu-system-x86_64 \
   -append "console=ttyS0 quiet panic=-1 rdinit=/init" \
   -virtfs "local,path=$out_dir,mount_tag=hostout,security_model=none,id=hostout" \
   -virtfs "local,path=$bin_dir,mount_tag=bins,security_model=none,id=bins,readonly=on" \
+  "${host_root_share[@]}" \
   </dev/null 2>&1 | tee "$out_dir/console.log"
 qemu_rc=${PIPESTATUS[0]}
 set -e
