@@ -69,6 +69,31 @@ import Testing
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
+    /// Renders counted slices while `stream` sends (at least 4,000, and until it has finished), then says
+    /// goodbye and renders until the session has ended (2 s at most) and 1,000 slices more. Returns the slices
+    /// counted and those in which network events reached the parts (the stream flows while slices are counted).
+    static func renderCounted(
+        _ harness: RenderHarness, live: LiveMIDIInput, while finished: borrowing Atomic<Bool>,
+        streamedBy stream: TestThread, goodbye: () -> Void, sessionsOpen: () -> Bool
+    ) -> (slices: Int, withEvents: Int) {
+        var (slices, withEvents) = (0, 0)
+        while !finished.load(ordering: .acquiring) || slices < 4_000 {
+            let before = live.deliveredCount
+            harness.renderSlice(256, counting: true)
+            slices += 1
+            if live.deliveredCount != before { withEvents += 1 }
+        }
+        stream.join()
+        goodbye()
+        let deadline = now() + 2_000_000_000
+        while sessionsOpen() && now() < deadline {
+            harness.renderSlice(256, counting: true)
+            slices += 1
+        }
+        for _ in 0..<1_000 { harness.renderSlice(256, counting: true) }
+        return (slices + 1_000, withEvents)
+    }
+
     @Test func renderingAllocatesNothingWhileNetworkMIDIFlows() throws {
         // The live path as `aulos play` has it (lowest latency: no device clock is needed offline).
         let (playback, live, path) = try LiveMIDIPathTests.livePath(capacity: 65_536)
@@ -120,24 +145,12 @@ import Testing
             }
             finished.store(true, ordering: .releasing)
         }
-        // The slices in which network events reached the parts: the stream flows while the slices are counted.
-        var (slices, slicesWithEvents) = (0, 0)
-        while !finished.load(ordering: .acquiring) || slices < 4_000 {
-            let before = live.deliveredCount
-            harness.renderSlice(256, counting: true)
-            slices += 1
-            if live.deliveredCount != before { slicesWithEvents += 1 }
-        }
-        stream.join()
-        // Whatever is still on its way, and the BY that ends the session and releases its notes.
-        sender.send(AppleMIDIPacket.bye(AppleMIDIExchange(initiatorToken: 7, ssrc: ssrc)).bytes, toData: false)
-        let deadline = Self.now() + 2_000_000_000
-        while !host.sessionStatuses.isEmpty && Self.now() < deadline {
-            harness.renderSlice(256, counting: true)
-            slices += 1
-        }
-        for _ in 0..<1_000 { harness.renderSlice(256, counting: true) }
-        slices += 1_000
+        let (slices, slicesWithEvents) = Self.renderCounted(
+            harness, live: live, while: finished, streamedBy: stream,
+            goodbye: {
+                // Whatever is still on its way, and the BY that ends the session and releases its notes.
+                sender.send(AppleMIDIPacket.bye(AppleMIDIExchange(initiatorToken: 7, ssrc: ssrc)).bytes, toData: false)
+            }, sessionsOpen: { !host.sessionStatuses.isEmpty })
 
         let status = try #require(host.takeNotices().last)
         let delivered = live.deliveredCount - warmDelivered
@@ -210,23 +223,9 @@ import Testing
             }
             finished.store(true, ordering: .releasing)
         }
-        var (slices, slicesWithEvents) = (0, 0)
-        while !finished.load(ordering: .acquiring) || slices < 4_000 {
-            let before = live.deliveredCount
-            harness.renderSlice(256, counting: true)
-            slices += 1
-            if live.deliveredCount != before { slicesWithEvents += 1 }
-        }
-        stream.join()
-        // Whatever is still on its way, and the bye that ends the session and releases its notes.
-        client.send(MIDI2TestClient.command(0xF0, 1))
-        let deadline = Self.now() + 2_000_000_000
-        while !host.sessionStatuses.isEmpty && Self.now() < deadline {
-            harness.renderSlice(256, counting: true)
-            slices += 1
-        }
-        for _ in 0..<1_000 { harness.renderSlice(256, counting: true) }
-        slices += 1_000
+        let (slices, slicesWithEvents) = Self.renderCounted(
+            harness, live: live, while: finished, streamedBy: stream,
+            goodbye: { client.send(MIDI2TestClient.command(0xF0, 1)) }, sessionsOpen: { !host.sessionStatuses.isEmpty })
 
         let delivered = live.deliveredCount - warmDelivered
         print(
