@@ -30,6 +30,21 @@ import Glibc
         #expect(unit.stdout.contains("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"), "\(unit.stdout)")
     }
 
+    /// A rig's `network-midi:` with `midi2:` alone: a Network MIDI 2.0 host and no AppleMIDI one.
+    @Test func aRigTurnsOnNetworkMIDI2Alone() throws {
+        let folder = NSTemporaryDirectory() + "aulos-midi2-rig-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rig = folder + "/rig.yaml"
+        TestFiles.write(
+            "network-midi:\n  midi2: 127.0.0.1:0\n  secret: s3cret\nparts:\n  - instrument: synth\n", to: rig)
+        let result = try runAulos(["play", "--device", "null", "--duration", "1", "--rig", rig])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("aulos: MIDI: Network MIDI 2.0 on 127.0.0.1:"), "\(result.stderr)")
+        #expect(result.stderr.contains("that know the shared secret"), "\(result.stderr)")
+        #expect(!result.stderr.contains("aulos: network MIDI accepts sessions"), "no AppleMIDI host: \(result.stderr)")
+    }
+
     @Test func aPortInUseIsOneLine() throws {
         let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(holder) }

@@ -39,6 +39,10 @@ import Glibc
         let both = try Rig(yaml: "network-midi:\n  listen: 5004\n  midi2: 5673\n" + part)
         #expect(both.servers.networkMIDI?.midi2 == "5673")
         #expect(try Rig(yaml: "network-midi: 5004\n" + part).servers.networkMIDI?.midi2 == nil)
+        // Network MIDI 2.0 alone: no AppleMIDI host.
+        let alone = try Rig(yaml: "network-midi:\n  midi2: 5673\n  allow: 10.0.0.0/8\n" + part)
+        #expect(alone.servers.networkMIDI?.listen == nil && alone.servers.networkMIDI?.midi2 == "5673")
+        #expect(try Rig(yaml: alone.yaml()) == alone, "\(alone.yaml())")
         // users: Network MIDI 2.0's accounts, name to password.
         let users = try Rig(
             yaml: "network-midi:\n  listen: 5004\n  users:\n    alice: pw-1\n    \"bob b\": \"2\"\n" + part)
@@ -100,6 +104,10 @@ import Glibc
         ("network-midi: ::1:5004\n", "test.yaml:1: network-midi: '::1:5004': an IPv6 address goes in brackets"),
         ("network-midi: [5004]\n", "test.yaml:1: network-midi: must be [ADDR:]PORT"),
         ("network-midi:\n  allow: [10.0.0.0/8]\n", "test.yaml:2: network-midi: needs listen: [ADDR:]PORT"),
+        (
+            "network-midi:\n  midi2: 5673\n  connect: [10.0.0.2:5004]\n",
+            "test.yaml:3: network-midi.connect: is AppleMIDI's: it needs listen: [ADDR:]PORT too"
+        ),
         ("network-midi:\n  listen: 5004\n  port: 5004\n", "test.yaml:3: network-midi.port: unknown key"),
         (
             "network-midi:\n  listen: 5004\n  allow:\n    - 10.0.0.0/8\n    - 8.8.8.8/33\n",

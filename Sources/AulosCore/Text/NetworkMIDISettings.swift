@@ -5,8 +5,9 @@
 ///
 /// Threads: a value; control side.
 public struct NetworkMIDISettings: Equatable, Sendable {
-    /// `[ADDR:]PORT`, as `--network-midi` takes it (checked by `parseListen`).
-    public var listen: String
+    /// `[ADDR:]PORT`, as `--network-midi` takes it (checked by `parseListen`); nil: no AppleMIDI host (a rig that
+    /// turns on Network MIDI 2.0 alone, `midi2:` without `listen:`).
+    public var listen: String?
     /// Who may open a session; nil: the local network (`NetworkPrefix.localNetwork`).
     public var allow: [NetworkPrefix]?
     /// The playout latency in ms; nil: the host's default (3 ms).
@@ -25,7 +26,7 @@ public struct NetworkMIDISettings: Equatable, Sendable {
     public var midi2: String?
 
     public init(
-        listen: String, allow: [NetworkPrefix]? = nil, latencyMilliseconds: Double? = nil, secret: String? = nil,
+        listen: String?, allow: [NetworkPrefix]? = nil, latencyMilliseconds: Double? = nil, secret: String? = nil,
         connect: [String] = []
     ) {
         (self.listen, self.allow, self.latencyMilliseconds, self.secret) = (listen, allow, latencyMilliseconds, secret)

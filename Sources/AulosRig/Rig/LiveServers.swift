@@ -34,7 +34,7 @@ public struct LiveServers: Equatable, Sendable {
         }
         if let networkMIDI {
             lines.append("network-midi:")
-            lines.append("  listen: \(Rig.quoted(networkMIDI.listen))")
+            if let listen = networkMIDI.listen { lines.append("  listen: \(Rig.quoted(listen))") }
             if let allow = networkMIDI.allowText {
                 lines.append("  allow: [\(allow.map(Rig.quoted).joined(separator: ", "))]")
             }
@@ -90,32 +90,38 @@ extension RigReader {
         return servers
     }
 
-    /// `network-midi: [ADDR:]PORT`, or a mapping of `listen:` (required), `allow:` (a list of addresses and
+    /// `network-midi: [ADDR:]PORT`, or a mapping of `listen:` (the AppleMIDI host; required unless `midi2:` is
+    /// given), `allow:` (a list of addresses and
     /// prefixes, or one; empty or absent: the local network), `latency-ms:`, `secret:`, `connect:` (the peers
     /// Aulos invites, `ADDR:PORT` each: a list, or one; empty or absent: none), `users:` (Network MIDI 2.0's
     /// accounts, a mapping of name to password) and `midi2:` (a Network MIDI 2.0 host's `[ADDR:]PORT`).
     func networkMIDI(_ node: Node) throws(RigError) -> NetworkMIDISettings {
-        let listenNode: Node
+        let listenNode: Node?
         var keys: [String: Node] = [:]
         if let mapping = node.mapping {
             keys = try self.keys(
                 mapping, allowed: ["listen", "allow", "latency-ms", "secret", "users", "connect", "midi2"],
                 at: "network-midi.")
-            guard let node = keys["listen"] else {
-                throw error(node, "network-midi", "needs listen: [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
+            // Network MIDI 2.0 alone (`midi2:`) needs no AppleMIDI host.
+            guard keys["listen"] != nil || keys["midi2"] != nil else {
+                throw error(
+                    node, "network-midi", "needs listen: [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004), or midi2: alone")
             }
-            listenNode = node
+            listenNode = keys["listen"]
         } else {
             listenNode = node
         }
-        let key = node.mapping == nil ? "network-midi" : "network-midi.listen"
-        guard let listen = listenNode.scalar?.string else {
-            throw error(listenNode, key, "must be [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
+        var settings = NetworkMIDISettings(listen: nil)
+        if let listenNode {
+            let key = node.mapping == nil ? "network-midi" : "network-midi.listen"
+            guard let listen = listenNode.scalar?.string else {
+                throw error(listenNode, key, "must be [ADDR:]PORT (5004, 0.0.0.0:5004, [::1]:5004)")
+            }
+            do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
+                throw self.error(listenNode, key, "'\(listen.clipped(40))': \(error.reason)")
+            }
+            settings.listen = listen
         }
-        do { _ = try NetworkMIDISettings.parseListen(listen) } catch {
-            throw self.error(listenNode, key, "'\(listen.clipped(40))': \(error.reason)")
-        }
-        var settings = NetworkMIDISettings(listen: listen)
         if let allowNode = keys["allow"] {
             let entries = allowNode.sequence.map(Array.init) ?? [allowNode]
             var prefixes: [NetworkPrefix] = []
@@ -177,6 +183,14 @@ extension RigReader {
                 }
                 settings.users[name] = password
             }
+        }
+        // What only the AppleMIDI host uses needs it.
+        if settings.listen == nil,
+            let (key, node) = ["connect", "latency-ms"].lazy.compactMap({ key in
+                keys[key].map { (key, $0) }
+            }).first
+        {
+            throw error(node, "network-midi.\(key)", "is AppleMIDI's: it needs listen: [ADDR:]PORT too")
         }
         if let midi2Node = keys["midi2"] {
             guard let midi2 = midi2Node.scalar?.string else {

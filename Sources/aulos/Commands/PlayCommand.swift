@@ -361,8 +361,8 @@ struct PlayCommand: ParsableCommand {
             // unless it has none.
             let sessionName = set.name == "default" ? "Aulos" : set.name
             let midi2 = networkMIDI.midi2Settings(over: set.servers.networkMIDI)
-            if let settings = try networkMIDI.settings(over: set.servers.networkMIDI) {
-                let endpoint = try AppleMIDIEndpoint(parsing: settings.listen)
+            if let settings = try networkMIDI.settings(over: set.servers.networkMIDI), let listen = settings.listen {
+                let endpoint = try AppleMIDIEndpoint(parsing: listen)
                 let sockets = try AppleMIDISockets(endpoint)
                 var network = AppleMIDIHost.Options().applying(settings)
                 network.name = sessionName

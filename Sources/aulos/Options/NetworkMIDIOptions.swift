@@ -101,14 +101,14 @@ struct NetworkMIDIOptions: ParsableArguments {
     /// The settings to play with: the rig's `network-midi:` with these options over it; nil when neither turns
     /// network MIDI on. The options are valid (`validate`).
     func settings(over rig: NetworkMIDISettings?) throws -> NetworkMIDISettings? {
-        guard let listen = listen ?? rig?.listen else {
+        guard let listen = listen ?? rig?.listen ?? nil else {
             if connect != nil {
                 // A usage error: the peers are invited from the local ports, which only --network-midi gives here.
                 throw ValidationError(
                     "--network-midi-connect needs --network-midi [ADDR:]PORT (or a rig's network-midi:): the local "
                         + "ports Aulos invites from")
             }
-            if isGiven && midi2 == nil {
+            if isGiven && (midi2 ?? rig?.midi2) == nil {
                 throw CommandError(
                     "--network-midi-allow and --network-midi-latency go with --network-midi [ADDR:]PORT (or a rig's "
                         + "network-midi:)")
@@ -128,7 +128,7 @@ struct NetworkMIDIOptions: ParsableArguments {
     /// `midi2:`), sharing the allow list and the secret with AppleMIDI; nil when neither turns it on.
     func midi2Settings(over rig: NetworkMIDISettings?) -> NetworkMIDISettings? {
         guard let midi2 = midi2 ?? rig?.midi2 else { return nil }
-        var settings = rig ?? NetworkMIDISettings(listen: midi2)
+        var settings = rig ?? NetworkMIDISettings(listen: nil)
         settings.midi2 = midi2
         if allow != nil { settings.allow = allowPrefixes }
         return settings
