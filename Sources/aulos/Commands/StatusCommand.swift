@@ -108,7 +108,8 @@ struct StatusCommand: ParsableCommand {
         if let programs = status.programs, !programs.isEmpty {
             // What each channel plays, part by part: "GM ch 1 0:4, ch 10 128:0".
             var lines: [String] = []
-            for part in programs.map(\.part).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } } {
+            let parts = programs.map(\.part).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            for part in parts {
                 let channels = programs.filter { $0.part == part }.map { "ch \($0.channel) \($0.bank):\($0.program)" }
                 lines.append("\(part) " + channels.joined(separator: ", "))
             }
