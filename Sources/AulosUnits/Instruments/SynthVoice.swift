@@ -357,15 +357,24 @@ extension OscillatorSynthKernel {
         // adds its own bend, pressure and slide to its note.
         let channel = channels[owner(own)]
         let c = patch(own)
-        let note = voice.pointee.expression
-        let depth = note.own(note.modulation, channel.modulation) / 127
+        // The controllers this note hears: its channel's, or (after a MIDI 2.0 per-note message) its own where set.
+        var (modulationWheel, volumeLevel, expressionLevel, pan) =
+            (channel.modulation, channel.volume, channel.expression, channel.pan)
+        if voice.pointee.expression.isSet {
+            let note = voice.pointee.expression
+            modulationWheel = note.own(note.modulation, modulationWheel)
+            volumeLevel = note.own(note.volume, volumeLevel)
+            expressionLevel = note.own(note.expression, expressionLevel)
+            pan = note.own(note.pan, pan)
+        }
+        let depth = modulationWheel / 127
         let lfo = channel.lfoValue
         let modulation =
             c.pointee.modulation.isActive ? c.pointee.modulation.offsets(inputs(of: voice)) : ModulationOffsets()
         var bend = Double(channels[own].bend) / 8192 * channels[own].bendRange
         if isMember(own) { bend += Double(channel.bend) / 8192 * channel.bendRange }
         // A MIDI 2.0 per-note bend, over the note's channel's range (as a member channel's is in MPE).
-        if note.bend != 0 { bend += note.bend / 8192 * channels[own].bendRange }
+        if voice.pointee.expression.isSet { bend += voice.pointee.expression.bend / 8192 * channels[own].bendRange }
         let pitch =
             voice.pointee.pitch + voice.pointee.glideOffset + bend + lfo * c.pointee.lfoToPitch / 100 * depth
             + Double(modulation.pitch) * 24
@@ -405,13 +414,13 @@ extension OscillatorSynthKernel {
         if c.pointee.isRich {
             updateRichVoice(voice, c.pointee, pitch: pitch, pitch2: pitch2, octaves: octaves, modulation: modulation)
         }
-        let volume = Float(note.own(note.volume, channel.volume)) / 127
-        let expression = Float(note.own(note.expression, channel.expression)) / 127
+        let volume = Float(volumeLevel) / 127
+        let expression = Float(expressionLevel) / 127
         let tremolo = 1 - c.pointee.lfoToAmp * Float(depth) * Float(1 + lfo) / 2
         let swell = max(0, 1 + modulation.amp)
         let gain =
             c.pointee.volume * volume * volume * expression * expression * voice.pointee.velocityGain * tremolo * swell
-        let position = GlidingGain.position(pan: note.own(note.pan, channel.pan)) + Double(modulation.pan) / 2
+        let position = GlidingGain.position(pan: pan) + Double(modulation.pan) / 2
         if gain != voice.pointee.memo.gain || position != voice.pointee.memo.position {
             (voice.pointee.memo.gain, voice.pointee.memo.position) = (gain, position)
             (voice.pointee.memo.left, voice.pointee.memo.right) = GlidingGain.targets(gain: gain, position: position)
