@@ -315,6 +315,19 @@ import Testing
     }
 
     /// A malformed library is one line naming its file and line, never a crash.
+    /// A library's path is relative to the rig file's folder, and a rig written back reads back the same: the
+    /// fuzzer found `sfz:h` in a file named without a folder read as `./h`, then `././h` (make fuzz, target rig).
+    @Test func aLibraryPathReadsBackAsWritten() throws {
+        for (file, expected) in [("rig.yaml", "h"), ("", "h"), ("stage/rig.yaml", "stage/h"), ("/rig.yaml", "/h")] {
+            let rig = try Rig(yaml: "parts:\n  - instrument: sfz:h\n", file: file)
+            #expect(rig.parts.first?.library == expected, "\(file)")
+            #expect(try Rig(yaml: rig.yaml(), file: "again.yaml") == rig, "\(file): \(rig.yaml())")
+        }
+        #expect(
+            try Rig(yaml: "parts:\n  - instrument: sfz:/abs/h.sfz\n", file: "x/rig.yaml").parts[0].library
+                == "/abs/h.sfz")
+    }
+
     @Test func aMalformedLibraryIsOneLineWithFileAndLine() throws {
         let folder = TestFiles.scratch("sfz-bad")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -131,9 +131,14 @@ extension Rig {
                     ?? "\(instrument.rawValue) \(index + 1)",
                 instrument: instrument, channels: channels)
             if instrument == .sfz, let path = plugin {
-                // Like a rig set's rig files: relative to the folder of the rig file that names it.
-                let folder = reader.file.contains("/") ? String(reader.file[..<reader.file.lastIndex(of: "/")!]) : "."
-                part.library = reader.file.isEmpty ? path : RigSet.resolve(path, in: folder)
+                // Like a rig set's rig files: relative to the folder of the rig file that names it. A file named
+                // without a folder is in the current one, where the path already points: kept as written, so a rig
+                // written back reads back the same (a "./" added at each reading did not).
+                if let slash = reader.file.lastIndex(of: "/") {
+                    part.library = RigSet.resolve(path, in: String(reader.file[..<slash]))
+                } else {
+                    part.library = path
+                }
             } else {
                 part.plugin = plugin
             }
