@@ -1,6 +1,7 @@
 import AulosCore
 import AulosIO
 import AulosMIDI
+import AulosTestSupport
 import Glibc
 import Synchronization
 import Testing
@@ -86,16 +87,7 @@ final class LoopbackPeer {
     }
 
     private static func socket() -> Int32 {
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        return fd
+        boundLoopbackUDPSocket()
     }
 
     var nowTicks: UInt64 { UInt64(monotonicNow() / 100_000 + clockOffsetTicks) }

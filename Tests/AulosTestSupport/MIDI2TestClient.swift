@@ -21,15 +21,7 @@ public final class MIDI2TestClient {
 
     public init(hostPort: UInt16) {
         self.hostPort = hostPort
-        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        fd = boundLoopbackUDPSocket()
     }
 
     deinit { close(fd) }
